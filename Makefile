@@ -1,0 +1,81 @@
+# fairportal: `make run` starts the demo, `make test` runs the whole suite.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-requirements
+PORT ?= 8000
+DB ?= postgres
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
+REDIS_HOST ?= 127.0.0.1
+REDIS_PORT ?= 6379
+PYTEST_ARGS ?=
+
+ifeq ($(DB),sqlite)
+TEST_DB_URL := sqlite:///$(CURDIR)/var/test.sqlite3
+else
+TEST_DB_URL := $(TEST_DATABASE_URL)
+endif
+
+.PHONY: install run test services chromium bench migrate seed clean redis postgres
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	@mkdir -p var
+	$(PY) manage.py migrate --noinput
+
+seed: migrate
+	$(PY) manage.py seed_demo --if-empty
+
+# Redis carries Celery's messages: start a local redis-server when installed but not running.
+redis:
+	@if $(PY) -c "import redis,sys; redis.Redis(host='$(REDIS_HOST)', port=$(REDIS_PORT), socket_connect_timeout=1).ping()" 2>/dev/null; then \
+		echo "Redis answers on $(REDIS_HOST):$(REDIS_PORT)"; \
+	elif command -v redis-server >/dev/null; then \
+		echo "Starting a local redis-server on $(REDIS_PORT)"; \
+		mkdir -p var/redis && redis-server --daemonize yes --bind 127.0.0.1 --port $(REDIS_PORT) --save "" --appendonly no --dir $(CURDIR)/var/redis --logfile $(CURDIR)/var/redis/redis.log; \
+		sleep 1; \
+	else \
+		echo "Redis is not reachable on $(REDIS_HOST):$(REDIS_PORT) and redis-server is not installed."; \
+		echo "Install it (apt-get install redis-server) or point REDIS_URL at a running Redis."; exit 1; \
+	fi
+
+run: seed redis
+	@echo ""
+	@echo "  fairportal is starting on http://127.0.0.1:$(PORT)/"
+	@echo "  Admin: http://127.0.0.1:$(PORT)/admin/   demo logins: admin/admin (staff), alice/alice and bob/bob (tenants)"
+	@echo ""
+	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+
+# PostgreSQL for the tests (CI's database); started when installed but stopped.
+postgres:
+	@if [ "$(DB)" = "sqlite" ]; then exit 0; fi; \
+	if pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then exit 0; fi; \
+	if command -v pg_ctlcluster >/dev/null; then \
+		echo "Starting PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start; sleep 2; \
+	else echo "PostgreSQL is not reachable on 127.0.0.1:5432; set TEST_DATABASE_URL or use make test DB=sqlite"; exit 1; fi
+
+# Debian's Chromium for the browser tests (Playwright is pointed at /usr/bin/chromium).
+chromium:
+	@command -v chromium >/dev/null || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+services: postgres redis chromium
+
+test: install services
+	@mkdir -p var
+	DATABASE_URL=$(TEST_DB_URL) $(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) bench/engine.py
+
+clean:
+	rm -rf var/test.sqlite3 .pytest_cache

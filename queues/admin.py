@@ -1,0 +1,226 @@
+"""Django admin for every model: list columns, filters, search; policy saves are audited."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest
+
+from queues import services
+from queues.admin_audit import AuditedAdmin
+from queues.fields import QuantityFormField, format_for_humans
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    PolicyChange,
+    ResourceFlavor,
+    TenantMembership,
+    Workload,
+    WorkloadResource,
+    WorkloadState,
+)
+
+admin.site.site_header = "fairportal administration"
+admin.site.site_title = "fairportal"
+
+
+class ResourceAwareQuotaForm(forms.ModelForm):
+    """Shows stored millis back in the notation that suits the row's resource (64Gi, 500m)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        resource = getattr(self.instance, "resource", "") or ""
+        for field in self.fields.values():
+            if isinstance(field, QuantityFormField):
+                field.resource = resource
+
+
+class ClusterQueueQuotaInline(admin.TabularInline):
+    model = ClusterQueueQuota
+    form = ResourceAwareQuotaForm
+    extra = 1
+    fields = ("flavor_order", "flavor", "resource", "nominal", "borrowing_limit", "lending_limit")
+
+
+class CohortQuotaInline(admin.TabularInline):
+    model = CohortQuota
+    form = ResourceAwareQuotaForm
+    extra = 0
+    fields = ("flavor", "resource", "nominal", "borrowing_limit", "lending_limit")
+
+
+class NamespaceQuotaInline(admin.TabularInline):
+    model = NamespaceQuota
+    form = ResourceAwareQuotaForm
+    extra = 1
+    fields = ("resource", "hard")
+
+
+def _usage_text(consumed: dict[str, float]) -> str:
+    return ", ".join(f"{name}={format_for_humans(int(round(value)), name)}" for name, value in sorted(consumed.items()))
+
+
+@admin.register(ResourceFlavor)
+class ResourceFlavorAdmin(AuditedAdmin):
+    list_display = ("name", "description", "created_at")
+    search_fields = ("name", "description")
+
+
+@admin.register(Cohort)
+class CohortAdmin(AuditedAdmin):
+    list_display = ("name", "parent", "weight", "admission_mode", "cluster_queue_count")
+    list_filter = ("admission_mode",)
+    search_fields = ("name", "description")
+    inlines = [CohortQuotaInline]
+    readonly_fields = ("consumed_resources", "usage_last_update", "weighted_share")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cohort]:
+        return super().get_queryset(request).select_related("parent").annotate(cq_count=Count("cluster_queues"))
+
+    @admin.display(description="ClusterQueues", ordering="cq_count")
+    def cluster_queue_count(self, obj: Cohort) -> int:
+        return obj.cq_count  # type: ignore[attr-defined]
+
+
+@admin.register(ClusterQueue)
+class ClusterQueueAdmin(AuditedAdmin):
+    list_display = (
+        "name", "cohort", "weight", "queueing_strategy", "admission_mode", "stop_policy",
+        "local_queue_count", "pending_count",
+    )
+    list_filter = ("cohort", "queueing_strategy", "admission_mode", "stop_policy")
+    search_fields = ("name", "description")
+    inlines = [ClusterQueueQuotaInline]
+    readonly_fields = ("consumed_resources", "entry_penalty", "usage_last_update", "weighted_share")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ClusterQueue]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("cohort")
+            .annotate(
+                lq_count=Count("local_queues", distinct=True),
+                pending=Count(
+                    "local_queues__workloads",
+                    filter=Q(local_queues__workloads__state=WorkloadState.PENDING),
+                    distinct=True,
+                ),
+            )
+        )
+
+    @admin.display(description="LocalQueues", ordering="lq_count")
+    def local_queue_count(self, obj: ClusterQueue) -> int:
+        return obj.lq_count  # type: ignore[attr-defined]
+
+    @admin.display(description="Pending", ordering="pending")
+    def pending_count(self, obj: ClusterQueue) -> int:
+        return obj.pending  # type: ignore[attr-defined]
+
+
+@admin.register(Namespace)
+class NamespaceAdmin(AuditedAdmin):
+    list_display = ("name", "weight", "hard_quota_text", "local_queue_count")
+    search_fields = ("name", "description")
+    inlines = [NamespaceQuotaInline]
+    readonly_fields = ("consumed_resources", "usage_last_update", "weighted_share")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Namespace]:
+        return super().get_queryset(request).prefetch_related("quotas").annotate(lq_count=Count("local_queues"))
+
+    @admin.display(description="Hard quota")
+    def hard_quota_text(self, obj: Namespace) -> str:
+        return ", ".join(f"{row.resource}={format_for_humans(row.hard, row.resource)}" for row in obj.quotas.all())
+
+    @admin.display(description="LocalQueues", ordering="lq_count")
+    def local_queue_count(self, obj: Namespace) -> int:
+        return obj.lq_count  # type: ignore[attr-defined]
+
+
+@admin.register(LocalQueue)
+class LocalQueueAdmin(AuditedAdmin):
+    list_display = ("__str__", "cluster_queue", "weight", "stop_policy", "decayed_usage", "weighted_share")
+    list_filter = ("cluster_queue", "stop_policy", "namespace")
+    search_fields = ("name", "namespace__name", "cluster_queue__name")
+    readonly_fields = ("consumed_resources", "entry_penalty", "usage_last_update", "weighted_share")
+    list_select_related = ("namespace", "cluster_queue")
+
+    @admin.display(description="Decayed usage")
+    def decayed_usage(self, obj: LocalQueue) -> str:
+        return _usage_text(obj.consumed_resources or {})
+
+
+class WorkloadAdminForm(forms.ModelForm):
+    class Meta:
+        model = Workload
+        fields = "__all__"
+
+
+class WorkloadResourceInline(admin.TabularInline):
+    model = WorkloadResource
+    extra = 0
+    can_delete = False
+    readonly_fields = ("resource", "amount", "flavor")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Workload)
+class WorkloadAdmin(admin.ModelAdmin):
+    form = WorkloadAdminForm
+    list_display = (
+        "name", "namespace", "local_queue", "state", "priority", "queued_at", "admitted_at",
+        "queue_position", "pending_reason_code",
+    )
+    list_filter = ("state", "pending_reason_code", "local_queue__cluster_queue", "namespace")
+    search_fields = ("name", "namespace__name", "local_queue__name", "pending_reason_message")
+    list_select_related = ("namespace", "local_queue__namespace")
+    date_hierarchy = "queued_at"
+    inlines = [WorkloadResourceInline]
+    readonly_fields = (
+        "admitted_at", "started_at", "finished_at", "cluster_queue", "flavor_assignment",
+        "wall_time_seconds", "accumulated_past_execution_seconds", "eviction_count", "last_evicted_at",
+        "last_eviction_reason", "pending_reason_code", "pending_reason_message", "queue_position",
+    )
+
+    def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        services.sync_workload_resources(obj)
+
+
+@admin.register(TenantMembership)
+class TenantMembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "namespace", "role")
+    list_filter = ("role", "namespace")
+    search_fields = ("user__username", "namespace__name")
+    list_select_related = ("user", "namespace")
+
+
+@admin.register(PolicyChange)
+class PolicyChangeAdmin(admin.ModelAdmin):
+    list_display = ("at", "actor_name", "surface", "action", "object_type", "object_repr", "changed")
+    list_filter = ("surface", "action", "object_type")
+    search_fields = ("object_repr", "actor_name", "note")
+    date_hierarchy = "at"
+    readonly_fields = [f.name for f in PolicyChange._meta.fields]
+
+    @admin.display(description="Changed fields")
+    def changed(self, obj: PolicyChange) -> str:
+        return ", ".join(obj.changed_fields())
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

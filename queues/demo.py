@@ -1,0 +1,351 @@
+"""The demo cluster loaded by ``manage.py seed_demo``: GPU and CPU flavors, a cohort tree,
+ClusterQueues in each admission mode, seven team namespaces, budgets, users and a few hundred
+workloads of mixed sizes (finished history plus pending work for the control loop to admit).
+
+Idempotent: policy objects are created or updated by name, workloads are created only when
+missing (deterministic names and a fixed seed), users keep a password once set.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from budgets.models import Budget
+from queues.engine.quantities import parse_millis
+from queues.models import (
+    AdmissionMode,
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    QueueingStrategy,
+    ReclaimWithinCohort,
+    ResourceFlavor,
+    TenantMembership,
+    WithinClusterQueuePreemption,
+    Workload,
+    WorkloadResource,
+    WorkloadState,
+)
+from queues.models.workload import normalise_pod_sets, total_requests
+
+GPU = "nvidia.com/gpu"
+SEED = 20261121
+
+FLAVORS = {
+    "default": "General-purpose CPU nodes",
+    "a100": "NVIDIA A100 80GB nodes (8 GPUs each)",
+    "h100": "NVIDIA H100 80GB nodes (8 GPUs each)",
+}
+
+# name -> (parent, weight, admission mode, own quotas [(flavor, resource, nominal)])
+COHORTS: dict[str, tuple[str | None, str, str, list[tuple[str, str, str]]]] = {
+    "org": (None, "1", "", []),
+    "research": ("org", "2", "", [("a100", GPU, "8"), ("a100", "cpu", "64"), ("a100", "memory", "512Gi")]),
+}
+
+# name -> cohort, weight, strategy, mode, preemption within, reclaim, quotas [(flavor, res, nominal, borrow, lend)]
+CLUSTER_QUEUES: dict[str, dict[str, Any]] = {
+    "gpu-training": {
+        "cohort": "research",
+        "weight": "2",
+        "strategy": QueueingStrategy.BEST_EFFORT_FIFO,
+        "mode": AdmissionMode.USAGE_BASED,
+        "within": WithinClusterQueuePreemption.LOWER_PRIORITY,
+        "reclaim": ReclaimWithinCohort.ANY,
+        "quotas": [
+            ("a100", GPU, "16", "8", None),
+            ("a100", "cpu", "128", "64", None),
+            ("a100", "memory", "1Ti", "512Gi", None),
+            ("h100", GPU, "8", "0", None),
+            ("h100", "cpu", "96", "0", None),
+            ("h100", "memory", "768Gi", "0", None),
+        ],
+    },
+    "gpu-inference": {
+        "cohort": "research",
+        "weight": "1",
+        "strategy": QueueingStrategy.BEST_EFFORT_FIFO,
+        "mode": AdmissionMode.DOMINANT_RESOURCE_SHARE,
+        "within": WithinClusterQueuePreemption.NEVER,
+        "reclaim": ReclaimWithinCohort.LOWER_PRIORITY,
+        "quotas": [
+            ("a100", GPU, "8", "8", "4"),
+            ("a100", "cpu", "64", "32", "32"),
+            ("a100", "memory", "512Gi", "256Gi", "256Gi"),
+        ],
+    },
+    "cpu-batch": {
+        "cohort": "org",
+        "weight": "1",
+        "strategy": QueueingStrategy.BEST_EFFORT_FIFO,
+        "mode": AdmissionMode.TIME_AWARE,
+        "within": WithinClusterQueuePreemption.NEVER,
+        "reclaim": ReclaimWithinCohort.NEVER,
+        "quotas": [("default", "cpu", "256", "64", None), ("default", "memory", "1Ti", "256Gi", None)],
+    },
+    "cpu-interactive": {
+        "cohort": "org",
+        "weight": "1",
+        "strategy": QueueingStrategy.STRICT_FIFO,
+        "mode": "",
+        "within": WithinClusterQueuePreemption.NEVER,
+        "reclaim": ReclaimWithinCohort.NEVER,
+        "quotas": [("default", "cpu", "64", "0", "32"), ("default", "memory", "256Gi", "0", "128Gi")],
+    },
+}
+
+# namespace -> weight, hard quota, local queues [(name, cluster queue, weight)]
+NAMESPACES: dict[str, tuple[str, dict[str, str], list[tuple[str, str, str]]]] = {
+    "team-vision": ("2", {GPU: "24", "cpu": "192"}, [("training", "gpu-training", "2"), ("batch", "cpu-batch", "1")]),
+    "team-nlp": ("2", {GPU: "24", "cpu": "192"}, [("training", "gpu-training", "1"), ("serving", "gpu-inference", "1")]),
+    "team-speech": ("1", {GPU: "12"}, [("training", "gpu-training", "1"), ("batch", "cpu-batch", "1")]),
+    "team-robotics": ("1", {GPU: "8", "cpu": "96"}, [("sim", "cpu-batch", "1"), ("training", "gpu-training", "1")]),
+    "team-recsys": ("1.5", {GPU: "8"}, [("serving", "gpu-inference", "1"), ("etl", "cpu-batch", "1")]),
+    "team-platform": ("1", {"cpu": "64"}, [("ci", "cpu-interactive", "1"), ("nightly", "cpu-batch", "0.5")]),
+    "team-interns": ("0.5", {GPU: "4", "cpu": "32"}, [("sandbox", "cpu-interactive", "1"), ("gpu", "gpu-inference", "1")]),
+}
+
+BUDGETS = [
+    {"name": "vision-gpu-hours", "lq": ("team-vision", "training"), "kind": Budget.Kind.RESOURCE_HOURS,
+     "resource": GPU, "hours": "2000", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD},
+    {"name": "speech-wall-time", "lq": ("team-speech", "training"), "kind": Budget.Kind.WALL_TIME,
+     "resource": "", "hours": "300", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD_AND_DRAIN},
+    {"name": "interns-weekly", "ns": "team-interns", "kind": Budget.Kind.WALL_TIME,
+     "resource": "", "hours": "40", "renewal": Budget.Renewal.WEEKLY, "action": Budget.Action.HOLD},
+    {"name": "inference-a100-hours", "cq": "gpu-inference", "kind": Budget.Kind.RESOURCE_HOURS,
+     "resource": GPU, "flavor": "a100", "hours": "5000", "renewal": Budget.Renewal.MONTHLY,
+     "action": Budget.Action.HOLD},
+]
+
+# Demo logins: printed by `make run`; change them for anything but a demo.
+USERS = [
+    {"username": "admin", "password": "admin", "staff": True, "memberships": []},
+    {"username": "alice", "password": "alice", "staff": False,
+     "memberships": [("team-vision", TenantMembership.Role.EDITOR), ("team-nlp", TenantMembership.Role.VIEWER)]},
+    {"username": "bob", "password": "bob", "staff": False, "memberships": [("team-speech", TenantMembership.Role.EDITOR)]},
+]
+
+# Workload shapes: (label, pod sets, duration range in minutes)
+GPU_SHAPES = [
+    ("1gpu", [{"count": 1, "requests": {GPU: "1", "cpu": "8", "memory": "64Gi"}}], (10, 90)),
+    ("2gpu", [{"count": 1, "requests": {GPU: "2", "cpu": "16", "memory": "128Gi"}}], (20, 180)),
+    ("4gpu", [{"count": 2, "requests": {GPU: "2", "cpu": "12", "memory": "96Gi"}}], (30, 240)),
+    ("8gpu", [{"count": 2, "requests": {GPU: "4", "cpu": "24", "memory": "192Gi"}}], (60, 360)),
+]
+CPU_SHAPES = [
+    ("small", [{"count": 1, "requests": {"cpu": "2", "memory": "4Gi"}}], (5, 30)),
+    ("medium", [{"count": 4, "requests": {"cpu": "2", "memory": "8Gi"}}], (15, 120)),
+    ("large", [{"count": 8, "requests": {"cpu": "4", "memory": "16Gi"}}], (30, 240)),
+    ("tiny", [{"count": 1, "requests": {"cpu": "500m", "memory": "1Gi"}}], (2, 15)),
+]
+FINISHED_PER_QUEUE = 10
+PENDING_PER_QUEUE = 12
+
+
+@dataclass(frozen=True)
+class SeedReport:
+    created_workloads: int
+    total_workloads: int
+    local_queues: int
+    logins: list[tuple[str, str]]
+
+
+def _millis(text: str | None) -> int | None:
+    return None if text is None else parse_millis(text)
+
+
+def _seed_policy() -> dict[str, LocalQueue]:
+    for name, description in FLAVORS.items():
+        ResourceFlavor.objects.update_or_create(name=name, defaults={"description": description})
+    flavors = {f.name: f for f in ResourceFlavor.objects.all()}
+
+    cohorts: dict[str, Cohort] = {}
+    for name, (parent, weight, mode, quotas) in COHORTS.items():
+        cohort, _ = Cohort.objects.update_or_create(
+            name=name,
+            defaults={"parent": cohorts.get(parent) if parent else None, "weight": Decimal(weight), "admission_mode": mode},
+        )
+        cohorts[name] = cohort
+        for flavor, resource, nominal in quotas:
+            CohortQuota.objects.update_or_create(
+                cohort=cohort, flavor=flavors[flavor], resource=resource, defaults={"nominal": _millis(nominal)}
+            )
+
+    cluster_queues: dict[str, ClusterQueue] = {}
+    for name, spec in CLUSTER_QUEUES.items():
+        cq, _ = ClusterQueue.objects.update_or_create(
+            name=name,
+            defaults={
+                "cohort": cohorts[spec["cohort"]],
+                "weight": Decimal(spec["weight"]),
+                "queueing_strategy": spec["strategy"],
+                "admission_mode": spec["mode"],
+                "preemption_within_cluster_queue": spec["within"],
+                "reclaim_within_cohort": spec["reclaim"],
+            },
+        )
+        cluster_queues[name] = cq
+        order = {flavor: rank for rank, flavor in enumerate(dict.fromkeys(q[0] for q in spec["quotas"]))}
+        for flavor, resource, nominal, borrow, lend in spec["quotas"]:
+            ClusterQueueQuota.objects.update_or_create(
+                cluster_queue=cq,
+                flavor=flavors[flavor],
+                resource=resource,
+                defaults={
+                    "nominal": _millis(nominal),
+                    "borrowing_limit": _millis(borrow),
+                    "lending_limit": _millis(lend),
+                    "flavor_order": order[flavor],
+                },
+            )
+
+    local_queues: dict[str, LocalQueue] = {}
+    for ns_name, (weight, hard, lqs) in NAMESPACES.items():
+        namespace, _ = Namespace.objects.update_or_create(name=ns_name, defaults={"weight": Decimal(weight)})
+        for resource, amount in hard.items():
+            NamespaceQuota.objects.update_or_create(
+                namespace=namespace, resource=resource, defaults={"hard": _millis(amount)}
+            )
+        for lq_name, cq_name, lq_weight in lqs:
+            lq, _ = LocalQueue.objects.get_or_create(
+                namespace=namespace,
+                name=lq_name,
+                defaults={"cluster_queue": cluster_queues[cq_name], "weight": Decimal(lq_weight)},
+            )
+            local_queues[lq.key] = lq
+    return local_queues
+
+
+def _seed_budgets(local_queues: dict[str, LocalQueue]) -> None:
+    period_start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    for spec in BUDGETS:
+        target: dict[str, Any] = {"local_queue": None, "namespace": None, "cluster_queue": None}
+        if "lq" in spec:
+            target["local_queue"] = local_queues["/".join(spec["lq"])]
+        elif "ns" in spec:
+            target["namespace"] = Namespace.objects.get(name=spec["ns"])
+        else:
+            target["cluster_queue"] = ClusterQueue.objects.get(name=spec["cq"])
+        flavor = ResourceFlavor.objects.get(name=spec["flavor"]) if spec.get("flavor") else None
+        Budget.objects.update_or_create(
+            name=spec["name"],
+            defaults={
+                **target,
+                "kind": spec["kind"],
+                "resource": spec["resource"],
+                "flavor": flavor,
+                "allocated_hours": Decimal(spec["hours"]),
+                "renewal": spec["renewal"],
+                "action": spec["action"],
+                "anchor": period_start,
+            },
+        )
+
+
+def _seed_users() -> list[tuple[str, str]]:
+    user_model = get_user_model()
+    logins = []
+    for spec in USERS:
+        user, created = user_model.objects.get_or_create(
+            username=spec["username"],
+            defaults={"is_staff": spec["staff"], "is_superuser": spec["staff"], "email": f"{spec['username']}@example.org"},
+        )
+        if created:
+            user.set_password(spec["password"])
+            user.save(update_fields=["password"])
+        for ns_name, role in spec["memberships"]:
+            TenantMembership.objects.update_or_create(
+                user=user, namespace=Namespace.objects.get(name=ns_name), defaults={"role": role}
+            )
+        logins.append((spec["username"], spec["password"]))
+    return logins
+
+
+def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
+    """Finished history over the last two days and pending work; skips names that exist."""
+    rng = random.Random(SEED)
+    now = timezone.now().replace(microsecond=0)
+    existing = set(Workload.objects.values_list("namespace__name", "name"))
+    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
+    new_workloads: list[Workload] = []
+    resources: list[tuple[int, dict[str, int], dict[str, str]]] = []
+    for key, lq in sorted(local_queues.items()):
+        gpu_queue = lq.cluster_queue.name.startswith("gpu")
+        shapes = GPU_SHAPES if gpu_queue else CPU_SHAPES
+        first_flavor = "a100" if gpu_queue else "default"
+        for index in range(FINISHED_PER_QUEUE + PENDING_PER_QUEUE):
+            label, pod_sets, (low, high) = shapes[rng.randrange(len(shapes))]
+            duration = rng.randint(low, high) * 60
+            priority = rng.choice([0, 0, 0, 10, 100])
+            name = f"{lq.name}-{label}-{index:03d}"
+            finished = index < FINISHED_PER_QUEUE
+            if finished:
+                admitted_at = now - timedelta(seconds=rng.randint(duration + 600, 2 * 86400))
+                queued_at = admitted_at - timedelta(seconds=rng.randint(0, 3600))
+            else:
+                queued_at = now - timedelta(seconds=rng.randint(0, 3600))
+            if (lq.namespace.name, name) in existing:
+                continue
+            normalised = normalise_pod_sets(pod_sets)
+            workload = Workload(
+                namespace=lq.namespace,
+                local_queue=lq,
+                name=name,
+                priority=priority,
+                pod_sets=normalised,
+                duration_seconds=duration,
+                created_at=queued_at,
+                queued_at=queued_at,
+            )
+            assignment: dict[str, str] = {}
+            if finished:
+                assignment = {resource: first_flavor for resource in total_requests(normalised)}
+                workload.state = WorkloadState.FINISHED
+                workload.cluster_queue = lq.cluster_queue
+                workload.flavor_assignment = assignment
+                workload.admitted_at = admitted_at
+                workload.started_at = admitted_at
+                workload.finished_at = admitted_at + timedelta(seconds=duration)
+                workload.wall_time_seconds = duration
+            new_workloads.append(workload)
+            resources.append((len(new_workloads) - 1, total_requests(normalised), assignment))
+    with transaction.atomic():
+        created = Workload.objects.bulk_create(new_workloads, batch_size=500)
+        WorkloadResource.objects.bulk_create(
+            [
+                WorkloadResource(
+                    workload=created[index], resource=resource, amount=amount,
+                    flavor_id=flavor_ids.get(assignment.get(resource, "")),
+                )
+                for index, totals, assignment in resources
+                for resource, amount in totals.items()
+            ],
+            batch_size=1000,
+        )
+    return len(created)
+
+
+def seed_demo() -> SeedReport:
+    with transaction.atomic():
+        local_queues = _seed_policy()
+        _seed_budgets(local_queues)
+        logins = _seed_users()
+        created = _seed_workloads(local_queues)
+    return SeedReport(
+        created_workloads=created,
+        total_workloads=Workload.objects.count(),
+        local_queues=len(local_queues),
+        logins=logins,
+    )

@@ -1,0 +1,61 @@
+"""Quantity fields: Kubernetes notation at the edges, integer milli-units in the database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from queues.engine.errors import ValidationError as EngineValidationError
+from queues.engine.quantities import format_quantity, parse_millis
+
+
+def format_for_humans(millis: int | None, resource: str = "") -> str:
+    """Kubernetes notation; byte-sized amounts of an unnamed resource get binary suffixes."""
+    if millis is None:
+        return ""
+    if not resource and millis >= 2**20 * 1000 and (millis // 1000) % 2**20 == 0 and millis % 1000 == 0:
+        return format_quantity(millis, "memory")
+    return format_quantity(millis, resource)
+
+
+class QuantityFormField(forms.CharField):
+    """Accepts ``500m``, ``2Gi``, ``4``; cleans to integer millis."""
+
+    default_error_messages = {"invalid": "%(problem)s"}
+
+    def __init__(self, *args: Any, resource: str = "", **kwargs: Any) -> None:
+        kwargs.pop("max_length", None)
+        kwargs.pop("min_value", None)
+        kwargs.pop("max_value", None)
+        kwargs.pop("step_size", None)
+        super().__init__(*args, **kwargs)
+        self.resource = resource
+        self.widget.attrs.setdefault("placeholder", "e.g. 500m, 2Gi, 4")
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return format_for_humans(value, self.resource)
+        return value
+
+    def to_python(self, value: Any) -> int | None:
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        try:
+            return parse_millis(value, "")
+        except EngineValidationError as error:
+            raise ValidationError(self.error_messages["invalid"], code="invalid", params={"problem": error.message})
+
+
+class QuantityField(models.BigIntegerField):
+    """An amount of a resource in milli-units (500m CPU = 500, 1Gi = 1073741824000)."""
+
+    description = "Resource quantity in milli-units"
+
+    def formfield(self, **kwargs: Any) -> forms.Field:
+        defaults = {"form_class": QuantityFormField}
+        defaults.update(kwargs)
+        return super().formfield(**defaults)

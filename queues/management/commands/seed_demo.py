@@ -1,0 +1,29 @@
+"""``manage.py seed_demo``: load the demo cluster (idempotent)."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from queues.demo import seed_demo
+
+
+class Command(BaseCommand):
+    help = "Load a realistic demo cluster: flavors, cohorts, queues, teams, budgets, users, workloads."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--if-empty", action="store_true", help="Do nothing when any ClusterQueue exists")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from queues.models import ClusterQueue
+
+        if options["if_empty"] and ClusterQueue.objects.exists():
+            self.stdout.write("Database already holds a cluster; demo not loaded.")
+            return
+        report = seed_demo()
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Demo ready: {report.local_queues} LocalQueues, {report.total_workloads} workloads "
+                f"({report.created_workloads} new)."
+            )
+        )
+        self.stdout.write("Demo logins: " + ", ".join(f"{user} / {password}" for user, password in report.logins))

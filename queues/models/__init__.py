@@ -1,0 +1,41 @@
+"""The fair-share domain as Django models, one module per concept."""
+
+from queues.models.audit import PolicyChange, Surface
+from queues.models.choices import (
+    AdmissionMode,
+    QueueingStrategy,
+    ReclaimWithinCohort,
+    StopPolicy,
+    WithinClusterQueuePreemption,
+    WorkloadState,
+)
+from queues.models.cluster_queue import ClusterQueue
+from queues.models.cohort import Cohort
+from queues.models.flavor import ResourceFlavor
+from queues.models.local_queue import LocalQueue
+from queues.models.namespace import Namespace, NamespaceQuota
+from queues.models.quota import ClusterQueueQuota, CohortQuota
+from queues.models.tenancy import TenantMembership
+from queues.models.workload import Workload, WorkloadResource
+
+__all__ = [
+    "AdmissionMode",
+    "ClusterQueue",
+    "ClusterQueueQuota",
+    "Cohort",
+    "CohortQuota",
+    "LocalQueue",
+    "Namespace",
+    "NamespaceQuota",
+    "PolicyChange",
+    "QueueingStrategy",
+    "ReclaimWithinCohort",
+    "ResourceFlavor",
+    "StopPolicy",
+    "Surface",
+    "TenantMembership",
+    "WithinClusterQueuePreemption",
+    "Workload",
+    "WorkloadResource",
+    "WorkloadState",
+]

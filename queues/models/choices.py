@@ -1,0 +1,45 @@
+"""Enumerations shared by models, forms, the API and the snapshot (values follow Kueue's API)."""
+
+from django.db import models
+
+
+class AdmissionMode(models.TextChoices):
+    NO_FAIR_SHARING = "NoAdmissionFairSharing", "No admission fair sharing"
+    USAGE_BASED = "UsageBasedAdmissionFairSharing", "Usage-based (Kueue AFS)"
+    DOMINANT_RESOURCE_SHARE = "DominantResourceShare", "Dominant resource share"
+    TIME_AWARE = "TimeAware", "Time-aware (KAI)"
+
+
+class QueueingStrategy(models.TextChoices):
+    STRICT_FIFO = "StrictFIFO", "StrictFIFO"
+    BEST_EFFORT_FIFO = "BestEffortFIFO", "BestEffortFIFO"
+
+
+class StopPolicy(models.TextChoices):
+    NONE = "None", "None"
+    HOLD = "Hold", "Hold"
+    HOLD_AND_DRAIN = "HoldAndDrain", "HoldAndDrain"
+
+
+class WithinClusterQueuePreemption(models.TextChoices):
+    NEVER = "Never", "Never"
+    LOWER_PRIORITY = "LowerPriority", "LowerPriority"
+    LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority", "LowerOrNewerEqualPriority"
+
+
+class ReclaimWithinCohort(models.TextChoices):
+    NEVER = "Never", "Never"
+    LOWER_PRIORITY = "LowerPriority", "LowerPriority"
+    ANY = "Any", "Any"
+
+
+class WorkloadState(models.TextChoices):
+    PENDING = "Pending", "Pending"
+    ADMITTED = "Admitted", "Admitted"
+    FINISHED = "Finished", "Finished"
+    FAILED = "Failed", "Failed"
+    CANCELLED = "Cancelled", "Cancelled"
+
+
+ACTIVE_STATES = (WorkloadState.PENDING, WorkloadState.ADMITTED)
+TERMINAL_STATES = (WorkloadState.FINISHED, WorkloadState.FAILED, WorkloadState.CANCELLED)

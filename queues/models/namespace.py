@@ -1,0 +1,59 @@
+"""Namespace: a tenant, with a weight inside its queues and hard quotas on admitted usage."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+
+from queues.fields import QuantityField
+from queues.models.status import FairSharingStatus
+from queues.models.validators import validate_dns_label, validate_positive_weight, validate_resource_name
+
+
+class Namespace(FairSharingStatus):
+    name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
+    weight = models.DecimalField(
+        max_digits=12,
+        decimal_places=4,
+        default=Decimal(1),
+        validators=[validate_positive_weight],
+        help_text="Share of its ClusterQueues against other namespaces (Volcano namespace weight)",
+    )
+    description = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.CheckConstraint(condition=models.Q(weight__gt=0), name="namespace_weight_gt_0")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def hard_quota(self) -> dict[str, int]:
+        return {row.resource: row.hard for row in self.quotas.all()}
+
+
+class NamespaceQuota(models.Model):
+    """Like a Kubernetes ResourceQuota: admitted usage in the namespace never exceeds ``hard``."""
+
+    namespace = models.ForeignKey(Namespace, on_delete=models.CASCADE, related_name="quotas")
+    resource = models.CharField(max_length=253, validators=[validate_resource_name])
+    hard = QuantityField(help_text="e.g. 64, 256Gi, 8")
+
+    class Meta:
+        ordering = ["namespace_id", "resource"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "resource"], name="namespace_quota_unique_resource"),
+            models.CheckConstraint(condition=models.Q(hard__gte=0), name="namespace_quota_hard_gte_0"),
+        ]
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        super().clean()
+        if self.hard is not None and self.hard < 0:
+            raise ValidationError({"hard": "must not be negative"})
+
+    def __str__(self) -> str:
+        return f"{self.namespace_id}:{self.resource}"

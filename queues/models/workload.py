@@ -1,0 +1,169 @@
+"""Workload: a unit of work (pod sets x requests) that waits in a LocalQueue until admitted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from queues.engine.errors import ValidationError as EngineValidationError
+from queues.engine.quantities import parse_millis, validate_resource_name
+from queues.models.choices import WorkloadState
+from queues.models.validators import validate_dns_label
+
+MAX_POD_SETS = 8
+
+
+def normalise_pod_sets(raw: object, field: str = "pod_sets") -> list[dict[str, Any]]:
+    """Validated pod sets with requests in millis; raises the engine's field-naming error.
+
+    Accepts quantities in Kubernetes notation (``"2Gi"``) or as integer millis (stored form).
+    """
+    if not isinstance(raw, list) or not raw:
+        raise EngineValidationError(field, "expected a non-empty list of pod sets")
+    if len(raw) > MAX_POD_SETS:
+        raise EngineValidationError(field, f"at most {MAX_POD_SETS} pod sets are allowed, got {len(raw)}")
+    pod_sets: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for index, item in enumerate(raw):
+        where = f"{field}[{index}]"
+        if not isinstance(item, Mapping):
+            raise EngineValidationError(where, "expected a mapping with count and requests")
+        name = item.get("name") or ("main" if index == 0 else f"set-{index}")
+        if not isinstance(name, str) or name in names:
+            raise EngineValidationError(f"{where}.name", f"must be a unique string, got {name!r}")
+        names.add(name)
+        count = item.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise EngineValidationError(f"{where}.count", f"must be a whole number of at least 1, got {count!r}")
+        requests = item.get("requests")
+        if not isinstance(requests, Mapping) or not requests:
+            raise EngineValidationError(f"{where}.requests", "expected a non-empty mapping of resource to quantity")
+        parsed: dict[str, int] = {}
+        for resource, quantity in requests.items():
+            validate_resource_name(resource, f"{where}.requests.{resource}")
+            if isinstance(quantity, int) and not isinstance(quantity, bool):
+                if quantity < 0:
+                    raise EngineValidationError(f"{where}.requests.{resource}", "must not be negative")
+                parsed[resource] = quantity
+            else:
+                parsed[resource] = parse_millis(quantity, f"{where}.requests.{resource}")
+        pod_sets.append({"name": name, "count": count, "requests": parsed})
+    return pod_sets
+
+
+def total_requests(pod_sets: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Sum of ``count x requests`` over pod sets, in millis."""
+    totals: dict[str, int] = {}
+    for pod_set in pod_sets:
+        for resource, amount in pod_set["requests"].items():
+            totals[resource] = totals.get(resource, 0) + pod_set["count"] * amount
+    return dict(sorted(totals.items()))
+
+
+class Workload(models.Model):
+    namespace = models.ForeignKey("queues.Namespace", on_delete=models.PROTECT, related_name="workloads")
+    local_queue = models.ForeignKey("queues.LocalQueue", on_delete=models.PROTECT, related_name="workloads")
+    name = models.CharField(max_length=63, validators=[validate_dns_label])
+    priority = models.IntegerField(default=0)
+    pod_sets = models.JSONField(blank=True, help_text="[{name, count, requests: {resource: millis}}]")
+    state = models.CharField(max_length=12, choices=WorkloadState.choices, default=WorkloadState.PENDING)
+
+    created_at = models.DateTimeField(default=timezone.now)
+    queued_at = models.DateTimeField(default=timezone.now, help_text="Queue timestamp: FIFO order key")
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="Reported by an external executor")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    cluster_queue = models.ForeignKey(
+        "queues.ClusterQueue",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="admitted_workloads",
+        help_text="Where it is admitted (the LocalQueue's ClusterQueue at admission time)",
+    )
+    flavor_assignment = models.JSONField(default=dict, blank=True, help_text="{resource: flavor}")
+
+    duration_seconds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Declared run time; the simulated cluster finishes it after this long"
+    )
+    max_runtime_seconds = models.PositiveIntegerField(null=True, blank=True)
+    wall_time_seconds = models.PositiveIntegerField(default=0, help_text="Of the current admission")
+    accumulated_past_execution_seconds = models.PositiveIntegerField(default=0, help_text="Of earlier admissions")
+    eviction_count = models.PositiveIntegerField(default=0)
+    last_evicted_at = models.DateTimeField(null=True, blank=True)
+    last_eviction_reason = models.CharField(max_length=300, blank=True)
+
+    pending_reason_code = models.CharField(max_length=40, blank=True)
+    pending_reason_message = models.TextField(blank=True)
+    queue_position = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-priority", "queued_at", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "name"], name="workload_unique_name_in_namespace"),
+            models.CheckConstraint(condition=models.Q(state__in=WorkloadState.values), name="workload_state_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["state", "local_queue"], name="workload_state_lq"),
+            models.Index(fields=["local_queue", "state", "queued_at"], name="workload_lq_state_queued"),
+            models.Index(fields=["namespace", "state"], name="workload_ns_state"),
+            models.Index(fields=["cluster_queue", "state"], name="workload_cq_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace_id and self.namespace.name}/{self.name}"
+
+    @property
+    def requests(self) -> dict[str, int]:
+        return total_requests(self.pod_sets or [])
+
+    def total_wall_time_seconds(self) -> int:
+        return self.wall_time_seconds + self.accumulated_past_execution_seconds
+
+    def clean(self) -> None:
+        super().clean()
+        errors: dict[str, str] = {}
+        try:
+            self.pod_sets = normalise_pod_sets(self.pod_sets)
+        except EngineValidationError as error:
+            errors["pod_sets"] = str(error)
+        if self.local_queue_id and self.namespace_id and self.local_queue.namespace_id != self.namespace_id:
+            errors["local_queue"] = (
+                f"LocalQueue {self.local_queue.key} is not in namespace {self.namespace.name}"
+            )
+        if self.pk is not None and "pod_sets" not in errors:
+            stored = Workload.objects.filter(pk=self.pk).values_list("pod_sets", "local_queue_id").first()
+            if stored and stored[0] != self.pod_sets:
+                errors["pod_sets"] = "cannot change after submission; submit a new workload instead"
+            if stored and stored[1] != self.local_queue_id:
+                errors["local_queue"] = "cannot change after submission"
+        if errors:
+            raise ValidationError(errors)
+
+
+class WorkloadResource(models.Model):
+    """Total request of one resource of a workload, and its flavor once admitted.
+
+    Kept as rows (derived from ``pod_sets`` at submission, never edited) so that admitted usage
+    per queue, flavor and resource is one SQL aggregation on every database.
+    """
+
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="resources")
+    resource = models.CharField(max_length=253)
+    amount = models.BigIntegerField()
+    flavor = models.ForeignKey("queues.ResourceFlavor", null=True, blank=True, on_delete=models.PROTECT)
+
+    class Meta:
+        ordering = ["workload_id", "resource"]
+        constraints = [
+            models.UniqueConstraint(fields=["workload", "resource"], name="workload_resource_unique"),
+            models.CheckConstraint(condition=models.Q(amount__gte=0), name="workload_resource_amount_gte_0"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workload_id}:{self.resource}={self.amount}"

@@ -1,0 +1,62 @@
+"""Writes to the fair-share domain; each one transactional, each one validated by the models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from queues.models import LocalQueue, ResourceFlavor, Workload, WorkloadResource
+from queues.models.workload import total_requests
+
+
+def sync_workload_resources(workload: Workload) -> None:
+    """(Re)build the per-resource rows of a workload from its pod sets."""
+    totals = total_requests(workload.pod_sets)
+    assignment = workload.flavor_assignment or {}
+    flavor_ids = dict(ResourceFlavor.objects.filter(name__in=set(assignment.values())).values_list("name", "id"))
+    with transaction.atomic():
+        WorkloadResource.objects.filter(workload=workload).exclude(resource__in=list(totals)).delete()
+        existing = {row.resource: row for row in WorkloadResource.objects.filter(workload=workload)}
+        for resource, amount in totals.items():
+            flavor_id = flavor_ids.get(assignment.get(resource, ""))
+            row = existing.get(resource)
+            if row is None:
+                WorkloadResource.objects.create(
+                    workload=workload, resource=resource, amount=amount, flavor_id=flavor_id
+                )
+            elif row.amount != amount or row.flavor_id != flavor_id:
+                row.amount, row.flavor_id = amount, flavor_id
+                row.save(update_fields=["amount", "flavor"])
+
+
+def submit_workload(
+    *,
+    local_queue: LocalQueue,
+    name: str,
+    pod_sets: list[dict[str, Any]],
+    priority: int = 0,
+    duration_seconds: int | None = None,
+    max_runtime_seconds: int | None = None,
+    queued_at: datetime | None = None,
+) -> Workload:
+    """Create a pending workload in ``local_queue``; model validation names any bad field."""
+    now = timezone.now()
+    workload = Workload(
+        namespace=local_queue.namespace,
+        local_queue=local_queue,
+        name=name,
+        priority=priority,
+        pod_sets=pod_sets,
+        duration_seconds=duration_seconds,
+        max_runtime_seconds=max_runtime_seconds,
+        created_at=now,
+        queued_at=queued_at or now,
+    )
+    workload.full_clean()
+    with transaction.atomic():
+        workload.save()
+        sync_workload_resources(workload)
+    return workload
