@@ -1,4 +1,4 @@
-"""Writes to the fair-share domain; each one transactional, each one validated by the models."""
+"""Workload submission and its derived per-resource rows."""
 
 from __future__ import annotations
 
