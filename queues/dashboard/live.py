@@ -1,0 +1,138 @@
+"""Current state, aggregated in SQL: admitted usage, workload counts, holds and budgets.
+
+Each function is one query whatever the number of workloads; callers pass the ids of the rows
+they are about to show so that a page never aggregates what it does not display.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet, Sum
+
+from budgets.models import Budget
+from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
+
+Usage = dict[str, int]
+
+
+def _admitted() -> QuerySet[WorkloadResource]:
+    return WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
+
+
+def usage_by_local_queue(*, namespace_ids: Iterable[int] | None = None) -> dict[int, Usage]:
+    """Admitted requests per LocalQueue and resource (all LocalQueues, or those of some namespaces)."""
+    rows = _admitted()
+    if namespace_ids is not None:
+        rows = rows.filter(workload__namespace_id__in=list(namespace_ids))
+    usage: dict[int, Usage] = defaultdict(dict)
+    for lq_id, resource, total in rows.values_list("workload__local_queue_id", "resource").annotate(total=Sum("amount")):
+        usage[lq_id][resource] = int(total)
+    return usage
+
+
+def usage_by_cluster_queue_flavor(*, cluster_queue_ids: Iterable[int] | None = None) -> dict[int, dict[tuple[str, str], int]]:
+    """Admitted requests per ClusterQueue, flavor and resource (where the workloads were placed)."""
+    rows = _admitted()
+    if cluster_queue_ids is not None:
+        rows = rows.filter(workload__cluster_queue_id__in=list(cluster_queue_ids))
+    usage: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+    for cq_id, flavor, resource, total in rows.values_list(
+        "workload__cluster_queue_id", "flavor__name", "resource"
+    ).annotate(total=Sum("amount")):
+        if cq_id is not None:
+            key = (flavor or "", resource)
+            usage[cq_id][key] = usage[cq_id].get(key, 0) + int(total)
+    return usage
+
+
+@dataclass(frozen=True)
+class Counts:
+    admitted: int = 0
+    pending: int = 0
+
+
+def counts_by_local_queue(
+    *,
+    namespace_ids: Iterable[int] | None = None,
+    local_queue_ids: Iterable[int] | None = None,
+    cluster_queue_ids: Iterable[int] | None = None,
+) -> dict[int, Counts]:
+    """Admitted and pending workloads per LocalQueue (one grouped count), optionally narrowed."""
+    rows = Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
+    if namespace_ids is not None:
+        rows = rows.filter(namespace_id__in=list(namespace_ids))
+    if local_queue_ids is not None:
+        rows = rows.filter(local_queue_id__in=list(local_queue_ids))
+    if cluster_queue_ids is not None:
+        rows = rows.filter(local_queue__cluster_queue_id__in=list(cluster_queue_ids))
+    grouped = rows.values("local_queue_id").annotate(
+        admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)),
+        pending=Count("id", filter=Q(state=WorkloadState.PENDING)),
+    )
+    return {row["local_queue_id"]: Counts(row["admitted"], row["pending"]) for row in grouped}
+
+
+@dataclass(frozen=True)
+class HoldView:
+    code: str
+    message: str
+    drain: bool
+    source: str
+
+
+def holds(
+    *, local_queue_ids: Iterable[int] = (), namespace_ids: Iterable[int] = (), cluster_queue_ids: Iterable[int] = ()
+) -> dict[tuple[str, int], list[HoldView]]:
+    """QueueHolds (budget or operator holds) keyed by ``("localQueue"|"namespace"|"clusterQueue", id)``."""
+    found: dict[tuple[str, int], list[HoldView]] = defaultdict(list)
+    query = (
+        Q(local_queue_id__in=list(local_queue_ids))
+        | Q(namespace_id__in=list(namespace_ids))
+        | Q(cluster_queue_id__in=list(cluster_queue_ids))
+    )
+    for row in QueueHold.objects.filter(query).order_by("id").values(
+        "local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain", "source"
+    ):
+        view = HoldView(row["code"], row["message"], row["drain"], row["source"])
+        if row["local_queue_id"]:
+            found[("localQueue", row["local_queue_id"])].append(view)
+        elif row["namespace_id"]:
+            found[("namespace", row["namespace_id"])].append(view)
+        else:
+            found[("clusterQueue", row["cluster_queue_id"])].append(view)
+    return found
+
+
+@dataclass(frozen=True)
+class BudgetChip:
+    id: int
+    name: str
+    kind: str
+    allocated_hours: str
+    action: str
+
+
+def budgets(
+    *, local_queue_ids: Iterable[int] = (), namespace_ids: Iterable[int] = (), cluster_queue_ids: Iterable[int] = ()
+) -> dict[tuple[str, int], list[BudgetChip]]:
+    """Budgets attached to the given queues, keyed like ``holds``."""
+    found: dict[tuple[str, int], list[BudgetChip]] = defaultdict(list)
+    query = (
+        Q(local_queue_id__in=list(local_queue_ids))
+        | Q(namespace_id__in=list(namespace_ids))
+        | Q(cluster_queue_id__in=list(cluster_queue_ids))
+    )
+    for row in Budget.objects.filter(query).order_by("name").values(
+        "id", "name", "kind", "allocated_hours", "action", "local_queue_id", "namespace_id", "cluster_queue_id"
+    ):
+        chip = BudgetChip(row["id"], row["name"], row["kind"], f"{row['allocated_hours'].normalize():f}", row["action"])
+        if row["local_queue_id"]:
+            found[("localQueue", row["local_queue_id"])].append(chip)
+        elif row["namespace_id"]:
+            found[("namespace", row["namespace_id"])].append(chip)
+        else:
+            found[("clusterQueue", row["cluster_queue_id"])].append(chip)
+    return found

@@ -1,0 +1,87 @@
+"""Policy forms of the web UI. They validate with the models' ``full_clean()`` (ModelForm's own
+step), the same rules the API and the admin apply; ``queues.services.policy_edits`` validates
+again under a row lock and writes the audit row.
+
+Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
+``QuantityFormField``; a bad one is an error on that field.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.forms.models import BaseInlineFormSet, inlineformset_factory
+
+from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
+
+
+class LocalQueueForm(forms.ModelForm):
+    """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
+
+    class Meta:
+        model = LocalQueue
+        fields = ["weight", "stop_policy", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class LocalQueueTenantForm(forms.ModelForm):
+    """Tenant editors: stop or resume their own queue, and describe it; weights stay with admins."""
+
+    class Meta:
+        model = LocalQueue
+        fields = ["stop_policy", "description"]
+
+
+class NamespaceForm(forms.ModelForm):
+    class Meta:
+        model = Namespace
+        fields = ["weight", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class ClusterQueueForm(forms.ModelForm):
+    class Meta:
+        model = ClusterQueue
+        fields = [
+            "weight", "queueing_strategy", "admission_mode", "preemption_within_cluster_queue",
+            "reclaim_within_cohort", "stop_policy", "description",
+        ]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class CohortForm(forms.ModelForm):
+    class Meta:
+        model = Cohort
+        fields = ["parent", "weight", "admission_mode", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["parent"].queryset = Cohort.objects.exclude(pk=self.instance.pk).order_by("name")
+
+
+class QuotaFormSet(BaseInlineFormSet):
+    """Quota rows; empty extra rows are ignored, rows ticked "delete" are dropped."""
+
+    def kept_rows(self) -> list:
+        """The rows to store: unsaved instances carrying the cleaned values."""
+        rows = []
+        for form in self.forms:
+            if not form.has_changed() and form.instance.pk is None:
+                continue
+            if self.can_delete and self._should_delete_form(form):
+                continue
+            rows.append(form.instance)
+        return rows
+
+
+ClusterQueueQuotaFormSet = inlineformset_factory(
+    ClusterQueue, ClusterQueueQuota, formset=QuotaFormSet, extra=1, can_delete=True,
+    fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit", "flavor_order"],
+)
+CohortQuotaFormSet = inlineformset_factory(
+    Cohort, CohortQuota, formset=QuotaFormSet, extra=1, can_delete=True,
+    fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit"],
+)
+NamespaceQuotaFormSet = inlineformset_factory(
+    Namespace, NamespaceQuota, formset=QuotaFormSet, extra=1, can_delete=True, fields=["resource", "hard"],
+)

@@ -1,0 +1,134 @@
+"""Policy edit pages: weights, quotas, modes and stop policies, each save audited (surface ``ui``).
+
+Who may edit: admins everything; tenant editors the stop policy and description of their own
+LocalQueues. A page the viewer can see but not change answers 403; another tenant's object 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models
+from django.forms import BaseForm, BaseFormSet
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from queues.forms import (
+    ClusterQueueForm,
+    ClusterQueueQuotaFormSet,
+    CohortForm,
+    CohortQuotaFormSet,
+    LocalQueueForm,
+    LocalQueueTenantForm,
+    NamespaceForm,
+    NamespaceQuotaFormSet,
+)
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange
+from queues.services.policy_edits import save_policy
+from queues.views.common import DashboardRequest, dashboard_view
+from queues.views.playground import playground_url
+
+
+def _summary(change: PolicyChange | None, label: str) -> str:
+    if change is None:
+        return f"{label}: nothing changed."
+    before, after = change.before or {}, change.after or {}
+    parts = []
+    for name in change.changed_fields():
+        if name == "quotas":
+            parts.append("quotas updated")
+        else:
+            parts.append(f"{name.replace('_', ' ')} {before.get(name) or '—'} → {after.get(name) or '—'}")
+    return f"Saved {label}: {'; '.join(parts)}."
+
+
+def _attach(form: BaseForm, error: ValidationError) -> None:
+    """Errors raised by the service land on the form's fields (or on top when unnamed)."""
+    if hasattr(error, "error_dict"):
+        for field, errors in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, error.messages)
+
+
+def _edit(
+    request: DashboardRequest,
+    obj: models.Model,
+    form: BaseForm,
+    formset: BaseFormSet | None,
+    *,
+    label: str,
+    back: str,
+) -> HttpResponse:
+    if request.method == "POST" and form.is_valid() and (formset is None or formset.is_valid()):
+        try:
+            change = save_policy(form.instance, quotas=formset.kept_rows() if formset is not None else None, actor=request.user)
+        except ValidationError as error:
+            _attach(form, error)
+        else:
+            messages.success(request, _summary(change, label))
+            return redirect(back)
+    status = 400 if request.method == "POST" else 200
+    context: dict[str, Any] = {
+        "obj": obj, "form": form, "formset": formset, "label": label, "back": back,
+        "playground_url": playground_url(obj), "viewer": request.viewer,
+        "non_field_errors": [e for e in form.non_field_errors()] + ([e for e in formset.non_form_errors()] if formset else []),
+    }
+    return render(request, "queues/policy/edit.html", context, status=status)
+
+
+@dashboard_view
+def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    lq = get_object_or_404(LocalQueue.objects.select_related("namespace", "cluster_queue"), namespace__name=namespace, name=name)
+    viewer = request.viewer
+    if not viewer.can_read_namespace(lq.namespace_id):
+        raise Http404("No such LocalQueue")
+    if viewer.is_admin:
+        form_class: type[BaseForm] = LocalQueueForm
+    elif viewer.can_edit_namespace(lq.namespace_id):
+        form_class = LocalQueueTenantForm
+    else:
+        raise PermissionDenied("Viewers cannot change this LocalQueue")
+    form = form_class(request.POST or None, instance=lq)
+    back = reverse("local-queue", args=[namespace, name])
+    return _edit(request, lq, form, None, label=f"LocalQueue {lq.key}", back=back)
+
+
+@dashboard_view
+def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
+    namespace = get_object_or_404(Namespace, name=name)
+    if not request.viewer.can_read_namespace(namespace.id):
+        raise Http404("No such namespace")
+    if not request.viewer.is_admin:
+        raise PermissionDenied("Only platform admins change namespace weights and quotas")
+    form = NamespaceForm(request.POST or None, instance=namespace)
+    formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
+    return _edit(request, namespace, form, formset, label=f"namespace {name}", back=reverse("namespace", args=[name]))
+
+
+@dashboard_view
+def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
+    queue = get_object_or_404(ClusterQueue, name=name)
+    viewer = request.viewer
+    if not viewer.is_admin:
+        if not LocalQueue.objects.filter(cluster_queue=queue, namespace_id__in=viewer.namespace_ids).exists():
+            raise Http404("No such ClusterQueue")
+        raise PermissionDenied("Only platform admins change ClusterQueues")
+    form = ClusterQueueForm(request.POST or None, instance=queue)
+    formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
+    return _edit(request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("cluster-queue", args=[name]))
+
+
+@dashboard_view
+def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
+    if not request.viewer.is_admin:
+        raise Http404("No such cohort")
+    cohort = get_object_or_404(Cohort, name=name)
+    form = CohortForm(request.POST or None, instance=cohort)
+    formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
+    return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("cohort", args=[name]))
+
+
