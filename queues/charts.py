@@ -150,7 +150,7 @@ def allocation_figure(
         axis = "" if index == 0 else str(index + 1)
         top = 1.0 - index * (height + gap)
         layout[f"yaxis{axis}"] = {
-            "title": {"text": unit_label(resource)}, "gridcolor": GRID, "rangemode": "tozero",
+            "gridcolor": GRID, "rangemode": "tozero",
             "domain": [max(0.0, top - height), top], "zeroline": False,
         }
         first = index == 0
@@ -173,7 +173,8 @@ def allocation_figure(
             data.append(trace(limit_name, [to_display(v, resource) for v in limit[resource]],
                               {"color": COLORS["capacity"], "width": 1}, "limit"))
         layout.setdefault("annotations", []).append({
-            "text": f"<b>{short_name(resource)}</b>", "showarrow": False, "xref": "paper", "yref": "paper",
+            "text": f"<b>{short_name(resource)}</b>" + (f" ({unit_label(resource)})" if unit_label(resource) != short_name(resource) else ""),
+            "showarrow": False, "xref": "paper", "yref": "paper",
             "x": 0, "y": top, "xanchor": "left", "yanchor": "bottom", "font": {"size": 11, "color": "#5f6b80"},
         })
     return {"data": data, "layout": layout}

@@ -142,8 +142,10 @@ def _reasons(viewer: Viewer) -> list[ReasonCount]:
     return [ReasonCount(row["pending_reason_code"], title(row["pending_reason_code"]), row["count"]) for row in rows]
 
 
-def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dict[str, int]], capacity: dict[str, float]) -> list[ConsumerRow]:
-    """LocalQueues with the largest decayed usage as a share of the cluster's capacity."""
+def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dict[str, int]], capacity: dict[str, float],
+               *, include_idle: bool = False) -> list[ConsumerRow]:
+    """LocalQueues with the largest decayed usage as a share of the capacity (a tenant's idle
+    queues too: a tenant has few and wants to see all of them)."""
     rows = scoped(LocalQueue.objects.all(), viewer, "namespace_id").values(
         "id", "name", "namespace__name", "weight", "consumed_resources"
     )
@@ -154,7 +156,7 @@ def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dic
         usage_share = dominant_share(consumed, capacity)
         share = dominant_share(allocated, capacity)
         key = max(usage_share.ratio or 0.0, share.ratio or 0.0)
-        if key <= 0:
+        if key <= 0 and not include_idle:
             continue
         ranked.append((key, ConsumerRow(row["namespace__name"], row["name"], row["weight"], amounts(allocated), amounts(consumed), share, usage_share)))
     ranked.sort(key=lambda item: (-item[0], item[1].namespace, item[1].name))
@@ -298,7 +300,7 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     lq_usage = live.usage_by_local_queue(namespace_ids=ns_ids)
     my_queues = {lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles}
     capacity = structure.cluster_capacity(my_queues)
-    overview.consumers = _consumers(viewer, structure, lq_usage, capacity)
+    overview.consumers = _consumers(viewer, structure, lq_usage, capacity, include_idle=True)
     overview.reasons = _reasons(viewer)
     overview.quota_use = _quota_use(ns_ids)
     overview.held_queues = QueueHold.objects.filter(

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -19,8 +20,13 @@ from queues.dashboard.access import Viewer, viewer_for
 
 View = Callable[..., HttpResponse]
 
-# How often live pages poll their JSON endpoint (the admission pass runs every few seconds).
+# How often live pages poll their JSON endpoint (the admission pass runs every few seconds);
+# ``DASHBOARD_LIVE_INTERVAL_SECONDS`` in the settings overrides it.
 LIVE_INTERVAL_SECONDS = 10
+
+
+def live_interval() -> int:
+    return int(getattr(settings, "DASHBOARD_LIVE_INTERVAL_SECONDS", LIVE_INTERVAL_SECONDS))
 
 
 class DashboardRequest(HttpRequest):

@@ -13,7 +13,7 @@ from queues.dashboard.detail import QueueDetail, cluster_queue_detail, cohort_de
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.dashboard.workloads import workload_page
-from queues.views.common import LIVE_INTERVAL_SECONDS, DashboardRequest, dashboard_view, live_response, query_without, wants_live
+from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
 from queues.views.playground import playground_url
 
 CHILD_PAGE_SIZE = 50
@@ -48,7 +48,7 @@ def _render(
         if children is not None:
             fragments["detail-children"] = ("queues/detail/_children.html", context)
         return live_response(request, fragments, detail.figures)
-    return render(request, template, {**context, "live_interval": LIVE_INTERVAL_SECONDS, "live_query": query_without(request, "live")})
+    return render(request, template, {**context, "live_interval": live_interval(), "live_query": query_without(request, "live")})
 
 
 @dashboard_view

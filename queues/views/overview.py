@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from queues.dashboard import history
 from queues.dashboard.overview import overview_for
-from queues.views.common import LIVE_INTERVAL_SECONDS, DashboardRequest, dashboard_view, live_response, wants_live
+from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, wants_live
 
 
 @dashboard_view
@@ -21,4 +21,4 @@ def overview(request: DashboardRequest) -> HttpResponse:
             "overview-tables": ("queues/overview/_tables.html", context),
         }
         return live_response(request, fragments, data.figures)
-    return render(request, "queues/overview/page.html", {**context, "live_interval": LIVE_INTERVAL_SECONDS})
+    return render(request, "queues/overview/page.html", {**context, "live_interval": live_interval()})

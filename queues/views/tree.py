@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard.tree import TreeFilters, queue_tree
-from queues.views.common import LIVE_INTERVAL_SECONDS, DashboardRequest, dashboard_view, live_response, query_without, wants_live
+from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
 
 
 @dashboard_view
@@ -16,4 +16,4 @@ def tree(request: DashboardRequest) -> HttpResponse:
     context = {"tree": result, "filters": filters, "viewer": request.viewer, "query": query_without(request, "page", "live")}
     if wants_live(request):
         return live_response(request, {"tree-table": ("queues/tree/_table.html", context)})
-    return render(request, "queues/tree/page.html", {**context, "live_interval": LIVE_INTERVAL_SECONDS})
+    return render(request, "queues/tree/page.html", {**context, "live_interval": live_interval()})

@@ -10,7 +10,7 @@ from queues.dashboard.workloads import SORTS, workload_detail, workload_page
 from queues.models import WorkloadState
 
 STATE_TABS = [("", "All"), *WorkloadState.choices]
-from queues.views.common import LIVE_INTERVAL_SECONDS, DashboardRequest, dashboard_view, live_response, query_without, wants_live
+from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
 
 
 @dashboard_view
@@ -21,7 +21,7 @@ def workload_list(request: DashboardRequest) -> HttpResponse:
         return live_response(request, {"workload-table": ("queues/workloads/_table.html", context)})
     states = request.GET.getlist("state")
     return render(request, "queues/workloads/list.html", {
-        **context, "live_interval": LIVE_INTERVAL_SECONDS, "live_query": query_without(request, "live"),
+        **context, "live_interval": live_interval(), "live_query": query_without(request, "live"),
         "state_tabs": STATE_TABS, "current_state": states[0] if len(states) == 1 else ("" if not states else None),
     })
 
@@ -34,4 +34,4 @@ def workload(request: DashboardRequest, namespace: str, name: str) -> HttpRespon
     context = {"detail": detail, "row": detail.row, "viewer": request.viewer}
     if wants_live(request):
         return live_response(request, {"workload-state": ("queues/workloads/_state.html", context)})
-    return render(request, "queues/workloads/detail.html", {**context, "live_interval": LIVE_INTERVAL_SECONDS})
+    return render(request, "queues/workloads/detail.html", {**context, "live_interval": live_interval()})
