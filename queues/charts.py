@@ -58,8 +58,15 @@ def empty_figure(message: str) -> Figure:
     layout["xaxis"] = {"visible": False}
     layout["yaxis"] = {"visible": False}
     layout["annotations"] = [
-        {"text": message, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
-         "font": {"color": "#8a94a6", "size": 13}}
+        {
+            "text": message,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"color": "#8a94a6", "size": 13},
+        }
     ]
     return {"data": [], "layout": layout}
 
@@ -67,8 +74,9 @@ def empty_figure(message: str) -> Figure:
 NO_SAMPLES = "No usage samples in this range yet: the sampler writes one every usageSamplingInterval."
 
 
-def utilisation_figure(times: Sequence[datetime], allocated: Mapping[str, Sequence[float]],
-                       capacity: Mapping[str, Sequence[float]]) -> Figure:
+def utilisation_figure(
+    times: Sequence[datetime], allocated: Mapping[str, Sequence[float]], capacity: Mapping[str, Sequence[float]]
+) -> Figure:
     """Admitted requests as a fraction of nominal capacity, one line per resource."""
     if not times:
         return empty_figure(NO_SAMPLES)
@@ -78,11 +86,17 @@ def utilisation_figure(times: Sequence[datetime], allocated: Mapping[str, Sequen
         caps = capacity[resource]
         used = allocated.get(resource, [0.0] * len(times))
         values = [(u / c) if c else None for u, c in zip(used, caps)]
-        data.append({
-            "type": "scatter", "mode": "lines", "name": short_name(resource), "x": iso(times), "y": values,
-            "line": {"color": resource_color(resource, resources), "width": 2, "shape": "hv"},
-            "hovertemplate": "%{y:.1%}",
-        })
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": short_name(resource),
+                "x": iso(times),
+                "y": values,
+                "line": {"color": resource_color(resource, resources), "width": 2, "shape": "hv"},
+                "hovertemplate": "%{y:.1%}",
+            }
+        )
     return {"data": data, "layout": base_layout(y_title="of nominal capacity", percent=True)}
 
 
@@ -94,11 +108,19 @@ def fairness_figure(times: Sequence[datetime], values: Sequence[float | None]) -
     layout["yaxis"].update({"range": [0, 1.05], "rangemode": "normal"})
     layout["showlegend"] = False
     return {
-        "data": [{
-            "type": "scatter", "mode": "lines", "name": "Jain index", "x": iso(times), "y": list(values),
-            "line": {"color": "#4055d8", "width": 2}, "fill": "tozeroy", "fillcolor": "rgba(64,85,216,0.08)",
-            "hovertemplate": "%{y:.3f}",
-        }],
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Jain index",
+                "x": iso(times),
+                "y": list(values),
+                "line": {"color": "#4055d8", "width": 2},
+                "fill": "tozeroy",
+                "fillcolor": "rgba(64,85,216,0.08)",
+                "hovertemplate": "%{y:.3f}",
+            }
+        ],
         "layout": layout,
     }
 
@@ -110,11 +132,24 @@ def admitted_pending_figure(times: Sequence[datetime], admitted: Sequence[int], 
     x = iso(times)
     return {
         "data": [
-            {"type": "scatter", "mode": "lines", "name": "Admitted", "x": x, "y": list(admitted),
-             "line": {"color": COLORS["admitted"], "width": 2, "shape": "hv"}, "fill": "tozeroy",
-             "fillcolor": "rgba(22,132,91,0.12)"},
-            {"type": "scatter", "mode": "lines", "name": "Pending", "x": x, "y": list(pending),
-             "line": {"color": COLORS["pending"], "width": 2, "shape": "hv"}},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Admitted",
+                "x": x,
+                "y": list(admitted),
+                "line": {"color": COLORS["admitted"], "width": 2, "shape": "hv"},
+                "fill": "tozeroy",
+                "fillcolor": "rgba(22,132,91,0.12)",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Pending",
+                "x": x,
+                "y": list(pending),
+                "line": {"color": COLORS["pending"], "width": 2, "shape": "hv"},
+            },
         ],
         "layout": base_layout(y_title="workloads"),
     }
@@ -150,33 +185,78 @@ def allocation_figure(
         axis = "" if index == 0 else str(index + 1)
         top = 1.0 - index * (height + gap)
         layout[f"yaxis{axis}"] = {
-            "gridcolor": GRID, "rangemode": "tozero",
-            "domain": [max(0.0, top - height), top], "zeroline": False,
+            "gridcolor": GRID,
+            "rangemode": "tozero",
+            "domain": [max(0.0, top - height), top],
+            "zeroline": False,
         }
         first = index == 0
 
         def trace(name: str, values: list[float | None], line: dict[str, Any], group: str) -> dict[str, Any]:
-            return {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": values, "yaxis": f"y{axis}",
-                    "line": line, "legendgroup": group, "showlegend": first,
-                    "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}"}
+            return {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name,
+                "x": x,
+                "y": values,
+                "yaxis": f"y{axis}",
+                "line": line,
+                "legendgroup": group,
+                "showlegend": first,
+                "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",
+            }
 
         if resource in allocated:
-            data.append(trace("Admitted", [to_display(v, resource) for v in allocated[resource]],
-                              {"color": "#4055d8", "width": 2, "shape": "hv"}, "admitted"))
+            data.append(
+                trace(
+                    "Admitted",
+                    [to_display(v, resource) for v in allocated[resource]],
+                    {"color": "#4055d8", "width": 2, "shape": "hv"},
+                    "admitted",
+                )
+            )
         if resource in consumed:
-            data.append(trace("Decayed usage", [to_display(v, resource) for v in consumed[resource]],
-                              {"color": "#b26a00", "width": 2, "dash": "dot"}, "consumed"))
+            data.append(
+                trace(
+                    "Decayed usage",
+                    [to_display(v, resource) for v in consumed[resource]],
+                    {"color": "#b26a00", "width": 2, "dash": "dot"},
+                    "consumed",
+                )
+            )
         if entitlement.get(resource, 0) > 0:
             value = to_display(entitlement[resource], resource)
-            data.append(trace("Entitlement", [value] * len(x), {"color": COLORS["entitlement"], "width": 1, "dash": "dash"}, "entitlement"))
+            data.append(
+                trace(
+                    "Entitlement",
+                    [value] * len(x),
+                    {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
+                    "entitlement",
+                )
+            )
         if resource in limit:
-            data.append(trace(limit_name, [to_display(v, resource) for v in limit[resource]],
-                              {"color": COLORS["capacity"], "width": 1}, "limit"))
-        layout.setdefault("annotations", []).append({
-            "text": f"<b>{short_name(resource)}</b>" + (f" ({unit_label(resource)})" if unit_label(resource) != short_name(resource) else ""),
-            "showarrow": False, "xref": "paper", "yref": "paper",
-            "x": 0, "y": top, "xanchor": "left", "yanchor": "bottom", "font": {"size": 11, "color": "#5f6b80"},
-        })
+            data.append(
+                trace(
+                    limit_name,
+                    [to_display(v, resource) for v in limit[resource]],
+                    {"color": COLORS["capacity"], "width": 1},
+                    "limit",
+                )
+            )
+        layout.setdefault("annotations", []).append(
+            {
+                "text": f"<b>{short_name(resource)}</b>"
+                + (f" ({unit_label(resource)})" if unit_label(resource) != short_name(resource) else ""),
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": top,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "font": {"size": 11, "color": "#5f6b80"},
+            }
+        )
     return {"data": data, "layout": layout}
 
 
@@ -197,16 +277,37 @@ def share_figure(
         usage_share.append(dominant_share({r: v[index] for r, v in consumed.items()}, entitlement).ratio)
     x = iso(times)
     layout = base_layout(y_title="× entitlement")
-    layout["shapes"] = [{
-        "type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
-        "line": {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
-    }]
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "y0": 1,
+            "y1": 1,
+            "line": {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
+        }
+    ]
     return {
         "data": [
-            {"type": "scatter", "mode": "lines", "name": "Admitted ÷ entitlement", "x": x, "y": now_share,
-             "line": {"color": "#4055d8", "width": 2, "shape": "hv"}, "hovertemplate": "%{y:.2f}×"},
-            {"type": "scatter", "mode": "lines", "name": "Decayed usage ÷ entitlement", "x": x, "y": usage_share,
-             "line": {"color": "#b26a00", "width": 2, "dash": "dot"}, "hovertemplate": "%{y:.2f}×"},
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Admitted ÷ entitlement",
+                "x": x,
+                "y": now_share,
+                "line": {"color": "#4055d8", "width": 2, "shape": "hv"},
+                "hovertemplate": "%{y:.2f}×",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Decayed usage ÷ entitlement",
+                "x": x,
+                "y": usage_share,
+                "line": {"color": "#b26a00", "width": 2, "dash": "dot"},
+                "hovertemplate": "%{y:.2f}×",
+            },
         ],
         "layout": layout,
     }
@@ -228,17 +329,31 @@ def capacity_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
     within = [part(row, row["admitted"] - row["borrowed"]) for row in rows]
     borrowed = [part(row, row["borrowed"]) for row in rows]
     free = [max(0.0, 1.0 - w - b) for w, b in zip(within, borrowed)]
-    text = [f"{to_display(row['admitted'], row['resource']):.4g} / {to_display(row['capacity'], row['resource']):.4g} "
-            f"{unit_label(row['resource'])}" for row in rows]
+    text = [
+        f"{to_display(row['admitted'], row['resource']):.4g} / {to_display(row['capacity'], row['resource']):.4g} "
+        f"{unit_label(row['resource'])}"
+        for row in rows
+    ]
     layout = base_layout(height=max(180, 34 * len(rows) + 80))
     layout.update({"barmode": "stack", "hovermode": "y unified"})
-    layout["xaxis"] = {"tickformat": ".0%", "gridcolor": GRID, "range": [0, max(1.0, max(w + b for w, b in zip(within, borrowed)))]}
+    layout["xaxis"] = {
+        "tickformat": ".0%",
+        "gridcolor": GRID,
+        "range": [0, max(1.0, max(w + b for w, b in zip(within, borrowed)))],
+    }
     layout["yaxis"] = {"autorange": "reversed", "automargin": True}
     layout["margin"]["l"] = 120
 
     def bars(name: str, values: list[float], color: str, hover_text: list[str] | None = None) -> dict[str, Any]:
-        bar = {"type": "bar", "orientation": "h", "name": name, "y": labels, "x": values, "marker": {"color": color},
-               "hovertemplate": "%{x:.1%}" + (" (%{text})" if hover_text else "") + "<extra>" + name + "</extra>"}
+        bar = {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": values,
+            "marker": {"color": color},
+            "hovertemplate": "%{x:.1%}" + (" (%{text})" if hover_text else "") + "<extra>" + name + "</extra>",
+        }
         if hover_text:
             bar["text"] = hover_text
             bar["textposition"] = "none"

@@ -13,7 +13,13 @@ from collections.abc import Iterable, Mapping
 MILLIS = 1000.0
 GIB = float(2**30)
 _BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
-_SHORT_NAMES = {"cpu": "CPU", "memory": "mem", "nvidia.com/gpu": "GPU", "amd.com/gpu": "GPU", "ephemeral-storage": "disk"}
+_SHORT_NAMES = {
+    "cpu": "CPU",
+    "memory": "mem",
+    "nvidia.com/gpu": "GPU",
+    "amd.com/gpu": "GPU",
+    "ephemeral-storage": "disk",
+}
 # Accelerators first, then CPU, then memory: the order people scan a GPU cluster's numbers in.
 _ORDER = {"nvidia.com/gpu": 0, "amd.com/gpu": 0, "cpu": 1, "memory": 2}
 

@@ -42,8 +42,13 @@ class ClusterQueueForm(forms.ModelForm):
     class Meta:
         model = ClusterQueue
         fields = [
-            "weight", "queueing_strategy", "admission_mode", "preemption_within_cluster_queue",
-            "reclaim_within_cohort", "stop_policy", "description",
+            "weight",
+            "queueing_strategy",
+            "admission_mode",
+            "preemption_within_cluster_queue",
+            "reclaim_within_cohort",
+            "stop_policy",
+            "description",
         ]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
@@ -75,13 +80,26 @@ class QuotaFormSet(BaseInlineFormSet):
 
 
 ClusterQueueQuotaFormSet = inlineformset_factory(
-    ClusterQueue, ClusterQueueQuota, formset=QuotaFormSet, extra=1, can_delete=True,
+    ClusterQueue,
+    ClusterQueueQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
     fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit", "flavor_order"],
 )
 CohortQuotaFormSet = inlineformset_factory(
-    Cohort, CohortQuota, formset=QuotaFormSet, extra=1, can_delete=True,
+    Cohort,
+    CohortQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
     fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit"],
 )
 NamespaceQuotaFormSet = inlineformset_factory(
-    Namespace, NamespaceQuota, formset=QuotaFormSet, extra=1, can_delete=True, fields=["resource", "hard"],
+    Namespace,
+    NamespaceQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
+    fields=["resource", "hard"],
 )

@@ -81,7 +81,9 @@ def change_rows(changes: list[PolicyChange]) -> list[ChangeRow]:
     rows = []
     for change in changes:
         before, after = change.before or {}, change.after or {}
-        names = change.changed_fields() if change.action == PolicyChange.Action.UPDATE else sorted(set(before) | set(after))
+        names = (
+            change.changed_fields() if change.action == PolicyChange.Action.UPDATE else sorted(set(before) | set(after))
+        )
         fields = [FieldChange(name, _text(before.get(name)), _text(after.get(name))) for name in names]
         rows.append(ChangeRow(change, fields))
     return rows

@@ -54,8 +54,10 @@ class QuotaRow:
 
     def text(self, name: str) -> str:
         value = getattr(self, name)
-        return "unlimited" if value is None and name == "borrowing_limit" else (
-            "all unused" if value is None and name == "lending_limit" else amount(value, self.resource)
+        return (
+            "unlimited"
+            if value is None and name == "borrowing_limit"
+            else ("all unused" if value is None and name == "lending_limit" else amount(value, self.resource))
         )
 
 
@@ -82,15 +84,26 @@ class QueueDetail:
     can_edit: bool = False
 
 
-def _figures(series: history.Series, entitlement: dict[str, float], *, limit_series: bool = False,
-             limit: dict[str, float] | None = None, limit_name: str = "Nominal quota") -> dict[str, charts.Figure]:
+def _figures(
+    series: history.Series,
+    entitlement: dict[str, float],
+    *,
+    limit_series: bool = False,
+    limit: dict[str, float] | None = None,
+    limit_name: str = "Nominal quota",
+) -> dict[str, charts.Figure]:
     if limit_series:
         limits = series.capacity
     else:
         limits = {r: [v] * len(series.times) for r, v in (limit or {}).items()}
     return {
         "chart-allocation": charts.allocation_figure(
-            series.times, series.allocated, series.consumed, entitlement=entitlement, limit=limits, limit_name=limit_name
+            series.times,
+            series.allocated,
+            series.consumed,
+            entitlement=entitlement,
+            limit=limits,
+            limit_name=limit_name,
         ),
         "chart-share": charts.share_figure(series.times, series.allocated, series.consumed, entitlement),
         "chart-counts": charts.admitted_pending_figure(series.times, series.admitted, series.pending),
@@ -103,14 +116,22 @@ def _changes(object_type: str, object_id: int) -> list[ChangeRow]:
 
 
 def _admitted_usage(**filters: Any) -> dict[str, int]:
-    rows = WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED, **filters).values_list("resource").annotate(total=Sum("amount"))
+    rows = (
+        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED, **filters)
+        .values_list("resource")
+        .annotate(total=Sum("amount"))
+    )
     return {resource: int(total) for resource, total in rows}
 
 
-def local_queue_detail(viewer: Viewer, namespace: str, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
-    lq = LocalQueue.objects.select_related("namespace", "cluster_queue", "cluster_queue__cohort").filter(
-        namespace__name=namespace, name=name
-    ).first()
+def local_queue_detail(
+    viewer: Viewer, namespace: str, name: str, structure: ClusterStructure, range_name: str
+) -> QueueDetail | None:
+    lq = (
+        LocalQueue.objects.select_related("namespace", "cluster_queue", "cluster_queue__cohort")
+        .filter(namespace__name=namespace, name=name)
+        .first()
+    )
     if lq is None or not viewer.can_read_namespace(lq.namespace_id):
         return None
     queue = structure.cluster_queues[lq.cluster_queue_id]
@@ -120,12 +141,21 @@ def local_queue_detail(viewer: Viewer, namespace: str, name: str, structure: Clu
     keys = {"local_queue_ids": [lq.id], "namespace_ids": [lq.namespace_id], "cluster_queue_ids": [lq.cluster_queue_id]}
     series = history.object_series(Kind.LOCAL_QUEUE, lq.id, history.since(range_name))
     return QueueDetail(
-        obj=lq, kind="localQueue", mode=queue.effective_mode, scope=queue.scope,
-        allocated=amounts(allocated), decayed=amounts(lq.consumed_resources), entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement), usage_share=dominant_share(lq.consumed_resources or {}, entitlement),
-        admitted=counts.admitted, pending=counts.pending,
-        holds=_flatten(live.holds(**keys)), budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("localqueue", lq.id), figures=_figures(series, entitlement),
+        obj=lq,
+        kind="localQueue",
+        mode=queue.effective_mode,
+        scope=queue.scope,
+        allocated=amounts(allocated),
+        decayed=amounts(lq.consumed_resources),
+        entitlement=amounts(entitlement),
+        share=dominant_share(allocated, entitlement),
+        usage_share=dominant_share(lq.consumed_resources or {}, entitlement),
+        admitted=counts.admitted,
+        pending=counts.pending,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
+        changes=_changes("localqueue", lq.id),
+        figures=_figures(series, entitlement),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
 
@@ -146,11 +176,23 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
     ):
         return None
     node = structure.cluster_queues[queue.id]
-    used = live.usage_by_cluster_queue_flavor(cluster_queue_ids=[queue.id]).get(queue.id, {})
-    quotas = [QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit, used.get((c.flavor, c.resource), 0))
-              for c in node.quotas]
+    used = (
+        live.admitted_usage(cluster_queue_ids=[queue.id])
+        .by_cluster_queue_flavor(structure.queue_of())
+        .get(queue.id, {})
+    )
+    quotas = [
+        QuotaRow(
+            c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit, used.get((c.flavor, c.resource), 0)
+        )
+        for c in node.quotas
+    ]
     known = {(c.flavor, c.resource) for c in node.quotas}
-    quotas += [QuotaRow(flavor, resource, None, used=amount_) for (flavor, resource), amount_ in sorted(used.items()) if (flavor, resource) not in known]
+    quotas += [
+        QuotaRow(flavor, resource, None, used=amount_)
+        for (flavor, resource), amount_ in sorted(used.items())
+        if (flavor, resource) not in known
+    ]
     allocated: dict[str, float] = {}
     for (_flavor, resource), value in used.items():
         add(allocated, {resource: value})
@@ -159,11 +201,20 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
     series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, history.since(range_name))
     keys = {"cluster_queue_ids": [queue.id]}
     return QueueDetail(
-        obj=queue, kind="clusterQueue", mode=node.effective_mode, scope=node.scope,
-        allocated=amounts(allocated), decayed=amounts(queue.consumed_resources), entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity), usage_share=dominant_share(queue.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()), pending=sum(c.pending for c in counts.values()),
-        quotas=quotas, holds=_flatten(live.holds(**keys)), budgets=_flatten(live.budgets(**keys)),
+        obj=queue,
+        kind="clusterQueue",
+        mode=node.effective_mode,
+        scope=node.scope,
+        allocated=amounts(allocated),
+        decayed=amounts(queue.consumed_resources),
+        entitlement=amounts(capacity),
+        share=dominant_share(allocated, capacity),
+        usage_share=dominant_share(queue.consumed_resources or {}, capacity),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=quotas,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
         changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(series, {r: float(v) for r, v in capacity.items()}, limit_series=True),
         can_edit=viewer.is_admin,
@@ -177,16 +228,25 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
     entitlement = structure.namespace_entitlement(namespace.id)
     allocated = _admitted_usage(workload__namespace_id=namespace.id)
     hard = dict(NamespaceQuota.objects.filter(namespace=namespace).values_list("resource", "hard"))
-    quotas = [QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)]
+    quotas = [
+        QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
+    ]
     counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
     series = history.object_series(Kind.NAMESPACE, namespace.id, history.since(range_name))
     keys = {"namespace_ids": [namespace.id]}
     return QueueDetail(
-        obj=namespace, kind="namespace",
-        allocated=amounts(allocated), decayed=amounts(namespace.consumed_resources), entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement), usage_share=dominant_share(namespace.consumed_resources or {}, entitlement),
-        admitted=sum(c.admitted for c in counts.values()), pending=sum(c.pending for c in counts.values()),
-        quotas=quotas, holds=_flatten(live.holds(**keys)), budgets=_flatten(live.budgets(**keys)),
+        obj=namespace,
+        kind="namespace",
+        allocated=amounts(allocated),
+        decayed=amounts(namespace.consumed_resources),
+        entitlement=amounts(entitlement),
+        share=dominant_share(allocated, entitlement),
+        usage_share=dominant_share(namespace.consumed_resources or {}, entitlement),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=quotas,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
         changes=_changes("namespace", namespace.id),
         figures=_figures(series, entitlement, limit={r: float(v) for r, v in hard.items()}, limit_name="Hard quota"),
         can_edit=viewer.is_admin,
@@ -202,12 +262,15 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         return None
     capacity = structure.cohort_capacity(cohort.id)
     inside = structure.subtree_queue_ids(cohort.id)
-    used = live.usage_by_cluster_queue_flavor(cluster_queue_ids=inside)
+    used = live.admitted_usage(cluster_queue_ids=inside).by_cluster_queue_flavor(structure.queue_of())
     allocated: dict[str, float] = {}
     for cells in used.values():
         for (_flavor, resource), value in cells.items():
             add(allocated, {resource: value})
-    own = [QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit) for c in structure.cohorts[cohort.id].quotas]
+    own = [
+        QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit)
+        for c in structure.cohorts[cohort.id].quotas
+    ]
     counts = live.counts_by_local_queue(cluster_queue_ids=inside)
     series = history.object_series(Kind.COHORT, cohort.id, history.since(range_name))
     mode, scope = "", ""
@@ -216,11 +279,19 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
             mode, scope = node.admission_mode, f"cohort {node.name}"
             break
     return QueueDetail(
-        obj=cohort, kind="cohort", mode=mode, scope=scope,
-        allocated=amounts(allocated), decayed=amounts(cohort.consumed_resources), entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity), usage_share=dominant_share(cohort.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()), pending=sum(c.pending for c in counts.values()),
-        quotas=own, changes=_changes("cohort", cohort.id),
+        obj=cohort,
+        kind="cohort",
+        mode=mode,
+        scope=scope,
+        allocated=amounts(allocated),
+        decayed=amounts(cohort.consumed_resources),
+        entitlement=amounts(capacity),
+        share=dominant_share(allocated, capacity),
+        usage_share=dominant_share(cohort.consumed_resources or {}, capacity),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=own,
+        changes=_changes("cohort", cohort.id),
         figures=_figures(series, capacity, limit_series=True, limit_name="Subtree nominal quota"),
         can_edit=True,
     )

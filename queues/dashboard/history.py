@@ -81,7 +81,11 @@ def _columns(rows: list[tuple], resources_of: Iterable[str] = ()) -> Series:
         admitted = pending = 0
         share: float | None = None
         for _at, allocated, consumed, capacity, weighted_share, admitted_count, pending_count in by_time[moment]:
-            for column, amounts in ((series.allocated, allocated), (series.consumed, consumed), (series.capacity, capacity)):
+            for column, amounts in (
+                (series.allocated, allocated),
+                (series.consumed, consumed),
+                (series.capacity, capacity),
+            ):
                 for resource, amount in (amounts or {}).items():
                     column[resource][index] += float(amount)
             admitted += admitted_count
@@ -124,13 +128,17 @@ def summed_series(targets: Iterable[tuple[str, int]], start: datetime) -> Series
     return _columns(rows)
 
 
-def count_series(kind: str, start: datetime, object_ids: Iterable[int] | None = None) -> tuple[list[datetime], list[int], list[int]]:
+def count_series(
+    kind: str, start: datetime, object_ids: Iterable[int] | None = None
+) -> tuple[list[datetime], list[int], list[int]]:
     """Admitted and pending workload counts summed per sample time, added up in SQL (one query)."""
     rows = UsageSample.objects.filter(kind=kind, sampled_at__gte=start)
     if object_ids is not None:
         rows = rows.filter(object_id__in=list(object_ids))
     grouped = list(
-        rows.values("sampled_at").annotate(admitted=Sum("admitted_count"), pending=Sum("pending_count")).order_by("sampled_at")
+        rows.values("sampled_at")
+        .annotate(admitted=Sum("admitted_count"), pending=Sum("pending_count"))
+        .order_by("sampled_at")
     )
     kept = thin([row["sampled_at"] for row in grouped])
     grouped = [row for row in grouped if row["sampled_at"] in kept]
@@ -146,7 +154,10 @@ def namespace_rows_at(times: Iterable[datetime], namespace_ids: Iterable[int] | 
     moments = list(times)
     if not moments:
         return []
-    rows = UsageSample.objects.filter(kind=UsageSample.Kind.NAMESPACE, sampled_at__in=moments)
+    # Only namespaces with work at that moment count towards fairness: skip idle ones in SQL.
+    rows = UsageSample.objects.filter(kind=UsageSample.Kind.NAMESPACE, sampled_at__in=moments).filter(
+        Q(admitted_count__gt=0) | Q(pending_count__gt=0)
+    )
     if namespace_ids is not None:
         rows = rows.filter(object_id__in=list(namespace_ids))
     return list(rows.values_list("sampled_at", "object_id", "allocated", "admitted_count", "pending_count"))

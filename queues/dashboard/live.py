@@ -7,10 +7,10 @@ they are about to show so that a page never aggregates what it does not display.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, Sum
 
 from budgets.models import Budget
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
@@ -18,34 +18,74 @@ from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 Usage = dict[str, int]
 
 
-def _admitted() -> QuerySet[WorkloadResource]:
-    return WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
+class AdmittedUsage:
+    """Admitted requests per LocalQueue, flavor and resource, from one grouped query; the other
+    levels are folded from it in Python (a LocalQueue's ClusterQueue cannot change while it
+    holds workloads, so its admitted work sits in that ClusterQueue)."""
+
+    def __init__(self, cells: dict[int, dict[tuple[str, str], int]]) -> None:
+        self.cells = cells
+
+    def by_local_queue(self) -> dict[int, Usage]:
+        usage: dict[int, Usage] = {}
+        for lq_id, cells in self.cells.items():
+            totals: Usage = {}
+            for (_flavor, resource), amount in cells.items():
+                totals[resource] = totals.get(resource, 0) + amount
+            usage[lq_id] = totals
+        return usage
+
+    def by_cluster_queue_flavor(self, queue_of: Mapping[int, int]) -> dict[int, dict[tuple[str, str], int]]:
+        """``queue_of`` maps LocalQueue id -> ClusterQueue id (``ClusterStructure.local_queues``)."""
+        usage: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+        for lq_id, cells in self.cells.items():
+            cq_id = queue_of.get(lq_id)
+            if cq_id is None:
+                continue
+            for key, amount in cells.items():
+                usage[cq_id][key] = usage[cq_id].get(key, 0) + amount
+        return dict(usage)
+
+    def by_group(self, group_of: Mapping[int, int]) -> dict[int, Usage]:
+        """Summed per group (e.g. LocalQueue id -> namespace id)."""
+        usage: dict[int, Usage] = defaultdict(dict)
+        for lq_id, totals in self.by_local_queue().items():
+            group = group_of.get(lq_id)
+            if group is None:
+                continue
+            for resource, amount in totals.items():
+                usage[group][resource] = usage[group].get(resource, 0) + amount
+        return dict(usage)
+
+    def total(self) -> Usage:
+        totals: Usage = {}
+        for usage in self.by_local_queue().values():
+            for resource, amount in usage.items():
+                totals[resource] = totals.get(resource, 0) + amount
+        return totals
 
 
-def usage_by_local_queue(*, namespace_ids: Iterable[int] | None = None) -> dict[int, Usage]:
-    """Admitted requests per LocalQueue and resource (all LocalQueues, or those of some namespaces)."""
-    rows = _admitted()
+def admitted_usage(
+    *,
+    namespace_ids: Iterable[int] | None = None,
+    local_queue_ids: Iterable[int] | None = None,
+    cluster_queue_ids: Iterable[int] | None = None,
+) -> AdmittedUsage:
+    """One aggregate over the admitted workloads (all, or narrowed to some queues)."""
+    rows = WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
     if namespace_ids is not None:
         rows = rows.filter(workload__namespace_id__in=list(namespace_ids))
-    usage: dict[int, Usage] = defaultdict(dict)
-    for lq_id, resource, total in rows.values_list("workload__local_queue_id", "resource").annotate(total=Sum("amount")):
-        usage[lq_id][resource] = int(total)
-    return usage
-
-
-def usage_by_cluster_queue_flavor(*, cluster_queue_ids: Iterable[int] | None = None) -> dict[int, dict[tuple[str, str], int]]:
-    """Admitted requests per ClusterQueue, flavor and resource (where the workloads were placed)."""
-    rows = _admitted()
+    if local_queue_ids is not None:
+        rows = rows.filter(workload__local_queue_id__in=list(local_queue_ids))
     if cluster_queue_ids is not None:
-        rows = rows.filter(workload__cluster_queue_id__in=list(cluster_queue_ids))
-    usage: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
-    for cq_id, flavor, resource, total in rows.values_list(
-        "workload__cluster_queue_id", "flavor__name", "resource"
+        rows = rows.filter(workload__local_queue__cluster_queue_id__in=list(cluster_queue_ids))
+    cells: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
+    for lq_id, flavor, resource, total in rows.values_list(
+        "workload__local_queue_id", "flavor__name", "resource"
     ).annotate(total=Sum("amount")):
-        if cq_id is not None:
-            key = (flavor or "", resource)
-            usage[cq_id][key] = usage[cq_id].get(key, 0) + int(total)
-    return usage
+        key = (flavor or "", resource)
+        cells[lq_id][key] = cells[lq_id].get(key, 0) + int(total)
+    return AdmittedUsage(dict(cells))
 
 
 @dataclass(frozen=True)
@@ -93,8 +133,10 @@ def holds(
         | Q(namespace_id__in=list(namespace_ids))
         | Q(cluster_queue_id__in=list(cluster_queue_ids))
     )
-    for row in QueueHold.objects.filter(query).order_by("id").values(
-        "local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain", "source"
+    for row in (
+        QueueHold.objects.filter(query)
+        .order_by("id")
+        .values("local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain", "source")
     ):
         view = HoldView(row["code"], row["message"], row["drain"], row["source"])
         if row["local_queue_id"]:
@@ -125,8 +167,10 @@ def budgets(
         | Q(namespace_id__in=list(namespace_ids))
         | Q(cluster_queue_id__in=list(cluster_queue_ids))
     )
-    for row in Budget.objects.filter(query).order_by("name").values(
-        "id", "name", "kind", "allocated_hours", "action", "local_queue_id", "namespace_id", "cluster_queue_id"
+    for row in (
+        Budget.objects.filter(query)
+        .order_by("name")
+        .values("id", "name", "kind", "allocated_hours", "action", "local_queue_id", "namespace_id", "cluster_queue_id")
     ):
         chip = BudgetChip(row["id"], row["name"], row["kind"], f"{row['allocated_hours'].normalize():f}", row["action"])
         if row["local_queue_id"]:

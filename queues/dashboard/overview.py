@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
 from queues import charts
 from queues.dashboard import history, live
@@ -32,12 +32,11 @@ from queues.models import (
     StopPolicy,
     UsageSample,
     Workload,
-    WorkloadResource,
     WorkloadState,
 )
 
 TOP_CONSUMERS = 8
-JAIN_POINTS = 60
+JAIN_POINTS = 36  # each point reads every active namespace's sample: keep the cold path cheap
 Kind = UsageSample.Kind
 
 
@@ -125,11 +124,8 @@ class Overview:
 # --- shared pieces ------------------------------------------------------------------------------
 
 
-def _counts(viewer: Viewer) -> tuple[int, int]:
-    totals = scoped(Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING)), viewer, "namespace_id").aggregate(
-        admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)), pending=Count("id", filter=Q(state=WorkloadState.PENDING))
-    )
-    return totals["admitted"] or 0, totals["pending"] or 0
+def _totals(counts: dict[int, live.Counts]) -> tuple[int, int]:
+    return sum(c.admitted for c in counts.values()), sum(c.pending for c in counts.values())
 
 
 def _reasons(viewer: Viewer) -> list[ReasonCount]:
@@ -142,8 +138,14 @@ def _reasons(viewer: Viewer) -> list[ReasonCount]:
     return [ReasonCount(row["pending_reason_code"], title(row["pending_reason_code"]), row["count"]) for row in rows]
 
 
-def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dict[str, int]], capacity: dict[str, float],
-               *, include_idle: bool = False) -> list[ConsumerRow]:
+def _consumers(
+    viewer: Viewer,
+    structure: ClusterStructure,
+    usage: dict[int, dict[str, int]],
+    capacity: dict[str, float],
+    *,
+    include_idle: bool = False,
+) -> list[ConsumerRow]:
     """LocalQueues with the largest decayed usage as a share of the capacity (a tenant's idle
     queues too: a tenant has few and wants to see all of them)."""
     rows = scoped(LocalQueue.objects.all(), viewer, "namespace_id").values(
@@ -156,11 +158,15 @@ def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dic
         usage_share = dominant_share(consumed, capacity)
         share = dominant_share(allocated, capacity)
         key = max(usage_share.ratio or 0.0, share.ratio or 0.0)
-        if key <= 0 and not include_idle:
-            continue
-        ranked.append((key, ConsumerRow(row["namespace__name"], row["name"], row["weight"], amounts(allocated), amounts(consumed), share, usage_share)))
-    ranked.sort(key=lambda item: (-item[0], item[1].namespace, item[1].name))
-    return [row for _key, row in ranked[:TOP_CONSUMERS]]
+        if key > 0 or include_idle:
+            ranked.append((key, row, allocated, consumed, share, usage_share))
+    ranked.sort(key=lambda item: (-item[0], item[1]["namespace__name"], item[1]["name"]))
+    return [  # amounts are formatted for the rows shown only
+        ConsumerRow(
+            row["namespace__name"], row["name"], row["weight"], amounts(allocated), amounts(consumed), share, usage
+        )
+        for _key, row, allocated, consumed, share, usage in ranked[:TOP_CONSUMERS]
+    ]
 
 
 # --- admins: the whole cluster -----------------------------------------------------------------------
@@ -169,19 +175,26 @@ def _consumers(viewer: Viewer, structure: ClusterStructure, usage: dict[int, dic
 def cluster_overview(range_name: str) -> Overview:
     structure = load_structure()
     capacity = structure.cluster_capacity()
-    cq_usage = live.usage_by_cluster_queue_flavor()
-    lq_usage = live.usage_by_local_queue()
+    admitted = live.admitted_usage()
+    cq_usage = admitted.by_cluster_queue_flavor(structure.queue_of())
+    lq_usage = admitted.by_local_queue()
+    counts = live.counts_by_local_queue()
     overview = Overview(cluster_view=True)
-    overview.admitted, overview.pending = _counts(_ADMIN)
+    overview.admitted, overview.pending = _totals(counts)
     overview.capacity_rows = _capacity_rows(structure, cq_usage)
     overview.borrowing_queues = sum(
-        1 for cq_id in cq_usage if any(row_borrowed for row_borrowed in _borrowed_of(structure, cq_id, cq_usage).values())
+        1
+        for cq_id in cq_usage
+        if any(row_borrowed for row_borrowed in _borrowed_of(structure, cq_id, cq_usage).values())
     )
     totals: dict[str, float] = {}
     for row in overview.capacity_rows:
         add(totals, {row.resource: row.admitted})
-    overview.utilisation = [UtilisationNow(r, (totals.get(r, 0.0) / capacity[r]) if capacity.get(r) else None)
-                            for r in resource_order(capacity) if capacity.get(r)]
+    overview.utilisation = [
+        UtilisationNow(r, (totals.get(r, 0.0) / capacity[r]) if capacity.get(r) else None)
+        for r in resource_order(capacity)
+        if capacity.get(r)
+    ]
     overview.consumers = _consumers(_ADMIN, structure, lq_usage, capacity)
     overview.reasons = _reasons(_ADMIN)
     overview.held_queues = QueueHold.objects.count()
@@ -189,10 +202,12 @@ def cluster_overview(range_name: str) -> Overview:
         sum(1 for q in structure.cluster_queues.values() if q.stop_policy != StopPolicy.NONE)
         + LocalQueue.objects.exclude(stop_policy=StopPolicy.NONE).count()
     )
-    overview.jain_now = _jain_now(structure, capacity)
+    overview.jain_now = _jain_now(structure, capacity, admitted, counts)
 
     start = history.since(range_name)
-    roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [(Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()]
+    roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
+        (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
+    ]
     root_series = history.summed_series(roots, start)
     times, admitted, pending = history.count_series(Kind.CLUSTER_QUEUE, start)
     jain_times, jain_values = _jain_history(structure, root_series, range_name)
@@ -208,7 +223,9 @@ def cluster_overview(range_name: str) -> Overview:
 _ADMIN = Viewer(user_id=0, is_admin=True)
 
 
-def _borrowed_of(structure: ClusterStructure, cq_id: int, cq_usage: dict[int, dict[tuple[str, str], int]]) -> dict[tuple[str, str], int]:
+def _borrowed_of(
+    structure: ClusterStructure, cq_id: int, cq_usage: dict[int, dict[tuple[str, str], int]]
+) -> dict[tuple[str, str], int]:
     queue = structure.cluster_queues.get(cq_id)
     nominal = {(c.flavor, c.resource): c.nominal for c in queue.quotas} if queue else {}
     return {key: max(0, used - nominal.get(key, 0)) for key, used in cq_usage.get(cq_id, {}).items()}
@@ -232,8 +249,16 @@ def _capacity_rows(structure: ClusterStructure, cq_usage: dict[int, dict[tuple[s
     keys = set(capacity) | set(admitted)
     order = {r: i for i, r in enumerate(resource_order(k[1] for k in keys))}
     ordered = sorted(keys, key=lambda k: (k[0], order[k[1]]))
-    return [CapacityRow(flavor or "(none)", resource, capacity.get((flavor, resource), 0), admitted.get((flavor, resource), 0),
-                        borrowed.get((flavor, resource), 0)) for flavor, resource in ordered]
+    return [
+        CapacityRow(
+            flavor or "(none)",
+            resource,
+            capacity.get((flavor, resource), 0),
+            admitted.get((flavor, resource), 0),
+            borrowed.get((flavor, resource), 0),
+        )
+        for flavor, resource in ordered
+    ]
 
 
 def _namespace_value(allocated: dict[str, float], capacity: dict[str, float], weight: float) -> float:
@@ -246,25 +271,25 @@ def _namespace_weights() -> dict[int, float]:
     return {ns_id: float(weight) for ns_id, weight in Namespace.objects.values_list("id", "weight")}
 
 
-def _jain_now(structure: ClusterStructure, capacity: dict[str, float]) -> float | None:
+def _jain_now(
+    structure: ClusterStructure,
+    capacity: dict[str, float],
+    admitted: live.AdmittedUsage,
+    counts: dict[int, live.Counts],
+) -> float | None:
     """Fairness between tenants now, over namespaces with admitted or pending work."""
-    active = set(
-        Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING)).values_list("namespace_id", flat=True).distinct()
-    )
+    namespace_of = structure.namespace_of()
+    active = {namespace_of[lq_id] for lq_id, c in counts.items() if (c.admitted or c.pending) and lq_id in namespace_of}
     if not active:
         return None
-    allocated: dict[int, dict[str, float]] = defaultdict(dict)
-    for ns_id, resource, total in (
-        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
-        .values_list("workload__namespace_id", "resource")
-        .annotate(total=Sum("amount"))
-    ):
-        allocated[ns_id][resource] = float(total)
-    weights = _namespace_weights()
+    allocated = admitted.by_group(namespace_of)
+    weights = {lq.namespace_id: lq.namespace_weight for lq in structure.local_queues.values()}
     return jain_index(_namespace_value(allocated.get(ns, {}), capacity, weights.get(ns, 1.0)) for ns in sorted(active))
 
 
-def _jain_history(structure: ClusterStructure, roots: history.Series, range_name: str) -> tuple[list[datetime], list[float]]:
+def _jain_history(
+    structure: ClusterStructure, roots: history.Series, range_name: str
+) -> tuple[list[datetime], list[float]]:
     """Fairness between tenants at up to ``JAIN_POINTS`` sample times, cached per new sample."""
     key = f"dashboard:jain:{range_name}:{history.latest_sample_id()}"
     cached = cache.get(key)
@@ -281,7 +306,9 @@ def _jain_history(structure: ClusterStructure, roots: history.Series, range_name
             continue
         i = index[at]
         capacity = {r: values[i] for r, values in roots.capacity.items()}
-        per_time[at].append(_namespace_value({r: float(v) for r, v in (allocated or {}).items()}, capacity, weights.get(ns_id, 1.0)))
+        per_time[at].append(
+            _namespace_value({r: float(v) for r, v in (allocated or {}).items()}, capacity, weights.get(ns_id, 1.0))
+        )
     values = [jain_index(per_time[t]) if per_time.get(t) else None for t in times]
     result = (times, values)
     cache.set(key, result, timeout=3600)
@@ -296,19 +323,20 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     ns_ids = viewer.namespace_ids
     overview = Overview(cluster_view=False)
     overview.namespaces = list(Namespace.objects.filter(id__in=ns_ids).order_by("name").values_list("name", flat=True))
-    overview.admitted, overview.pending = _counts(viewer)
-    lq_usage = live.usage_by_local_queue(namespace_ids=ns_ids)
+    admitted = live.admitted_usage(namespace_ids=ns_ids)
+    overview.admitted, overview.pending = _totals(live.counts_by_local_queue(namespace_ids=ns_ids))
+    lq_usage = admitted.by_local_queue()
     my_queues = {lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles}
     capacity = structure.cluster_capacity(my_queues)
     overview.consumers = _consumers(viewer, structure, lq_usage, capacity, include_idle=True)
     overview.reasons = _reasons(viewer)
-    overview.quota_use = _quota_use(ns_ids)
+    overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)
     ).count()
-    overview.stopped_queues = LocalQueue.objects.filter(namespace_id__in=ns_ids).exclude(stop_policy=StopPolicy.NONE).count() + (
-        ClusterQueue.objects.filter(id__in=my_queues).exclude(stop_policy=StopPolicy.NONE).count()
-    )
+    overview.stopped_queues = LocalQueue.objects.filter(namespace_id__in=ns_ids).exclude(
+        stop_policy=StopPolicy.NONE
+    ).count() + (ClusterQueue.objects.filter(id__in=my_queues).exclude(stop_policy=StopPolicy.NONE).count())
 
     start = history.since(range_name)
     series = history.summed_series([(Kind.NAMESPACE, ns_id) for ns_id in ns_ids], start)
@@ -321,23 +349,23 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
         add(hard, {use.resource: use.hard})
     overview.figures = {
         "chart-allocation": charts.allocation_figure(
-            series.times, series.allocated, series.consumed, entitlement=entitlement,
-            limit={r: [v] * len(series.times) for r, v in hard.items()}, limit_name="Namespace hard quota",
+            series.times,
+            series.allocated,
+            series.consumed,
+            entitlement=entitlement,
+            limit={r: [v] * len(series.times) for r, v in hard.items()},
+            limit_name="Namespace hard quota",
         ),
         "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
     }
     return overview
 
 
-def _quota_use(ns_ids: list[int]) -> list[QuotaUse]:
-    used: dict[tuple[int, str], int] = {}
-    for ns_id, resource, total in (
-        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED, workload__namespace_id__in=ns_ids)
-        .values_list("workload__namespace_id", "resource")
-        .annotate(total=Sum("amount"))
-    ):
-        used[(ns_id, resource)] = int(total)
-    rows = NamespaceQuota.objects.filter(namespace_id__in=ns_ids).values_list("namespace_id", "namespace__name", "resource", "hard")
+def _quota_use(ns_ids: list[int], usage: dict[int, dict[str, int]]) -> list[QuotaUse]:
+    used = {(ns_id, resource): amount for ns_id, per in usage.items() for resource, amount in per.items()}
+    rows = NamespaceQuota.objects.filter(namespace_id__in=ns_ids).values_list(
+        "namespace_id", "namespace__name", "resource", "hard"
+    )
     result = [QuotaUse(name, resource, hard, used.get((ns_id, resource), 0)) for ns_id, name, resource, hard in rows]
     order = {r: i for i, r in enumerate(resource_order(q.resource for q in result))}
     return sorted(result, key=lambda q: (q.namespace, order[q.resource]))

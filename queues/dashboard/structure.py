@@ -86,7 +86,9 @@ class ClusterStructure:
         return sorted((c for c in self.cohorts.values() if c.parent_id not in self.cohorts), key=lambda c: c.name)
 
     def standalone_cluster_queues(self) -> list[ClusterQueueNode]:
-        return sorted((q for q in self.cluster_queues.values() if q.cohort_id not in self.cohorts), key=lambda q: q.name)
+        return sorted(
+            (q for q in self.cluster_queues.values() if q.cohort_id not in self.cohorts), key=lambda q: q.name
+        )
 
     def cohort_path(self, cohort_id: int | None) -> list[CohortNode]:
         """Cohorts from the root down to ``cohort_id`` (stops at a cycle)."""
@@ -119,6 +121,14 @@ class ClusterStructure:
         for queue in self.standalone_cluster_queues():
             out.append(("clusterQueue", queue.id, 0))
         return out
+
+    def queue_of(self) -> dict[int, int]:
+        """LocalQueue id -> ClusterQueue id."""
+        return {lq.id: lq.cluster_queue_id for lq in self.local_queues.values()}
+
+    def namespace_of(self) -> dict[int, int]:
+        """LocalQueue id -> namespace id."""
+        return {lq.id: lq.namespace_id for lq in self.local_queues.values()}
 
     # --- capacity and entitlement -------------------------------------------------------------
 
@@ -199,27 +209,43 @@ def load_structure() -> ClusterStructure:
     """Five queries, whatever the size of the cluster."""
     cohorts = {
         row["id"]: CohortNode(
-            id=row["id"], name=row["name"], parent_id=row["parent_id"], weight=row["weight"],
-            admission_mode=row["admission_mode"], consumed=row["consumed_resources"] or {},
+            id=row["id"],
+            name=row["name"],
+            parent_id=row["parent_id"],
+            weight=row["weight"],
+            admission_mode=row["admission_mode"],
+            consumed=row["consumed_resources"] or {},
         )
         for row in Cohort.objects.values("id", "name", "parent_id", "weight", "admission_mode", "consumed_resources")
     }
     queues = {
         row["id"]: ClusterQueueNode(
-            id=row["id"], name=row["name"], cohort_id=row["cohort_id"], weight=row["weight"],
-            queueing_strategy=row["queueing_strategy"], admission_mode=row["admission_mode"],
-            stop_policy=row["stop_policy"], consumed=row["consumed_resources"] or {},
+            id=row["id"],
+            name=row["name"],
+            cohort_id=row["cohort_id"],
+            weight=row["weight"],
+            queueing_strategy=row["queueing_strategy"],
+            admission_mode=row["admission_mode"],
+            stop_policy=row["stop_policy"],
+            consumed=row["consumed_resources"] or {},
             weighted_share=row["weighted_share"],
         )
         for row in ClusterQueue.objects.values(
-            "id", "name", "cohort_id", "weight", "queueing_strategy", "admission_mode", "stop_policy",
-            "consumed_resources", "weighted_share",
+            "id",
+            "name",
+            "cohort_id",
+            "weight",
+            "queueing_strategy",
+            "admission_mode",
+            "stop_policy",
+            "consumed_resources",
+            "weighted_share",
         )
     }
     quota_fields = ("flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit")
-    for row in ClusterQueueQuota.objects.order_by("cluster_queue_id", "flavor_order", "flavor__name", "resource").values(
-        "cluster_queue_id", *quota_fields
-    ):
+    for row in ClusterQueueQuota.objects.order_by(
+        "cluster_queue_id", "flavor_order", "flavor__name", "resource"
+    ).values("cluster_queue_id", *quota_fields):
         queues[row["cluster_queue_id"]].quotas.append(_cell(row))
     for row in CohortQuota.objects.order_by("cohort_id", "flavor__name", "resource").values("cohort_id", *quota_fields):
         cohorts[row["cohort_id"]].quotas.append(_cell(row))

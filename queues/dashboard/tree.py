@@ -28,7 +28,7 @@ from queues.engine.reasons import format_score
 from queues.engine.types import USAGE_BASED
 from queues.models import LocalQueue, StopPolicy
 
-PAGE_SIZE = 100
+PAGE_SIZE = 50
 
 
 @dataclass
@@ -94,8 +94,16 @@ def _visible_local_queues(viewer: Viewer, filters: TreeFilters) -> list[dict[str
         rows = rows.filter(namespace__name=filters.namespace)
     return list(
         rows.order_by("namespace__name", "name").values(
-            "id", "name", "namespace_id", "namespace__name", "namespace__weight", "cluster_queue_id", "weight",
-            "stop_policy", "consumed_resources", "weighted_share",
+            "id",
+            "name",
+            "namespace_id",
+            "namespace__name",
+            "namespace__weight",
+            "cluster_queue_id",
+            "weight",
+            "stop_policy",
+            "consumed_resources",
+            "weighted_share",
         )
     )
 
@@ -121,7 +129,9 @@ def queue_tree(viewer: Viewer, filters: TreeFilters, page_number: Any = 1, page_
     # Admins also see ClusterQueues nobody feeds yet (unless searching for a LocalQueue name).
     leaves = _leaves(structure, lqs, show_empty=viewer.is_admin and not filters.q and not filters.namespace)
     if filters.cluster_queue:
-        leaves = [leaf for leaf in leaves if structure.cluster_queues[leaf.cluster_queue_id].name == filters.cluster_queue]
+        leaves = [
+            leaf for leaf in leaves if structure.cluster_queues[leaf.cluster_queue_id].name == filters.cluster_queue
+        ]
     if filters.cohort:
         cohort = next((c for c in structure.cohorts.values() if c.name == filters.cohort), None)
         inside = structure.subtree_queue_ids(cohort.id) if cohort else set()
@@ -132,17 +142,20 @@ def queue_tree(viewer: Viewer, filters: TreeFilters, page_number: Any = 1, page_
     page_ns_ids = sorted({lq_by_id[i]["namespace_id"] for i in page_lq_ids})
     page_cq_ids = sorted({leaf.cluster_queue_id for leaf in page.object_list})
 
+    admitted = live.admitted_usage()
     builder = _RowBuilder(
         viewer=viewer,
         structure=structure,
         lqs=lq_by_id,
-        usage=live.usage_by_local_queue(),
-        cq_usage=live.usage_by_cluster_queue_flavor(),
-        counts=live.counts_by_local_queue(),
+        usage=admitted.by_local_queue(),
+        cq_usage=admitted.by_cluster_queue_flavor(structure.queue_of()),
+        counts=live.counts_by_local_queue(cluster_queue_ids=page_cq_ids),
         holds=live.holds(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
         budgets=live.budgets(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
     )
-    return TreePage(rows=builder.rows_for(page.object_list, first_on_page=page.number > 1), page=page, total_local_queues=len(lqs))
+    return TreePage(
+        rows=builder.rows_for(page.object_list, first_on_page=page.number > 1), page=page, total_local_queues=len(lqs)
+    )
 
 
 @dataclass
@@ -194,7 +207,11 @@ class _RowBuilder:
             lq = self.lqs[leaf.local_queue_id]
             ns_key = (queue.id, lq["namespace_id"])
             if ns_key != current_ns:
-                rows.append(self.namespace_row(queue.id, lq["namespace_id"], lq["namespace__name"], lq["namespace__weight"], depth, continued))
+                rows.append(
+                    self.namespace_row(
+                        queue.id, lq["namespace_id"], lq["namespace__name"], lq["namespace__weight"], depth, continued
+                    )
+                )
                 current_ns = ns_key
             rows.append(self.local_queue_row(lq, depth + 1))
         return rows
@@ -208,10 +225,18 @@ class _RowBuilder:
         for cq_id in self.structure.subtree_queue_ids(cohort_id):
             add(allocated, self._cq_allocated(cq_id))
         return TreeRow(
-            kind="cohort", depth=depth, name=cohort.name, key={"cohort": cohort.name}, weight=cohort.weight,
-            mode=cohort.admission_mode, quota=amounts(capacity), allocated=amounts(allocated),
-            decayed=amounts(cohort.consumed), share=dominant_share(allocated, capacity),
-            usage_share=dominant_share(cohort.consumed, capacity), continued=continued,
+            kind="cohort",
+            depth=depth,
+            name=cohort.name,
+            key={"cohort": cohort.name},
+            weight=cohort.weight,
+            mode=cohort.admission_mode,
+            quota=amounts(capacity),
+            allocated=amounts(allocated),
+            decayed=amounts(cohort.consumed),
+            share=dominant_share(allocated, capacity),
+            usage_share=dominant_share(cohort.consumed, capacity),
+            continued=continued,
             editable=self.viewer.is_admin,
         )
 
@@ -234,14 +259,27 @@ class _RowBuilder:
         capacity = queue.capacity
         counts = self._cq_counts.get(cq_id, live.Counts())
         return TreeRow(
-            kind="clusterQueue", depth=depth, name=queue.name, key={"cluster_queue": queue.name}, weight=queue.weight,
-            mode=queue.effective_mode, quota=amounts(capacity), entitlement=amounts(capacity),
-            allocated=amounts(allocated), borrowed=amounts(borrowed), decayed=amounts(queue.consumed),
-            share=dominant_share(allocated, capacity), usage_share=dominant_share(queue.consumed, capacity),
+            kind="clusterQueue",
+            depth=depth,
+            name=queue.name,
+            key={"cluster_queue": queue.name},
+            weight=queue.weight,
+            mode=queue.effective_mode,
+            quota=amounts(capacity),
+            entitlement=amounts(capacity),
+            allocated=amounts(allocated),
+            borrowed=amounts(borrowed),
+            decayed=amounts(queue.consumed),
+            share=dominant_share(allocated, capacity),
+            usage_share=dominant_share(queue.consumed, capacity),
             score=usage_score(queue.weighted_share),
-            admitted=counts.admitted, pending=counts.pending, stop_policy=queue.stop_policy,
-            holds=self.holds.get(("clusterQueue", cq_id), []), budgets=self.budgets.get(("clusterQueue", cq_id), []),
-            continued=continued, editable=self.viewer.is_admin,
+            admitted=counts.admitted,
+            pending=counts.pending,
+            stop_policy=queue.stop_policy,
+            holds=self.holds.get(("clusterQueue", cq_id), []),
+            budgets=self.budgets.get(("clusterQueue", cq_id), []),
+            continued=continued,
+            editable=self.viewer.is_admin,
         )
 
     def namespace_row(self, cq_id: int, ns_id: int, name: str, weight: Any, depth: int, continued: bool) -> TreeRow:
@@ -257,11 +295,21 @@ class _RowBuilder:
             pending += counts.pending
         entitlement = self.structure.namespace_entitlement_in(ns_id, cq_id)
         return TreeRow(
-            kind="namespace", depth=depth, name=name, key={"namespace": name}, weight=weight,
-            entitlement=amounts(entitlement), allocated=amounts(allocated), decayed=amounts(decayed),
-            share=dominant_share(allocated, entitlement), usage_share=dominant_share(decayed, entitlement),
-            admitted=admitted, pending=pending, holds=self.holds.get(("namespace", ns_id), []),
-            budgets=self.budgets.get(("namespace", ns_id), []), continued=continued,
+            kind="namespace",
+            depth=depth,
+            name=name,
+            key={"namespace": name},
+            weight=weight,
+            entitlement=amounts(entitlement),
+            allocated=amounts(allocated),
+            decayed=amounts(decayed),
+            share=dominant_share(allocated, entitlement),
+            usage_share=dominant_share(decayed, entitlement),
+            admitted=admitted,
+            pending=pending,
+            holds=self.holds.get(("namespace", ns_id), []),
+            budgets=self.budgets.get(("namespace", ns_id), []),
+            continued=continued,
             editable=self.viewer.is_admin,
         )
 
@@ -271,12 +319,21 @@ class _RowBuilder:
         consumed = lq["consumed_resources"] or {}
         counts = self.counts.get(lq["id"], live.Counts())
         return TreeRow(
-            kind="localQueue", depth=depth, name=lq["name"],
-            key={"namespace": lq["namespace__name"], "name": lq["name"]}, weight=lq["weight"],
-            entitlement=amounts(entitlement), allocated=amounts(allocated), decayed=amounts(consumed),
-            share=dominant_share(allocated, entitlement), usage_share=dominant_share(consumed, entitlement),
+            kind="localQueue",
+            depth=depth,
+            name=lq["name"],
+            key={"namespace": lq["namespace__name"], "name": lq["name"]},
+            weight=lq["weight"],
+            entitlement=amounts(entitlement),
+            allocated=amounts(allocated),
+            decayed=amounts(consumed),
+            share=dominant_share(allocated, entitlement),
+            usage_share=dominant_share(consumed, entitlement),
             score=usage_score(lq["weighted_share"]),
-            admitted=counts.admitted, pending=counts.pending, stop_policy=lq["stop_policy"],
-            holds=self.holds.get(("localQueue", lq["id"]), []), budgets=self.budgets.get(("localQueue", lq["id"]), []),
+            admitted=counts.admitted,
+            pending=counts.pending,
+            stop_policy=lq["stop_policy"],
+            holds=self.holds.get(("localQueue", lq["id"]), []),
+            budgets=self.budgets.get(("localQueue", lq["id"]), []),
             editable=self.viewer.can_edit_namespace(lq["namespace_id"]),
         )

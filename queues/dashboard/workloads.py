@@ -29,9 +29,11 @@ from queues.models import AdmissionRecord, Namespace, Workload, WorkloadState
 from queues.models.workload import total_requests
 
 PAGE_SIZE = 50
+# "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
+# queue timestamp on every page load would cost more than the whole rest of the page.
 SORTS = {
-    "newest": ("-queued_at", "-id"),
-    "oldest": ("queued_at", "id"),
+    "newest": ("-id",),
+    "oldest": ("id",),
     "priority": ("-priority", "queued_at", "id"),
     "position": ("local_queue__cluster_queue__name", "queue_position", "id"),
 }
@@ -97,8 +99,14 @@ class WorkloadPage:
     sort: str
 
 
-def workload_page(viewer: Viewer, params: QueryDict, structure: ClusterStructure, *, page_size: int = PAGE_SIZE,
-                  fixed: Mapping[str, Any] | None = None) -> WorkloadPage:
+def workload_page(
+    viewer: Viewer,
+    params: QueryDict,
+    structure: ClusterStructure,
+    *,
+    page_size: int = PAGE_SIZE,
+    fixed: Mapping[str, Any] | None = None,
+) -> WorkloadPage:
     """One page of the viewer's workloads, filtered by ``params`` (the API's filter names).
 
     ``fixed`` narrows the base queryset (a queue's detail page lists only that queue's workloads).
@@ -109,13 +117,23 @@ def workload_page(viewer: Viewer, params: QueryDict, structure: ClusterStructure
     filterset = WorkloadFilterSet(params, queryset=queryset)
     rows = filterset.qs if filterset.is_valid() else queryset.none()
     sort = sort_key(params.get("sort"), params.getlist("state"))
-    page = Paginator(rows.order_by(*SORTS[sort]), page_size).get_page(params.get("page", 1))
-    workloads = list(page.object_list)
+    # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
+    # rows with their queues.
+    page = Paginator(rows.order_by(*SORTS[sort]).values_list("id", flat=True), page_size).get_page(
+        params.get("page", 1)
+    )
+    ids = list(page.object_list)
+    by_id = {workload.id: workload for workload in _base(viewer).filter(id__in=ids)}
+    workloads = [by_id[i] for i in ids if i in by_id]
     return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
 
 
-def build_rows(viewer: Viewer, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN) -> list[WorkloadRow]:
-    redact = redactor(viewer, Namespace.objects.values_list("id", "name")) if not viewer.is_admin else (lambda text: text)
+def build_rows(
+    viewer: Viewer, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN
+) -> list[WorkloadRow]:
+    redact = (
+        redactor(viewer, Namespace.objects.values_list("id", "name")) if not viewer.is_admin else (lambda text: text)
+    )
     rows = [_row(workload, redact) for workload in workloads]
     pending = [(row, w) for row, w in zip(rows, workloads) if w.state == WorkloadState.PENDING and w.queue_position]
     if pending:
@@ -157,18 +175,23 @@ def _why(mode: str, same_queue: bool, their_score: float | None, own_score: floa
     if mode == engine.TIME_AWARE:
         return "its queue is further below its time-aware fair share"
     if their_score is not None and own_score is not None:
-        return (f"its queue's usage score is {format_score(engine.USAGE_BASED, their_score)} "
-                f"against {format_score(engine.USAGE_BASED, own_score)} for yours")
+        return (
+            f"its queue's usage score is {format_score(engine.USAGE_BASED, their_score)} "
+            f"against {format_score(engine.USAGE_BASED, own_score)} for yours"
+        )
     return "its queue ranks first by usage score"
 
 
-def _fill_ahead(viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int) -> None:
+def _fill_ahead(
+    viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
+) -> None:
     """One grouped query: for each pending row, pending workloads ahead of it per LocalQueue."""
     cq_ids = {w.local_queue.cluster_queue_id for _row, w in pending}
     highest = max(w.queue_position for _row, w in pending)
     counts = {
         f"ahead_{index}": Count(
-            "id", filter=Q(local_queue__cluster_queue_id=w.local_queue.cluster_queue_id, queue_position__lt=w.queue_position)
+            "id",
+            filter=Q(local_queue__cluster_queue_id=w.local_queue.cluster_queue_id, queue_position__lt=w.queue_position),
         )
         for index, (_row, w) in enumerate(pending)
     }
@@ -193,11 +216,15 @@ def _fill_ahead(viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], str
                 hidden += count
                 continue
             same = group["local_queue_id"] == workload.local_queue_id
-            items.append(AheadItem(
-                label="your own queue" if same else f"{group['namespace__name']}/{group['local_queue__name']}",
-                count=count, why=_why(mode, same, group["local_queue__weighted_share"], own_score),
-                namespace=group["namespace__name"], name=group["local_queue__name"],
-            ))
+            items.append(
+                AheadItem(
+                    label="your own queue" if same else f"{group['namespace__name']}/{group['local_queue__name']}",
+                    count=count,
+                    why=_why(mode, same, group["local_queue__weighted_share"], own_score),
+                    namespace=group["namespace__name"],
+                    name=group["local_queue__name"],
+                )
+            )
         items.sort(key=lambda item: -item.count)
         if hidden:
             items.append(AheadItem(label=f"{OTHER_TENANT}s", count=hidden, why=_why(mode, False, None, None)))
@@ -226,8 +253,13 @@ def workload_detail(viewer: Viewer, namespace: str, name: str, structure: Cluste
     pod_sets = [
         {"name": p["name"], "count": p["count"], "requests": amounts(p["requests"])} for p in (workload.pod_sets or [])
     ]
-    admissions = list(AdmissionRecord.objects.filter(workload=workload).select_related("cluster_queue").order_by("-admitted_at")[:50])
+    admissions = list(
+        AdmissionRecord.objects.filter(workload=workload).select_related("cluster_queue").order_by("-admitted_at")[:50]
+    )
     return WorkloadDetail(
-        workload=workload, row=row, pod_sets=pod_sets, admissions=admissions,
+        workload=workload,
+        row=row,
+        pod_sets=pod_sets,
+        admissions=admissions,
         assignment=sorted((workload.flavor_assignment or {}).items()),
     )

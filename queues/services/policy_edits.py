@@ -49,8 +49,13 @@ def save_policy(
             _replace_rows(instance, quotas)
         after = policy_state(model.objects.get(pk=instance.pk))
         return record_change(
-            instance=instance, action=PolicyChange.Action.UPDATE, before=before, after=after,
-            actor=actor, surface=surface, note=note,
+            instance=instance,
+            action=PolicyChange.Action.UPDATE,
+            before=before,
+            after=after,
+            actor=actor,
+            surface=surface,
+            note=note,
         )
 
 

@@ -7,6 +7,8 @@ from typing import Any
 from django import template
 from django.core.paginator import Page
 from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from queues.dashboard.shares import Share
 from queues.dashboard.tree import usage_score as format_usage_score
@@ -15,15 +17,37 @@ from queues.display import short_name
 register = template.Library()
 
 
-@register.inclusion_tag("queues/includes/share.html")
-def share_bar(share: Share, label: str = "of entitlement", plain: bool = False, show_resource: bool = True) -> dict[str, Any]:
-    """A ratio as a bar: against an entitlement the marker sits at 1.0× and the bar runs to 2.0×;
-    ``plain`` bars (use of a capacity or quota) run from 0 to 100%."""
-    width = min(max(share.ratio or 0.0, 0.0), 1.0) * 100 if plain else share.percent_capped
-    return {
-        "share": share, "label": label, "plain": plain, "width": width, "show_resource": show_resource,
-        "resource": short_name(share.resource) if share.resource else "",
-    }
+@register.simple_tag
+def share_bar(share: Share, label: str = "of entitlement", plain: bool = False, show_resource: bool = True) -> str:
+    """A ratio as a bar: against an entitlement the marker sits at 1.0x and the bar runs to 2.0x;
+    ``plain`` bars (use of a capacity or quota) run from 0 to 100%.
+
+    Built in Python rather than an inclusion template: the tree draws two per row, hundreds per page.
+    """
+    if share.ratio is None:
+        return mark_safe('<span class="muted">—</span>')
+    resource = short_name(share.resource) if share.resource else ""
+    if plain:
+        width = min(max(share.ratio, 0.0), 1.0) * 100
+        level = "over" if share.ratio > 1 else ("at" if share.ratio >= 0.9 else "under")
+        text = format_html("{}%", f"{share.ratio * 100:.0f}")
+        title = f"{share.ratio:.3f} {label} ({resource})"
+        bar_class = f"bar plain {level}"
+    else:
+        width = share.percent_capped
+        text = format_html("{}×", f"{share.ratio:.2f}")
+        title = f"{share.ratio:.2f}× {label} ({resource})"
+        bar_class = f"bar {share.level}"
+    suffix = format_html(' <span class="res">{}</span>', resource) if show_resource and resource else ""
+    return format_html(
+        '<div class="share" title="{}"><div class="{}"><span style="width: {}%"></span></div>'
+        '<span class="val">{}{}</span></div>',
+        title,
+        bar_class,
+        f"{width:.0f}",
+        text,
+        suffix,
+    )
 
 
 @register.inclusion_tag("queues/includes/pager.html")

@@ -12,4 +12,8 @@ from queues.views.common import DashboardRequest, dashboard_view, query_without
 @dashboard_view
 def audit_log(request: DashboardRequest) -> HttpResponse:
     page = audit_page(request.viewer, request.GET)
-    return render(request, "queues/audit/page.html", {"audit": page, "viewer": request.viewer, "query": query_without(request, "page")})
+    return render(
+        request,
+        "queues/audit/page.html",
+        {"audit": page, "viewer": request.viewer, "query": query_without(request, "page")},
+    )

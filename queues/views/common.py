@@ -51,7 +51,9 @@ def wants_live(request: HttpRequest) -> bool:
 
 
 def live_response(
-    request: HttpRequest, fragments: Mapping[str, tuple[str, Mapping[str, Any]]], figures: Mapping[str, Any] | None = None
+    request: HttpRequest,
+    fragments: Mapping[str, tuple[str, Mapping[str, Any]]],
+    figures: Mapping[str, Any] | None = None,
 ) -> JsonResponse:
     """``{"fragments": {element id: html}, "figures": {element id: plotly figure}, "at": iso}``.
 

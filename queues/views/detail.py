@@ -9,11 +9,24 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard import history
-from queues.dashboard.detail import QueueDetail, cluster_queue_detail, cohort_detail, local_queue_detail, namespace_detail
+from queues.dashboard.detail import (
+    QueueDetail,
+    cluster_queue_detail,
+    cohort_detail,
+    local_queue_detail,
+    namespace_detail,
+)
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.dashboard.workloads import workload_page
-from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
+from queues.views.common import (
+    DashboardRequest,
+    dashboard_view,
+    live_interval,
+    live_response,
+    query_without,
+    wants_live,
+)
 from queues.views.playground import playground_url
 
 CHILD_PAGE_SIZE = 50
@@ -34,11 +47,20 @@ def _render(
     if detail is None:
         raise Http404("No such queue")
     children = queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE) if tree else None
-    work = workload_page(request.viewer, request.GET, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure))
+    work = workload_page(
+        request.viewer, request.GET, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure)
+    )
     context = {
-        "detail": detail, "obj": detail.obj, "children": children, "work": work, "viewer": request.viewer,
-        "range": range_name, "ranges": list(history.RANGES), "query": query_without(request, "page", "live"),
-        "tree_query": query_without(request, "tpage", "live"), "playground_url": playground_url(detail.obj),
+        "detail": detail,
+        "obj": detail.obj,
+        "children": children,
+        "work": work,
+        "viewer": request.viewer,
+        "range": range_name,
+        "ranges": list(history.RANGES),
+        "query": query_without(request, "page", "live"),
+        "tree_query": query_without(request, "tpage", "live"),
+        "playground_url": playground_url(detail.obj),
     }
     if wants_live(request):
         fragments = {
@@ -48,7 +70,9 @@ def _render(
         if children is not None:
             fragments["detail-children"] = ("queues/detail/_children.html", context)
         return live_response(request, fragments, detail.figures)
-    return render(request, template, {**context, "live_interval": live_interval(), "live_query": query_without(request, "live")})
+    return render(
+        request, template, {**context, "live_interval": live_interval(), "live_query": query_without(request, "live")}
+    )
 
 
 @dashboard_view
@@ -56,8 +80,13 @@ def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpRes
     def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
         return local_queue_detail(request.viewer, namespace, name, structure, range_name)
 
-    return _render(request, "queues/detail/local_queue.html", find, tree=None,
-                   workloads=lambda _s: {"local_queue__namespace__name": namespace, "local_queue__name": name})
+    return _render(
+        request,
+        "queues/detail/local_queue.html",
+        find,
+        tree=None,
+        workloads=lambda _s: {"local_queue__namespace__name": namespace, "local_queue__name": name},
+    )
 
 
 @dashboard_view
@@ -65,8 +94,13 @@ def cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
     def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
         return cluster_queue_detail(request.viewer, name, structure, range_name)
 
-    return _render(request, "queues/detail/cluster_queue.html", find, tree=TreeFilters(cluster_queue=name),
-                   workloads=lambda _s: {"local_queue__cluster_queue__name": name})
+    return _render(
+        request,
+        "queues/detail/cluster_queue.html",
+        find,
+        tree=TreeFilters(cluster_queue=name),
+        workloads=lambda _s: {"local_queue__cluster_queue__name": name},
+    )
 
 
 @dashboard_view
@@ -74,8 +108,13 @@ def namespace(request: DashboardRequest, name: str) -> HttpResponse:
     def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
         return namespace_detail(request.viewer, name, structure, range_name)
 
-    return _render(request, "queues/detail/namespace.html", find, tree=TreeFilters(namespace=name),
-                   workloads=lambda _s: {"namespace__name": name})
+    return _render(
+        request,
+        "queues/detail/namespace.html",
+        find,
+        tree=TreeFilters(namespace=name),
+        workloads=lambda _s: {"namespace__name": name},
+    )
 
 
 @dashboard_view

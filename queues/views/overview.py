@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from queues.dashboard import history
 from queues.dashboard.overview import overview_for
-from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, wants_live
+from queues.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
 
 
 @dashboard_view

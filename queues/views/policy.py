@@ -65,7 +65,9 @@ def _edit(
 ) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and (formset is None or formset.is_valid()):
         try:
-            change = save_policy(form.instance, quotas=formset.kept_rows() if formset is not None else None, actor=request.user)
+            change = save_policy(
+                form.instance, quotas=formset.kept_rows() if formset is not None else None, actor=request.user
+            )
         except ValidationError as error:
             _attach(form, error)
         else:
@@ -73,16 +75,24 @@ def _edit(
             return redirect(back)
     status = 400 if request.method == "POST" else 200
     context: dict[str, Any] = {
-        "obj": obj, "form": form, "formset": formset, "label": label, "back": back,
-        "playground_url": playground_url(obj), "viewer": request.viewer,
-        "non_field_errors": [e for e in form.non_field_errors()] + ([e for e in formset.non_form_errors()] if formset else []),
+        "obj": obj,
+        "form": form,
+        "formset": formset,
+        "label": label,
+        "back": back,
+        "playground_url": playground_url(obj),
+        "viewer": request.viewer,
+        "non_field_errors": [e for e in form.non_field_errors()]
+        + ([e for e in formset.non_form_errors()] if formset else []),
     }
     return render(request, "queues/policy/edit.html", context, status=status)
 
 
 @dashboard_view
 def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
-    lq = get_object_or_404(LocalQueue.objects.select_related("namespace", "cluster_queue"), namespace__name=namespace, name=name)
+    lq = get_object_or_404(
+        LocalQueue.objects.select_related("namespace", "cluster_queue"), namespace__name=namespace, name=name
+    )
     viewer = request.viewer
     if not viewer.can_read_namespace(lq.namespace_id):
         raise Http404("No such LocalQueue")
@@ -119,7 +129,9 @@ def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
         raise PermissionDenied("Only platform admins change ClusterQueues")
     form = ClusterQueueForm(request.POST or None, instance=queue)
     formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
-    return _edit(request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("cluster-queue", args=[name]))
+    return _edit(
+        request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("cluster-queue", args=[name])
+    )
 
 
 @dashboard_view
@@ -130,5 +142,3 @@ def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
     form = CohortForm(request.POST or None, instance=cohort)
     formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
     return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("cohort", args=[name]))
-
-

@@ -6,14 +6,28 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard.tree import TreeFilters, queue_tree
-from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
+from queues.views.common import (
+    DashboardRequest,
+    dashboard_view,
+    live_interval,
+    live_response,
+    query_without,
+    wants_live,
+)
 
 
 @dashboard_view
 def tree(request: DashboardRequest) -> HttpResponse:
-    filters = TreeFilters(q=request.GET.get("q", "").strip()[:100], cluster_queue=request.GET.get("cluster_queue", "").strip()[:63])
+    filters = TreeFilters(
+        q=request.GET.get("q", "").strip()[:100], cluster_queue=request.GET.get("cluster_queue", "").strip()[:63]
+    )
     result = queue_tree(request.viewer, filters, request.GET.get("page", 1))
-    context = {"tree": result, "filters": filters, "viewer": request.viewer, "query": query_without(request, "page", "live")}
+    context = {
+        "tree": result,
+        "filters": filters,
+        "viewer": request.viewer,
+        "query": query_without(request, "page", "live"),
+    }
     if wants_live(request):
         return live_response(request, {"tree-table": ("queues/tree/_table.html", context)})
     return render(request, "queues/tree/page.html", {**context, "live_interval": live_interval()})

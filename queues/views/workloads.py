@@ -8,22 +8,41 @@ from django.shortcuts import render
 from queues.dashboard.structure import load_structure
 from queues.dashboard.workloads import SORTS, workload_detail, workload_page
 from queues.models import WorkloadState
+from queues.views.common import (
+    DashboardRequest,
+    dashboard_view,
+    live_interval,
+    live_response,
+    query_without,
+    wants_live,
+)
 
 STATE_TABS = [("", "All"), *WorkloadState.choices]
-from queues.views.common import live_interval, DashboardRequest, dashboard_view, live_response, query_without, wants_live
 
 
 @dashboard_view
 def workload_list(request: DashboardRequest) -> HttpResponse:
     work = workload_page(request.viewer, request.GET, load_structure())
-    context = {"work": work, "viewer": request.viewer, "query": query_without(request, "page", "live"), "sorts": list(SORTS)}
+    context = {
+        "work": work,
+        "viewer": request.viewer,
+        "query": query_without(request, "page", "live"),
+        "sorts": list(SORTS),
+    }
     if wants_live(request):
         return live_response(request, {"workload-table": ("queues/workloads/_table.html", context)})
     states = request.GET.getlist("state")
-    return render(request, "queues/workloads/list.html", {
-        **context, "live_interval": live_interval(), "live_query": query_without(request, "live"),
-        "state_tabs": STATE_TABS, "current_state": states[0] if len(states) == 1 else ("" if not states else None),
-    })
+    return render(
+        request,
+        "queues/workloads/list.html",
+        {
+            **context,
+            "live_interval": live_interval(),
+            "live_query": query_without(request, "live"),
+            "state_tabs": STATE_TABS,
+            "current_state": states[0] if len(states) == 1 else ("" if not states else None),
+        },
+    )
 
 
 @dashboard_view

@@ -16,8 +16,12 @@ from django.conf import settings as django_settings
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 SCREENSHOTS = Path(django_settings.BASE_DIR) / "var" / "screenshots"
 
@@ -64,7 +68,9 @@ def screenshot(page):
 
     def take(name: str) -> Path:
         """Full-page screenshot once every chart on the page is drawn."""
-        page.wait_for_function("() => [...document.querySelectorAll('.chart')].every(el => el.querySelector('.main-svg'))")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.chart')].every(el => el.querySelector('.main-svg'))"
+        )
         path = SCREENSHOTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
         return path

@@ -121,7 +121,11 @@ def test_given_open_queue_page_when_work_is_submitted_then_it_appears_without_re
     page.wait_for_selector("#detail-workloads")
     assert "fresh-job" not in page.locator("#detail-workloads").inner_text()
 
-    services.submit_workload(local_queue=cluster.a_batch, name="fresh-job", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
+    services.submit_workload(
+        local_queue=cluster.a_batch, name="fresh-job", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}]
+    )
 
-    page.wait_for_function("() => document.getElementById('detail-workloads').innerText.includes('fresh-job')", timeout=10_000)
+    page.wait_for_function(
+        "() => document.getElementById('detail-workloads').innerText.includes('fresh-job')", timeout=10_000
+    )
     assert "updated" in page.locator("[data-live-text]").first.inner_text()

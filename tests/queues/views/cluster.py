@@ -29,8 +29,8 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    QueueingStrategy,
     QueueHold,
+    QueueingStrategy,
     ResourceFlavor,
     TenantMembership,
 )
@@ -57,7 +57,10 @@ class Cluster:
 
 def _quota(cq: ClusterQueue, flavor: ResourceFlavor, resource: str, nominal: str, borrowing: str | None = None) -> None:
     ClusterQueueQuota.objects.create(
-        cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(nominal),
+        cluster_queue=cq,
+        flavor=flavor,
+        resource=resource,
+        nominal=parse_millis(nominal),
         borrowing_limit=None if borrowing is None else parse_millis(borrowing),
     )
 
@@ -93,7 +96,12 @@ def build_cluster(*, history_hours: int = 2, extra_local_queues: int = 0, extra_
     team_c = Namespace.objects.create(name="team-c")
     NamespaceQuota.objects.create(namespace=team_a, resource=GPU, hard=parse_millis("8"))
     cluster = Cluster(
-        cohort=org, cq_gpu=cq_gpu, cq_cpu=cq_cpu, team_a=team_a, team_b=team_b, team_c=team_c,
+        cohort=org,
+        cq_gpu=cq_gpu,
+        cq_cpu=cq_cpu,
+        team_a=team_a,
+        team_b=team_b,
+        team_c=team_c,
         a_train=LocalQueue.objects.create(namespace=team_a, name="train", cluster_queue=cq_gpu, weight=Decimal(2)),
         b_train=LocalQueue.objects.create(namespace=team_b, name="train", cluster_queue=cq_gpu),
         a_batch=LocalQueue.objects.create(namespace=team_a, name="batch", cluster_queue=cq_cpu),
@@ -105,8 +113,14 @@ def build_cluster(*, history_hours: int = 2, extra_local_queues: int = 0, extra_
 
     def submit(lq: LocalQueue, name: str, gpu: str = "0", cpu: str = "4", priority: int = 0, at: object = None) -> None:
         requests = {"cpu": cpu} if gpu == "0" else {GPU: gpu, "cpu": cpu}
-        services.submit_workload(local_queue=lq, name=name, pod_sets=[{"count": 1, "requests": requests}],
-                                 priority=priority, duration_seconds=None, queued_at=at or start)
+        services.submit_workload(
+            local_queue=lq,
+            name=name,
+            pod_sets=[{"count": 1, "requests": requests}],
+            priority=priority,
+            duration_seconds=None,
+            queued_at=at or start,
+        )
 
     # team-b fills the GPU queue first; team-a's bigger jobs must then wait for fair share.
     for index in range(3):

@@ -59,10 +59,16 @@ def test_given_other_tenant_when_team_a_object_opened_then_not_found(cluster, lo
 @pytest.mark.parametrize(
     ("user", "name", "expected"),
     [
-        ("alice", "namespace", 200), ("alice", "local-queue", 200), ("alice", "workload", 200),
-        ("alice", "edit-local-queue", 200), ("alice", "edit-namespace", 403),
-        ("victor", "namespace", 200), ("victor", "local-queue", 200), ("victor", "workload", 200),
-        ("victor", "edit-local-queue", 403), ("victor", "edit-namespace", 403),
+        ("alice", "namespace", 200),
+        ("alice", "local-queue", 200),
+        ("alice", "workload", 200),
+        ("alice", "edit-local-queue", 200),
+        ("alice", "edit-namespace", 403),
+        ("victor", "namespace", 200),
+        ("victor", "local-queue", 200),
+        ("victor", "workload", 200),
+        ("victor", "edit-local-queue", 403),
+        ("victor", "edit-namespace", 403),
     ],
 )
 def test_given_team_a_member_when_team_a_page_opened_then_role_decides(cluster, login, user, name, expected):

@@ -20,8 +20,9 @@ def valid(figure: dict) -> go.Figure:
 
 
 def test_given_allocation_and_capacity_when_utilisation_drawn_then_one_ratio_line_per_resource():
-    figure = charts.utilisation_figure(TIMES, {GPU: [0, 4000, 8000, 8000], "cpu": [0, 0, 0, 0]},
-                                       {GPU: [8000] * 4, "cpu": [32000] * 4})
+    figure = charts.utilisation_figure(
+        TIMES, {GPU: [0, 4000, 8000, 8000], "cpu": [0, 0, 0, 0]}, {GPU: [8000] * 4, "cpu": [32000] * 4}
+    )
 
     valid(figure)
     assert [trace["name"] for trace in figure["data"]] == ["GPU", "CPU"]
@@ -46,8 +47,11 @@ def test_given_no_samples_when_any_time_chart_drawn_then_an_empty_figure_explain
 def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in_display_units():
     memory = [float(2**30 * 1000 * 64)] * 4
     figure = charts.allocation_figure(
-        TIMES, {GPU: [4000, 4000, 8000, 8000], "memory": memory}, {GPU: [1000.0, 2000.0, 3000.0, 4000.0]},
-        entitlement={GPU: 6000.0}, limit={GPU: [8000] * 4},
+        TIMES,
+        {GPU: [4000, 4000, 8000, 8000], "memory": memory},
+        {GPU: [1000.0, 2000.0, 3000.0, 4000.0]},
+        entitlement={GPU: 6000.0},
+        limit={GPU: [8000] * 4},
     )
 
     valid(figure)
@@ -65,8 +69,12 @@ def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in
 
 
 def test_given_entitlement_when_share_drawn_then_dominant_ratios_and_a_reference_line_at_one():
-    figure = charts.share_figure(TIMES, {GPU: [0, 3000, 6000, 9000], "cpu": [0, 0, 48000, 0]},
-                                 {GPU: [0, 1000, 2000, 3000]}, {GPU: 6000.0, "cpu": 32000.0})
+    figure = charts.share_figure(
+        TIMES,
+        {GPU: [0, 3000, 6000, 9000], "cpu": [0, 0, 48000, 0]},
+        {GPU: [0, 1000, 2000, 3000]},
+        {GPU: 6000.0, "cpu": 32000.0},
+    )
 
     valid(figure)
     admitted = figure["data"][0]["y"]
@@ -81,8 +89,10 @@ def test_given_no_entitlement_when_share_drawn_then_it_says_why():
 
 
 def test_given_capacity_rows_when_capacity_drawn_then_parts_add_up_to_the_whole():
-    rows = [{"flavor": "a100", "resource": GPU, "capacity": 16000, "admitted": 20000, "borrowed": 4000},
-            {"flavor": "default", "resource": "cpu", "capacity": 64000, "admitted": 16000, "borrowed": 0}]
+    rows = [
+        {"flavor": "a100", "resource": GPU, "capacity": 16000, "admitted": 20000, "borrowed": 4000},
+        {"flavor": "default", "resource": "cpu", "capacity": 64000, "admitted": 16000, "borrowed": 0},
+    ]
 
     figure = charts.capacity_figure(rows)
 

@@ -18,10 +18,17 @@ LQ = ["team-a", "train"]
 def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> dict[str, str]:
     """A ClusterQueue form submission: its fields and the quota formset rows."""
     data = {
-        "weight": "1", "queueing_strategy": cq.queueing_strategy, "admission_mode": cq.admission_mode,
-        "preemption_within_cluster_queue": "Never", "reclaim_within_cohort": "Never", "stop_policy": "None",
-        "description": "", "quotas-TOTAL_FORMS": str(len(rows)), "quotas-INITIAL_FORMS": "0",
-        "quotas-MIN_NUM_FORMS": "0", "quotas-MAX_NUM_FORMS": "1000",
+        "weight": "1",
+        "queueing_strategy": cq.queueing_strategy,
+        "admission_mode": cq.admission_mode,
+        "preemption_within_cluster_queue": "Never",
+        "reclaim_within_cohort": "Never",
+        "stop_policy": "None",
+        "description": "",
+        "quotas-TOTAL_FORMS": str(len(rows)),
+        "quotas-INITIAL_FORMS": "0",
+        "quotas-MIN_NUM_FORMS": "0",
+        "quotas-MAX_NUM_FORMS": "1000",
     }
     data.update(fields)
     for index, row in enumerate(rows):
@@ -31,12 +38,19 @@ def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> d
 
 
 def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_written(cluster, login):
-    response = login("admin").post(reverse("edit-local-queue", args=LQ), {"weight": "3.5", "stop_policy": "None", "description": "main"})
+    response = login("admin").post(
+        reverse("edit-local-queue", args=LQ), {"weight": "3.5", "stop_policy": "None", "description": "main"}
+    )
 
     assert response.status_code == 302 and response["Location"] == reverse("local-queue", args=LQ)
     assert LocalQueue.objects.get(pk=cluster.a_train.pk).weight == Decimal("3.5")
     change = PolicyChange.objects.get()
-    assert (change.surface, change.action, change.object_type, change.actor_name) == ("ui", "update", "localqueue", "admin")
+    assert (change.surface, change.action, change.object_type, change.actor_name) == (
+        "ui",
+        "update",
+        "localqueue",
+        "admin",
+    )
     assert (change.before["weight"], change.after["weight"]) == ("2", "3.5")
     assert change.changed_fields() == ["description", "weight"]
 
@@ -72,7 +86,9 @@ def test_given_zero_namespace_weight_when_saved_then_rejected_by_the_models_rule
 
 
 def test_given_tenant_editor_when_stop_policy_saved_then_weight_cannot_ride_along(cluster, login):
-    response = login("alice").post(reverse("edit-local-queue", args=LQ), {"weight": "100", "stop_policy": "Hold", "description": ""})
+    response = login("alice").post(
+        reverse("edit-local-queue", args=LQ), {"weight": "100", "stop_policy": "Hold", "description": ""}
+    )
 
     lq = LocalQueue.objects.get(pk=cluster.a_train.pk)
     assert response.status_code == 302
@@ -89,10 +105,20 @@ def test_given_tenant_viewer_or_other_tenant_when_posting_then_nothing_changes(c
 
 def test_given_cluster_queue_quota_edit_when_saved_then_rows_are_replaced_and_audited(cluster, login):
     cq = cluster.cq_cpu
-    data = quota_post(cq, [
-        {"flavor": str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id), "resource": "cpu", "nominal": "48",
-         "borrowing_limit": "", "lending_limit": "16", "flavor_order": "0"},
-    ], weight="2")
+    data = quota_post(
+        cq,
+        [
+            {
+                "flavor": str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id),
+                "resource": "cpu",
+                "nominal": "48",
+                "borrowing_limit": "",
+                "lending_limit": "16",
+                "flavor_order": "0",
+            },
+        ],
+        weight="2",
+    )
 
     response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), data)
 
@@ -121,7 +147,9 @@ def test_given_bad_quantity_when_quota_saved_then_error_names_the_row_field_and_
 def test_given_lending_above_nominal_when_quota_saved_then_model_rule_rejects_it(cluster, login):
     cq = cluster.cq_cpu
     flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)
-    data = quota_post(cq, [{"flavor": flavor, "resource": "cpu", "nominal": "8", "lending_limit": "9", "flavor_order": "0"}])
+    data = quota_post(
+        cq, [{"flavor": flavor, "resource": "cpu", "nominal": "8", "lending_limit": "9", "flavor_order": "0"}]
+    )
 
     response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), data)
 
@@ -142,14 +170,23 @@ def test_given_duplicate_quota_rows_when_saved_then_rejected(cluster, login):
 
 
 def test_given_namespace_hard_quota_when_added_then_it_is_stored_in_millis(cluster, login):
-    data = {"weight": "2", "description": "", "quotas-TOTAL_FORMS": "2", "quotas-INITIAL_FORMS": "0",
-            "quotas-0-resource": "nvidia.com/gpu", "quotas-0-hard": "8", "quotas-1-resource": "memory", "quotas-1-hard": "64Gi"}
+    data = {
+        "weight": "2",
+        "description": "",
+        "quotas-TOTAL_FORMS": "2",
+        "quotas-INITIAL_FORMS": "0",
+        "quotas-0-resource": "nvidia.com/gpu",
+        "quotas-0-hard": "8",
+        "quotas-1-resource": "memory",
+        "quotas-1-hard": "64Gi",
+    }
 
     response = login("admin").post(reverse("edit-namespace", args=["team-a"]), data)
 
     assert response.status_code == 302
     assert dict(NamespaceQuota.objects.filter(namespace=cluster.team_a).values_list("resource", "hard")) == {
-        "nvidia.com/gpu": 8000, "memory": 64 * 2**30 * 1000,
+        "nvidia.com/gpu": 8000,
+        "memory": 64 * 2**30 * 1000,
     }
 
 
@@ -157,8 +194,14 @@ def test_given_cohort_that_would_become_its_own_ancestor_when_saved_then_parent_
     from queues.models import Cohort
 
     child = Cohort.objects.create(name="child", parent=cluster.cohort)
-    data = {"parent": str(child.pk), "weight": "1", "admission_mode": "", "description": "",
-            "quotas-TOTAL_FORMS": "0", "quotas-INITIAL_FORMS": "0"}
+    data = {
+        "parent": str(child.pk),
+        "weight": "1",
+        "admission_mode": "",
+        "description": "",
+        "quotas-TOTAL_FORMS": "0",
+        "quotas-INITIAL_FORMS": "0",
+    }
 
     response = login("admin").post(reverse("edit-cohort", args=["org"]), data)
 

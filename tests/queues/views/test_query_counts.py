@@ -61,11 +61,19 @@ def grow(cluster) -> None:
         for cq in (cluster.cq_gpu, cluster.cq_cpu):
             lq = LocalQueue.objects.create(namespace=namespace, name=f"q-{cq.name}", cluster_queue=cq)
             for job in range(2):
-                services.submit_workload(local_queue=lq, name=f"{cq.name}-{job}", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
-                                         queued_at=start)
+                services.submit_workload(
+                    local_queue=lq,
+                    name=f"{cq.name}-{job}",
+                    pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
+                    queued_at=start,
+                )
     for job in range(30):
-        services.submit_workload(local_queue=cluster.a_train, name=f"more-{job}",
-                                 pod_sets=[{"count": 1, "requests": {"nvidia.com/gpu": "1"}}], queued_at=start)
+        services.submit_workload(
+            local_queue=cluster.a_train,
+            name=f"more-{job}",
+            pod_sets=[{"count": 1, "requests": {"nvidia.com/gpu": "1"}}],
+            queued_at=start,
+        )
     run_all_admission_passes()
     sample_usage()
 
@@ -86,7 +94,9 @@ def test_given_ten_times_more_data_when_pages_load_then_query_counts_do_not_chan
 
 
 @pytest.mark.parametrize(("user", "name", "args"), PAGES)
-def test_given_cluster_when_page_loads_then_queries_stay_under_the_ceiling(cluster, login, django_assert_max_num_queries, user, name, args):
+def test_given_cluster_when_page_loads_then_queries_stay_under_the_ceiling(
+    cluster, login, django_assert_max_num_queries, user, name, args
+):
     client = login(user)
     with django_assert_max_num_queries(CEILING):
         assert client.get(url_of(name, args)).status_code == 200

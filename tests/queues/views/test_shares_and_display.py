@@ -48,9 +48,18 @@ def test_given_values_when_jain_index_taken_then_it_matches_the_simulator_defini
 
 @pytest.mark.parametrize(
     ("millis", "resource", "text"),
-    [(12345.6, "cpu", "12.3 CPU"), (500, "cpu", "0.5 CPU"), (4000, GPU, "4 GPU"), (2**30 * 1000 * 1536, "memory", "1.5 TiB"),
-     (2**20 * 1000 * 512, "memory", "512 MiB"), (0, "cpu", "0 CPU"), (None, "cpu", "—"), (3, "cpu", "<0.01 CPU"),
-     (250_000, "cpu", "250 CPU"), (7000, "example.com/fpga", "7 fpga")],
+    [
+        (12345.6, "cpu", "12.3 CPU"),
+        (500, "cpu", "0.5 CPU"),
+        (4000, GPU, "4 GPU"),
+        (2**30 * 1000 * 1536, "memory", "1.5 TiB"),
+        (2**20 * 1000 * 512, "memory", "512 MiB"),
+        (0, "cpu", "0 CPU"),
+        (None, "cpu", "—"),
+        (3, "cpu", "<0.01 CPU"),
+        (250_000, "cpu", "250 CPU"),
+        (7000, "example.com/fpga", "7 fpga"),
+    ],
 )
 def test_given_millis_when_shown_then_rounded_with_a_readable_unit(millis, resource, text):
     assert amount(millis, resource) == text
@@ -74,7 +83,9 @@ def test_given_tenant_when_message_redacted_then_only_other_namespaces_disappear
 
     text = redact("LocalQueue team-ab/train was ahead of team-a/train; head team-b/big-job waits (team-b quota)")
 
-    assert text == (f"LocalQueue {OTHER_TENANT} was ahead of team-a/train; head {OTHER_TENANT} waits ({OTHER_TENANT} quota)")
+    assert text == (
+        f"LocalQueue {OTHER_TENANT} was ahead of team-a/train; head {OTHER_TENANT} waits ({OTHER_TENANT} quota)"
+    )
 
 
 def test_given_admin_when_message_redacted_then_it_is_unchanged():

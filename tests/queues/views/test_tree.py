@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.dashboard.access import viewer_for
+from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.models import LocalQueue
 
 pytestmark = pytest.mark.django_db
@@ -22,10 +22,16 @@ def test_given_cluster_when_admin_opens_tree_then_every_level_is_listed_in_order
 
     assert kinds == [
         ("cohort", "org"),
-        ("clusterQueue", "cq-cpu"), ("namespace", "team-a"), ("localQueue", "batch"),
-        ("namespace", "team-c"), ("localQueue", "etl"),
-        ("clusterQueue", "cq-gpu"), ("namespace", "team-a"), ("localQueue", "train"),
-        ("namespace", "team-b"), ("localQueue", "train"),
+        ("clusterQueue", "cq-cpu"),
+        ("namespace", "team-a"),
+        ("localQueue", "batch"),
+        ("namespace", "team-c"),
+        ("localQueue", "etl"),
+        ("clusterQueue", "cq-gpu"),
+        ("namespace", "team-a"),
+        ("localQueue", "train"),
+        ("namespace", "team-b"),
+        ("localQueue", "train"),
     ]
 
 
@@ -87,7 +93,10 @@ def test_given_tenant_when_tree_opened_then_only_own_namespaces_below_shared_que
     body = response.content.decode()
 
     assert {row.name for row in rows if row.kind == "namespace"} == {"team-a"}
-    assert {(row.kind, row.name) for row in rows if row.kind == "clusterQueue"} == {("clusterQueue", "cq-gpu"), ("clusterQueue", "cq-cpu")}
+    assert {(row.kind, row.name) for row in rows if row.kind == "clusterQueue"} == {
+        ("clusterQueue", "cq-gpu"),
+        ("clusterQueue", "cq-cpu"),
+    }
     assert "team-b" not in body and "team-c" not in body
     assert "Edit" not in body or user == "alice"
 
@@ -103,14 +112,17 @@ def test_given_search_when_tree_filtered_then_only_matching_queues_remain(cluste
     rows = login("admin").get(reverse("queue-tree"), {"q": "team-c"}).context["tree"].rows
 
     assert [(row.kind, row.name) for row in rows if row.kind in ("namespace", "localQueue")] == [
-        ("namespace", "team-c"), ("localQueue", "etl")
+        ("namespace", "team-c"),
+        ("localQueue", "etl"),
     ]
 
 
 def test_given_many_local_queues_when_paged_then_group_rows_repeat_as_continued(cluster, db):
     for index in range(5):
         LocalQueue.objects.create(namespace=cluster.team_c, name=f"extra-{index}", cluster_queue=cluster.cq_cpu)
-    admin = viewer_for(type("U", (), {"is_authenticated": True, "is_active": True, "is_staff": True, "pk": 1, "username": "a"})())
+    admin = viewer_for(
+        type("U", (), {"is_authenticated": True, "is_active": True, "is_staff": True, "pk": 1, "username": "a"})()
+    )
 
     second = queue_tree(admin, TreeFilters(), page_number=2, page_size=4)
 

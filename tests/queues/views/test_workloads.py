@@ -20,7 +20,9 @@ def test_given_pending_filter_when_admin_lists_then_queue_order_and_reasons_are_
     assert set(listed) == {"a-job-1", "a-job-2", "b-job-1", "b-job-2", "c-huge", "a-batch-0"}
     assert listed["a-batch-0"].position == 2
     assert listed["a-batch-0"].reason_title == "Blocked behind the StrictFIFO head"
-    assert listed["a-batch-0"].reason.startswith("ClusterQueue cq-cpu is StrictFIFO") and listed["a-batch-0"].reason.endswith(".")
+    assert listed["a-batch-0"].reason.startswith("ClusterQueue cq-cpu is StrictFIFO") and listed[
+        "a-batch-0"
+    ].reason.endswith(".")
     assert listed["a-job-1"].reason.startswith("Insufficient quota for nvidia.com/gpu")
 
 
