@@ -83,11 +83,19 @@ class _Importer:
         self.report = report
         self.actor = actor
         self.surface = surface
+        self.failed: dict[tuple[str, str], int] = {}  # (kind, key) -> document index
 
     # -- plumbing ---------------------------------------------------------------------------
 
     def problem(self, spec: specs.ObjectSpec, field: str, message: str) -> None:
         self.report.problems.append(Problem(spec.index, spec.kind, spec.key, field, message))
+        self.failed.setdefault((spec.kind, spec.key), spec.index)
+
+    def missing(self, kind: str, name: str) -> str:
+        """Why a referenced object is not there: not defined, or defined but failed above."""
+        if (kind, name) in self.failed:
+            return f"{kind} {name!r} could not be imported (see document {self.failed[(kind, name)]})"
+        return f"{kind} {name!r} is neither in the file nor stored"
 
     def audit(self, instance: models.Model, action: str, before: Any, note: str) -> None:
         fresh = type(instance).objects.get(pk=instance.pk)
@@ -157,7 +165,7 @@ class _Importer:
             flavor = flavors.get(quota.flavor)
             if flavor is None:
                 flavor_path = quota.path.rsplit(".resources[", 1)[0] + ".name"
-                problems.append((flavor_path, f"ResourceFlavor {quota.flavor!r} is neither in the file nor stored"))
+                problems.append((flavor_path, self.missing(specs.RESOURCE_FLAVOR, quota.flavor)))
                 continue
             row = model(
                 **{owner_field: owner}, flavor=flavor, resource=quota.resource, nominal=quota.nominal,
@@ -300,7 +308,7 @@ class _Importer:
             )
         cluster_queue = ClusterQueue.objects.filter(name=spec.cluster_queue).first()
         if cluster_queue is None:
-            self.problem(spec, spec.fields["cluster_queue"], f"ClusterQueue {spec.cluster_queue!r} is neither in the file nor stored")
+            self.problem(spec, spec.fields["cluster_queue"], self.missing(specs.CLUSTER_QUEUE, spec.cluster_queue))
             return
         instance = LocalQueue.objects.filter(namespace=namespace, name=spec.name).select_related("namespace").first()
 
