@@ -21,7 +21,8 @@ import os
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from queues.interop.collector import DatabaseCollector
@@ -75,4 +76,5 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         response = HttpResponse("metrics: a bearer token is required (METRICS_TOKEN)\n", status=401, content_type="text/plain")
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
-    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
+    # The classic text format (0.0.4): every Prometheus 2.x and 3.x server reads it.
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
