@@ -18,13 +18,13 @@ IMPORT = reverse("interop:kueue-import")
 EXPORT = reverse("interop:kueue-export")
 
 
-def user(username: str, *, staff: bool = False):
+def make_user(username: str, *, staff: bool = False):
     return get_user_model().objects.create_user(username=username, password="pw", is_staff=staff)
 
 
 @pytest.fixture
 def staff_client() -> APIClient:
-    user = user("ops", staff=True)
+    user = make_user("ops", staff=True)
     client = APIClient()
     client.force_authenticate(user)
     return client
@@ -32,7 +32,7 @@ def staff_client() -> APIClient:
 
 def test_given_tenant_or_anonymous_when_importing_then_refused():
     tenant = APIClient()
-    tenant.force_authenticate(user("alice"))
+    tenant.force_authenticate(make_user("alice"))
 
     assert APIClient().post(IMPORT, "x", content_type="application/yaml").status_code in (401, 403)
     assert tenant.post(IMPORT, "x", content_type="application/yaml").status_code == 403
@@ -75,7 +75,7 @@ def test_given_json_without_manifests_when_posted_then_400_names_the_field(staff
 
 
 def test_given_token_of_staff_user_when_exporting_then_yaml_with_warnings_as_comments(cluster_v1beta2):
-    user = user("robot", staff=True)
+    user = make_user("robot", staff=True)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     client.post(IMPORT, cluster_v1beta2, content_type="application/yaml")
