@@ -21,7 +21,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from queues.interop.kueue import API_VERSIONS, DEFAULT_EXPORT_VERSION, ImportFailed, export_manifests, import_manifests
+from queues.interop.kueue.apply import import_manifests
+from queues.interop.kueue.export import export_manifests
+from queues.interop.kueue.report import ImportFailed
+from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
 from queues.models import Surface
 
 YAML_MEDIA_TYPE = "application/yaml"

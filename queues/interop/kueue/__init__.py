@@ -1,21 +1,10 @@
 """Kueue manifests (``kueue.x-k8s.io`` v1beta1/v1beta2) in and out of fairportal.
 
-``import_manifests`` parses multi-document YAML, validates every object with the models'
-``clean()``, and applies it in one audited transaction (or rolls it back for a dry run);
-``export_manifests`` writes the stored policy back as manifests that import unchanged.
+* ``parse.parse_manifests``: multi-document YAML -> ``specs`` (pure Python, no Django: the
+  engine's scenario loader may use it to read manifests embedded in scenario files);
+* ``apply.import_manifests``: validate with the models' ``clean()`` and apply in one audited
+  transaction, or roll it back for a dry run;
+* ``export.export_manifests``: the stored policy as manifests that import back unchanged.
+
+This package imports nothing itself, so importing ``parse`` does not load Django.
 """
-
-from queues.interop.kueue.apply import import_manifests
-from queues.interop.kueue.export import ExportResult, export_manifests
-from queues.interop.kueue.report import ImportFailed, ImportReport
-from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
-
-__all__ = [
-    "API_VERSIONS",
-    "DEFAULT_EXPORT_VERSION",
-    "ExportResult",
-    "ImportFailed",
-    "ImportReport",
-    "export_manifests",
-    "import_manifests",
-]

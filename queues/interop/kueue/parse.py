@@ -19,13 +19,6 @@ from queues.engine.policy import POLICY_FIELDS, FairSharingPolicy
 from queues.engine.quantities import parse_millis, validate_resource_name
 from queues.interop.kueue import specs
 from queues.interop.kueue.reader import FieldError, Problem, Reader, join
-from queues.models.choices import (
-    AdmissionMode,
-    QueueingStrategy,
-    ReclaimWithinCohort,
-    StopPolicy,
-    WithinClusterQueuePreemption,
-)
 
 # Metadata the API server fills in: meaningless in another system, so not kept.
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
@@ -208,8 +201,8 @@ def _admission_mode(spec: Reader, fields: dict[str, str]) -> str:
         return ""
     scope = spec.child("admissionScope")
     if not scope.has("admissionMode"):
-        raise FieldError(scope.field("admissionMode"), f"required (one of {', '.join(AdmissionMode.values)})")
-    mode = scope.choice("admissionMode", list(AdmissionMode.values), "")
+        raise FieldError(scope.field("admissionMode"), f"required (one of {', '.join(specs.ADMISSION_MODES)})")
+    mode = scope.choice("admissionMode", list(specs.ADMISSION_MODES), "")
     fields["admission_mode"] = scope.field("admissionMode")
     scope.finish()
     return mode
@@ -352,15 +345,13 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
     fields = {"name": "metadata.name", "cohort": spec.field(cohort_key)}
     if spec.data.get("namespaceSelector") == {}:
         spec.ignore("namespaceSelector")  # all namespaces: what fairportal does anyway (and exports)
-    strategy = spec.choice("queueingStrategy", list(QueueingStrategy.values), QueueingStrategy.BEST_EFFORT_FIFO)
+    strategy = spec.choice("queueingStrategy", list(specs.QUEUEING_STRATEGIES), "BestEffortFIFO")
     fields["queueing_strategy"] = spec.field("queueingStrategy")
-    stop_policy = spec.choice("stopPolicy", list(StopPolicy.values), StopPolicy.NONE)
+    stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
     fields["stop_policy"] = spec.field("stopPolicy")
     preemption = spec.child("preemption")
-    within = preemption.choice(
-        "withinClusterQueue", list(WithinClusterQueuePreemption.values), WithinClusterQueuePreemption.NEVER
-    )
-    reclaim = preemption.choice("reclaimWithinCohort", list(ReclaimWithinCohort.values), ReclaimWithinCohort.NEVER)
+    within = preemption.choice("withinClusterQueue", list(specs.WITHIN_CLUSTER_QUEUE), "Never")
+    reclaim = preemption.choice("reclaimWithinCohort", list(specs.RECLAIM_WITHIN_COHORT), "Never")
     fields["preemption_within_cluster_queue"] = preemption.field("withinClusterQueue")
     fields["reclaim_within_cohort"] = preemption.field("reclaimWithinCohort")
     preemption.finish()
@@ -383,7 +374,7 @@ def parse_local_queue(index: int, version: str, name: str, root: Reader) -> spec
     if not cluster_queue:
         raise FieldError(spec.field("clusterQueue"), "required (the ClusterQueue this LocalQueue submits to)")
     fields = {"name": "metadata.name", "namespace": "metadata.namespace", "cluster_queue": spec.field("clusterQueue")}
-    stop_policy = spec.choice("stopPolicy", list(StopPolicy.values), StopPolicy.NONE)
+    stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
     fields["stop_policy"] = spec.field("stopPolicy")
     weight = _fair_sharing_weight(spec, fields)
     spec.finish()

@@ -29,6 +29,14 @@ KINDS = (RESOURCE_FLAVOR, COHORT, CLUSTER_QUEUE, LOCAL_QUEUE, WORKLOAD_PRIORITY_
 COHORT_PARENT_FIELD = {"v1beta1": "parent", "v1beta2": "parentName"}
 CLUSTER_QUEUE_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
 
+# Enumerations as Kueue spells them (the models' choices hold the same values; a test checks it).
+# Kept here as plain tuples so that parsing needs no Django.
+ADMISSION_MODES = ("NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", "DominantResourceShare", "TimeAware")
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
+
 # An annotation for the one fairportal field Kueue has no place for.
 DESCRIPTION_ANNOTATION = "fairportal.io/description"
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from queues.interop.kueue import API_VERSIONS, DEFAULT_EXPORT_VERSION, export_manifests
+from queues.interop.kueue.export import export_manifests
+from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
 
 
 class Command(BaseCommand):

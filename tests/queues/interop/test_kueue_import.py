@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from queues.engine.quantities import parse_millis
-from queues.interop.kueue import ImportFailed, import_manifests
+from queues.interop.kueue.apply import import_manifests
+from queues.interop.kueue.report import ImportFailed
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -366,3 +367,23 @@ spec: {clusterQueue: batch-cpu}
         "lower-case letters, digits and '-', start and end with a letter or digit, at most 63 characters"
     ]
     assert not LocalQueue.objects.exists()
+
+
+def test_parser_enumerations_match_the_model_choices_and_parsing_needs_no_django():
+    import subprocess
+    import sys
+
+    from queues.interop.kueue import specs
+    from queues.models import AdmissionMode, QueueingStrategy, ReclaimWithinCohort, StopPolicy, WithinClusterQueuePreemption
+
+    assert specs.ADMISSION_MODES == tuple(AdmissionMode.values)
+    assert specs.QUEUEING_STRATEGIES == tuple(QueueingStrategy.values)
+    assert specs.STOP_POLICIES == tuple(StopPolicy.values)
+    assert specs.WITHIN_CLUSTER_QUEUE == tuple(WithinClusterQueuePreemption.values)
+    assert specs.RECLAIM_WITHIN_COHORT == tuple(ReclaimWithinCohort.values)
+    code = (
+        "import sys; from queues.interop.kueue.parse import parse_manifests; "
+        "parsed = parse_manifests(open('tests/queues/interop/manifests/cluster-v1beta2.yaml').read()); "
+        "assert len(parsed.objects) == 16 and not parsed.problems; assert 'django' not in sys.modules, 'django loaded'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PATH": "/usr/bin:/bin"})

@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 import yaml
 
-from queues.interop.kueue import export_manifests, import_manifests
+from queues.interop.kueue.apply import import_manifests
+from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.parse import parse_manifests
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, WorkloadPriorityClass
 

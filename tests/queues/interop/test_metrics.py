@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from budgets.models import Budget
 from queues import services
 from queues.interop.collector import BudgetState, DatabaseCollector
-from queues.interop.kueue import import_manifests
+from queues.interop.kueue.apply import import_manifests
 from queues.metrics import ADMISSION_PASS_DURATION, ADMISSIONS
 from queues.models import ClusterQueue, LocalQueue, ResourceFlavor, Workload, WorkloadState
 from queues.services.workloads import sync_workload_resources

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from queues.engine.policy import FairSharingPolicy
-from queues.interop.kueue import import_manifests
+from queues.interop.kueue.apply import import_manifests
 from queues.interop.prometheus import PrometheusClient, PrometheusError
 from queues.interop.usage_source import PrometheusUsageSource, decayed_window_integral, window_start
 from queues.models import LocalQueue
