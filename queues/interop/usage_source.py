@@ -154,3 +154,14 @@ class PrometheusUsageSource:
                 shares[resource] = used / total if total > 0 else 0.0
             result[node] = shares
         return result
+
+
+def usage_source_from_settings(policy: FairSharingPolicy, prometheus_url: str, timeout: float = 10.0) -> PrometheusUsageSource | None:
+    """The Prometheus source when ``PROMETHEUS_URL`` is set, else None (the built-in series).
+
+    The control loop calls this with ``settings.FAIR_SHARING`` and ``settings.PROMETHEUS_URL``
+    and, when it gets a source, fills ``Snapshot.historical_usage`` from ``historical_usage(now)``.
+    """
+    if not prometheus_url:
+        return None
+    return PrometheusUsageSource(PrometheusClient(prometheus_url, timeout=timeout), policy)

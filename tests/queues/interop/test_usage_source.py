@@ -30,3 +30,12 @@ def test_given_missing_samples_then_they_count_as_zero_on_the_grid():
     series = Series({"resource": "cpu"}, [(60.0, 4.0), (180.0, 2.0)])
 
     assert on_grid(series, [0, 60, 120, 180]) == [(0, 0.0), (60, 4.0), (120, 0.0), (180, 2.0)]
+
+
+def test_given_no_prometheus_url_then_the_built_in_series_stays_the_default():
+    from queues.interop.usage_source import usage_source_from_settings
+
+    policy = FairSharingPolicy()
+    assert usage_source_from_settings(policy, "") is None
+    source = usage_source_from_settings(policy, "http://127.0.0.1:9090")
+    assert source is not None and source.client.base_url == "http://127.0.0.1:9090" and source.step == 300

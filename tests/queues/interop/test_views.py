@@ -9,6 +9,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from queues.interop.kueue.apply import import_manifests
 from queues.models import ClusterQueue, PolicyChange
 from tests.queues.interop.conftest import manifest
 
@@ -95,3 +96,11 @@ def test_given_json_accept_when_exporting_then_documents_and_warnings(staff_clie
 
     assert len(body["documents"]) == 16 and body["warnings"]
     assert staff_client.get(f"{EXPORT}?apiVersion=v2").status_code == 400
+
+
+def test_given_imported_priority_classes_then_staff_see_them_in_the_admin(admin_client, cluster_v1beta2):
+    import_manifests(cluster_v1beta2, dry_run=False)
+
+    page = admin_client.get(reverse("admin:queues_workloadpriorityclass_changelist")).content.decode()
+
+    assert "production" in page and "best-effort" in page
