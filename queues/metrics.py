@@ -67,13 +67,15 @@ def _authorised(request: HttpRequest) -> bool:
     if not token:
         return True
     header = request.headers.get("Authorization", "")
-    return header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer "):].encode(), token.encode())
+    return header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :].encode(), token.encode())
 
 
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if not _authorised(request):
-        response = HttpResponse("metrics: a bearer token is required (METRICS_TOKEN)\n", status=401, content_type="text/plain")
+        response = HttpResponse(
+            "metrics: a bearer token is required (METRICS_TOKEN)\n", status=401, content_type="text/plain"
+        )
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response
     # The classic text format (0.0.4): every Prometheus 2.x and 3.x server reads it.

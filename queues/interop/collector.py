@@ -112,7 +112,9 @@ class DatabaseCollector(Collector):
         per_lq, per_cq, per_ns, per_cohort = _Totals(), _Totals(), _Totals(), _Totals()
         for row in counts:
             lq = lq_by_id.get(row["local_queue_id"])
-            cq_id = row["cluster_queue_id"] if row["state"] == WorkloadState.ADMITTED and row["cluster_queue_id"] else None
+            cq_id = (
+                row["cluster_queue_id"] if row["state"] == WorkloadState.ADMITTED and row["cluster_queue_id"] else None
+            )
             per_lq.add_counts(row["local_queue_id"], row["state"], row["n"])
             per_cq.add_counts(cq_id or (lq.cluster_queue_id if lq else None), row["state"], row["n"])
             per_ns.add_counts(lq.namespace_id if lq else None, row["state"], row["n"])
@@ -128,9 +130,7 @@ class DatabaseCollector(Collector):
                 per_cq.merge_into(per_cohort, queue_id, cohort_id)
 
         nodes: dict[str, list[tuple[Any, list[str], Any]]] = {
-            "local_queue": [
-                (lq.pk, [lq.namespace.name, lq.name, lq.cluster_queue.name], lq) for lq in local_queues
-            ],
+            "local_queue": [(lq.pk, [lq.namespace.name, lq.name, lq.cluster_queue.name], lq) for lq in local_queues],
             "cluster_queue": [(cq.pk, [cq.name, cq.cohort.name if cq.cohort else ""], cq) for cq in cluster_queues],
             "namespace": [(ns.pk, [ns.name], ns) for ns in namespaces],
             "cohort": [(c.pk, [c.name, c.parent.name if c.parent else ""], c) for c in cohorts],
@@ -163,7 +163,9 @@ def _level_families(level: str, nodes: list[tuple[Any, list[str], Any]], totals:
     labels = LEVEL_LABELS[level]
     what = level.replace("_", " ")
     pending = GaugeMetricFamily(f"{PREFIX}_{level}_pending_workloads", f"Pending workloads per {what}", labels=labels)
-    admitted = GaugeMetricFamily(f"{PREFIX}_{level}_admitted_workloads", f"Admitted workloads per {what}", labels=labels)
+    admitted = GaugeMetricFamily(
+        f"{PREFIX}_{level}_admitted_workloads", f"Admitted workloads per {what}", labels=labels
+    )
     admitted_usage = GaugeMetricFamily(
         f"{PREFIX}_{level}_admitted_usage",
         f"Requests of admitted workloads per {what}, resource and flavor, in base units (cores, bytes, GPUs)",
@@ -174,7 +176,9 @@ def _level_families(level: str, nodes: list[tuple[Any, list[str], Any]], totals:
         f"Decayed usage (KEP-4136 consumedResources) per {what} and resource, in base units",
         labels=[*labels, "resource"],
     )
-    share = GaugeMetricFamily(f"{PREFIX}_{level}_weighted_share", f"Weighted share (score) per {what} at the last sample", labels=labels)
+    share = GaugeMetricFamily(
+        f"{PREFIX}_{level}_weighted_share", f"Weighted share (score) per {what} at the last sample", labels=labels
+    )
     weight = GaugeMetricFamily(f"{PREFIX}_{level}_weight", f"Fair-sharing weight per {what}", labels=labels)
     for key, values, obj in nodes:
         pending.add_metric(values, totals.pending.get(key, 0))
@@ -193,11 +197,13 @@ def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -
     cq_names = {cq.pk: (cq.name, cq.cohort.name if cq.cohort else "") for cq in cluster_queues}
     cohort_names = {c.pk: c.name for c in cohorts}
     cq_quota = GaugeMetricFamily(
-        f"{PREFIX}_cluster_queue_nominal_quota", "Nominal quota per ClusterQueue, flavor and resource, in base units",
+        f"{PREFIX}_cluster_queue_nominal_quota",
+        "Nominal quota per ClusterQueue, flavor and resource, in base units",
         labels=["cluster_queue", "cohort", "flavor", "resource"],
     )
     cohort_quota = GaugeMetricFamily(
-        f"{PREFIX}_cohort_nominal_quota", "A cohort's own nominal quota per flavor and resource, in base units",
+        f"{PREFIX}_cohort_nominal_quota",
+        "A cohort's own nominal quota per flavor and resource, in base units",
         labels=["cohort", "flavor", "resource"],
     )
     capacity = GaugeMetricFamily(
@@ -211,7 +217,9 @@ def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -
         cq_quota.add_metric([name, cohort, row["flavor__name"], row["resource"]], base_units(row["nominal"]))
         total[row["resource"]] += row["nominal"]
     for row in CohortQuota.objects.values("cohort_id", "flavor__name", "resource", "nominal"):
-        cohort_quota.add_metric([cohort_names.get(row["cohort_id"], ""), row["flavor__name"], row["resource"]], base_units(row["nominal"]))
+        cohort_quota.add_metric(
+            [cohort_names.get(row["cohort_id"], ""), row["flavor__name"], row["resource"]], base_units(row["nominal"])
+        )
         total[row["resource"]] += row["nominal"]
     for resource, amount in sorted(total.items()):
         capacity.add_metric([resource], base_units(amount))
@@ -222,7 +230,9 @@ def _budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
     labels = ["budget", "kind", "target_kind", "target", "resource"]
     budgets = list(Budget.objects.select_related("local_queue__namespace", "namespace", "cluster_queue"))
     allocated = GaugeMetricFamily(
-        f"{PREFIX}_budget_allocated_hours", "Hours (wall time or resource-hours) a budget allows per period", labels=labels
+        f"{PREFIX}_budget_allocated_hours",
+        "Hours (wall time or resource-hours) a budget allows per period",
+        labels=labels,
     )
     rows = [(budget, [budget.name, budget.kind, *_budget_target(budget), budget.resource]) for budget in budgets]
     for budget, values in rows:
@@ -231,8 +241,12 @@ def _budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
     if budget_usage is None:
         return
     states = budget_usage(budgets)
-    used = GaugeMetricFamily(f"{PREFIX}_budget_used_hours", "Hours a budget has used in its current period", labels=labels)
-    exhausted = GaugeMetricFamily(f"{PREFIX}_budget_exhausted", "1 when a budget is used up (its queue is held)", labels=labels)
+    used = GaugeMetricFamily(
+        f"{PREFIX}_budget_used_hours", "Hours a budget has used in its current period", labels=labels
+    )
+    exhausted = GaugeMetricFamily(
+        f"{PREFIX}_budget_exhausted", "1 when a budget is used up (its queue is held)", labels=labels
+    )
     for budget, values in rows:
         state = states.get(budget.pk)
         if state is not None:

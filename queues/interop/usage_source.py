@@ -122,7 +122,9 @@ class PrometheusUsageSource:
         count = int(math.floor((now - first) / self.step)) + 1
         return start, [first + i * self.step for i in range(count)]
 
-    def series(self, now: float) -> tuple[dict[str, dict[str, list[tuple[float, float]]]], dict[str, list[tuple[float, float]]]]:
+    def series(
+        self, now: float
+    ) -> tuple[dict[str, dict[str, list[tuple[float, float]]]], dict[str, list[tuple[float, float]]]]:
         """Allocation per node and resource, and capacity per resource, on the sample grid."""
         _, grid = self.grid(now)
         first, last = grid[0], grid[-1]
@@ -143,7 +145,8 @@ class PrometheusUsageSource:
         start, _ = self.grid(now)
         usage, capacity = self.series(now)
         capacity_integral = {
-            resource: decayed_window_integral(samples, now, start, self.half_life) for resource, samples in capacity.items()
+            resource: decayed_window_integral(samples, now, start, self.half_life)
+            for resource, samples in capacity.items()
         }
         result: dict[str, dict[str, float]] = {}
         for node, per_resource in sorted(usage.items()):
@@ -156,7 +159,9 @@ class PrometheusUsageSource:
         return result
 
 
-def usage_source_from_settings(policy: FairSharingPolicy, prometheus_url: str, timeout: float = 10.0) -> PrometheusUsageSource | None:
+def usage_source_from_settings(
+    policy: FairSharingPolicy, prometheus_url: str, timeout: float = 10.0
+) -> PrometheusUsageSource | None:
     """The Prometheus source when ``PROMETHEUS_URL`` is set, else None (the built-in series).
 
     The control loop calls this with ``settings.FAIR_SHARING`` and ``settings.PROMETHEUS_URL``

@@ -3,8 +3,9 @@
 ``POST /api/v1/kueue/import`` takes multi-document YAML (``application/yaml`` or ``text/plain``
 body, or JSON ``{"manifests": "...", "dryRun": true}``); ``?dryRun=true`` shows the diff without
 saving. ``GET /api/v1/kueue/export?apiVersion=v1beta1`` returns YAML (or JSON with
-``Accept: application/json``), export warnings as leading ``#`` comments. Authentication and permissions are explicit here so they do
-not depend on the API's defaults: session or token, staff users only.
+``Accept: application/json``), export warnings as leading ``#`` comments. Authentication and
+permissions are explicit here so they do not depend on the API's defaults: session or token,
+staff users only.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ class KueueExportView(StaffOnlyView):
     def get(self, request: Request) -> Response | HttpResponse:
         api_version = request.query_params.get("apiVersion", DEFAULT_EXPORT_VERSION)
         if api_version not in API_VERSIONS:
-            return Response({"errors": [f"apiVersion: must be one of {', '.join(API_VERSIONS)}, got {api_version!r}"]}, status=400)
+            return Response(
+                {"errors": [f"apiVersion: must be one of {', '.join(API_VERSIONS)}, got {api_version!r}"]}, status=400
+            )
         result = export_manifests(api_version)
         if "application/json" in request.headers.get("Accept", ""):
             return Response({"documents": result.documents, "warnings": result.warnings})

@@ -41,4 +41,6 @@ class WorkloadPriorityClass(models.Model):
 
         super().clean()
         if self.value is not None and not PRIORITY_MIN <= self.value <= PRIORITY_MAX:
-            raise ValidationError({"value": f"must be a 32-bit integer ({PRIORITY_MIN}..{PRIORITY_MAX}), got {self.value}"})
+            raise ValidationError(
+                {"value": f"must be a 32-bit integer ({PRIORITY_MIN}..{PRIORITY_MAX}), got {self.value}"}
+            )

@@ -100,8 +100,13 @@ class _Importer:
     def audit(self, instance: models.Model, action: str, before: Any, note: str) -> None:
         fresh = type(instance).objects.get(pk=instance.pk)
         record_change(
-            instance=fresh, action=action, before=before, after=policy_state(fresh),
-            actor=self.actor, surface=self.surface, note=note,
+            instance=fresh,
+            action=action,
+            before=before,
+            after=policy_state(fresh),
+            actor=self.actor,
+            surface=self.surface,
+            note=note,
         )
 
     def save(
@@ -141,8 +146,13 @@ class _Importer:
             )
         self.report.objects.append(
             ObjectResult(
-                index=spec.index, kind=spec.kind, name=spec.key, action=action, changes=diff,
-                unknown_fields=sorted(spec.extra), notes=list(spec.notes),
+                index=spec.index,
+                kind=spec.kind,
+                name=spec.key,
+                action=action,
+                changes=diff,
+                unknown_fields=sorted(spec.extra),
+                notes=list(spec.notes),
             )
         )
         return instance
@@ -150,11 +160,18 @@ class _Importer:
     def created_on_the_way(self, instance: models.Model, spec: specs.ObjectSpec, kind: str, note: str) -> None:
         """An object the file implies but does not define (a referenced cohort, a namespace)."""
         self.audit(instance, PolicyChange.Action.CREATE, None, f"Kueue import, document {spec.index}: {note}")
-        self.report.objects.append(ObjectResult(index=spec.index, kind=kind, name=str(instance), action=CREATED, notes=[note]))
+        self.report.objects.append(
+            ObjectResult(index=spec.index, kind=kind, name=str(instance), action=CREATED, notes=[note])
+        )
 
     def replace_quotas(
-        self, spec: specs.ObjectSpec, owner: models.Model, model: type[models.Model], owner_field: str,
-        quotas: Iterable[specs.QuotaSpec], with_order: bool,
+        self,
+        spec: specs.ObjectSpec,
+        owner: models.Model,
+        model: type[models.Model],
+        owner_field: str,
+        quotas: Iterable[specs.QuotaSpec],
+        with_order: bool,
     ) -> None:
         """The file's resourceGroups are the full quota of ``owner``: rows are replaced."""
         quotas = list(quotas)
@@ -168,8 +185,12 @@ class _Importer:
                 problems.append((flavor_path, self.missing(specs.RESOURCE_FLAVOR, quota.flavor)))
                 continue
             row = model(
-                **{owner_field: owner}, flavor=flavor, resource=quota.resource, nominal=quota.nominal,
-                borrowing_limit=quota.borrowing_limit, lending_limit=quota.lending_limit,
+                **{owner_field: owner},
+                flavor=flavor,
+                resource=quota.resource,
+                nominal=quota.nominal,
+                borrowing_limit=quota.borrowing_limit,
+                lending_limit=quota.lending_limit,
             )
             if with_order:
                 row.flavor_order = quota.flavor_order
@@ -240,7 +261,11 @@ class _Importer:
             try:
                 cohort.full_clean()
             except ValidationError as error:
-                field = "metadata.name" if name in defined else spec.fields.get("parent" if spec.kind == specs.COHORT else "cohort", "")
+                field = (
+                    "metadata.name"
+                    if name in defined
+                    else spec.fields.get("parent" if spec.kind == specs.COHORT else "cohort", "")
+                )
                 self.problem(spec, field, "; ".join(error.message_dict.get("name", ["invalid"])))
                 continue
             cohort.save()
@@ -291,7 +316,9 @@ class _Importer:
         def quotas(queue: ClusterQueue) -> None:
             self.replace_quotas(spec, queue, ClusterQueueQuota, "cluster_queue", spec.quotas, with_order=True)
 
-        self.save(spec, instance or ClusterQueue(name=spec.name), created=instance is None, assign=assign, after_save=quotas)
+        self.save(
+            spec, instance or ClusterQueue(name=spec.name), created=instance is None, assign=assign, after_save=quotas
+        )
 
     def local_queue(self, spec: specs.LocalQueueSpec) -> None:
         namespace = Namespace.objects.filter(name=spec.namespace).first()
@@ -321,6 +348,8 @@ class _Importer:
                 queue.description = spec.description
 
         self.save(
-            spec, instance or LocalQueue(namespace=namespace, name=spec.name),
-            created=instance is None, assign=assign,
+            spec,
+            instance or LocalQueue(namespace=namespace, name=spec.name),
+            created=instance is None,
+            assign=assign,
         )

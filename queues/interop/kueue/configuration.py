@@ -41,6 +41,11 @@ def compare_configuration(spec: ConfigurationSpec, running: FairSharingPolicy | 
             result.matching.append(key)
         else:
             result.differences.append(
-                PolicyDifference(key=key, running=before[key], imported=after[key], env=f"{ENV_VARIABLE[key]}={env_value(key, after)}")
+                PolicyDifference(
+                    key=key,
+                    running=before[key],
+                    imported=after[key],
+                    env=f"{ENV_VARIABLE[key]}={env_value(key, after)}",
+                )
             )
     return result

@@ -127,8 +127,10 @@ def _document(api_version: str, kind: str, metadata: dict[str, Any], **body: Any
 
 def _admission_scope(mode: str, where: str, warnings: list[str]) -> dict[str, Any]:
     if mode not in KUEUE_ADMISSION_MODES:
-        warnings.append(f"{where}: admissionMode {mode} is a fairportal extension; Kueue accepts only "
-                        f"{' and '.join(KUEUE_ADMISSION_MODES)}")
+        warnings.append(
+            f"{where}: admissionMode {mode} is a fairportal extension; Kueue accepts only "
+            f"{' and '.join(KUEUE_ADMISSION_MODES)}"
+        )
     return {"admissionMode": mode}
 
 
@@ -150,7 +152,12 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
 
     for flavor in ResourceFlavor.objects.order_by("name"):
         spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
-        doc = _document(api_version, specs.RESOURCE_FLAVOR, _metadata(flavor.name, flavor.description, flavor.kueue_extra), spec=spec)
+        doc = _document(
+            api_version,
+            specs.RESOURCE_FLAVOR,
+            _metadata(flavor.name, flavor.description, flavor.kueue_extra),
+            spec=spec,
+        )
         place_extra(doc, flavor.kueue_extra, f"ResourceFlavor {flavor.name}", warnings)
         result.documents.append(doc)
 
@@ -158,11 +165,18 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         body: dict[str, Any] = {"value": priority_class.value}
         if priority_class.description:
             body["description"] = priority_class.description
-        doc = _document(api_version, specs.WORKLOAD_PRIORITY_CLASS, _metadata(priority_class.name, "", priority_class.kueue_extra), **body)
+        doc = _document(
+            api_version,
+            specs.WORKLOAD_PRIORITY_CLASS,
+            _metadata(priority_class.name, "", priority_class.kueue_extra),
+            **body,
+        )
         place_extra(doc, priority_class.kueue_extra, f"WorkloadPriorityClass {priority_class.name}", warnings)
         result.documents.append(doc)
 
-    cohort_quotas = Prefetch("quotas", queryset=CohortQuota.objects.select_related("flavor").order_by("flavor__name", "resource"))
+    cohort_quotas = Prefetch(
+        "quotas", queryset=CohortQuota.objects.select_related("flavor").order_by("flavor__name", "resource")
+    )
     cohorts = list(Cohort.objects.select_related("parent").prefetch_related(cohort_quotas))
     by_id = {cohort.pk: cohort for cohort in cohorts}
     for cohort in sorted(cohorts, key=lambda c: (_cohort_depth(c, by_id), c.name)):
@@ -173,16 +187,23 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         spec["fairSharing"] = {"weight": decimal_text(cohort.weight)}
         if cohort.admission_mode:
             spec["admissionScope"] = _admission_scope(cohort.admission_mode, where, warnings)
-            warnings.append(f"{where}: admissionScope on a Cohort follows KEP-4136; Kueue's Cohort API does not have it yet")
+            warnings.append(
+                f"{where}: admissionScope on a Cohort follows KEP-4136; Kueue's Cohort API does not have it yet"
+            )
         groups = resource_groups(cohort.quotas.all())
         if groups:
             spec["resourceGroups"] = groups
-        doc = _document(api_version, specs.COHORT, _metadata(cohort.name, cohort.description, cohort.kueue_extra), spec=spec)
+        doc = _document(
+            api_version, specs.COHORT, _metadata(cohort.name, cohort.description, cohort.kueue_extra), spec=spec
+        )
         place_extra(doc, cohort.kueue_extra, where, warnings)
         result.documents.append(doc)
 
     queue_quotas = Prefetch(
-        "quotas", queryset=ClusterQueueQuota.objects.select_related("flavor").order_by("flavor_order", "flavor__name", "resource")
+        "quotas",
+        queryset=ClusterQueueQuota.objects.select_related("flavor").order_by(
+            "flavor_order", "flavor__name", "resource"
+        ),
     )
     for queue in ClusterQueue.objects.select_related("cohort").prefetch_related(queue_quotas).order_by("name"):
         where = f"ClusterQueue {queue.name}"
@@ -203,7 +224,9 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         groups = resource_groups(queue.quotas.all())
         if groups:
             spec["resourceGroups"] = groups
-        doc = _document(api_version, specs.CLUSTER_QUEUE, _metadata(queue.name, queue.description, queue.kueue_extra), spec=spec)
+        doc = _document(
+            api_version, specs.CLUSTER_QUEUE, _metadata(queue.name, queue.description, queue.kueue_extra), spec=spec
+        )
         place_extra(doc, queue.kueue_extra, where, warnings)
         result.documents.append(doc)
 

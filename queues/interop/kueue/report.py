@@ -106,7 +106,11 @@ class ImportReport:
         return {
             "dryRun": self.dry_run,
             "applied": self.ok and not self.dry_run,
-            "summary": {"created": self.count(CREATED), "updated": self.count(UPDATED), "unchanged": self.count(UNCHANGED)},
+            "summary": {
+                "created": self.count(CREATED),
+                "updated": self.count(UPDATED),
+                "unchanged": self.count(UNCHANGED),
+            },
             "objects": [result.as_dict() for result in self.objects],
             "configurations": [result.as_dict() for result in self.configurations],
             "errors": [str(problem) for problem in self.problems],

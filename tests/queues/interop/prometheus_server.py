@@ -46,20 +46,28 @@ def backfill(openmetrics: str, storage: Path) -> None:
     source.write_text(openmetrics)
     subprocess.run(
         [binary("promtool"), "tsdb", "create-blocks-from", "openmetrics", str(source), str(storage)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
 
 
 @contextmanager
-def prometheus(workdir: Path, scrape_configs: list[dict[str, Any]] | None = None, storage: Path | None = None) -> Iterator[str]:
+def prometheus(
+    workdir: Path, scrape_configs: list[dict[str, Any]] | None = None, storage: Path | None = None
+) -> Iterator[str]:
     """A running Prometheus; yields its base URL. Retries on a port taken in the meantime."""
     storage = storage or workdir / "tsdb"
     storage.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
-    config.write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": scrape_configs or [],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+                "scrape_configs": scrape_configs or [],
+            }
+        )
+    )
     log = workdir / "prometheus.log"
     for _attempt in range(3):
         port = free_port()
@@ -74,7 +82,8 @@ def prometheus(workdir: Path, scrape_configs: list[dict[str, Any]] | None = None
                     f"--web.listen-address=127.0.0.1:{port}",
                     "--web.enable-lifecycle",
                 ],
-                stdout=log_file, stderr=subprocess.STDOUT,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
             )
         try:
             if _wait_ready(url, process):

@@ -21,8 +21,12 @@ def test_given_kueue_configuration_when_imported_then_differences_name_the_envir
     [configuration] = report.configurations
     assert [d.as_dict() for d in configuration.differences] == [
         {"key": "usageHalfLifeTime", "running": "1h", "imported": "7d", "env": "USAGE_HALF_LIFE_TIME=7d"},
-        {"key": "resourceWeights", "running": {}, "imported": {"cpu": 1.0, "nvidia.com/gpu": 10.0},
-         "env": "RESOURCE_WEIGHTS=cpu=1,nvidia.com/gpu=10"},
+        {
+            "key": "resourceWeights",
+            "running": {},
+            "imported": {"cpu": 1.0, "nvidia.com/gpu": 10.0},
+            "env": "RESOURCE_WEIGHTS=cpu=1,nvidia.com/gpu=10",
+        },
     ]
     assert configuration.matching == ["usageSamplingInterval"]
     assert configuration.ignored == ["namespace", "manageJobsWithoutQueueName", "fairSharing"]

@@ -33,8 +33,17 @@ def policy_rows() -> dict[str, int]:
     """How many rows each policy table holds (to prove nothing was written)."""
     return {
         model.__name__: model.objects.count()
-        for model in (ResourceFlavor, WorkloadPriorityClass, Cohort, CohortQuota, ClusterQueue, ClusterQueueQuota,
-                      Namespace, LocalQueue, PolicyChange)
+        for model in (
+            ResourceFlavor,
+            WorkloadPriorityClass,
+            Cohort,
+            CohortQuota,
+            ClusterQueue,
+            ClusterQueueQuota,
+            Namespace,
+            LocalQueue,
+            PolicyChange,
+        )
     }
 
 
@@ -70,7 +79,9 @@ def test_given_v1beta2_cluster_when_imported_then_quotas_keep_limits_and_flavor_
     assert rows[("spot-gpu", GPU)].borrowing_limit is None  # unlimited
     assert [rows[k].flavor_order for k in [("default-cpu", "cpu"), ("a100", GPU), ("spot-gpu", GPU)]] == [0, 1, 2]
     assert (training.weight, training.preemption_within_cluster_queue, training.reclaim_within_cohort) == (
-        Decimal(2), "LowerPriority", "Any"
+        Decimal(2),
+        "LowerPriority",
+        "Any",
     )
     batch = ClusterQueue.objects.get(name="batch-cpu")
     cpu = batch.quotas.get(resource="cpu")
@@ -93,11 +104,16 @@ def test_given_unknown_fields_when_imported_then_they_are_kept_on_the_object_and
     report = import_manifests(cluster_v1beta2, dry_run=False)
 
     training = ClusterQueue.objects.get(name="gpu-training")
-    assert training.kueue_extra["spec.flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
+    assert training.kueue_extra["spec.flavorFungibility"] == {
+        "whenCanBorrow": "TryNextFlavor",
+        "whenCanPreempt": "TryNextFlavor",
+    }
     assert training.kueue_extra["spec.preemption.borrowWithinCohort"] == {"policy": "Never"}
     assert "spec.namespaceSelector" not in training.kueue_extra  # {} is the default, written back on export
     language = LocalQueue.objects.get(namespace__name="team-language", name="training")
-    assert language.kueue_extra == {"spec.wallTimePolicy": {"wallTimeAllocatedHours": 100, "actionWhenWallTimeExhausted": "Hold"}}
+    assert language.kueue_extra == {
+        "spec.wallTimePolicy": {"wallTimeAllocatedHours": 100, "actionWhenWallTimeExhausted": "Hold"}
+    }
     reported = {r.name: r.unknown_fields for r in report.objects}
     assert reported["gpu-training"] == ["spec.flavorFungibility", "spec.preemption.borrowWithinCohort"]
     assert reported["a100"] == ["spec.nodeTaints"]
@@ -185,8 +201,14 @@ def test_given_import_from_the_command_line_then_each_created_object_has_an_audi
     assert rows.count() == 19
     training = rows.get(object_type="clusterqueue", object_repr="gpu-training")
     assert training.action == "create" and training.before is None
-    assert {"flavor": "a100", "resource": GPU, "nominal": "16", "borrowing_limit": "8", "lending_limit": "8",
-            "flavor_order": 1} in training.after["quotas"]
+    assert {
+        "flavor": "a100",
+        "resource": GPU,
+        "nominal": "16",
+        "borrowing_limit": "8",
+        "lending_limit": "8",
+        "flavor_order": 1,
+    } in training.after["quotas"]
     assert "Kueue import, document 9" in training.note
 
 
@@ -194,8 +216,11 @@ def test_given_stored_cluster_when_reimported_with_a_change_then_one_update_row_
     import_manifests(cluster_v1beta2, dry_run=False)
     PolicyChange.objects.all().delete()
 
-    import_manifests(cluster_v1beta2.replace("queueingStrategy: StrictFIFO", "queueingStrategy: BestEffortFIFO"),
-                     dry_run=False, surface=Surface.API)
+    import_manifests(
+        cluster_v1beta2.replace("queueingStrategy: StrictFIFO", "queueingStrategy: BestEffortFIFO"),
+        dry_run=False,
+        surface=Surface.API,
+    )
 
     row = PolicyChange.objects.get()
     assert (row.surface, row.action, row.object_repr) == ("api", "update", "gpu-inference")
@@ -275,7 +300,9 @@ def test_given_references_to_missing_objects_and_a_cycle_when_imported_then_data
 
 
 def test_given_broken_yaml_when_imported_then_the_line_is_named():
-    assert errors_of(manifest("invalid-yaml.yaml")) == ["file: not valid YAML at line 5, column 1: expected ',' or ']', but got '<stream end>'"]
+    assert errors_of(manifest("invalid-yaml.yaml")) == [
+        "file: not valid YAML at line 5, column 1: expected ',' or ']', but got '<stream end>'"
+    ]
 
 
 def test_given_borrowing_limit_without_cohort_when_imported_then_rejected_as_kueue_does():
@@ -356,12 +383,15 @@ def test_given_local_queue_moved_while_holding_workloads_when_imported_then_mode
 
 
 def test_given_local_queue_with_invalid_name_when_imported_then_metadata_name_is_blamed(cluster_v1beta2):
-    text = cluster_v1beta2 + """---
+    text = (
+        cluster_v1beta2
+        + """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: Not_A_Name, namespace: data-eng}
 spec: {clusterQueue: batch-cpu}
 """
+    )
     assert errors_of(text) == [
         "document 17 (LocalQueue 'data-eng/Not_A_Name'): metadata.name: 'Not_A_Name' is not a valid name: use "
         "lower-case letters, digits and '-', start and end with a letter or digit, at most 63 characters"
@@ -374,7 +404,13 @@ def test_parser_enumerations_match_the_model_choices_and_parsing_needs_no_django
     import sys
 
     from queues.interop.kueue import specs
-    from queues.models import AdmissionMode, QueueingStrategy, ReclaimWithinCohort, StopPolicy, WithinClusterQueuePreemption
+    from queues.models import (
+        AdmissionMode,
+        QueueingStrategy,
+        ReclaimWithinCohort,
+        StopPolicy,
+        WithinClusterQueuePreemption,
+    )
 
     assert specs.ADMISSION_MODES == tuple(AdmissionMode.values)
     assert specs.QUEUEING_STRATEGIES == tuple(QueueingStrategy.values)

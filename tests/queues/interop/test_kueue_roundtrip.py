@@ -70,7 +70,9 @@ def test_given_export_when_imported_again_then_every_object_is_unchanged(cluster
 def test_given_v1beta1_export_then_version_specific_field_names_are_used(cluster_v1beta2):
     import_manifests(cluster_v1beta2, dry_run=False)
 
-    documents = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(export_manifests("v1beta1").to_yaml())}
+    documents = {
+        (d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(export_manifests("v1beta1").to_yaml())
+    }
 
     assert documents[("Cohort", "research")]["spec"]["parent"] == "org"
     assert documents[("ClusterQueue", "batch-cpu")]["spec"]["cohort"] == "platform"
@@ -94,8 +96,11 @@ def test_given_kept_fields_when_exported_then_they_are_back_at_their_paths(clust
 
     training = documents[("ClusterQueue", "gpu-training")]["spec"]
     assert training["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor", "whenCanPreempt": "TryNextFlavor"}
-    assert training["preemption"] == {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any",
-                                      "borrowWithinCohort": {"policy": "Never"}}
+    assert training["preemption"] == {
+        "withinClusterQueue": "LowerPriority",
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "Never"},
+    }
     assert training["namespaceSelector"] == {}
     assert documents[("ClusterQueue", "gpu-inference")]["spec"]["namespaceSelector"] == {
         "matchLabels": {"example.com/inference": "true"}

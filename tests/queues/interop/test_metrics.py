@@ -32,7 +32,9 @@ def value(found: dict, name: str, **labels: str) -> float:
 
 def admit(local_queue: LocalQueue, name: str, requests: dict[str, str], flavor: str, count: int = 1) -> Workload:
     """Submit and mark admitted (the control loop's job, which is not merged yet)."""
-    workload = services.submit_workload(local_queue=local_queue, name=name, pod_sets=[{"count": count, "requests": requests}])
+    workload = services.submit_workload(
+        local_queue=local_queue, name=name, pod_sets=[{"count": count, "requests": requests}]
+    )
     workload.state = WorkloadState.ADMITTED
     workload.cluster_queue = local_queue.cluster_queue
     workload.flavor_assignment = {resource: flavor for resource in requests}
@@ -52,7 +54,9 @@ def busy_cluster(cluster_v1beta2):
     admit(etl, "etl-1", {"cpu": "100m"}, "default-cpu")
     services.submit_workload(local_queue=vision, name="train-3", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
     services.submit_workload(local_queue=etl, name="etl-2", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
-    LocalQueue.objects.filter(pk=vision.pk).update(consumed_resources={"cpu": 2500.0, "nvidia.com/gpu": 1500.5}, weighted_share=0.83)
+    LocalQueue.objects.filter(pk=vision.pk).update(
+        consumed_resources={"cpu": 2500.0, "nvidia.com/gpu": 1500.5}, weighted_share=0.83
+    )
     return {"vision": vision, "language": language, "etl": etl}
 
 
@@ -82,41 +86,75 @@ def test_given_busy_cluster_when_scraped_then_cluster_queue_namespace_and_cohort
     training = {"cluster_queue": "gpu-training", "cohort": "research"}
     assert value(found, "fairportal_cluster_queue_admitted_workloads", **training) == 2
     assert value(found, "fairportal_cluster_queue_pending_workloads", **training) == 1
-    assert value(found, "fairportal_cluster_queue_admitted_usage", **training, resource="nvidia.com/gpu", flavor="spot-gpu") == 1
+    assert (
+        value(
+            found, "fairportal_cluster_queue_admitted_usage", **training, resource="nvidia.com/gpu", flavor="spot-gpu"
+        )
+        == 1
+    )
     assert value(found, "fairportal_namespace_admitted_workloads", namespace="data-eng") == 1
     assert value(found, "fairportal_namespace_pending_workloads", namespace="data-eng") == 1
     # the org cohort's subtree holds all three ClusterQueues (through research and platform)
     assert value(found, "fairportal_cohort_admitted_workloads", cohort="org", parent="") == 3
     assert value(found, "fairportal_cohort_pending_workloads", cohort="org", parent="") == 2
     assert value(found, "fairportal_cohort_admitted_workloads", cohort="research", parent="org") == 2
-    assert value(found, "fairportal_cohort_admitted_usage", cohort="org", parent="", resource="cpu", flavor="default-cpu") == 0.1
+    assert (
+        value(found, "fairportal_cohort_admitted_usage", cohort="org", parent="", resource="cpu", flavor="default-cpu")
+        == 0.1
+    )
     assert value(found, "fairportal_cohort_weight", cohort="platform", parent="org") == 0.5
 
 
 def test_given_quotas_when_scraped_then_nominal_quotas_and_cluster_capacity_are_exported(client, busy_cluster):
     found = samples(client.get(reverse("metrics")).content.decode())
 
-    assert value(found, "fairportal_cluster_queue_nominal_quota", cluster_queue="gpu-training", cohort="research",
-                 flavor="a100", resource="nvidia.com/gpu") == 16
-    assert value(found, "fairportal_cohort_nominal_quota", cohort="research", flavor="a100", resource="nvidia.com/gpu") == 8
+    assert (
+        value(
+            found,
+            "fairportal_cluster_queue_nominal_quota",
+            cluster_queue="gpu-training",
+            cohort="research",
+            flavor="a100",
+            resource="nvidia.com/gpu",
+        )
+        == 16
+    )
+    assert (
+        value(found, "fairportal_cohort_nominal_quota", cohort="research", flavor="a100", resource="nvidia.com/gpu")
+        == 8
+    )
     # 16 + 8 (gpu-training) + 4 (gpu-inference) + 8 (research's own)
     assert value(found, "fairportal_cluster_capacity", resource="nvidia.com/gpu") == 36
     assert value(found, "fairportal_cluster_capacity", resource="cpu") == 128 + 32 + 0.25
 
 
-def test_given_budget_when_scraped_then_allocated_hours_are_exported_and_used_only_with_accounting(client, busy_cluster):
-    Budget.objects.create(name="vision-gpu", local_queue=busy_cluster["vision"], kind="ResourceHours",
-                          resource="nvidia.com/gpu", allocated_hours=500)
+def test_given_budget_when_scraped_then_allocated_hours_are_exported_and_used_only_with_accounting(
+    client, busy_cluster
+):
+    Budget.objects.create(
+        name="vision-gpu",
+        local_queue=busy_cluster["vision"],
+        kind="ResourceHours",
+        resource="nvidia.com/gpu",
+        allocated_hours=500,
+    )
 
     found = samples(client.get(reverse("metrics")).content.decode())
 
-    labels = {"budget": "vision-gpu", "kind": "ResourceHours", "target_kind": "local_queue",
-              "target": "team-vision/training", "resource": "nvidia.com/gpu"}
+    labels = {
+        "budget": "vision-gpu",
+        "kind": "ResourceHours",
+        "target_kind": "local_queue",
+        "target": "team-vision/training",
+        "resource": "nvidia.com/gpu",
+    }
     assert value(found, "fairportal_budget_allocated_hours", **labels) == 500
     assert not any(name == "fairportal_budget_used_hours" for name, _ in found)
 
     budget = Budget.objects.get()
-    with_accounting = DatabaseCollector(budget_usage=lambda budgets: {budget.pk: BudgetState(used_hours=512.5, exhausted=True)})
+    with_accounting = DatabaseCollector(
+        budget_usage=lambda budgets: {budget.pk: BudgetState(used_hours=512.5, exhausted=True)}
+    )
     families = {f.name: f for f in with_accounting.collect()}
     assert families["fairportal_budget_used_hours"].samples[0].value == 512.5
     assert families["fairportal_budget_exhausted"].samples[0].value == 1.0

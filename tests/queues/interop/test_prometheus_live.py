@@ -37,7 +37,9 @@ def test_given_live_server_when_prometheus_scrapes_it_then_decayed_usage_reads_b
     )
 
     with prometheus(tmp_path, [scrape_job(live_server, token="scrape-secret")]) as url:
-        result = wait_for(url, 'fairportal_local_queue_decayed_usage{namespace="team-vision",resource="nvidia.com/gpu"}')
+        result = wait_for(
+            url, 'fairportal_local_queue_decayed_usage{namespace="team-vision",resource="nvidia.com/gpu"}'
+        )
         up = wait_for(url, 'up{job="fairportal"} == 1')
 
     assert [(r["metric"]["local_queue"], float(r["value"][1])) for r in result] == [("training", 1.25)]
@@ -70,17 +72,29 @@ def test_given_history_in_prometheus_when_read_by_usage_source_then_it_equals_th
     team_a = [(t, 4.0 if t < start + 2 * 3600 else 0.0) for t in grid]
     team_b = [(t, 8.0 if t >= start + 4 * 3600 else 0.0) for t in grid]
     capacity = [(t, 16.0 if t < start + 3 * 3600 else 24.0) for t in grid]
-    lq = 'fairportal_local_queue_admitted_usage{{namespace="{ns}",local_queue="main",cluster_queue="cq",resource="cpu",flavor="default"}}'
+    lq = (
+        'fairportal_local_queue_admitted_usage{{namespace="{ns}",local_queue="main",'
+        'cluster_queue="cq",resource="cpu",flavor="default"}}'
+    )
     storage = tmp_path / "tsdb"
     storage.mkdir()
-    backfill(openmetrics({
-        lq.format(ns="team-a"): team_a,
-        lq.format(ns="team-b"): team_b,
-        'fairportal_cluster_capacity{resource="cpu"}': capacity,
-    }), storage)
-    policy = FairSharingPolicy.from_mapping({
-        "usageHalfLifeTime": "2h", "usageSamplingInterval": "1m", "usageWindow": {"size": "5h", "type": "sliding"},
-    })
+    backfill(
+        openmetrics(
+            {
+                lq.format(ns="team-a"): team_a,
+                lq.format(ns="team-b"): team_b,
+                'fairportal_cluster_capacity{resource="cpu"}': capacity,
+            }
+        ),
+        storage,
+    )
+    policy = FairSharingPolicy.from_mapping(
+        {
+            "usageHalfLifeTime": "2h",
+            "usageSamplingInterval": "1m",
+            "usageWindow": {"size": "5h", "type": "sliding"},
+        }
+    )
 
     with prometheus(tmp_path, storage=storage) as url:
         usage = PrometheusUsageSource(PrometheusClient(url), policy).historical_usage(now)
@@ -89,7 +103,9 @@ def test_given_history_in_prometheus_when_read_by_usage_source_then_it_equals_th
     window = window_start(now, 5 * 3600, "sliding")
 
     def expected(samples: list[tuple[int, float]]) -> float:
-        return decayed_window_integral(samples, now, window, 7200) / decayed_window_integral(capacity, now, window, 7200)
+        return decayed_window_integral(samples, now, window, 7200) / decayed_window_integral(
+            capacity, now, window, 7200
+        )
 
     assert usage["localQueue:team-a/main"]["cpu"] == pytest.approx(expected(team_a), rel=1e-12)
     assert usage["localQueue:team-b/main"]["cpu"] == pytest.approx(expected(team_b), rel=1e-12)
@@ -105,10 +121,15 @@ def test_given_kai_example_in_prometheus_then_24_gpu_hours_of_100_give_usage_0_2
     used = [(t, 8.0 if start + 3600 <= t < start + 4 * 3600 else 0.0) for t in grid]
     storage = tmp_path / "tsdb"
     storage.mkdir()
-    backfill(openmetrics({
-        'fairportal_local_queue_admitted_usage{namespace="ml",local_queue="q",resource="nvidia.com/gpu"}': used,
-        'fairportal_cluster_capacity{resource="nvidia.com/gpu"}': [(t, 10.0) for t in grid],
-    }), storage)
+    backfill(
+        openmetrics(
+            {
+                'fairportal_local_queue_admitted_usage{namespace="ml",local_queue="q",resource="nvidia.com/gpu"}': used,
+                'fairportal_cluster_capacity{resource="nvidia.com/gpu"}': [(t, 10.0) for t in grid],
+            }
+        ),
+        storage,
+    )
     policy = FairSharingPolicy.from_mapping({"usageSamplingInterval": "5m", "usageWindow": {"size": "10h"}})
 
     with prometheus(tmp_path, storage=storage) as url:
