@@ -132,6 +132,11 @@ try:
 except FairSharingConfigError as error:
     raise ImproperlyConfigured(f"invalid fair-sharing configuration: {error}") from None
 
+# Prometheus: /metrics requires "Authorization: Bearer $METRICS_TOKEN" when set; PROMETHEUS_URL
+# is the server TimeAware may read historical usage from (empty: the built-in usage series).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }

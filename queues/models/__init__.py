@@ -14,6 +14,7 @@ from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
+from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
 from queues.models.tenancy import TenantMembership
 from queues.models.workload import Workload, WorkloadResource
@@ -36,6 +37,7 @@ __all__ = [
     "TenantMembership",
     "WithinClusterQueuePreemption",
     "Workload",
+    "WorkloadPriorityClass",
     "WorkloadResource",
     "WorkloadState",
 ]
