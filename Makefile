@@ -10,6 +10,8 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
 REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 PYTEST_ARGS ?=
+# Tests publish to their own Redis database, so a running `make run` never sees their messages.
+TEST_CELERY_BROKER_URL ?= redis://$(REDIS_HOST):$(REDIS_PORT)/5
 
 ifeq ($(DB),sqlite)
 TEST_DB_URL := sqlite:///$(CURDIR)/var/test.sqlite3
@@ -80,7 +82,8 @@ services: postgres redis chromium prometheus
 
 test: install services
 	@mkdir -p var
-	DATABASE_URL=$(TEST_DB_URL) $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
+		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install
 	$(PY) bench/engine.py

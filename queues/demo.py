@@ -22,6 +22,7 @@ from budgets.models import Budget
 from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
+    AdmissionRecord,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -337,6 +338,19 @@ def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
                 )
                 for index, totals, assignment in resources
                 for resource, amount in totals.items()
+            ],
+            batch_size=1000,
+        )
+        AdmissionRecord.objects.bulk_create(
+            [
+                AdmissionRecord(
+                    workload=workload, namespace_id=workload.namespace_id, local_queue_id=workload.local_queue_id,
+                    cluster_queue_id=workload.cluster_queue_id, assignment=workload.flavor_assignment,
+                    requests=total_requests(workload.pod_sets), admitted_at=workload.admitted_at,
+                    ended_at=workload.finished_at, end_reason=AdmissionRecord.EndReason.FINISHED,
+                )
+                for workload in created
+                if workload.state == WorkloadState.FINISHED
             ],
             batch_size=1000,
         )

@@ -30,6 +30,9 @@ class LocalQueue(FairSharingStatus):
     kueue_extra = models.JSONField(
         default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
     )
+    historical_share = models.JSONField(
+        default=dict, blank=True, help_text="TimeAware: windowed decayed usage / scope capacity, per resource"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
