@@ -6,10 +6,11 @@ How a pass runs:
    ``drain``) are evicted first, so their quota is free for the rest of the pass.
 2. Pending workloads sit in a fair tree: root -> cohorts -> ClusterQueues -> namespaces ->
    LocalQueues -> workloads (priority, then queue timestamp, then name). Every node picks the
-   child with the lowest key ``(group, score, best candidate's order)``; ``score`` counts only
-   where the node is inside a fair admission scope (see ``scopes``), ``group`` is 0 for a
-   candidate that fits its ClusterQueue's nominal quota under a usage-based or dominant-share
-   cohort scope (admitted directly) and 1 for one that must borrow.
+   child with the lowest key ``(group, score, best candidate's order)``. ``score`` counts only
+   where the node is inside a fair admission scope (see ``scopes``). ``group`` orders the
+   ClusterQueues of a cohort: 0 when the candidate fits its ClusterQueue's own nominal quota
+   (admitted directly, as Kueue does and as KEP-4136 says for cohort scopes), 1 when it must
+   borrow; TimeAware cohort scopes leave it out (fair shares already put deserved quota first).
 3. The best candidate is tried: holds and stop policies, then the namespace quota, then flavor
    assignment against the quota tree, then (if its ClusterQueue opted in) preemption. After
    every single admission the scores on its path change (entry penalty, new allocation) and the
@@ -27,8 +28,12 @@ get their reasons without further checks (or are skipped when ``reasons=False``)
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
+from collections import Counter
+from collections.abc import Callable
+from operator import attrgetter
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +79,6 @@ from queues.engine.types import (
 from queues.engine.usage import INFINITE_SCORE, entry_penalty, score_of, weighted_usage
 
 _LQ, _NS, _CQ, _COHORT, _ROOT = "localQueue", "clusterQueueNamespace", "clusterQueue", "cohort", "root"
-_DIRECT_MODES = (USAGE_BASED, DOMINANT_RESOURCE_SHARE)
 _EMPTY_STATE = UsageState()
 
 
@@ -84,8 +88,19 @@ def plan(snapshot: Snapshot, now: float, *, reasons: bool = True, entry_penalty:
     ``reasons=False`` skips pending reasons (the simulator's inner passes, which only need the
     admissions and evictions; the decisions are the same). ``entry_penalty=False`` turns the
     KEP-4136 entry penalty off, only to show what it prevents.
+
+    The cyclic garbage collector is paused for the pass: a pass allocates hundreds of thousands
+    of small tuples that live until it ends, and letting the collector rescan them every few
+    hundred allocations costs more than the pass itself. It is restored afterwards.
     """
-    return _Planner(snapshot, now, reasons, entry_penalty).run()
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _Planner(snapshot, now, reasons, entry_penalty).run()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def scope_capacities(snapshot: Snapshot) -> dict[str, dict[str, int]]:
@@ -120,7 +135,7 @@ class _Node:
 
     __slots__ = (
         "kind", "name", "nid", "parent", "heap", "version", "seq", "key", "score", "use_score",
-        "direct", "propagate", "parked", "items", "idx", "cq", "lq", "children_ids",
+        "direct", "propagate", "parked", "items", "idx", "cq", "lq", "classes", "heads", "head_cls",
     )
 
     def __init__(self, kind: str, name: str, nid: str, seq: int) -> None:
@@ -137,8 +152,11 @@ class _Node:
         self.direct = False  # ClusterQueue under a usage-based/dominant-share cohort scope
         self.propagate = False  # cohort strictly inside such a scope: passes its best group up
         self.parked = False
-        self.items: list = []
+        self.items: list = []  # with reasons: the candidates in queue order
         self.idx = 0
+        self.classes: list = []  # without reasons: per class [candidates, next index, class]
+        self.heads: list = []  # without reasons: heap of (order key, slot in classes)
+        self.head_cls: Any = None  # the class of the candidate ``_head`` returned last
         self.cq: _Queue | None = None
         self.lq: _Local | None = None
 
@@ -148,7 +166,8 @@ class _Queue:
 
     __slots__ = (
         "spec", "name", "scope", "mode", "unit", "strict", "node", "path", "failed", "counts", "live",
-        "position", "blocked", "recent", "class_flags", "scored_in_cohort", "capacity",
+        "position", "blocked", "recent", "class_flags", "scored_in_cohort", "capacity", "pending", "nominal_memo",
+        "leaves",
     )
 
     def __init__(self, spec: ClusterQueue, scope: Scope, unit: str, path: tuple[str, ...]) -> None:
@@ -160,8 +179,11 @@ class _Queue:
         self.strict = spec.queueing_strategy == STRICT_FIFO
         self.node: _Node | None = None
         self.path = path  # node ids: the queue, then its cohorts up to the root
-        self.failed: dict[Any, tuple[FitFailure, bool]] = {}
-        self.counts: dict[Any, int] = {}
+        self.failed: dict[Any, _Failure] = {}
+        self.counts: Counter = Counter()
+        self.pending: list[PendingReason] = []
+        self.nominal_memo: dict[Any, bool] = {}
+        self.leaves: list[_Node] = []
         self.live = 0
         self.position = 0
         self.blocked: str | None = None
@@ -176,10 +198,21 @@ class _Queue:
         self.capacity: dict[str, int] = {}
 
 
+class _Failure:
+    """A class that did not fit: why, whether it fitted at the start of the pass, cached sentences."""
+
+    __slots__ = ("failure", "fits_at_start", "messages")
+
+    def __init__(self, failure: FitFailure, fits_at_start: bool) -> None:
+        self.failure = failure
+        self.fits_at_start = fits_at_start
+        self.messages: dict[str | None, tuple[str, str]] = {}
+
+
 class _Local:
     """Per-LocalQueue pass state."""
 
-    __slots__ = ("spec", "queue", "namespace", "path", "block", "drain", "nid", "ns_nid")
+    __slots__ = ("spec", "queue", "namespace", "path", "block", "drain", "nid", "ns_nid", "class_of")
 
     def __init__(self, spec: LocalQueue, queue: _Queue, namespace: Namespace) -> None:
         self.spec = spec
@@ -190,6 +223,7 @@ class _Local:
         self.path = (self.nid, self.ns_nid, *queue.path)
         self.block: tuple[str, str] | None = None
         self.drain: tuple[str, str] | None = None
+        self.class_of = _class_function(queue.class_flags, spec.key)
 
 
 class _Planner:
@@ -303,12 +337,14 @@ class _Planner:
     def _take(self, item: Running, path: tuple[str, ...]) -> None:
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
+        self.queues[item.cluster_queue].nominal_memo.clear()
         _add(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
             _add(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
 
     def _release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
+        self.queues[item.cluster_queue].nominal_memo.clear()
         _add(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
         for nid in path:
             _add(self.alloc.setdefault(nid, {}), item.workload.requests, -1)
@@ -322,35 +358,56 @@ class _Planner:
     # --- pending workloads ------------------------------------------------------------------
 
     def _group_pending(self) -> None:
-        self.by_local: dict[str, list] = {}
+        """Pending workloads per LocalQueue in queue order (per class too, without reasons)."""
+        self.by_local: dict[str, Any] = {}
         self.demand: dict[str, dict[str, int]] = {}
-        shapes: dict[int, tuple] = {}
+        by_local = self.by_local
+        info_of: dict[str, tuple] = {}
         reasons = self.reasons
         for workload in self.snapshot.workloads:
             if workload.admitted:
                 continue
-            local = self._local_of(workload)
-            if local.block is not None and not reasons:
+            key = workload.local_queue
+            info = info_of.get(key)
+            if info is None:
+                local = self._local_of(workload)
+                if reasons:
+                    info = (by_local.setdefault(key, []), None)
+                elif local.block is None:
+                    info = (by_local.setdefault(key, {}), local.class_of)
+                else:
+                    info = (None, None)
+                info_of[key] = info
+            container, class_of = info
+            if class_of is None:
+                if container is not None:
+                    container.append(workload)
                 continue
-            requests = workload.requests
-            shape = shapes.get(id(requests))
-            if shape is None:
-                shape = shapes[id(requests)] = tuple(sorted((r, a) for r, a in requests.items() if a))
-            cls = None
-            if local.block is None:
-                preempts, by_time, by_queue = local.queue.class_flags
-                cls = (shape, workload.priority if preempts else None, workload.queued_at if by_time else None,
-                       local.spec.key if by_queue else None)
+            cls = class_of(workload)
+            per_class = container.get(cls)
+            if per_class is None:
+                container[cls] = [workload]
+            else:
+                per_class.append(workload)
+        for key, container in by_local.items():
+            local = self.locals[key]
+            counts = local.queue.counts
+            if reasons:
+                container.sort(key=_order)
+                if local.block is None:
+                    counts.update(map(local.class_of, container))
+                lists = [container] if local.block is None else []
+            else:
+                lists = list(container.values())
+                for per_class in lists:
+                    per_class.sort(key=_order)
+                counts.update({cls: len(per_class) for cls, per_class in container.items()})
+            if local.queue.mode == TIME_AWARE:
                 demand = self.demand.setdefault(local.nid, {})
-                for resource, amount in shape:
-                    demand[resource] = demand.get(resource, 0) + amount
-            self.by_local.setdefault(local.spec.key, []).append(((-workload.priority, workload.queued_at, workload.key), workload, cls))
-        for key, items in self.by_local.items():
-            items.sort(key=_first)
-            counts = self.locals[key].queue.counts
-            for _, _, cls in items:
-                if cls is not None:
-                    counts[cls] = counts.get(cls, 0) + 1
+                for per_class in lists:
+                    for workload in per_class:
+                        for resource, amount in workload.requests.items():
+                            demand[resource] = demand.get(resource, 0) + amount
         for queue in self.queues.values():
             queue.live = len(queue.counts)
 
@@ -496,9 +553,9 @@ class _Planner:
             node.parent = cohort_node_for(parent_name) if parent_name is not None else self.root
             if parent_name is not None:
                 parent_scope = self.cohort_scopes.get(parent_name)
+                node.propagate = parent_scope is None or parent_scope.mode != TIME_AWARE
                 if parent_scope is not None and parent_scope.fair:
                     node.use_score = True
-                    node.propagate = parent_scope.mode in _DIRECT_MODES
                     node.score = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
             return node
 
@@ -510,23 +567,31 @@ class _Planner:
                 cq_node.cq = queue
                 cohort = queue.spec.cohort
                 cq_node.parent = cohort_node_for(cohort) if cohort is not None else self.root
+                cq_node.direct = cohort is not None and not (queue.scored_in_cohort and queue.mode == TIME_AWARE)
                 if queue.scored_in_cohort:
                     cq_node.use_score = True
-                    cq_node.direct = queue.mode in _DIRECT_MODES
                     cq_node.score = self._queue_score(queue)
-            ns_node = self.ns_nodes.get(local.ns_nid)
-            if ns_node is None:
-                ns_node = self.ns_nodes[local.ns_nid] = self._new_node(_NS, local.spec.namespace, local.ns_nid)
-                ns_node.parent = queue.node
-                ns_node.cq = queue
-                if queue.scope.fair:
+            parent = queue.node
+            if queue.scope.fair:  # the namespace level only matters where scores do
+                ns_node = self.ns_nodes.get(local.ns_nid)
+                if ns_node is None:
+                    ns_node = self.ns_nodes[local.ns_nid] = self._new_node(_NS, local.spec.namespace, local.ns_nid)
+                    ns_node.parent = queue.node
+                    ns_node.cq = queue
                     ns_node.use_score = True
                     ns_node.score = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+                parent = ns_node
             lq_node = self.lq_nodes[key] = self._new_node(_LQ, key, local.nid)
-            lq_node.parent = ns_node
+            lq_node.parent = parent
             lq_node.cq = queue
             lq_node.lq = local
-            lq_node.items = self.by_local[key]
+            if self.reasons:
+                lq_node.items = self.by_local[key]
+            else:
+                lq_node.classes = [[per_class, 0, cls] for cls, per_class in self.by_local[key].items()]
+                lq_node.heads = [(entry[0][0].order, slot) for slot, entry in enumerate(lq_node.classes)]
+                heapq.heapify(lq_node.heads)
+            queue.leaves.append(lq_node)
             if queue.scope.fair:
                 lq_node.use_score = True
                 lq_node.score = self.local_scores[key]
@@ -539,9 +604,10 @@ class _Planner:
 
     def _key(self, node: _Node) -> tuple | None:
         if node.kind == _LQ:
-            if node.idx >= len(node.items):
+            head = self._head(node)
+            if head is None:
                 return None
-            return (0, node.score if node.use_score else 0.0, node.items[node.idx][0], node)
+            return (0, node.score if node.use_score else 0.0, head.order, node)
         if node.parked:
             return None
         heap = node.heap
@@ -554,13 +620,80 @@ class _Planner:
             child_key = entry[0]
             if node.direct:
                 leaf = child_key[3]
-                group = 0 if self.tree.within_nominal(node.name, leaf.items[leaf.idx][1].requests) else 1
+                head = self._head(leaf)
+                if head is None:  # its remaining classes failed since its key was computed
+                    group = 1
+                else:
+                    cls = leaf.head_cls
+                    memo = node.cq.nominal_memo  # type: ignore[union-attr]
+                    group = memo.get(cls) if cls is not None else None
+                    if group is None:
+                        group = 0 if self.tree.within_nominal(node.name, head.requests) else 1
+                        if cls is not None:
+                            memo[cls] = group
             elif node.propagate:
                 group = child_key[0]
             else:
                 group = 0
             return (group, node.score if node.use_score else 0.0, child_key[2], child_key[3])
         return None
+
+    def _head(self, leaf: _Node) -> Workload | None:
+        """The leaf's next live candidate (its class in ``leaf.head_cls``), or None.
+
+        Candidates of a class that already failed are dismissed as soon as they reach the head of
+        their LocalQueue: their visit could only fail them, and skipping them keeps the order of
+        the live candidates the same with and without reasons. With reasons they get their
+        pending reason (and position) at that moment; without, whole classes drop at once.
+        """
+        if self.reasons:
+            items = leaf.items
+            local: _Local = leaf.lq  # type: ignore[assignment]
+            queue = local.queue
+            failed = queue.failed
+            blocked = local.block is not None or queue.blocked is not None
+            class_of = local.class_of
+            while leaf.idx < len(items):
+                workload = items[leaf.idx]
+                if blocked:
+                    leaf.head_cls = None
+                    return workload
+                cls = class_of(workload)
+                record = failed.get(cls)
+                if record is None:
+                    leaf.head_cls = cls
+                    return workload
+                leaf.idx += 1
+                queue.counts[cls] -= 1
+                self._pending_quota(workload, local, queue, record)
+            return None
+        heads = leaf.heads
+        failed = leaf.cq.failed  # type: ignore[union-attr]
+        classes = leaf.classes
+        while heads:
+            entry = classes[heads[0][1]]
+            if entry[2] in failed:
+                heapq.heappop(heads)
+                continue
+            leaf.head_cls = entry[2]
+            return entry[0][entry[1]]
+        return None
+
+    def _pop(self, leaf: _Node) -> Workload:
+        """Take the head ``_head`` just returned."""
+        if self.reasons:
+            workload = leaf.items[leaf.idx]
+            leaf.idx += 1
+            return workload
+        _, slot = heapq.heappop(leaf.heads)
+        entry = leaf.classes[slot]
+        items, index = entry[0], entry[1]
+        workload = items[index]
+        index += 1
+        entry[1] = index
+        if index < len(items):
+            heapq.heappush(leaf.heads, (items[index].order, slot))
+        return workload
 
     def _refresh(self, node: _Node, stop_at: _Node | None = None, force: bool = False) -> None:
         """Recompute keys from ``node`` up to (not including) ``stop_at``, pushing changes to parents."""
@@ -585,14 +718,22 @@ class _Planner:
             key = self._key(root)
             if key is None:
                 break
-            self._visit(key[3], None)
-        pending = sorted(self.pending, key=lambda p: (p.cluster_queue, p.position)) if self.reasons else []
+            self._visit(key[3], key[2], None)
+        pending: list[PendingReason] = []
+        if self.reasons:
+            for name in sorted(self.queues):
+                pending.extend(self.queues[name].pending)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
         return Plan(tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
 
-    def _visit(self, leaf: _Node, stop_at: _Node | None) -> None:
-        _, workload, cls = leaf.items[leaf.idx]
-        leaf.idx += 1
+    def _visit(self, leaf: _Node, order: tuple, stop_at: _Node | None) -> None:
+        """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""
+        head = self._head(leaf)
+        if head is None or head.order != order:  # stale: dead candidates were dismissed since
+            self._refresh(leaf, stop_at, force=True)
+            return
+        cls = leaf.head_cls
+        workload = self._pop(leaf)
         local: _Local = leaf.lq  # type: ignore[assignment]
         queue: _Queue = leaf.cq  # type: ignore[assignment]
         admitted = False
@@ -601,34 +742,91 @@ class _Planner:
         elif queue.blocked is not None:
             self._pending(workload, queue, BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked)
         else:
-            was_live = cls not in queue.failed
             failed = queue.failed.get(cls)
+            was_live = failed is None
             if failed is not None:
                 self._pending_quota(workload, local, queue, failed)
             else:
                 admitted = self._try(workload, local, queue, cls)
-            count = queue.counts[cls] = queue.counts[cls] - 1
+            counts = queue.counts
+            count = counts[cls] = counts[cls] - 1
             if was_live and (count == 0 or cls in queue.failed):
                 queue.live -= 1
-        if admitted:
-            self._refresh(leaf, stop_at, force=True)
-        else:
-            self._refresh(leaf, stop_at)
-        if stop_at is None and not queue.node.parked and (queue.live == 0 or queue.blocked is not None):  # type: ignore[union-attr]
+        self._refresh(leaf, stop_at, force=admitted)
+        if stop_at is None and (queue.live == 0 or queue.blocked is not None) and not queue.node.parked:  # type: ignore[union-attr]
             self._park(queue)
 
     def _park(self, queue: _Queue) -> None:
-        """No candidate of this queue can be admitted any more in this pass: finish it off."""
+        """No candidate of this queue can be admitted any more in this pass: finish it off.
+
+        With reasons, the remaining candidates get theirs in the queue's order. The scores are
+        frozen from here on, so that order is a merge that a sort reproduces whenever namespaces
+        with equal scores hold LocalQueues of equal scores (always true without a fair mode);
+        otherwise the fair tree walks it.
+        """
         node = queue.node
         assert node is not None
-        if self.reasons:
+        if self.reasons and not self._drain_sorted(queue):
             while True:
                 key = self._key(node)
                 if key is None:
                     break
-                self._visit(key[3], node)
+                self._visit(key[3], key[2], node)
         node.parked = True
         self._refresh(node)
+
+    def _drain_sorted(self, queue: _Queue) -> bool:
+        buckets: dict[tuple[float, float], list[_Node]] = {}
+        ns_scores: dict[float, set[float]] = {}
+        for leaf in queue.leaves:
+            if leaf.idx >= len(leaf.items):
+                continue
+            parent = leaf.parent
+            ns_score = parent.score if parent is not None and parent.kind == _NS and parent.use_score else 0.0
+            lq_score = leaf.score if leaf.use_score else 0.0
+            buckets.setdefault((ns_score, lq_score), []).append(leaf)
+            ns_scores.setdefault(ns_score, set()).add(lq_score)
+        owners: dict[float, set[int]] = {}
+        for (ns_score, _), leaves in buckets.items():
+            owners.setdefault(ns_score, set()).update(id(leaf.parent) for leaf in leaves)
+        for ns_score, lq_scores in ns_scores.items():
+            if len(lq_scores) > 1 and len(owners[ns_score]) > 1:
+                return False  # tied namespaces with different LocalQueue scores: a real merge
+        out = queue.pending
+        name = queue.name
+        position = queue.position
+        locals_by_key = self.locals
+        failed = queue.failed
+        sentences: dict[str, dict[Any, tuple[str, str]]] = {}
+        for bucket in sorted(buckets, key=_score_pair):
+            leaves = buckets[bucket]
+            if len(leaves) == 1:
+                items = leaves[0].items[leaves[0].idx:]
+            else:
+                items = [workload for leaf in leaves for workload in leaf.items[leaf.idx:]]
+                items.sort(key=_order)  # runs already in order: a merge
+            for workload in items:
+                key = workload.local_queue
+                local = locals_by_key[key]
+                if local.block is not None:
+                    code, message = local.block
+                elif queue.blocked is not None:
+                    code, message = BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked
+                else:
+                    cls = local.class_of(workload)
+                    per_queue = sentences.get(key)
+                    if per_queue is None:
+                        per_queue = sentences[key] = {}
+                    sentence = per_queue.get(cls)
+                    if sentence is None:
+                        sentence = per_queue[cls] = self._quota_reason(local, queue, failed[cls])
+                    code, message = sentence
+                position += 1
+                out.append(PendingReason(workload.key, key, name, code, message, position))
+            for leaf in leaves:
+                leaf.idx = len(leaf.items)
+        queue.position = position
+        return True
 
     def _try(self, workload: Workload, local: _Local, queue: _Queue, cls: Any) -> bool:
         requests = workload.requests
@@ -653,7 +851,7 @@ class _Planner:
         if assignment is None:
             assert failure is not None
             fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests)[0] is not None
-            record = (failure, fits_at_start)
+            record = _Failure(failure, fits_at_start)
             queue.failed[cls] = record
             self._pending_quota(workload, local, queue, record)
             if queue.strict:
@@ -672,6 +870,7 @@ class _Planner:
             self.evictions.append(Eviction(item.workload.key, item.local_queue, item.cluster_queue, PREEMPTED,
                                            text.preempted(workload.key, rule), workload.key))
         self.tree.add(queue.name, amounts)
+        queue.nominal_memo.clear()
         _add(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
         for nid in local.path:
             _add(self.alloc.setdefault(nid, {}), requests, 1)
@@ -732,32 +931,41 @@ class _Planner:
         if not self.reasons:
             return
         queue.position += 1
-        self.pending.append(PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position))
+        queue.pending.append(PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position))
 
-    def _pending_quota(self, workload: Workload, local: _Local, queue: _Queue, record: tuple[FitFailure, bool]) -> None:
+    def _pending_quota(self, workload: Workload, local: _Local, queue: _Queue, record: _Failure) -> None:
         if not self.reasons:
             return
-        failure, fits_at_start = record
-        shortage = text.insufficient_quota(queue.name, failure)
-        if fits_at_start and queue.scope.fair:
+        code, message = self._quota_reason(local, queue, record)
+        self._pending(workload, queue, code, message)
+
+    def _quota_reason(self, local: _Local, queue: _Queue, record: _Failure) -> tuple[str, str]:
+        own = local.spec.key
+        cached = record.messages.get(None) or record.messages.get(own)
+        if cached is None:
+            cached = self._quota_sentence(local, queue, record)
+            record.messages[None if cached[0] == INSUFFICIENT_QUOTA else own] = cached
+        return cached
+
+    def _quota_sentence(self, local: _Local, queue: _Queue, record: _Failure) -> tuple[str, str]:
+        """InsufficientQuota, or WaitingForFairShare when the workload fitted at the start of the
+        pass and a queue ahead of it in fair-share order took the room."""
+        shortage = text.insufficient_quota(queue.name, record.failure)
+        if record.fits_at_start and queue.scope.fair:
             own = local.spec.key
             for other, score in reversed(queue.recent.items()):
                 if other != own:
-                    message = text.waiting_for_fair_share(
+                    return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
                         "LocalQueue", other, text.format_score(queue.mode, score), own,
                         text.format_score(queue.mode, self.local_scores[own]), shortage)
-                    self._pending(workload, queue, WAITING_FOR_FAIR_SHARE, message)
-                    return
             if queue.scored_in_cohort:
                 own_score = queue.node.score if queue.node is not None else 0.0
                 for other, score in reversed(self.unit_recent.get(queue.unit, {}).items()):
                     if other != queue.name:
-                        message = text.waiting_for_fair_share(
+                        return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
                             "ClusterQueue", other, text.format_score(queue.mode, score), queue.name,
                             text.format_score(queue.mode, own_score), shortage)
-                        self._pending(workload, queue, WAITING_FOR_FAIR_SHARE, message)
-                        return
-        self._pending(workload, queue, INSUFFICIENT_QUOTA, shortage)
+        return INSUFFICIENT_QUOTA, shortage
 
     # --- preemption ---------------------------------------------------------------------------
 
@@ -885,8 +1093,33 @@ def _may_preempt(policy: str, preemptor: Workload, victim: Workload) -> bool:
     return False
 
 
-def _first(item: tuple) -> tuple:
-    return item[0]
+_order = attrgetter("order")
+_shape = attrgetter("shape")
+_shape_priority = attrgetter("shape_priority")
+
+
+def _class_function(flags: tuple[bool, bool, bool], local_queue: str) -> Callable[[Workload], Any]:
+    """How candidates of a LocalQueue are grouped into classes (see the module doc).
+
+    Requests always; priority where preemption may be tried (who may be preempted depends on
+    it); the timestamp under ``LowerOrNewerEqualPriority``; the LocalQueue under TimeAware
+    preemption (fair shares are per queue).
+    """
+    preempts, by_time, by_queue = flags
+    if not preempts:
+        return _shape
+    if not by_time and not by_queue:
+        return _shape_priority
+    queue_part = local_queue if by_queue else None
+
+    def class_of(workload: Workload) -> tuple:
+        return (workload.shape, workload.priority, workload.queued_at if by_time else None, queue_part)
+
+    return class_of
+
+
+def _score_pair(pair: tuple[float, float]) -> tuple:
+    return pair
 
 
 def _add(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:

@@ -658,7 +658,7 @@ def apply_set(document: dict[str, Any], assignment: str) -> None:
         if isinstance(node, list):
             match = _find_entry(node, list_name, remaining)
             if match is None:
-                raise ValidationError(where, f"no {list_name or 'list'} entry named {'.'.join(remaining)!r}")
+                raise ValidationError(where, f"no {list_name or 'list'} entry named {remaining[0]!r}")
             node, used = match
             i += used
             if i == len(segments):

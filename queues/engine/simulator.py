@@ -50,7 +50,7 @@ from queues.engine.types import (
 from queues.engine.usage import add_penalty, projected, prune_samples, sample, windowed_share
 
 _FINISH, _SUBMIT, _BUDGET, _SAMPLE, _TICK = range(5)
-_MAX_PASSES_PER_STEP = 8
+_MAX_PASSES_PER_STEP = 2
 
 
 @dataclass(slots=True)

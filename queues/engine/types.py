@@ -160,6 +160,10 @@ class Workload:
     ``requests`` is the total over ``pod_sets``; ``queued_at`` orders the queue. Admitted
     workloads carry their ClusterQueue, flavor ``assignment`` (resource -> flavor) and
     ``admitted_at``.
+
+    Derived once at construction (the planner reads them for every candidate of every pass):
+    ``order``, the queue order key (priority high first, then timestamp, then name), and
+    ``shape``, the non-zero requests as a sorted tuple.
     """
 
     key: str
@@ -172,6 +176,15 @@ class Workload:
     admitted_at: float | None = None
     cluster_queue: str | None = None
     assignment: Mapping[str, str] = field(default_factory=_empty_map)
+    order: tuple = field(init=False, repr=False, compare=False)
+    shape: tuple = field(init=False, repr=False, compare=False)
+    shape_priority: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        shape = tuple(sorted((r, a) for r, a in self.requests.items() if a))
+        object.__setattr__(self, "order", (-self.priority, self.queued_at, self.key))
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "shape_priority", (shape, self.priority))
 
 
 @dataclass(frozen=True, slots=True)
