@@ -44,32 +44,42 @@ from queues.engine.types import (  # noqa: E402
 GIB = 2**30 * 1000  # millis of a GiB
 
 
-def planning_snapshot(workloads: int = 100_000, local_queues: int = 1_000, cluster_queues: int = 100,
-                      cohorts: int = 10, seed: int = 7) -> Snapshot:
+def planning_snapshot(
+    workloads: int = 100_000, local_queues: int = 1_000, cluster_queues: int = 100, cohorts: int = 10, seed: int = 7
+) -> Snapshot:
     """A cluster with mixed admission modes and ``workloads`` pending workloads."""
     rng = random.Random(seed)
     cohort_list = []
     for c in range(cohorts):
         mode = (USAGE_BASED, DOMINANT_RESOURCE_SHARE, None)[c % 3]
-        cohort_list.append(Cohort(f"org-{c}", None, 1.0, mode,
-                                  (FlavorQuotas("default", frozen_map({"cpu": ResourceQuota(50_000)})),)))
+        cohort_list.append(
+            Cohort(f"org-{c}", None, 1.0, mode, (FlavorQuotas("default", frozen_map({"cpu": ResourceQuota(50_000)})),))
+        )
     queues = []
     per_cohort = cluster_queues // cohorts
     for q in range(cluster_queues):
         cohort = f"org-{q // per_cohort}"
         mode = USAGE_BASED if q % 3 == 2 else None
         quotas = (
-            FlavorQuotas("on-demand", frozen_map({"cpu": ResourceQuota(100_000, 50_000), "memory": ResourceQuota(400 * GIB)})),
+            FlavorQuotas(
+                "on-demand", frozen_map({"cpu": ResourceQuota(100_000, 50_000), "memory": ResourceQuota(400 * GIB)})
+            ),
             FlavorQuotas("spot", frozen_map({"cpu": ResourceQuota(20_000), "memory": ResourceQuota(80 * GIB)})),
         )
-        queues.append(ClusterQueue(f"cq-{q:03d}", cohort, rng.choice((1.0, 2.0)), "BestEffortFIFO", mode, quotas,
-                                   Preemption()))
-    namespaces = [Namespace(f"team-{n:03d}", rng.choice((1.0, 2.0, 3.0)), frozen_map({"cpu": 400_000})) for n in range(100)]
+        queues.append(
+            ClusterQueue(f"cq-{q:03d}", cohort, rng.choice((1.0, 2.0)), "BestEffortFIFO", mode, quotas, Preemption())
+        )
+    namespaces = [
+        Namespace(f"team-{n:03d}", rng.choice((1.0, 2.0, 3.0)), frozen_map({"cpu": 400_000})) for n in range(100)
+    ]
     locals_ = []
     for i in range(local_queues):
         ns = f"team-{i % 100:03d}"
         locals_.append(LocalQueue(f"{ns}/q-{i:04d}", ns, f"cq-{i % cluster_queues:03d}", rng.choice((0.5, 1.0, 2.0))))
-    shapes = [frozen_map({"cpu": c * 1000, "memory": m * GIB}) for c, m in ((1, 2), (2, 8), (4, 16), (8, 32), (16, 64), (1, 1))]
+    shapes = [
+        frozen_map({"cpu": c * 1000, "memory": m * GIB})
+        for c, m in ((1, 2), (2, 8), (4, 16), (8, 32), (16, 64), (1, 1))
+    ]
     items = []
     for i in range(workloads):
         lq = locals_[rng.randrange(local_queues)]
@@ -78,18 +88,28 @@ def planning_snapshot(workloads: int = 100_000, local_queues: int = 1_000, clust
     for lq in locals_:
         usage[node_id("localQueue", lq.key)] = UsageState(frozen_map({"cpu": rng.uniform(0, 50_000)}), last_update=0.0)
     for q in queues:
-        usage[node_id("clusterQueue", q.name)] = UsageState(frozen_map({"cpu": rng.uniform(0, 200_000)}), last_update=0.0)
+        usage[node_id("clusterQueue", q.name)] = UsageState(
+            frozen_map({"cpu": rng.uniform(0, 200_000)}), last_update=0.0
+        )
     return Snapshot(
-        policy=FairSharingPolicy(), flavors=("on-demand", "spot"), cohorts=tuple(cohort_list), cluster_queues=tuple(queues),
-        namespaces=tuple(namespaces), local_queues=tuple(locals_), workloads=tuple(items), usage=frozen_map(usage),
+        policy=FairSharingPolicy(),
+        flavors=("on-demand", "spot"),
+        cohorts=tuple(cohort_list),
+        cluster_queues=tuple(queues),
+        namespaces=tuple(namespaces),
+        local_queues=tuple(locals_),
+        workloads=tuple(items),
+        usage=frozen_map(usage),
     )
 
 
 def sort_baseline(snapshot: Snapshot) -> float:
     """Seconds for one ``sorted()`` of the candidates' keys (keys built outside the timing)."""
     scores = {key: state.consumed.get("cpu", 0.0) for key, state in snapshot.usage.items()}
-    keys = [(scores.get(node_id("localQueue", w.local_queue), 0.0), -w.priority, w.queued_at, w.key)
-            for w in snapshot.workloads]
+    keys = [
+        (scores.get(node_id("localQueue", w.local_queue), 0.0), -w.priority, w.queued_at, w.key)
+        for w in snapshot.workloads
+    ]
     gc.collect()
     start = time.perf_counter()
     sorted(keys)
@@ -128,23 +148,39 @@ def kueue_baseline_document(scale: float = 1.0) -> dict:
     for c in range(5):
         for q in range(6):
             name = f"cq-{c}-{q}"
-            queues.append({
-                "name": name, "cohort": f"cohort-{c}", "queueingStrategy": "BestEffortFIFO",
-                "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 20, "borrowingLimit": 100}}}],
-                "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
-            })
+            queues.append(
+                {
+                    "name": name,
+                    "cohort": f"cohort-{c}",
+                    "queueingStrategy": "BestEffortFIFO",
+                    "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 20, "borrowingLimit": 100}}}],
+                    "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+                }
+            )
             lq = f"ns-{c}-{q}/main"
             locals_.append({"name": lq, "clusterQueue": name})
             for label, count, interval, cpu, runtime, priority in classes:
                 seed += 1
-                generators.append({
-                    "name": f"{label}-{c}-{q}", "localQueue": lq, "count": max(1, int(count * scale)), "seed": seed,
-                    "interarrival": f"{interval}s", "duration": f"{runtime}s", "priority": priority,
-                    "podSets": [{"count": 1, "requests": {"cpu": str(cpu)}}],
-                })
+                generators.append(
+                    {
+                        "name": f"{label}-{c}-{q}",
+                        "localQueue": lq,
+                        "count": max(1, int(count * scale)),
+                        "seed": seed,
+                        "interarrival": f"{interval}s",
+                        "duration": f"{runtime}s",
+                        "priority": priority,
+                        "podSets": [{"count": 1, "requests": {"cpu": str(cpu)}}],
+                    }
+                )
     return {
-        "name": "kueue-baseline", "clock": {"tick": "10s"}, "resourceFlavors": [{"name": "default"}],
-        "cohorts": cohorts, "clusterQueues": queues, "localQueues": locals_, "generators": generators,
+        "name": "kueue-baseline",
+        "clock": {"tick": "10s"},
+        "resourceFlavors": [{"name": "default"}],
+        "cohorts": cohorts,
+        "clusterQueues": queues,
+        "localQueues": locals_,
+        "generators": generators,
     }
 
 
@@ -165,11 +201,20 @@ def main() -> None:
     workloads = result["summary"]["workloads"]
     rows = [
         ("sort of 100,000 candidate keys (baseline)", f"{baseline * 1000:.1f} ms", "1.0x", ""),
-        (f"plan: 100,000 pending, 1,000 LQ, 100 CQ, 10 cohorts ({admitted} admitted, {pending} reasons)",
-         f"{plan_seconds * 1000:.0f} ms", f"{plan_seconds / baseline:.1f}x", "<= 10x"),
+        (
+            f"plan: 100,000 pending, 1,000 LQ, 100 CQ, 10 cohorts ({admitted} admitted, {pending} reasons)",
+            f"{plan_seconds * 1000:.0f} ms",
+            f"{plan_seconds / baseline:.1f}x",
+            "<= 10x",
+        ),
         ("plan peak memory (tracemalloc)", f"{peak / 2**20:.0f} MB", "", "< 500 MB"),
-        (f"simulate Kueue baseline to completion ({workloads['finished']}/{workloads['total']} finished, "
-         f"{result['summary']['evictions']} evictions)", f"{sim_seconds:.2f} s", f"{sim_seconds / baseline:.0f}x", "<= 10 s"),
+        (
+            f"simulate Kueue baseline to completion ({workloads['finished']}/{workloads['total']} finished, "
+            f"{result['summary']['evictions']} evictions)",
+            f"{sim_seconds:.2f} s",
+            f"{sim_seconds / baseline:.0f}x",
+            "<= 10 s",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)}  {'value':>10}  {'vs sort':>8}  target")

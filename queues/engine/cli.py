@@ -33,8 +33,14 @@ def build_parser(prog: str = "simulate") -> argparse.ArgumentParser:
     parser = _Parser(prog=prog, description="Simulate a fairportal scenario on the fair-share engine.")
     parser.add_argument("file", help="scenario file (YAML or JSON)")
     parser.add_argument("--format", choices=("json", "table"), default="json", help="output format (default json)")
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
-                        help="edit a policy, weight, quota or budget field, e.g. localQueues.team-a/main.weight=3")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="edit a policy, weight, quota or budget field, e.g. localQueues.team-a/main.weight=3",
+    )
     parser.add_argument("--indent", type=int, default=None, help="indent JSON output by this many spaces")
     return parser
 
@@ -69,20 +75,39 @@ def render_table(result: dict[str, Any]) -> str:
     """A readable summary: one row per LocalQueue, then the totals."""
     summary = result["summary"]
     resources = sorted({r for q in summary["perLocalQueue"].values() for r in q["allocation"]})
-    headers = ["LocalQueue", "weight", "submitted", "admitted", "finished", "pending", "evictions", "wait p50", "wait p95"]
+    headers = [
+        "LocalQueue",
+        "weight",
+        "submitted",
+        "admitted",
+        "finished",
+        "pending",
+        "evictions",
+        "wait p50",
+        "wait p95",
+    ]
     headers += [f"avg {r}" for r in resources]
     rows = []
     for key, stats in summary["perLocalQueue"].items():
-        row = [key, f"{stats['weight']:g}", stats["submitted"], stats["admitted"], stats["finished"], stats["pending"],
-               stats["evictions"], _seconds(stats["waitSeconds"]["p50"]), _seconds(stats["waitSeconds"]["p95"])]
+        row = [
+            key,
+            f"{stats['weight']:g}",
+            stats["submitted"],
+            stats["admitted"],
+            stats["finished"],
+            stats["pending"],
+            stats["evictions"],
+            _seconds(stats["waitSeconds"]["p50"]),
+            _seconds(stats["waitSeconds"]["p95"]),
+        ]
         row += [f"{stats['allocation'].get(r, 0):.4g}" for r in resources]
         rows.append([str(cell) for cell in row])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     lines = [f"scenario {result['scenario']} (simulated {_seconds(summary['endSeconds'])})", ""]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     lines.append("")
     utilization = ", ".join(f"{r} {v:.1%}" for r, v in summary["utilization"].items()) or "-"
     lines.append(f"utilization: {utilization}")

@@ -32,9 +32,8 @@ import gc
 import heapq
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import attrgetter
-from collections.abc import Mapping
 from typing import Any
 
 from queues.engine import reasons as text
@@ -134,8 +133,26 @@ class _Node:
     """A node of the fair tree (LocalQueue leaves hold the sorted candidates)."""
 
     __slots__ = (
-        "kind", "name", "nid", "parent", "heap", "version", "seq", "key", "score", "use_score",
-        "direct", "propagate", "parked", "items", "idx", "cq", "lq", "classes", "heads", "head_cls",
+        "kind",
+        "name",
+        "nid",
+        "parent",
+        "heap",
+        "version",
+        "seq",
+        "key",
+        "score",
+        "use_score",
+        "direct",
+        "propagate",
+        "parked",
+        "items",
+        "idx",
+        "cq",
+        "lq",
+        "classes",
+        "heads",
+        "head_cls",
     )
 
     def __init__(self, kind: str, name: str, nid: str, seq: int) -> None:
@@ -165,8 +182,25 @@ class _Queue:
     """Per-ClusterQueue pass state."""
 
     __slots__ = (
-        "spec", "name", "scope", "mode", "unit", "strict", "node", "path", "failed", "counts", "live",
-        "position", "blocked", "recent", "class_flags", "scored_in_cohort", "capacity", "pending", "nominal_memo",
+        "spec",
+        "name",
+        "scope",
+        "mode",
+        "unit",
+        "strict",
+        "node",
+        "path",
+        "failed",
+        "counts",
+        "live",
+        "position",
+        "blocked",
+        "recent",
+        "class_flags",
+        "scored_in_cohort",
+        "capacity",
+        "pending",
+        "nominal_memo",
         "leaves",
     )
 
@@ -275,7 +309,9 @@ class _Planner:
         for spec in s.local_queues:
             queue = self.queues.get(spec.cluster_queue)
             if queue is None:
-                raise ValidationError(f"localQueues.{spec.key}.clusterQueue", f"unknown ClusterQueue {spec.cluster_queue!r}")
+                raise ValidationError(
+                    f"localQueues.{spec.key}.clusterQueue", f"unknown ClusterQueue {spec.cluster_queue!r}"
+                )
             namespace = self.namespaces.get(spec.namespace) or Namespace(spec.namespace)
             self.namespaces.setdefault(spec.namespace, namespace)
             self.locals[spec.key] = _Local(spec, queue, namespace)
@@ -294,11 +330,21 @@ class _Planner:
             spec, queue = local.spec, local.queue.spec
             found: list[tuple[str, str, bool]] = []
             if queue.stop_policy != STOP_NONE:
-                found.append((QUEUE_STOPPED, text.queue_stopped("ClusterQueue", queue.name, queue.stop_policy),
-                              queue.stop_policy == STOP_HOLD_AND_DRAIN))
+                found.append(
+                    (
+                        QUEUE_STOPPED,
+                        text.queue_stopped("ClusterQueue", queue.name, queue.stop_policy),
+                        queue.stop_policy == STOP_HOLD_AND_DRAIN,
+                    )
+                )
             if spec.stop_policy != STOP_NONE:
-                found.append((QUEUE_STOPPED, text.queue_stopped("LocalQueue", spec.key, spec.stop_policy),
-                              spec.stop_policy == STOP_HOLD_AND_DRAIN))
+                found.append(
+                    (
+                        QUEUE_STOPPED,
+                        text.queue_stopped("LocalQueue", spec.key, spec.stop_policy),
+                        spec.stop_policy == STOP_HOLD_AND_DRAIN,
+                    )
+                )
             for kind, target in (("localQueue", spec.key), ("namespace", spec.namespace), ("clusterQueue", queue.name)):
                 for hold in holds_by_target.get((kind, target), ()):
                     found.append((hold.code, text.budget_held(kind, target, hold.message), hold.drain))
@@ -325,8 +371,14 @@ class _Planner:
                 self.evictions.append(Eviction(workload.key, local.spec.key, queue_name, code, message))
                 continue
             amounts = flavor_amounts(workload.requests, workload.assignment)
-            item = Running(workload, local.spec.key, local.spec.namespace, queue_name, amounts,
-                           workload.admitted_at if workload.admitted_at is not None else -math.inf)
+            item = Running(
+                workload,
+                local.spec.key,
+                local.spec.namespace,
+                queue_name,
+                amounts,
+                workload.admitted_at if workload.admitted_at is not None else -math.inf,
+            )
             self.running[queue_name][workload.key] = item
             self._take(item, local.path if queue_name == local.queue.name else self._path_in(local, queue_name))
 
@@ -352,7 +404,9 @@ class _Planner:
     def _local_of(self, workload: Workload) -> _Local:
         local = self.locals.get(workload.local_queue)
         if local is None:
-            raise ValidationError(f"workloads.{workload.key}.localQueue", f"unknown LocalQueue {workload.local_queue!r}")
+            raise ValidationError(
+                f"workloads.{workload.key}.localQueue", f"unknown LocalQueue {workload.local_queue!r}"
+            )
         return local
 
     # --- pending workloads ------------------------------------------------------------------
@@ -443,18 +497,37 @@ class _Planner:
             children = []
             for namespace, keys in sorted(locals_of.get(name, {}).items()):
                 leaves = [local_node(key) for key in keys]
-                children.append(ShareNode(node_id(_NS, f"{name}/{namespace}"), self.namespaces[namespace].weight, {},
-                                          _sum_maps(*(leaf.demand for leaf in leaves)),
-                                          _sum_maps(*(leaf.usage for leaf in leaves)), leaves))
-            return ShareNode(node_id(_CQ, name), self.queues[name].spec.weight, self.tree.subtree_nominal("clusterQueue", name),
-                             _sum_maps(*(c.demand for c in children)), _sum_maps(*(c.usage for c in children)), children)
+                children.append(
+                    ShareNode(
+                        node_id(_NS, f"{name}/{namespace}"),
+                        self.namespaces[namespace].weight,
+                        {},
+                        _sum_maps(*(leaf.demand for leaf in leaves)),
+                        _sum_maps(*(leaf.usage for leaf in leaves)),
+                        leaves,
+                    )
+                )
+            return ShareNode(
+                node_id(_CQ, name),
+                self.queues[name].spec.weight,
+                self.tree.subtree_nominal("clusterQueue", name),
+                _sum_maps(*(c.demand for c in children)),
+                _sum_maps(*(c.usage for c in children)),
+                children,
+            )
 
         def cohort_node(name: str) -> ShareNode:
             children = [cohort_node(c) for c in children_of.get(name, [])]
             children += [queue_node(q) for q in sorted(queues_of.get(name, []))]
             weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-            return ShareNode(node_id(_COHORT, name), weight, self.tree.subtree_nominal("cohort", name),
-                             _sum_maps(*(c.demand for c in children)), _sum_maps(*(c.usage for c in children)), children)
+            return ShareNode(
+                node_id(_COHORT, name),
+                weight,
+                self.tree.subtree_nominal("cohort", name),
+                _sum_maps(*(c.demand for c in children)),
+                _sum_maps(*(c.usage for c in children)),
+                children,
+            )
 
         k = self.policy.k_value
         for (kind, name), scope in sorted(scopes.items()):
@@ -500,7 +573,9 @@ class _Planner:
         if mode == DOMINANT_RESOURCE_SHARE:
             return score_of(_dominant(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
-            return _ratio(self.alloc.get(local.nid, {}), self.shares.get(local.nid, {}), self.ta_demand.get(local.nid, {}))
+            return _ratio(
+                self.alloc.get(local.nid, {}), self.shares.get(local.nid, {}), self.ta_demand.get(local.nid, {})
+            )
         return 0.0
 
     def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> float:
@@ -801,9 +876,9 @@ class _Planner:
         for bucket in sorted(buckets, key=_score_pair):
             leaves = buckets[bucket]
             if len(leaves) == 1:
-                items = leaves[0].items[leaves[0].idx:]
+                items = leaves[0].items[leaves[0].idx :]
             else:
-                items = [workload for leaf in leaves for workload in leaf.items[leaf.idx:]]
+                items = [workload for leaf in leaves for workload in leaf.items[leaf.idx :]]
                 items.sort(key=_order)  # runs already in order: a merge
             for workload in items:
                 key = workload.local_queue
@@ -860,15 +935,29 @@ class _Planner:
         self._admit(workload, local, queue, assignment, victims)
         return True
 
-    def _admit(self, workload: Workload, local: _Local, queue: _Queue, assignment: dict[str, str],
-               victims: list[tuple[Running, str]]) -> None:
+    def _admit(
+        self,
+        workload: Workload,
+        local: _Local,
+        queue: _Queue,
+        assignment: dict[str, str],
+        victims: list[tuple[Running, str]],
+    ) -> None:
         requests = workload.requests
         amounts = flavor_amounts(requests, assignment)
         chosen_with = self.local_scores.get(local.spec.key, 0.0)
         queue_score = queue.node.score if queue.node is not None else 0.0
         for item, rule in victims:
-            self.evictions.append(Eviction(item.workload.key, item.local_queue, item.cluster_queue, PREEMPTED,
-                                           text.preempted(workload.key, rule), workload.key))
+            self.evictions.append(
+                Eviction(
+                    item.workload.key,
+                    item.local_queue,
+                    item.cluster_queue,
+                    PREEMPTED,
+                    text.preempted(workload.key, rule),
+                    workload.key,
+                )
+            )
         self.tree.add(queue.name, amounts)
         queue.nominal_memo.clear()
         _add(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
@@ -883,8 +972,9 @@ class _Planner:
                     current = weighted_usage(self._usage_state(nid), self.policy)
                 self.weighted[nid] = current + extra
         borrowing = any(self.tree.is_borrowing(queue.name, fr) for fr in amounts)
-        self.admissions.append(Admission(workload.key, local.spec.key, queue.name, frozen_map(assignment),
-                                         frozen_map(penalty), borrowing))
+        self.admissions.append(
+            Admission(workload.key, local.spec.key, queue.name, frozen_map(assignment), frozen_map(penalty), borrowing)
+        )
         queue.recent.pop(local.spec.key, None)
         queue.recent[local.spec.key] = chosen_with
         self._rescore(local, refresh=False)
@@ -931,7 +1021,9 @@ class _Planner:
         if not self.reasons:
             return
         queue.position += 1
-        queue.pending.append(PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position))
+        queue.pending.append(
+            PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position)
+        )
 
     def _pending_quota(self, workload: Workload, local: _Local, queue: _Queue, record: _Failure) -> None:
         if not self.reasons:
@@ -956,20 +1048,32 @@ class _Planner:
             for other, score in reversed(queue.recent.items()):
                 if other != own:
                     return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
-                        "LocalQueue", other, text.format_score(queue.mode, score), own,
-                        text.format_score(queue.mode, self.local_scores[own]), shortage)
+                        "LocalQueue",
+                        other,
+                        text.format_score(queue.mode, score),
+                        own,
+                        text.format_score(queue.mode, self.local_scores[own]),
+                        shortage,
+                    )
             if queue.scored_in_cohort:
                 own_score = queue.node.score if queue.node is not None else 0.0
                 for other, score in reversed(self.unit_recent.get(queue.unit, {}).items()):
                     if other != queue.name:
                         return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
-                            "ClusterQueue", other, text.format_score(queue.mode, score), queue.name,
-                            text.format_score(queue.mode, own_score), shortage)
+                            "ClusterQueue",
+                            other,
+                            text.format_score(queue.mode, score),
+                            queue.name,
+                            text.format_score(queue.mode, own_score),
+                            shortage,
+                        )
         return INSUFFICIENT_QUOTA, shortage
 
     # --- preemption ---------------------------------------------------------------------------
 
-    def _preempt(self, workload: Workload, local: _Local, queue: _Queue) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
+    def _preempt(
+        self, workload: Workload, local: _Local, queue: _Queue
+    ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
         """Try the opted-in preemption rules in turn; the first that makes room wins."""
         preemption = queue.spec.preemption
         requests = workload.requests
@@ -991,16 +1095,25 @@ class _Planner:
         within = preemption.within_cluster_queue
         if within != PREEMPT_NEVER:
             candidates = [
-                item for item in self.running[queue.name].values()
+                item
+                for item in self.running[queue.name].values()
                 if overlaps(item) and _may_preempt(within, workload, item.workload)
             ]
-            candidates.sort(key=lambda item: (-self.local_scores.get(item.local_queue, 0.0), item.workload.priority,
-                                              -item.admitted_at, item.workload.key))
+            candidates.sort(
+                key=lambda item: (
+                    -self.local_scores.get(item.local_queue, 0.0),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                )
+            )
             attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
         reclaim = preemption.reclaim_within_cohort
         if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
             candidates = [
-                item for other in self.unit_queues[queue.unit] if other != queue.name
+                item
+                for other in self.unit_queues[queue.unit]
+                if other != queue.name
                 for item in self.running[other].values()
                 if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
             ]
@@ -1018,7 +1131,9 @@ class _Planner:
             def borrowing(item: Running) -> bool:
                 return any(tree.is_borrowing(item.cluster_queue, fr) for fr in item.amounts)
 
-            attempts.append((candidates, fits_nominal, borrowing, f"to reclaim the nominal quota of ClusterQueue {queue.name}"))
+            attempts.append(
+                (candidates, fits_nominal, borrowing, f"to reclaim the nominal quota of ClusterQueue {queue.name}")
+            )
         if queue.mode == TIME_AWARE:
             attempts.extend(self._time_aware_attempts(workload, local, queue, fits, overlaps))
         for candidates, check, still_eligible, rule in attempts:
@@ -1051,26 +1166,54 @@ class _Planner:
         cq_nid = node_id(_CQ, queue.name)
         if reclaim != PREEMPT_NEVER and queue.scored_in_cohort and within_share(cq_nid):
             candidates = [
-                item for other in self.unit_queues[queue.unit] if other != queue.name
-                and self.queues[other].scope == queue.scope and over_share(node_id(_CQ, other))
+                item
+                for other in self.unit_queues[queue.unit]
+                if other != queue.name and self.queues[other].scope == queue.scope and over_share(node_id(_CQ, other))
                 for item in self.running[other].values()
                 if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
             ]
-            candidates.sort(key=lambda item: (-self._over_ratio(node_id(_CQ, item.cluster_queue)), item.workload.priority,
-                                              -item.admitted_at, item.workload.key))
-            attempts.append((candidates, fits, lambda item: over_share(node_id(_CQ, item.cluster_queue)),
-                             f"to give ClusterQueue {queue.name} its fair share (TimeAware)"))
+            candidates.sort(
+                key=lambda item: (
+                    -self._over_ratio(node_id(_CQ, item.cluster_queue)),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                )
+            )
+            attempts.append(
+                (
+                    candidates,
+                    fits,
+                    lambda item: over_share(node_id(_CQ, item.cluster_queue)),
+                    f"to give ClusterQueue {queue.name} its fair share (TimeAware)",
+                )
+            )
         within = preemption.within_cluster_queue
         if within != PREEMPT_NEVER and within_share(local.nid):
             candidates = [
-                item for item in self.running[queue.name].values()
-                if item.local_queue != local.spec.key and over_share(node_id(_LQ, item.local_queue))
-                and overlaps(item) and _may_preempt(within, workload, item.workload)
+                item
+                for item in self.running[queue.name].values()
+                if item.local_queue != local.spec.key
+                and over_share(node_id(_LQ, item.local_queue))
+                and overlaps(item)
+                and _may_preempt(within, workload, item.workload)
             ]
-            candidates.sort(key=lambda item: (-self._over_ratio(node_id(_LQ, item.local_queue)), item.workload.priority,
-                                              -item.admitted_at, item.workload.key))
-            attempts.append((candidates, fits, lambda item: over_share(node_id(_LQ, item.local_queue)),
-                             f"to give LocalQueue {local.spec.key} its fair share (TimeAware)"))
+            candidates.sort(
+                key=lambda item: (
+                    -self._over_ratio(node_id(_LQ, item.local_queue)),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                )
+            )
+            attempts.append(
+                (
+                    candidates,
+                    fits,
+                    lambda item: over_share(node_id(_LQ, item.local_queue)),
+                    f"to give LocalQueue {local.spec.key} its fair share (TimeAware)",
+                )
+            )
         return attempts
 
     def _over_ratio(self, nid: str) -> float:

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 from queues.engine.cli import main
-
 from tests.queues.engine.builders import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -76,7 +75,12 @@ def test_bad_arguments_exit_2():
 
 
 def test_python_dash_m_runs_the_command():
-    completed = subprocess.run([sys.executable, "-m", "queues.engine.cli", TABLE2, "--format", "table"], cwd=REPO,
-                               capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        [sys.executable, "-m", "queues.engine.cli", TABLE2, "--format", "table"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert completed.returncode == 0
     assert completed.stdout.startswith("scenario volcano-table-2")

@@ -50,7 +50,10 @@ def test_over_committed_deserved_quota_is_scaled_down():
 
 
 def test_levels_are_divided_top_down_and_rounded_to_millis():
-    leaves = [ShareNode("a", 1, {}, {"gpu": 16000}, {"gpu": 0.25}), ShareNode("b", 1, {}, {"gpu": 16000}, {"gpu": 0.25})]
+    leaves = [
+        ShareNode("a", 1, {}, {"gpu": 16000}, {"gpu": 0.25}),
+        ShareNode("b", 1, {}, {"gpu": 16000}, {"gpu": 0.25}),
+    ]
     queue = ShareNode("q", 1, {}, {"gpu": 32000}, {"gpu": 0.5}, leaves)
     other = ShareNode("r", 1, {}, {"gpu": 32000}, {"gpu": 0.0})
     root = ShareNode("root", 1, {}, {"gpu": 64000}, {}, [queue, other])

@@ -37,8 +37,15 @@ def clusters(draw, *, preemption: bool = False, strategies=("BestEffortFIFO", "S
     cohorts = ()
     if use_cohort:
         own = draw(st.integers(0, 6))
-        cohorts = (Cohort("org", None, draw(st.sampled_from((0.0, 1.0, 2.0))), cohort_mode,
-                          (FlavorQuotas("on-demand", {"cpu": ResourceQuota(own * 1000)}),)),)
+        cohorts = (
+            Cohort(
+                "org",
+                None,
+                draw(st.sampled_from((0.0, 1.0, 2.0))),
+                cohort_mode,
+                (FlavorQuotas("on-demand", {"cpu": ResourceQuota(own * 1000)}),),
+            ),
+        )
     queues = []
     for index in range(draw(st.integers(1, 3))):
         flavors = []
@@ -51,13 +58,22 @@ def clusters(draw, *, preemption: bool = False, strategies=("BestEffortFIFO", "S
                 lending = draw(st.integers(0, nominal // 1000)) * 1000
             memory = ResourceQuota(draw(st.integers(0, 16)) * 1000)
             flavors.append(FlavorQuotas(flavor, {"cpu": ResourceQuota(nominal, borrowing, lending), "memory": memory}))
-        within = draw(st.sampled_from(("Never", "LowerPriority", "LowerOrNewerEqualPriority"))) if preemption else "Never"
+        within = (
+            draw(st.sampled_from(("Never", "LowerPriority", "LowerOrNewerEqualPriority"))) if preemption else "Never"
+        )
         reclaim = draw(st.sampled_from(("Never", "LowerPriority", "Any"))) if preemption and use_cohort else "Never"
         mode = draw(st.sampled_from((None, *ADMISSION_MODES)))
-        queues.append(ClusterQueue(
-            f"cq-{index}", "org" if use_cohort else None, draw(st.sampled_from((0.0, 1.0, 3.0))),
-            draw(st.sampled_from(strategies)), mode, tuple(flavors), Preemption(within, reclaim),
-        ))
+        queues.append(
+            ClusterQueue(
+                f"cq-{index}",
+                "org" if use_cohort else None,
+                draw(st.sampled_from((0.0, 1.0, 3.0))),
+                draw(st.sampled_from(strategies)),
+                mode,
+                tuple(flavors),
+                Preemption(within, reclaim),
+            )
+        )
     namespaces = []
     for index in range(draw(st.integers(1, 3))):
         quota = {"cpu": draw(st.integers(1, 8)) * 1000} if draw(st.booleans()) else {}
@@ -66,21 +82,32 @@ def clusters(draw, *, preemption: bool = False, strategies=("BestEffortFIFO", "S
     for index in range(draw(st.integers(1, 4))):
         namespace = draw(st.sampled_from(namespaces)).name
         queue = draw(st.sampled_from(queues)).name
-        local_queues.append(LocalQueue(f"{namespace}/lq-{index}", namespace, queue, draw(st.sampled_from((0.0, 1.0, 2.0)))))
+        local_queues.append(
+            LocalQueue(f"{namespace}/lq-{index}", namespace, queue, draw(st.sampled_from((0.0, 1.0, 2.0))))
+        )
     workloads = []
     for index in range(draw(st.integers(0, 16))):
         local = draw(st.sampled_from(local_queues))
         requests = {"cpu": draw(st.integers(1, 4)) * 500}
         if draw(st.booleans()):
             requests["memory"] = draw(st.integers(1, 6)) * 1000
-        workloads.append(Workload(f"w-{index:02d}", local.key, requests, draw(st.integers(0, 2)),
-                                  float(draw(st.integers(0, 5)))))
-    states = {node_id("localQueue", lq.key): UsageState({"cpu": float(draw(st.integers(0, 4000)))})
-              for lq in local_queues}
+        workloads.append(
+            Workload(f"w-{index:02d}", local.key, requests, draw(st.integers(0, 2)), float(draw(st.integers(0, 5))))
+        )
+    states = {
+        node_id("localQueue", lq.key): UsageState({"cpu": float(draw(st.integers(0, 4000)))}) for lq in local_queues
+    }
     history = {lq.key: {"cpu": draw(st.floats(0, 1))} for lq in local_queues}
-    return Snapshot(flavors=FLAVORS, cohorts=cohorts, cluster_queues=tuple(queues), namespaces=tuple(namespaces),
-                    local_queues=tuple(local_queues), workloads=tuple(workloads), usage=states,
-                    historical_usage=history)
+    return Snapshot(
+        flavors=FLAVORS,
+        cohorts=cohorts,
+        cluster_queues=tuple(queues),
+        namespaces=tuple(namespaces),
+        local_queues=tuple(local_queues),
+        workloads=tuple(workloads),
+        usage=states,
+        historical_usage=history,
+    )
 
 
 def apply(snapshot: Snapshot, decided, now: float = 0.0) -> Snapshot:
@@ -128,8 +155,9 @@ def check_quotas(snapshot: Snapshot) -> None:
             guaranteed = nominal - quota.lending_limit if quota is not None and quota.lending_limit is not None else 0
             occupied += max(used, guaranteed)  # a queue's guaranteed part is never lent out
         for cohort in snapshot.cohorts:
-            total_capacity += sum(f.resources[fr[1]].nominal for f in cohort.quotas
-                                  if f.flavor == fr[0] and fr[1] in f.resources)
+            total_capacity += sum(
+                f.resources[fr[1]].nominal for f in cohort.quotas if f.flavor == fr[0] and fr[1] in f.resources
+            )
         if any(q.cohort for q in snapshot.cluster_queues):
             assert occupied <= total_capacity, fr
     tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)  # and a fresh quota tree agrees
@@ -144,7 +172,9 @@ def check_namespaces(snapshot: Snapshot) -> None:
     for namespace in snapshot.namespaces:
         members = {lq.key for lq in snapshot.local_queues if lq.namespace == namespace.name}
         for resource, limit in namespace.quota.items():
-            used = sum(w.requests.get(resource, 0) for w in snapshot.workloads if w.admitted and w.local_queue in members)
+            used = sum(
+                w.requests.get(resource, 0) for w in snapshot.workloads if w.admitted and w.local_queue in members
+            )
             assert used <= limit, (namespace.name, resource)
 
 
@@ -209,12 +239,19 @@ def test_same_input_gives_the_same_output_whatever_the_input_order(snapshot, rng
 @given(clusters(preemption=True))
 def test_skipping_reasons_does_not_change_the_decisions(snapshot):
     state = apply(snapshot, plan(snapshot, 0.0))
-    more = replace(state, workloads=state.workloads + tuple(
-        Workload(f"late-{i}", lq.key, {"cpu": 1500}, priority=2, queued_at=9.0) for i, lq in enumerate(state.local_queues)))
+    more = replace(
+        state,
+        workloads=state.workloads
+        + tuple(
+            Workload(f"late-{i}", lq.key, {"cpu": 1500}, priority=2, queued_at=9.0)
+            for i, lq in enumerate(state.local_queues)
+        ),
+    )
     with_reasons = plan(more, 1.0)
     without = plan(more, 1.0, reasons=False)
     assert with_reasons.admissions == without.admissions
     assert with_reasons.evictions == without.evictions
     assert without.pending == ()
     assert {p.workload for p in with_reasons.pending} == {
-        w.key for w in more.workloads if not w.admitted and w.key not in {a.workload for a in with_reasons.admissions}}
+        w.key for w in more.workloads if not w.admitted and w.key not in {a.workload for a in with_reasons.admissions}
+    }

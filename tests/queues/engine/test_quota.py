@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from queues.engine.quota import QuotaTree, flavor_amounts, resource_groups
 from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas, ResourceQuota
-
 from tests.queues.engine.builders import CPU, quotas
 
 FR = ("default", "cpu")
@@ -14,8 +13,9 @@ def tree(*queues: ClusterQueue, cohorts: tuple[Cohort, ...] = ()) -> QuotaTree:
     return QuotaTree(cohorts, queues)
 
 
-def queue(name: str, nominal: int, borrowing: int | None = None, lending: int | None = None,
-          cohort: str | None = "org") -> ClusterQueue:
+def queue(
+    name: str, nominal: int, borrowing: int | None = None, lending: int | None = None, cohort: str | None = "org"
+) -> ClusterQueue:
     return ClusterQueue(name, cohort, quotas=quotas(cpu=(nominal, borrowing, lending)))
 
 
@@ -105,7 +105,12 @@ def test_a_miss_names_the_closest_flavor_and_how_much_is_missing():
     assignment, failure = t.assign("a", {"cpu": 3 * CPU})
     assert assignment is None
     assert (failure.resource, failure.flavor, failure.missing, failure.available, failure.ceiling) == (
-        "cpu", "default", 2 * CPU, 1 * CPU, 4 * CPU)
+        "cpu",
+        "default",
+        2 * CPU,
+        1 * CPU,
+        4 * CPU,
+    )
 
 
 def test_a_resource_the_queue_has_no_quota_for_never_fits():

@@ -10,7 +10,6 @@ import yaml
 
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import apply_set, expand_generators, load_scenario, parse_scenario
-
 from tests.queues.engine.builders import SCENARIOS
 
 CONTRACT_EXAMPLE = """
@@ -68,7 +67,10 @@ def test_the_design_contract_example_loads_with_every_field():
     assert scenario.cohorts[0].quotas[0].resources["cpu"].nominal == 16_000
     queue = scenario.cluster_queues[0]
     assert (queue.cohort, queue.admission_mode, queue.quotas[0].resources["cpu"].borrowing_limit) == (
-        "org", "UsageBasedAdmissionFairSharing", 8000)
+        "org",
+        "UsageBasedAdmissionFairSharing",
+        8000,
+    )
     assert scenario.initial_usage["team-a/main"] == {"cpu": 4000}
     assert scenario.budgets[0].allocated_hours == 100
     job = scenario.workloads[0]
@@ -102,40 +104,69 @@ def test_generators_are_seeded_and_reproducible():
     assert [w.submit_at for w in expand_generators(parse_scenario(other).generators)] != times
 
 
-@pytest.mark.parametrize("edit, expected", [
-    (lambda d: d["clusterQueues"][0]["quotas"][0]["resources"]["cpu"].update(nominal=-1),
-     "clusterQueues[0].quotas[0].resources.cpu.nominal: must not be negative, got '-1'"),
-    (lambda d: d["clusterQueues"][0].update(cohort="nope"),
-     "clusterQueues[0].cohort: unknown cohort 'nope' (declare it in cohorts)"),
-    (lambda d: d["localQueues"][0].update(clusterQueue="nope"), "localQueues[0].clusterQueue: unknown ClusterQueue 'nope'"),
-    (lambda d: d["workloads"][0].update(localQueue="x/y"), "workloads[0].localQueue: unknown LocalQueue 'x/y'"),
-    (lambda d: d["localQueues"][0].update(weight=-2), "localQueues[0].weight: must not be negative, got -2"),
-    (lambda d: d["namespaces"][0].update(weight=0), "namespaces[0].weight: must be greater than 0, got 0"),
-    (lambda d: d["clusterQueues"][0].update(colour="red"), "clusterQueues[0].colour: unknown field"),
-    (lambda d: d.update(extra=1), "extra: unknown field"),
-    (lambda d: d["workloads"][0].update(duration="soon"), "workloads[0].duration: 'soon' is not a duration"),
-    (lambda d: d["policy"].update(usageHalfLifeTime="0s"), "policy.usageHalfLifeTime: must be greater than 0s"),
-    (lambda d: d["clusterQueues"].append(copy.deepcopy(d["clusterQueues"][0])),
-     "clusterQueues[1].name: duplicate ClusterQueue 'cq-a' (also at clusterQueues[0].name)"),
-    (lambda d: d["clusterQueues"][0]["quotas"][0].update(flavor="gpu"),
-     "clusterQueues[0].quotas[0].flavor: unknown resource flavor 'gpu'"),
-    (lambda d: d["clusterQueues"][0]["quotas"][0]["resources"]["cpu"].update(lendingLimit=9),
-     "clusterQueues[0].quotas[0].resources.cpu.lendingLimit: must not exceed the nominal quota"),
-    (lambda d: d["clusterQueues"][0].update(queueingStrategy="LIFO"),
-     "clusterQueues[0].queueingStrategy: must be one of StrictFIFO, BestEffortFIFO, got 'LIFO'"),
-    (lambda d: d["clusterQueues"][0]["admissionScope"].update(admissionMode="Lottery"),
-     "clusterQueues[0].admissionScope.admissionMode: must be one of"),
-    (lambda d: d["localQueues"][0].update(name="no-namespace"), "localQueues[0].name: expected namespace/name"),
-    (lambda d: d["budgets"][0].update(kind="ResourceHours"), "budgets[0].resource: is required"),
-    (lambda d: d["budgets"][0].update(namespace="team-a"),
-     "budgets[0]: needs exactly one of localQueue, namespace or clusterQueue"),
-    (lambda d: d["budgets"][0].update(action="Explode"), "budgets[0].action: must be one of Hold, HoldAndDrain"),
-    (lambda d: d["workloads"][0]["podSets"][0].update(count=0), "workloads[0].podSets[0].count: must be at least 1"),
-    (lambda d: d["workloads"][0]["podSets"][0]["requests"].update(cpu="lots"),
-     "workloads[0].podSets[0].requests.cpu: 'lots' is not a valid Kubernetes quantity"),
-    (lambda d: d["workloads"].append(dict(d["workloads"][0])),
-     "workloads[1].name: duplicate workload 'job-1' (also at workloads[0].name)"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (
+            lambda d: d["clusterQueues"][0]["quotas"][0]["resources"]["cpu"].update(nominal=-1),
+            "clusterQueues[0].quotas[0].resources.cpu.nominal: must not be negative, got '-1'",
+        ),
+        (
+            lambda d: d["clusterQueues"][0].update(cohort="nope"),
+            "clusterQueues[0].cohort: unknown cohort 'nope' (declare it in cohorts)",
+        ),
+        (
+            lambda d: d["localQueues"][0].update(clusterQueue="nope"),
+            "localQueues[0].clusterQueue: unknown ClusterQueue 'nope'",
+        ),
+        (lambda d: d["workloads"][0].update(localQueue="x/y"), "workloads[0].localQueue: unknown LocalQueue 'x/y'"),
+        (lambda d: d["localQueues"][0].update(weight=-2), "localQueues[0].weight: must not be negative, got -2"),
+        (lambda d: d["namespaces"][0].update(weight=0), "namespaces[0].weight: must be greater than 0, got 0"),
+        (lambda d: d["clusterQueues"][0].update(colour="red"), "clusterQueues[0].colour: unknown field"),
+        (lambda d: d.update(extra=1), "extra: unknown field"),
+        (lambda d: d["workloads"][0].update(duration="soon"), "workloads[0].duration: 'soon' is not a duration"),
+        (lambda d: d["policy"].update(usageHalfLifeTime="0s"), "policy.usageHalfLifeTime: must be greater than 0s"),
+        (
+            lambda d: d["clusterQueues"].append(copy.deepcopy(d["clusterQueues"][0])),
+            "clusterQueues[1].name: duplicate ClusterQueue 'cq-a' (also at clusterQueues[0].name)",
+        ),
+        (
+            lambda d: d["clusterQueues"][0]["quotas"][0].update(flavor="gpu"),
+            "clusterQueues[0].quotas[0].flavor: unknown resource flavor 'gpu'",
+        ),
+        (
+            lambda d: d["clusterQueues"][0]["quotas"][0]["resources"]["cpu"].update(lendingLimit=9),
+            "clusterQueues[0].quotas[0].resources.cpu.lendingLimit: must not exceed the nominal quota",
+        ),
+        (
+            lambda d: d["clusterQueues"][0].update(queueingStrategy="LIFO"),
+            "clusterQueues[0].queueingStrategy: must be one of StrictFIFO, BestEffortFIFO, got 'LIFO'",
+        ),
+        (
+            lambda d: d["clusterQueues"][0]["admissionScope"].update(admissionMode="Lottery"),
+            "clusterQueues[0].admissionScope.admissionMode: must be one of",
+        ),
+        (lambda d: d["localQueues"][0].update(name="no-namespace"), "localQueues[0].name: expected namespace/name"),
+        (lambda d: d["budgets"][0].update(kind="ResourceHours"), "budgets[0].resource: is required"),
+        (
+            lambda d: d["budgets"][0].update(namespace="team-a"),
+            "budgets[0]: needs exactly one of localQueue, namespace or clusterQueue",
+        ),
+        (lambda d: d["budgets"][0].update(action="Explode"), "budgets[0].action: must be one of Hold, HoldAndDrain"),
+        (
+            lambda d: d["workloads"][0]["podSets"][0].update(count=0),
+            "workloads[0].podSets[0].count: must be at least 1",
+        ),
+        (
+            lambda d: d["workloads"][0]["podSets"][0]["requests"].update(cpu="lots"),
+            "workloads[0].podSets[0].requests.cpu: 'lots' is not a valid Kubernetes quantity",
+        ),
+        (
+            lambda d: d["workloads"].append(dict(d["workloads"][0])),
+            "workloads[1].name: duplicate workload 'job-1' (also at workloads[0].name)",
+        ),
+    ],
+)
 def test_bad_input_names_the_field(edit, expected):
     document = contract()
     edit(document)
@@ -151,39 +182,52 @@ def test_cohort_cycles_are_rejected():
 def test_limits_need_a_cohort():
     document = contract()
     del document["clusterQueues"][0]["cohort"]
-    assert error_of(document) == ("clusterQueues[0].quotas[0].resources.cpu.borrowingLimit: "
-                                  "needs a parent: ClusterQueue cq-a is not in a cohort")
+    assert error_of(document) == (
+        "clusterQueues[0].quotas[0].resources.cpu.borrowingLimit: needs a parent: ClusterQueue cq-a is not in a cohort"
+    )
 
 
 def test_flavors_sharing_a_resource_must_cover_the_same_resources():
     document = contract()
     document["resourceFlavors"].append({"name": "spot"})
-    document["clusterQueues"][0]["quotas"].append({"flavor": "spot", "resources": {"cpu": {"nominal": 1},
-                                                                                      "memory": {"nominal": "1Gi"}}})
+    document["clusterQueues"][0]["quotas"].append(
+        {"flavor": "spot", "resources": {"cpu": {"nominal": 1}, "memory": {"nominal": "1Gi"}}}
+    )
     assert error_of(document).startswith("clusterQueues[0].quotas: flavors 'default' and 'spot' both cover cpu")
 
 
 # --- --set ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("assignment, check", [
-    ("localQueues.team-a/main.weight=3", lambda s: s.local_queues[0].weight == 3),
-    ("clusterQueues.cq-a.weight=2", lambda s: s.cluster_queues[0].weight == 2),
-    ("policy.kValue=0", lambda s: s.policy.k_value == 0),
-    ("namespaces.team-a.weight=2", lambda s: s.namespaces[0].weight == 2),
-    ("cohorts.org.admissionScope.admissionMode=DominantResourceShare",
-     lambda s: s.cohorts[0].admission_mode == "DominantResourceShare"),
-    ("clusterQueues.cq-a.quotas.default.cpu.nominal=10",
-     lambda s: s.cluster_queues[0].quotas[0].resources["cpu"].nominal == 10_000),
-    ("clusterQueues.cq-a.quotas.default.resources.cpu.lendingLimit=2",
-     lambda s: s.cluster_queues[0].quotas[0].resources["cpu"].lending_limit == 2000),
-    ("policy.resourceWeights.nvidia.com/gpu=4", lambda s: s.policy.resource_weight("nvidia.com/gpu") == 4),
-    ("budgets.team-a/main.allocatedHours=5", lambda s: s.budgets[0].allocated_hours == 5),
-    ("budgets.0.action=HoldAndDrain", lambda s: s.budgets[0].action == "HoldAndDrain"),
-    ("clusterQueues.cq-a.preemption.withinClusterQueue=LowerPriority",
-     lambda s: s.cluster_queues[0].preemption.within_cluster_queue == "LowerPriority"),
-    ("clock.horizon=1h", lambda s: s.clock.horizon_seconds == 3600),
-])
+@pytest.mark.parametrize(
+    "assignment, check",
+    [
+        ("localQueues.team-a/main.weight=3", lambda s: s.local_queues[0].weight == 3),
+        ("clusterQueues.cq-a.weight=2", lambda s: s.cluster_queues[0].weight == 2),
+        ("policy.kValue=0", lambda s: s.policy.k_value == 0),
+        ("namespaces.team-a.weight=2", lambda s: s.namespaces[0].weight == 2),
+        (
+            "cohorts.org.admissionScope.admissionMode=DominantResourceShare",
+            lambda s: s.cohorts[0].admission_mode == "DominantResourceShare",
+        ),
+        (
+            "clusterQueues.cq-a.quotas.default.cpu.nominal=10",
+            lambda s: s.cluster_queues[0].quotas[0].resources["cpu"].nominal == 10_000,
+        ),
+        (
+            "clusterQueues.cq-a.quotas.default.resources.cpu.lendingLimit=2",
+            lambda s: s.cluster_queues[0].quotas[0].resources["cpu"].lending_limit == 2000,
+        ),
+        ("policy.resourceWeights.nvidia.com/gpu=4", lambda s: s.policy.resource_weight("nvidia.com/gpu") == 4),
+        ("budgets.team-a/main.allocatedHours=5", lambda s: s.budgets[0].allocated_hours == 5),
+        ("budgets.0.action=HoldAndDrain", lambda s: s.budgets[0].action == "HoldAndDrain"),
+        (
+            "clusterQueues.cq-a.preemption.withinClusterQueue=LowerPriority",
+            lambda s: s.cluster_queues[0].preemption.within_cluster_queue == "LowerPriority",
+        ),
+        ("clock.horizon=1h", lambda s: s.clock.horizon_seconds == 3600),
+    ],
+)
 def test_set_edits_fields_by_path(assignment, check):
     document = contract()
     apply_set(document, assignment)
@@ -197,13 +241,16 @@ def test_set_creates_a_missing_admission_scope():
     assert parse_scenario(document).cohorts[0].admission_mode == "TimeAware"
 
 
-@pytest.mark.parametrize("assignment, expected", [
-    ("clusterQueues.nope.weight=2", "--set clusterQueues.nope.weight: no clusterQueues entry named 'nope'"),
-    ("weight", "--set weight: expected path=value"),
-    ("colour=red", "--set colour: unknown top-level field 'colour'"),
-    ("name.first=x", "--set name.first: cannot go into 'name': it is a value, not a mapping"),
-    ("localQueues.team-a/main=3", "--set localQueues.team-a/main: the path names a whole entry"),
-])
+@pytest.mark.parametrize(
+    "assignment, expected",
+    [
+        ("clusterQueues.nope.weight=2", "--set clusterQueues.nope.weight: no clusterQueues entry named 'nope'"),
+        ("weight", "--set weight: expected path=value"),
+        ("colour=red", "--set colour: unknown top-level field 'colour'"),
+        ("name.first=x", "--set name.first: cannot go into 'name': it is a value, not a mapping"),
+        ("localQueues.team-a/main=3", "--set localQueues.team-a/main: the path names a whole entry"),
+    ],
+)
 def test_bad_set_paths_get_a_one_line_error(assignment, expected):
     with pytest.raises(ValidationError) as caught:
         apply_set(contract(), assignment)

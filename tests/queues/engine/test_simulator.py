@@ -30,7 +30,9 @@ def scenario(**changes) -> dict:
     return document
 
 
-def job(name: str, queue: str = "a/main", cpu: str = "1", duration: str | None = "1h", submit: str = "0s", **extra) -> dict:
+def job(
+    name: str, queue: str = "a/main", cpu: str = "1", duration: str | None = "1h", submit: str = "0s", **extra
+) -> dict:
     entry = {"name": name, "localQueue": queue, "submitAt": submit, "podSets": [{"count": 1, "requests": {"cpu": cpu}}]}
     if duration is not None:
         entry["duration"] = duration
@@ -47,12 +49,24 @@ def test_the_output_has_every_key_of_the_contract():
     assert set(result) >= {"scenario", "events", "workloads", "series", "summary"}
     assert result["scenario"] == "sim"
     event = result["events"][0]
-    assert event == {"t": 0, "type": "admitted", "workload": "j1", "localQueue": "a/main", "clusterQueue": "cq",
-                     "flavors": {"cpu": "default"}}
+    assert event == {
+        "t": 0,
+        "type": "admitted",
+        "workload": "j1",
+        "localQueue": "a/main",
+        "clusterQueue": "cq",
+        "flavors": {"cpu": "default"},
+    }
     entry = result["workloads"]["j1"]
     assert set(entry) >= {"state", "admittedAt", "finishedAt", "waitSeconds", "evictions", "pendingReason"}
-    assert (entry["state"], entry["admittedAt"], entry["finishedAt"], entry["waitSeconds"], entry["evictions"],
-            entry["pendingReason"]) == ("Finished", 0, 3600, 0, 0, None)
+    assert (
+        entry["state"],
+        entry["admittedAt"],
+        entry["finishedAt"],
+        entry["waitSeconds"],
+        entry["evictions"],
+        entry["pendingReason"],
+    ) == ("Finished", 0, 3600, 0, 0, None)
     series = result["series"]
     assert set(series) == {"t", "allocation", "usage", "fairShare"}
     assert series["t"] == [0, 1800, 3600, 5400, 7200]
@@ -71,7 +85,8 @@ def test_horizon_zero_is_exactly_one_admission_pass_at_t0():
     assert waits["state"] == "Pending"
     assert waits["pendingReason"] == {
         "code": "InsufficientQuota",
-        "message": "insufficient quota for cpu in flavor default of ClusterQueue cq: 1 more needed (requests 1, 0 available)",
+        "message": "insufficient quota for cpu in flavor default of ClusterQueue cq: 1 more needed "
+        "(requests 1, 0 available)",
         "position": 1,
     }
 
@@ -117,7 +132,9 @@ def test_jain_index_formula():
 
 
 def test_per_local_queue_summary_counts_and_waits():
-    result = run(scenario(workloads=[job("a1", cpu="4"), job("a2", cpu="4"), job("b1", "b/main", cpu="1", submit="30m")]))
+    result = run(
+        scenario(workloads=[job("a1", cpu="4"), job("a2", cpu="4"), job("b1", "b/main", cpu="1", submit="30m")])
+    )
     per = result["summary"]["perLocalQueue"]
     assert (per["a/main"]["submitted"], per["a/main"]["finished"]) == (2, 2)
     assert per["b/main"]["waitSeconds"] == {"p50": 5400, "p95": 5400}  # from 30m until a2 finished at 2h
@@ -140,8 +157,13 @@ def test_without_horizon_every_workload_needs_a_duration():
 
 
 def test_a_wall_time_budget_holds_its_queue_once_used_up():
-    document = scenario(workloads=[job("a1", cpu="1", duration="2h"), job("a2", cpu="1", duration="2h"),
-                                   job("late", cpu="1", submit="90m")])
+    document = scenario(
+        workloads=[
+            job("a1", cpu="1", duration="2h"),
+            job("a2", cpu="1", duration="2h"),
+            job("late", cpu="1", submit="90m"),
+        ]
+    )
     document["budgets"] = [{"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 2, "action": "Hold"}]
     result = run(document)
     held = [e for e in result["events"] if e["type"] == "held"]
@@ -153,10 +175,25 @@ def test_a_wall_time_budget_holds_its_queue_once_used_up():
 
 
 def test_a_resource_hours_budget_with_hold_and_drain_evicts_running_work():
-    document = scenario(workloads=[{"name": "gpu-job", "localQueue": "b/main", "duration": "2h",
-                                    "podSets": [{"count": 2, "requests": {"nvidia.com/gpu": "1"}}]}])
-    document["budgets"] = [{"localQueue": "b/main", "kind": "ResourceHours", "resource": "nvidia.com/gpu",
-                            "allocatedHours": 1, "action": "HoldAndDrain"}]
+    document = scenario(
+        workloads=[
+            {
+                "name": "gpu-job",
+                "localQueue": "b/main",
+                "duration": "2h",
+                "podSets": [{"count": 2, "requests": {"nvidia.com/gpu": "1"}}],
+            }
+        ]
+    )
+    document["budgets"] = [
+        {
+            "localQueue": "b/main",
+            "kind": "ResourceHours",
+            "resource": "nvidia.com/gpu",
+            "allocatedHours": 1,
+            "action": "HoldAndDrain",
+        }
+    ]
     result = run(document)
     types = [(e["t"], e["type"]) for e in result["events"]]
     assert types == [(0, "admitted"), (1800, "held"), (1800, "evicted")]
@@ -166,8 +203,12 @@ def test_a_resource_hours_budget_with_hold_and_drain_evicts_running_work():
 
 
 def test_preempted_workloads_go_back_to_pending_and_rerun_in_full():
-    document = scenario(workloads=[job("low", cpu="4", duration="1h", priority=0),
-                                   job("high", cpu="4", duration="30m", priority=9, submit="10m")])
+    document = scenario(
+        workloads=[
+            job("low", cpu="4", duration="1h", priority=0),
+            job("high", cpu="4", duration="30m", priority=9, submit="10m"),
+        ]
+    )
     document["clusterQueues"][0]["preemption"] = {"withinClusterQueue": "LowerPriority"}
     result = run(document)
     low = result["workloads"]["low"]
@@ -178,10 +219,22 @@ def test_preempted_workloads_go_back_to_pending_and_rerun_in_full():
 
 
 def test_the_same_scenario_gives_the_same_result():
-    document = scenario(workloads=[job(f"j{i}", "a/main" if i % 2 else "b/main", cpu="1", duration=f"{10 + i}m",
-                                       submit=f"{i}m") for i in range(12)])
-    document["generators"] = [{"localQueue": "a/main", "count": 30, "seed": 3, "interarrival": "2m", "duration": "15m",
-                               "podSets": [{"count": 1, "requests": {"cpu": "500m"}}]}]
+    document = scenario(
+        workloads=[
+            job(f"j{i}", "a/main" if i % 2 else "b/main", cpu="1", duration=f"{10 + i}m", submit=f"{i}m")
+            for i in range(12)
+        ]
+    )
+    document["generators"] = [
+        {
+            "localQueue": "a/main",
+            "count": 30,
+            "seed": 3,
+            "interarrival": "2m",
+            "duration": "15m",
+            "podSets": [{"count": 1, "requests": {"cpu": "500m"}}],
+        }
+    ]
     assert run(document) == run(document)
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
+from queues.engine.accounting import current_usage, sample_all, with_penalties
+from queues.engine.planner import plan
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.types import UsageState
+from queues.engine.types import Cohort, UsageState
 from queues.engine.usage import (
     add_penalty,
     decay_alpha,
@@ -21,6 +24,7 @@ from queues.engine.usage import (
     windowed_share,
     windowed_usage,
 )
+from tests.queues.engine.builders import cq, lq, snapshot, wl
 
 HOUR = 3600
 POLICY = FairSharingPolicy(usage_half_life_seconds=HOUR, usage_sampling_interval_seconds=300)
@@ -136,7 +140,8 @@ def test_half_life_weights_older_usage_less():
     old = [(0.0, 1.0), (HOUR, 0.0)]  # used during the hour before
     now = 2 * HOUR
     assert windowed_usage(recent, now, 10 * HOUR, half_life_seconds=HOUR) == pytest.approx(
-        2 * windowed_usage(old, now, 10 * HOUR, half_life_seconds=HOUR))
+        2 * windowed_usage(old, now, 10 * HOUR, half_life_seconds=HOUR)
+    )
     # exact integral of 0.5 ** (age / h) over the last hour
     assert windowed_usage(recent, now, 10 * HOUR, half_life_seconds=HOUR) == pytest.approx(HOUR / (2 * math.log(2)))
 
@@ -151,3 +156,36 @@ def test_pruning_keeps_the_sample_covering_the_window_start():
     prune_samples(samples, 40.0, 15.0, "sliding")
     assert samples == [(20.0, 3.0), (30.0, 4.0)]
     assert windowed_usage(samples, 40.0, 15.0) == pytest.approx(before)
+
+
+# --- accounting over a snapshot -----------------------------------------------------------------
+
+
+def test_current_usage_counts_admitted_requests_on_every_node_of_the_path():
+    s = snapshot(
+        [cq("cq", cohort="org")],
+        [lq("team/a", "cq"), lq("team/b", "cq")],
+        [wl("run", "team/a", cpu=2, admitted=True, cluster_queue="cq"), wl("wait", "team/b", cpu=5)],
+        cohorts=[Cohort("org")],
+    )
+    usage = current_usage(s)
+    for nid in ("localQueue:team/a", "namespace:team", "clusterQueue:cq", "cohort:org"):
+        assert usage[nid] == {"cpu": 2000}
+    assert usage["localQueue:team/b"] == {}
+
+
+def test_sample_all_decays_every_node_and_penalties_land_on_the_admitted_path():
+    s = snapshot(
+        [cq("cq")],
+        [lq("team/a", "cq")],
+        [wl("new", "team/a", cpu=1)],
+        usage={"localQueue:team/a": UsageState({"cpu": 4000.0}, last_update=0.0)},
+        policy=POLICY,
+    )
+    decided = plan(s, 0.0)
+    penalised = with_penalties(s.usage, decided, s)
+    assert set(penalised) == {"localQueue:team/a", "namespace:team", "clusterQueue:cq"}
+    assert penalised["clusterQueue:cq"].penalty["cpu"] == pytest.approx(POLICY.sampling_alpha * 1000)
+    sampled = sample_all(replace(s, usage=penalised), HOUR)
+    assert sampled["localQueue:team/a"].consumed["cpu"] == pytest.approx(2000.0)  # nothing admitted in s yet
+    assert sampled["localQueue:team/a"].penalty == {}
