@@ -21,9 +21,15 @@ How a pass runs:
 Two rules keep a pass linear in the number of candidates. Once a request shape (a *class*:
 requests, plus priority / timestamp / LocalQueue where preemption depends on them) fails a
 ClusterQueue's quota, later candidates of the same class in that queue fail too without a
-second check (without preemption, quota only shrinks during a pass, so this changes nothing);
-and once every class of a ClusterQueue has failed, the queue is done: its remaining candidates
-get their reasons without further checks (or are skipped when ``reasons=False``).
+second check (without preemption quota only shrinks during a pass, so this changes nothing;
+with it, room freed beyond what a preemptor needed waits for the next pass). Such dead
+candidates are dismissed as soon as they reach the head of their LocalQueue, so the live ones
+are visited in the same order whether reasons are wanted or not. And once every class of a
+ClusterQueue has failed, the queue is done: its remaining candidates get their reasons in the
+queue's order without further checks (or are skipped when ``reasons=False``).
+
+Positions count, per ClusterQueue from 1, the order in which the pass settled its pending
+candidates: the fair order, with dead candidates placed where their LocalQueue reached them.
 """
 
 from __future__ import annotations
@@ -40,8 +46,9 @@ from queues.engine import reasons as text
 from queues.engine.errors import ValidationError
 from queues.engine.fairshare import ShareNode, fair_shares
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.preemption import Running, find_victims
+from queues.engine.preemption import Running, find_victims, may_preempt
 from queues.engine.quota import FitFailure, QuotaTree, flavor_amounts
+from queues.engine.ranking import dominant_share, fair_share_ratio
 from queues.engine.scopes import Scope, cohort_chains, cohort_scope, queue_chain, queue_scope
 from queues.engine.types import (
     BLOCKED_BY_STRICT_FIFO_HEAD,
@@ -51,7 +58,6 @@ from queues.engine.types import (
     NO_FAIR_SHARING,
     PREEMPT_ANY,
     PREEMPT_LOWER_OR_NEWER_EQUAL,
-    PREEMPT_LOWER_PRIORITY,
     PREEMPT_NEVER,
     PREEMPTED,
     QUEUE_STOPPED,
@@ -75,7 +81,7 @@ from queues.engine.types import (
     frozen_map,
     node_id,
 )
-from queues.engine.usage import INFINITE_SCORE, entry_penalty, score_of, weighted_usage
+from queues.engine.usage import entry_penalty, score_of, weighted_usage
 
 _LQ, _NS, _CQ, _COHORT, _ROOT = "localQueue", "clusterQueueNamespace", "clusterQueue", "cohort", "root"
 _EMPTY_STATE = UsageState()
@@ -269,7 +275,6 @@ class _Planner:
         self.use_penalty = use_penalty
         self.admissions: list[Admission] = []
         self.evictions: list[Eviction] = []
-        self.pending: list[PendingReason] = []
         self._seq = 0
         self._index()
         self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
@@ -571,16 +576,18 @@ class _Planner:
         if mode == USAGE_BASED:
             return score_of(self.weighted[local.nid], local.spec.weight)
         if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(_dominant(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
+            return score_of(dominant_share(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
-            return _ratio(
+            return fair_share_ratio(
                 self.alloc.get(local.nid, {}), self.shares.get(local.nid, {}), self.ta_demand.get(local.nid, {})
             )
         return 0.0
 
     def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> float:
         if mode == TIME_AWARE:
-            return _ratio(self.alloc.get(ns_nid, {}), self.shares.get(ns_nid, {}), self.ta_demand.get(ns_nid, {}))
+            return fair_share_ratio(
+                self.alloc.get(ns_nid, {}), self.shares.get(ns_nid, {}), self.ta_demand.get(ns_nid, {})
+            )
         if mode == NO_FAIR_SHARING:
             return 0.0
         total = 0.0
@@ -602,9 +609,9 @@ class _Planner:
                 value = self.weighted[nid] = weighted_usage(self._usage_state(nid), self.policy)
             return score_of(value, weight)
         if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(_dominant(self.alloc.get(nid, {}), capacity), weight)
+            return score_of(dominant_share(self.alloc.get(nid, {}), capacity), weight)
         if mode == TIME_AWARE:
-            return _ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
+            return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
         return 0.0
 
     # --- the fair tree ----------------------------------------------------------------------
@@ -873,7 +880,7 @@ class _Planner:
         locals_by_key = self.locals
         failed = queue.failed
         sentences: dict[str, dict[Any, tuple[str, str]]] = {}
-        for bucket in sorted(buckets, key=_score_pair):
+        for bucket in sorted(buckets):
             leaves = buckets[bucket]
             if len(leaves) == 1:
                 items = leaves[0].items[leaves[0].idx :]
@@ -1097,7 +1104,7 @@ class _Planner:
             candidates = [
                 item
                 for item in self.running[queue.name].values()
-                if overlaps(item) and _may_preempt(within, workload, item.workload)
+                if overlaps(item) and may_preempt(within, workload, item.workload)
             ]
             candidates.sort(
                 key=lambda item: (
@@ -1174,7 +1181,7 @@ class _Planner:
             ]
             candidates.sort(
                 key=lambda item: (
-                    -self._over_ratio(node_id(_CQ, item.cluster_queue)),
+                    -self._overfair_share_ratio(node_id(_CQ, item.cluster_queue)),
                     item.workload.priority,
                     -item.admitted_at,
                     item.workload.key,
@@ -1196,11 +1203,11 @@ class _Planner:
                 if item.local_queue != local.spec.key
                 and over_share(node_id(_LQ, item.local_queue))
                 and overlaps(item)
-                and _may_preempt(within, workload, item.workload)
+                and may_preempt(within, workload, item.workload)
             ]
             candidates.sort(
                 key=lambda item: (
-                    -self._over_ratio(node_id(_LQ, item.local_queue)),
+                    -self._overfair_share_ratio(node_id(_LQ, item.local_queue)),
                     item.workload.priority,
                     -item.admitted_at,
                     item.workload.key,
@@ -1216,24 +1223,14 @@ class _Planner:
             )
         return attempts
 
-    def _over_ratio(self, nid: str) -> float:
-        return _ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.alloc.get(nid, {}))
+    def _overfair_share_ratio(self, nid: str) -> float:
+        return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.alloc.get(nid, {}))
 
     def _victim_path(self, item: Running) -> tuple[str, ...]:
         local = self.locals[item.local_queue]
         if item.cluster_queue == local.queue.name:
             return local.path
         return self._path_in(local, item.cluster_queue)
-
-
-def _may_preempt(policy: str, preemptor: Workload, victim: Workload) -> bool:
-    if policy == PREEMPT_LOWER_PRIORITY:
-        return victim.priority < preemptor.priority
-    if policy == PREEMPT_LOWER_OR_NEWER_EQUAL:
-        return victim.priority < preemptor.priority or (
-            victim.priority == preemptor.priority and victim.queued_at > preemptor.queued_at
-        )
-    return False
 
 
 _order = attrgetter("order")
@@ -1261,10 +1258,6 @@ def _class_function(flags: tuple[bool, bool, bool], local_queue: str) -> Callabl
     return class_of
 
 
-def _score_pair(pair: tuple[float, float]) -> tuple:
-    return pair
-
-
 def _add(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
     for resource, amount in amounts.items():
         if amount:
@@ -1277,39 +1270,3 @@ def _sum_maps(*maps: Mapping[str, float]) -> dict[str, float]:
         for resource, amount in mapping.items():
             total[resource] = total.get(resource, 0) + amount
     return total
-
-
-def _dominant(alloc: Mapping[str, int], capacity: Mapping[str, int]) -> float:
-    """KEP-752 / DRF dominant share: ``max_r allocated_r / capacity_r``."""
-    share = 0.0
-    for resource, amount in alloc.items():
-        if amount <= 0:
-            continue
-        cap = capacity.get(resource, 0)
-        value = amount / cap if cap > 0 else INFINITE_SCORE
-        if value > share:
-            share = value
-    return share
-
-
-def _ratio(alloc: Mapping[str, float], share: Mapping[str, float], demand: Mapping[str, float]) -> float:
-    """TimeAware order: the worst ``allocated / fair share`` over the resources a node wants.
-
-    Below 1 means below its fair share (served first); a resource with no fair share counts as
-    1 while unallocated and as +inf once allocated.
-    """
-    worst = 0.0
-    for resource in set(demand) | set(alloc):
-        amount = alloc.get(resource, 0)
-        fair = share.get(resource, 0)
-        if fair > 0:
-            value = amount / fair
-        elif amount > 0:
-            value = INFINITE_SCORE
-        elif demand.get(resource, 0) > 0:
-            value = 1.0
-        else:
-            continue
-        if value > worst:
-            worst = value
-    return worst

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas, ResourceQuota
+from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas
 
 FlavorResource = tuple[str, str]
 
@@ -105,19 +105,9 @@ class QuotaTree:
 
     # --- reading ---------------------------------------------------------------------------
 
-    def queue_node(self, name: str) -> _Node:
-        return self._queues[name]
-
-    def cohort_node(self, name: str) -> _Node:
-        return self._cohorts[name]
-
     def available(self, queue: str, fr: FlavorResource) -> int:
         """How much more of ``fr`` ClusterQueue ``queue`` can take now (may be negative if overcommitted)."""
         return _available(self._queues[queue], fr, use_usage=True)
-
-    def ceiling(self, queue: str, fr: FlavorResource) -> int:
-        """The most of ``fr`` the queue could ever hold, with nothing else running."""
-        return _available(self._queues[queue], fr, use_usage=False)
 
     def usage(self, queue: str, fr: FlavorResource) -> int:
         return self._queues[queue].usage.get(fr, 0)
@@ -129,13 +119,6 @@ class QuotaTree:
         """Whether the queue uses more of ``fr`` than its nominal quota."""
         node = self._queues[queue]
         return node.usage.get(fr, 0) > node.nominal.get(fr, 0)
-
-    def root_capacity(self, queue: str) -> dict[str, int]:
-        """Per resource (all flavors), the nominal quota of the whole tree the queue belongs to."""
-        node = self._queues[queue]
-        while node.parent is not None:
-            node = node.parent
-        return _nominal_total(node)
 
     def queue_reach(self, queue: str) -> dict[str, int]:
         """Per resource (all flavors), the most the queue could ever hold (its ceilings summed)."""
@@ -210,11 +193,6 @@ class QuotaTree:
             else:
                 return False
         return all(any(r in covered for covered, _ in self.groups[queue]) for r in requests if requests[r] > 0)
-
-    def fits(self, queue: str, amounts: Mapping[FlavorResource, int]) -> bool:
-        """Whether every ``(flavor, resource): amount`` fits the queue's availability now."""
-        node = self._queues[queue]
-        return all(amount <= _available(node, fr, use_usage=True) for fr, amount in amounts.items())
 
     # --- usage ------------------------------------------------------------------------------
 
@@ -308,16 +286,3 @@ def _remove_usage(node: _Node, fr: FlavorResource, amount: int) -> None:
             return
         amount = min(amount, stored_in_parent)
         current = current.parent
-
-
-def capacity_by_resource(quotas: Iterable[FlavorQuotas]) -> dict[str, int]:
-    """Nominal quota per resource over all flavors."""
-    total: dict[str, int] = {}
-    for flavor_quotas in quotas:
-        for resource, quota in flavor_quotas.resources.items():
-            total[resource] = total.get(resource, 0) + quota.nominal
-    return total
-
-
-def empty_quota() -> ResourceQuota:
-    return ResourceQuota(nominal=0)
