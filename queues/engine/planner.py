@@ -38,11 +38,11 @@ import gc
 import heapq
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
-from operator import attrgetter
+from collections.abc import Mapping
 from typing import Any
 
 from queues.engine import reasons as text
+from queues.engine.candidates import PendingIndex, class_flags, class_function, order_key
 from queues.engine.errors import ValidationError
 from queues.engine.fairshare import ShareNode, fair_shares
 from queues.engine.policy import FairSharingPolicy
@@ -57,7 +57,6 @@ from queues.engine.types import (
     NAMESPACE_QUOTA_EXCEEDED,
     NO_FAIR_SHARING,
     PREEMPT_ANY,
-    PREEMPT_LOWER_OR_NEWER_EQUAL,
     PREEMPT_NEVER,
     PREEMPTED,
     QUEUE_STOPPED,
@@ -87,12 +86,21 @@ _LQ, _NS, _CQ, _COHORT, _ROOT = "localQueue", "clusterQueueNamespace", "clusterQ
 _EMPTY_STATE = UsageState()
 
 
-def plan(snapshot: Snapshot, now: float, *, reasons: bool = True, entry_penalty: bool = True) -> Plan:
+def plan(
+    snapshot: Snapshot,
+    now: float,
+    *,
+    reasons: bool = True,
+    entry_penalty: bool = True,
+    pending: PendingIndex | None = None,
+) -> Plan:
     """Run one admission pass over ``snapshot`` at time ``now``.
 
     ``reasons=False`` skips pending reasons (the simulator's inner passes, which only need the
     admissions and evictions; the decisions are the same). ``entry_penalty=False`` turns the
-    KEP-4136 entry penalty off, only to show what it prevents.
+    KEP-4136 entry penalty off, only to show what it prevents. ``pending``: the pending
+    workloads, already grouped (see ``candidates.PendingIndex``); pending workloads in
+    ``snapshot.workloads`` are then ignored. Only used without reasons.
 
     The cyclic garbage collector is paused for the pass: a pass allocates hundreds of thousands
     of small tuples that live until it ends, and letting the collector rescan them every few
@@ -102,7 +110,7 @@ def plan(snapshot: Snapshot, now: float, *, reasons: bool = True, entry_penalty:
     if paused:
         gc.disable()
     try:
-        return _Planner(snapshot, now, reasons, entry_penalty).run()
+        return _Planner(snapshot, now, reasons, entry_penalty, pending).run()
     finally:
         if paused:
             gc.enable()
@@ -228,12 +236,7 @@ class _Queue:
         self.position = 0
         self.blocked: str | None = None
         self.recent: dict[str, float] = {}  # LocalQueues admitted this pass -> score when chosen
-        preemption = spec.preemption
-        self.class_flags = (
-            preemption.enabled,
-            preemption.within_cluster_queue == PREEMPT_LOWER_OR_NEWER_EQUAL,
-            preemption.enabled and scope.mode == TIME_AWARE,
-        )
+        self.class_flags = class_flags(spec, scope.mode)
         self.scored_in_cohort = False
         self.capacity: dict[str, int] = {}
 
@@ -263,11 +266,16 @@ class _Local:
         self.path = (self.nid, self.ns_nid, *queue.path)
         self.block: tuple[str, str] | None = None
         self.drain: tuple[str, str] | None = None
-        self.class_of = _class_function(queue.class_flags, spec.key)
+        self.class_of = class_function(queue.class_flags, spec.key)
 
 
 class _Planner:
-    def __init__(self, snapshot: Snapshot, now: float, reasons: bool, use_penalty: bool) -> None:
+    def __init__(
+        self, snapshot: Snapshot, now: float, reasons: bool, use_penalty: bool, index: PendingIndex | None = None
+    ) -> None:
+        if index is not None and reasons:
+            raise ValueError("a PendingIndex is only used without reasons")
+        self.index = index
         self.snapshot = snapshot
         self.now = now
         self.reasons = reasons
@@ -423,7 +431,13 @@ class _Planner:
         by_local = self.by_local
         info_of: dict[str, tuple] = {}
         reasons = self.reasons
-        for workload in self.snapshot.workloads:
+        if self.index is not None:
+            for key in self.index.local_queues():
+                if key not in self.locals:
+                    raise ValidationError(f"workloads.{key}", f"unknown LocalQueue {key!r}")
+                if self.locals[key].block is None:
+                    by_local[key] = self.index.classes(key)
+        for workload in () if self.index is not None else self.snapshot.workloads:
             if workload.admitted:
                 continue
             key = workload.local_queue
@@ -452,14 +466,15 @@ class _Planner:
             local = self.locals[key]
             counts = local.queue.counts
             if reasons:
-                container.sort(key=_order)
+                container.sort(key=order_key)
                 if local.block is None:
                     counts.update(map(local.class_of, container))
                 lists = [container] if local.block is None else []
             else:
                 lists = list(container.values())
-                for per_class in lists:
-                    per_class.sort(key=_order)
+                if self.index is None:  # an index keeps its lists in order
+                    for per_class in lists:
+                        per_class.sort(key=order_key)
                 counts.update({cls: len(per_class) for cls, per_class in container.items()})
             if local.queue.mode == TIME_AWARE:
                 demand = self.demand.setdefault(local.nid, {})
@@ -886,7 +901,7 @@ class _Planner:
                 items = leaves[0].items[leaves[0].idx :]
             else:
                 items = [workload for leaf in leaves for workload in leaf.items[leaf.idx :]]
-                items.sort(key=_order)  # runs already in order: a merge
+                items.sort(key=order_key)  # runs already in order: a merge
             for workload in items:
                 key = workload.local_queue
                 local = locals_by_key[key]
@@ -1231,31 +1246,6 @@ class _Planner:
         if item.cluster_queue == local.queue.name:
             return local.path
         return self._path_in(local, item.cluster_queue)
-
-
-_order = attrgetter("order")
-_shape = attrgetter("shape")
-_shape_priority = attrgetter("shape_priority")
-
-
-def _class_function(flags: tuple[bool, bool, bool], local_queue: str) -> Callable[[Workload], Any]:
-    """How candidates of a LocalQueue are grouped into classes (see the module doc).
-
-    Requests always; priority where preemption may be tried (who may be preempted depends on
-    it); the timestamp under ``LowerOrNewerEqualPriority``; the LocalQueue under TimeAware
-    preemption (fair shares are per queue).
-    """
-    preempts, by_time, by_queue = flags
-    if not preempts:
-        return _shape
-    if not by_time and not by_queue:
-        return _shape_priority
-    queue_part = local_queue if by_queue else None
-
-    def class_of(workload: Workload) -> tuple:
-        return (workload.shape, workload.priority, workload.queued_at if by_time else None, queue_part)
-
-    return class_of
 
 
 def _add(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:

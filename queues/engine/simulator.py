@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from queues.engine.accounting import all_nodes, node_paths
+from queues.engine.candidates import PendingIndex
 from queues.engine.errors import ValidationError
 from queues.engine.planner import plan, scope_capacities
 from queues.engine.quantities import to_base_units
@@ -127,6 +128,7 @@ class Simulation:
             local_queues=scenario.local_queues,
         )
         self.paths = node_paths(self.static)
+        self.index = PendingIndex(self.static)  # pending work as passes read it, kept up to date
         self.jobs: dict[str, _Job] = {}
         for spec in specs:
             workload = Workload(
@@ -218,6 +220,7 @@ class Simulation:
                     payload.state = "Pending"
                     payload.pending_since = t
                     self.pending[payload.spec.name] = payload
+                    self.index.add(payload.pending)
                     dirty = True
                 elif kind == _BUDGET:
                     dirty |= self._check_budget(self.budgets[payload], t)
@@ -240,7 +243,10 @@ class Simulation:
 
     def _passes(self, t: float, *, reasons: bool, force: bool = False) -> None:
         for _ in range(_MAX_PASSES_PER_STEP):
-            decided = plan(self._snapshot(), t, reasons=reasons)
+            if reasons:
+                decided = plan(self._snapshot(with_pending=True), t)
+            else:
+                decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
             self.last_plan = decided
             self.fair_shares = decided.fair_shares
             evicted = self._apply(decided, t)
@@ -252,8 +258,8 @@ class Simulation:
             for reason in self.last_plan.pending:
                 self.jobs[reason.workload].reason = reason
 
-    def _snapshot(self) -> Snapshot:
-        workloads = [job.pending for job in self.pending.values()]
+    def _snapshot(self, *, with_pending: bool) -> Snapshot:
+        workloads = [job.pending for job in self.pending.values()] if with_pending else []
         workloads.extend(job.admitted for job in self.running.values())  # type: ignore[misc]
         s = self.static
         return Snapshot(
@@ -283,6 +289,7 @@ class Simulation:
             job.pending_since = t
             job.token += 1
             self.pending[job.spec.name] = job
+            self.index.add(job.pending)
             event = {
                 "t": _num(t),
                 "type": "preempted" if eviction.code == PREEMPTED else "evicted",
@@ -297,6 +304,7 @@ class Simulation:
             self.events.append(event)
         for admission in decided.admissions:
             job = self.pending.pop(admission.workload)
+            self.index.remove(job.pending)
             job.state = "Admitted"
             job.wait += t - job.pending_since
             job.admitted_at = t
