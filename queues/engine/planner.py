@@ -821,7 +821,7 @@ class _Planner:
             for name in sorted(self.queues):
                 pending.extend(self.queues[name].pending)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
-        return Plan(tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
+        return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
 
     def _visit(self, leaf: _Node, order: tuple, stop_at: _Node | None) -> None:
         """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""
@@ -892,9 +892,19 @@ class _Planner:
         out = queue.pending
         name = queue.name
         position = queue.position
-        locals_by_key = self.locals
-        failed = queue.failed
-        sentences: dict[str, dict[Any, tuple[str, str]]] = {}
+        # Per LocalQueue: a fixed sentence (held, stopped, blocked) or how to find one per class.
+        fixed_of: dict[str, tuple[str, str] | None] = {}
+        sentences_of: dict[str, dict[Any, tuple[str, str]]] = {}
+        for bucket_leaves in buckets.values():
+            for leaf in bucket_leaves:
+                local = leaf.lq
+                if local.block is not None:
+                    fixed_of[leaf.name] = local.block
+                elif queue.blocked is not None:
+                    fixed_of[leaf.name] = (BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked)
+                else:
+                    fixed_of[leaf.name] = None
+                    sentences_of[leaf.name] = {}
         for bucket in sorted(buckets):
             leaves = buckets[bucket]
             if len(leaves) == 1:
@@ -904,22 +914,16 @@ class _Planner:
                 items.sort(key=order_key)  # runs already in order: a merge
             for workload in items:
                 key = workload.local_queue
-                local = locals_by_key[key]
-                if local.block is not None:
-                    code, message = local.block
-                elif queue.blocked is not None:
-                    code, message = BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked
-                else:
+                sentence = fixed_of[key]
+                if sentence is None:
+                    local = self.locals[key]
                     cls = local.class_of(workload)
-                    per_queue = sentences.get(key)
-                    if per_queue is None:
-                        per_queue = sentences[key] = {}
-                    sentence = per_queue.get(cls)
+                    per_class = sentences_of[key]
+                    sentence = per_class.get(cls)
                     if sentence is None:
-                        sentence = per_queue[cls] = self._quota_reason(local, queue, failed[cls])
-                    code, message = sentence
+                        sentence = per_class[cls] = self._quota_reason(local, queue, queue.failed[cls])
                 position += 1
-                out.append(PendingReason(workload.key, key, name, code, message, position))
+                out.append(PendingReason(workload.key, key, name, sentence[0], sentence[1], position))
             for leaf in leaves:
                 leaf.idx = len(leaf.items)
         queue.position = position

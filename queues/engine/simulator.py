@@ -238,10 +238,10 @@ class Simulation:
         end = now if self.horizon is None else float(self.horizon)
         if self.horizon is not None and end > now:
             self._advance_budgets(end)
-        self._passes(end, reasons=True, force=True)
+        self._passes(end, reasons=True)
         return self._result(end)
 
-    def _passes(self, t: float, *, reasons: bool, force: bool = False) -> None:
+    def _passes(self, t: float, *, reasons: bool) -> None:
         for _ in range(_MAX_PASSES_PER_STEP):
             if reasons:
                 decided = plan(self._snapshot(with_pending=True), t)

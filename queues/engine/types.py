@@ -280,9 +280,11 @@ class Plan:
 
     ``admissions`` in the order they were made, ``evictions`` in the order they were decided,
     ``pending`` by ClusterQueue name then position; ``fair_shares`` (TimeAware scopes only) by
-    ``node_id`` and resource, in millis.
+    ``node_id`` and resource, in millis. ``now`` is the time the pass was planned for (the
+    admission time of its admissions).
     """
 
+    now: float = 0.0
     admissions: tuple[Admission, ...] = ()
     evictions: tuple[Eviction, ...] = ()
     pending: tuple[PendingReason, ...] = ()
