@@ -20,7 +20,7 @@ from queues.engine.scopes import cohort_chains, queue_scope
 from queues.engine.types import PREEMPT_LOWER_OR_NEWER_EQUAL, TIME_AWARE, ClusterQueue, Snapshot, Workload
 
 order_key = attrgetter("order")
-_shape = attrgetter("shape")
+_shape = attrgetter("shape_key")
 _shape_priority = attrgetter("shape_priority")
 
 ClassFunction = Callable[[Workload], Any]
@@ -46,7 +46,7 @@ def class_function(flags: tuple[bool, bool, bool], local_queue: str) -> ClassFun
     queue_part = local_queue if by_queue else None
 
     def class_of(workload: Workload) -> tuple:
-        return (workload.shape, workload.priority, workload.queued_at if by_time else None, queue_part)
+        return (workload.shape_key, workload.priority, workload.queued_at if by_time else None, queue_part)
 
     return class_of
 

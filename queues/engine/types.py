@@ -162,8 +162,9 @@ class Workload:
     ``admitted_at``.
 
     Derived once at construction (the planner reads them for every candidate of every pass):
-    ``order``, the queue order key (priority high first, then timestamp, then name), and
-    ``shape``, the non-zero requests as a sorted tuple.
+    ``order``, the queue order key (priority high first, then timestamp, then name); ``shape``,
+    the non-zero requests as a sorted tuple; ``shape_key`` and ``shape_priority``, the same as
+    strings (with the priority), whose hash Python caches, for grouping candidates.
     """
 
     key: str
@@ -178,13 +179,16 @@ class Workload:
     assignment: Mapping[str, str] = field(default_factory=_empty_map)
     order: tuple = field(init=False, repr=False, compare=False)
     shape: tuple = field(init=False, repr=False, compare=False)
-    shape_priority: tuple = field(init=False, repr=False, compare=False)
+    shape_key: str = field(init=False, repr=False, compare=False)
+    shape_priority: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         shape = tuple(sorted((r, a) for r, a in self.requests.items() if a))
+        shape_key = ";".join(f"{r}={a}" for r, a in shape)
         object.__setattr__(self, "order", (-self.priority, self.queued_at, self.key))
         object.__setattr__(self, "shape", shape)
-        object.__setattr__(self, "shape_priority", (shape, self.priority))
+        object.__setattr__(self, "shape_key", shape_key)
+        object.__setattr__(self, "shape_priority", f"{shape_key}@{self.priority}")
 
 
 @dataclass(frozen=True, slots=True)
