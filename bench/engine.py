@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from queues.engine.planner import plan  # noqa: E402
 from queues.engine.policy import FairSharingPolicy  # noqa: E402
-from queues.engine.scenario import parse_scenario  # noqa: E402
+from queues.engine.scenario import load_document, parse_scenario  # noqa: E402
 from queues.engine.simulator import simulate  # noqa: E402
 from queues.engine.types import (  # noqa: E402
     DOMINANT_RESOURCE_SHARE,
@@ -43,6 +43,9 @@ from queues.engine.types import (  # noqa: E402
 )
 
 GIB = 2**30 * 1000  # millis of a GiB
+BASELINE = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "scenarios", "kueue_baseline.yaml"
+)
 ROUNDS = 5
 
 
@@ -137,54 +140,17 @@ def plan_peak_memory() -> int:
 
 
 def kueue_baseline_document(scale: float = 1.0) -> dict:
-    """Kueue's scheduler-performance "baseline" shape in scenario form.
+    """Kueue's scheduler-performance "baseline" shape, from tests/scenarios/kueue_baseline.yaml.
 
     5 cohorts x 6 ClusterQueues (nominal 20 CPU, borrowing limit 100 CPU, reclaim within cohort
     Any, within ClusterQueue LowerPriority), per ClusterQueue 350 small (1 CPU), 100 medium
-    (5 CPU) and 50 large (20 CPU) workloads of priorities 50/100/200; Kueue's milliseconds are
-    seconds here. ``scale`` shrinks the counts for quick checks.
+    (5 CPU) and 50 large (20 CPU) workloads of priorities 50/100/200, Kueue's times slowed down
+    10x to whole seconds. ``scale`` shrinks the counts for quick checks.
     """
-    cohorts = [{"name": f"cohort-{c}"} for c in range(5)]
-    queues, locals_, generators = [], [], []
-    classes = (("small", 350, 1, 1, 2, 50), ("medium", 100, 5, 5, 5, 100), ("large", 50, 12, 20, 10, 200))
-    seed = 0
-    for c in range(5):
-        for q in range(6):
-            name = f"cq-{c}-{q}"
-            queues.append(
-                {
-                    "name": name,
-                    "cohort": f"cohort-{c}",
-                    "queueingStrategy": "BestEffortFIFO",
-                    "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 20, "borrowingLimit": 100}}}],
-                    "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
-                }
-            )
-            lq = f"ns-{c}-{q}/main"
-            locals_.append({"name": lq, "clusterQueue": name})
-            for label, count, interval, cpu, runtime, priority in classes:
-                seed += 1
-                generators.append(
-                    {
-                        "name": f"{label}-{c}-{q}",
-                        "localQueue": lq,
-                        "count": max(1, int(count * scale)),
-                        "seed": seed,
-                        "interarrival": f"{interval}s",
-                        "duration": f"{runtime}s",
-                        "priority": priority,
-                        "podSets": [{"count": 1, "requests": {"cpu": str(cpu)}}],
-                    }
-                )
-    return {
-        "name": "kueue-baseline",
-        "clock": {"tick": "10s"},
-        "resourceFlavors": [{"name": "default"}],
-        "cohorts": cohorts,
-        "clusterQueues": queues,
-        "localQueues": locals_,
-        "generators": generators,
-    }
+    document = load_document(BASELINE)
+    for generator in document["generators"]:
+        generator["count"] = max(1, int(generator["count"] * scale))
+    return document
 
 
 def timed_simulation(document: dict) -> tuple[float, dict]:

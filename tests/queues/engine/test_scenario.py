@@ -226,6 +226,11 @@ def test_flavors_sharing_a_resource_must_cover_the_same_resources():
             lambda s: s.cluster_queues[0].preemption.within_cluster_queue == "LowerPriority",
         ),
         ("clock.horizon=1h", lambda s: s.clock.horizon_seconds == 3600),
+        (
+            "clusterQueues.cq-a.quotas.default.nvidia.com/gpu.nominal=4",
+            lambda s: s.cluster_queues[0].quotas[0].resources["nvidia.com/gpu"].nominal == 4000,
+        ),
+        ("namespaces.team-a.quota.memory=8Gi", lambda s: s.namespaces[0].quota["memory"] == 8 * 2**30 * 1000),
     ],
 )
 def test_set_edits_fields_by_path(assignment, check):
