@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import json
 import subprocess
 import sys
@@ -84,3 +85,19 @@ def test_python_dash_m_runs_the_command():
     )
     assert completed.returncode == 0
     assert completed.stdout.startswith("scenario volcano-table-2")
+
+
+def test_output_does_not_depend_on_string_hash_randomisation():
+    outputs = set()
+    for seed in ("1", "2"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "queues.engine.cli", str(SCENARIOS / "kep752_dominant_share.yaml")],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert completed.returncode == 0
+        outputs.add(completed.stdout)
+    assert len(outputs) == 1
