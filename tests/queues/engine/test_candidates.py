@@ -7,7 +7,6 @@ import pytest
 from queues.engine.candidates import PendingIndex
 from queues.engine.planner import plan
 from queues.engine.types import USAGE_BASED
-
 from tests.queues.engine.builders import cq, lq, snapshot, wl
 
 
