@@ -38,7 +38,7 @@ import gc
 import heapq
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from queues.engine import reasons as text
@@ -1100,16 +1100,71 @@ class _Planner:
     def _preempt(
         self, workload: Workload, local: _Local, queue: _Queue
     ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
-        """Try the opted-in preemption rules in turn; the first that makes room wins."""
+        """Try the opted-in preemption rules in turn; the first that makes room wins.
+
+        Most attempts find nobody eligible, so candidate lists come first and the search only
+        runs over a non-empty one.
+        """
         preemption = queue.spec.preemption
         requests = workload.requests
         tree = self.tree
+        attempts: list[tuple[list[Running], Callable[[], dict[str, str] | None], Any, str]] = []
+
+        def overlaps(item: Running) -> bool:
+            return any(r in requests for r in item.workload.requests)
 
         def fits() -> dict[str, str] | None:
             return tree.assign(queue.name, requests)[0]
 
-        def overlaps(item: Running) -> bool:
-            return any(r in requests for r in item.workload.requests)
+        within = preemption.within_cluster_queue
+        if within != PREEMPT_NEVER:
+            candidates = [
+                item
+                for item in self.running[queue.name].values()
+                if may_preempt(within, workload, item.workload) and overlaps(item)
+            ]
+            if candidates:
+                scores = self.local_scores
+                candidates.sort(
+                    key=lambda item: (
+                        -scores.get(item.local_queue, 0.0),
+                        item.workload.priority,
+                        -item.admitted_at,
+                        item.workload.key,
+                    )
+                )
+                attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
+        reclaim = preemption.reclaim_within_cohort
+        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None:
+            candidates = [
+                item
+                for other in self.unit_queues[queue.unit]
+                if other != queue.name
+                for item in self.running[other].values()
+                if (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority) and overlaps(item)
+            ]
+            if candidates and tree.within_nominal(queue.name, requests):
+                candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
+
+                def fits_nominal() -> dict[str, str] | None:
+                    assignment = fits()
+                    if assignment is None:
+                        return None
+                    for fr, amount in flavor_amounts(requests, assignment).items():
+                        if tree.usage(queue.name, fr) + amount > tree.nominal(queue.name, fr):
+                            return None
+                    return assignment
+
+                def borrowing(item: Running) -> bool:
+                    return any(tree.is_borrowing(item.cluster_queue, fr) for fr in item.amounts)
+
+                attempts.append(
+                    (candidates, fits_nominal, borrowing, f"to reclaim the nominal quota of ClusterQueue {queue.name}")
+                )
+        if queue.mode == TIME_AWARE:
+            attempts.extend(self._time_aware_attempts(workload, local, queue, fits, overlaps))
+        if not attempts:
+            return None
 
         def release(item: Running) -> None:
             self._release(item, self._victim_path(item))
@@ -1117,51 +1172,6 @@ class _Planner:
         def restore(item: Running) -> None:
             self._take(item, self._victim_path(item))
 
-        attempts = []
-        within = preemption.within_cluster_queue
-        if within != PREEMPT_NEVER:
-            candidates = [
-                item
-                for item in self.running[queue.name].values()
-                if overlaps(item) and may_preempt(within, workload, item.workload)
-            ]
-            candidates.sort(
-                key=lambda item: (
-                    -self.local_scores.get(item.local_queue, 0.0),
-                    item.workload.priority,
-                    -item.admitted_at,
-                    item.workload.key,
-                )
-            )
-            attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
-        reclaim = preemption.reclaim_within_cohort
-        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
-            candidates = [
-                item
-                for other in self.unit_queues[queue.unit]
-                if other != queue.name
-                for item in self.running[other].values()
-                if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
-            ]
-            candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
-
-            def fits_nominal() -> dict[str, str] | None:
-                assignment = fits()
-                if assignment is None:
-                    return None
-                for fr, amount in flavor_amounts(requests, assignment).items():
-                    if tree.usage(queue.name, fr) + amount > tree.nominal(queue.name, fr):
-                        return None
-                return assignment
-
-            def borrowing(item: Running) -> bool:
-                return any(tree.is_borrowing(item.cluster_queue, fr) for fr in item.amounts)
-
-            attempts.append(
-                (candidates, fits_nominal, borrowing, f"to reclaim the nominal quota of ClusterQueue {queue.name}")
-            )
-        if queue.mode == TIME_AWARE:
-            attempts.extend(self._time_aware_attempts(workload, local, queue, fits, overlaps))
         for candidates, check, still_eligible, rule in attempts:
             if not candidates:
                 continue
