@@ -1110,8 +1110,10 @@ class _Planner:
         tree = self.tree
         attempts: list[tuple[list[Running], Callable[[], dict[str, str] | None], Any, str]] = []
 
+        wanted = requests.keys()
+
         def overlaps(item: Running) -> bool:
-            return any(r in requests for r in item.workload.requests)
+            return not wanted.isdisjoint(item.workload.requests)
 
         def fits() -> dict[str, str] | None:
             return tree.assign(queue.name, requests)[0]
@@ -1135,7 +1137,7 @@ class _Planner:
                 )
                 attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
         reclaim = preemption.reclaim_within_cohort
-        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None:
+        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
             candidates = [
                 item
                 for other in self.unit_queues[queue.unit]
@@ -1143,7 +1145,7 @@ class _Planner:
                 for item in self.running[other].values()
                 if (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority) and overlaps(item)
             ]
-            if candidates and tree.within_nominal(queue.name, requests):
+            if candidates:
                 candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
 
                 def fits_nominal() -> dict[str, str] | None:
