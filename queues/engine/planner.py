@@ -508,56 +508,60 @@ class _Planner:
         for key, local in sorted(self.locals.items()):
             locals_of.setdefault(local.queue.name, {}).setdefault(local.spec.namespace, []).append(key)
 
-        def local_node(key: str) -> ShareNode:
-            local = self.locals[key]
-            demand = _sum_maps(self.alloc.get(local.nid, {}), self.demand.get(local.nid, {}))
-            return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
-
-        def queue_node(name: str) -> ShareNode:
-            children = []
-            for namespace, keys in sorted(locals_of.get(name, {}).items()):
-                leaves = [local_node(key) for key in keys]
-                children.append(
-                    ShareNode(
-                        node_id(_NS, f"{name}/{namespace}"),
-                        self.namespaces[namespace].weight,
-                        {},
-                        _sum_maps(*(leaf.demand for leaf in leaves)),
-                        _sum_maps(*(leaf.usage for leaf in leaves)),
-                        leaves,
-                    )
-                )
-            return ShareNode(
-                node_id(_CQ, name),
-                self.queues[name].spec.weight,
-                self.tree.subtree_nominal("clusterQueue", name),
-                _sum_maps(*(c.demand for c in children)),
-                _sum_maps(*(c.usage for c in children)),
-                children,
-            )
-
-        def cohort_node(name: str) -> ShareNode:
-            children = [cohort_node(c) for c in children_of.get(name, [])]
-            children += [queue_node(q) for q in sorted(queues_of.get(name, []))]
-            weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-            return ShareNode(
-                node_id(_COHORT, name),
-                weight,
-                self.tree.subtree_nominal("cohort", name),
-                _sum_maps(*(c.demand for c in children)),
-                _sum_maps(*(c.usage for c in children)),
-                children,
-            )
-
+        self._share_layout = (children_of, queues_of, locals_of, history)
         k = self.policy.k_value
         for (kind, name), scope in sorted(scopes.items()):
-            root = cohort_node(name) if kind == "cohort" else queue_node(name)
+            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name)
             self.shares.update(fair_shares(root, _scope_capacity(self.tree, scope), k))
             stack = [root]
             while stack:
                 share_node = stack.pop()
                 self.ta_demand[share_node.node_id] = dict(share_node.demand)
                 stack.extend(share_node.children)
+
+    def _share_local(self, key: str) -> ShareNode:
+        local = self.locals[key]
+        history = self._share_layout[3]
+        demand = _sum_maps(self.alloc.get(local.nid, {}), self.demand.get(local.nid, {}))
+        return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
+
+    def _share_queue(self, name: str) -> ShareNode:
+        locals_of = self._share_layout[2]
+        children = []
+        for namespace, keys in sorted(locals_of.get(name, {}).items()):
+            leaves = [self._share_local(key) for key in keys]
+            children.append(
+                ShareNode(
+                    node_id(_NS, f"{name}/{namespace}"),
+                    self.namespaces[namespace].weight,
+                    {},
+                    _sum_maps(*(leaf.demand for leaf in leaves)),
+                    _sum_maps(*(leaf.usage for leaf in leaves)),
+                    leaves,
+                )
+            )
+        return ShareNode(
+            node_id(_CQ, name),
+            self.queues[name].spec.weight,
+            self.tree.subtree_nominal("clusterQueue", name),
+            _sum_maps(*(c.demand for c in children)),
+            _sum_maps(*(c.usage for c in children)),
+            children,
+        )
+
+    def _share_cohort(self, name: str) -> ShareNode:
+        children_of, queues_of = self._share_layout[0], self._share_layout[1]
+        children = [self._share_cohort(c) for c in children_of.get(name, [])]
+        children += [self._share_queue(q) for q in sorted(queues_of.get(name, []))]
+        weight = self.cohorts[name].weight if name in self.cohorts else 1.0
+        return ShareNode(
+            node_id(_COHORT, name),
+            weight,
+            self.tree.subtree_nominal("cohort", name),
+            _sum_maps(*(c.demand for c in children)),
+            _sum_maps(*(c.usage for c in children)),
+            children,
+        )
 
     def _capacity(self, scope: Scope) -> dict[str, int]:
         key = f"{scope.kind}:{scope.name}"
@@ -633,28 +637,28 @@ class _Planner:
 
     def _new_node(self, kind: str, name: str, nid: str) -> _Node:
         self._seq += 1
-        return _Node(kind, name, nid, self._seq)
+        node = _Node(kind, name, nid, self._seq)
+        self.nodes.append(node)
+        return node
+
+    def _dismantle(self) -> None:
+        """Break the tree's reference cycles so the pass is freed at once, without the collector."""
+        for node in self.nodes:
+            node.parent = None
+            node.heap = []
+            node.key = None
+            node.cq = None
+            node.lq = None
+        for queue in self.queues.values():
+            queue.node = None
+            queue.leaves = []
 
     def _build_tree(self) -> None:
+        self.nodes: list[_Node] = []
         self.root = self._new_node(_ROOT, "", "root")
         self.lq_nodes: dict[str, _Node] = {}
         self.ns_nodes: dict[str, _Node] = {}
-        cohort_nodes: dict[str, _Node] = {}
-
-        def cohort_node_for(name: str) -> _Node:
-            node = cohort_nodes.get(name)
-            if node is not None:
-                return node
-            node = cohort_nodes[name] = self._new_node(_COHORT, name, node_id(_COHORT, name))
-            parent_name = self.cohorts[name].parent if name in self.cohorts else None
-            node.parent = cohort_node_for(parent_name) if parent_name is not None else self.root
-            if parent_name is not None:
-                parent_scope = self.cohort_scopes.get(parent_name)
-                node.propagate = parent_scope is None or parent_scope.mode != TIME_AWARE
-                if parent_scope is not None and parent_scope.fair:
-                    node.use_score = True
-                    node.score = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
-            return node
+        self.cohort_nodes: dict[str, _Node] = {}
 
         for key in sorted(self.by_local):
             local = self.locals[key]
@@ -663,7 +667,7 @@ class _Planner:
                 cq_node = queue.node = self._new_node(_CQ, queue.name, node_id(_CQ, queue.name))
                 cq_node.cq = queue
                 cohort = queue.spec.cohort
-                cq_node.parent = cohort_node_for(cohort) if cohort is not None else self.root
+                cq_node.parent = self._cohort_node(cohort) if cohort is not None else self.root
                 cq_node.direct = cohort is not None and not (queue.scored_in_cohort and queue.mode == TIME_AWARE)
                 if queue.scored_in_cohort:
                     cq_node.use_score = True
@@ -698,6 +702,22 @@ class _Planner:
         for queue in self.queues.values():
             if queue.node is not None and queue.live == 0:
                 self._park(queue)
+
+    def _cohort_node(self, name: str) -> _Node:
+        """The fair-tree node of a cohort, created with its ancestors on first use."""
+        node = self.cohort_nodes.get(name)
+        if node is not None:
+            return node
+        node = self.cohort_nodes[name] = self._new_node(_COHORT, name, node_id(_COHORT, name))
+        parent_name = self.cohorts[name].parent if name in self.cohorts else None
+        node.parent = self._cohort_node(parent_name) if parent_name is not None else self.root
+        if parent_name is not None:
+            parent_scope = self.cohort_scopes.get(parent_name)
+            node.propagate = parent_scope is None or parent_scope.mode != TIME_AWARE
+            if parent_scope is not None and parent_scope.fair:
+                node.use_score = True
+                node.score = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
+        return node
 
     def _key(self, node: _Node) -> tuple | None:
         if node.kind == _LQ:
@@ -821,6 +841,7 @@ class _Planner:
             for name in sorted(self.queues):
                 pending.extend(self.queues[name].pending)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
+        self._dismantle()
         return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
 
     def _visit(self, leaf: _Node, order: tuple, stop_at: _Node | None) -> None:

@@ -23,6 +23,7 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from collections.abc import Mapping
@@ -580,8 +581,20 @@ class Simulation:
 
 
 def simulate(scenario: Scenario) -> dict[str, Any]:
-    """Run ``scenario`` and return the result in the JSON contract of DESIGN.md."""
-    return Simulation(scenario).run()
+    """Run ``scenario`` and return the result in the JSON contract of DESIGN.md.
+
+    The cyclic garbage collector is paused meanwhile: a run makes no reference cycles (plans
+    and quota trees only point upwards), so there is nothing for it to find, and its scans of
+    everything else the process holds would cost more than the simulation.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return Simulation(scenario).run()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _under(job: _Job, spec: BudgetSpec, locals_by_key: Mapping[str, Any]) -> bool:

@@ -243,3 +243,18 @@ def test_time_aware_scopes_report_fair_share_series():
     document["clusterQueues"][0]["admissionScope"] = {"admissionMode": "TimeAware"}
     result = run(document)
     assert result["series"]["fairShare"]["a/main"]["cpu"][0] == 4
+
+
+def test_a_run_leaves_no_reference_cycles_behind():
+    import gc
+
+    document = scenario(workloads=[job(f"j{i}", cpu="1", duration="20m", submit=f"{i}m") for i in range(10)])
+    document["clusterQueues"][0]["preemption"] = {"withinClusterQueue": "LowerPriority"}
+    parsed = parse_scenario(document)
+    gc.collect()
+    gc.disable()
+    try:
+        simulate(parsed)
+        assert gc.collect() == 0  # the collector is paused during runs, so nothing may need it
+    finally:
+        gc.enable()
