@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import yaml
 
@@ -246,8 +248,6 @@ def test_time_aware_scopes_report_fair_share_series():
 
 
 def test_a_run_leaves_no_reference_cycles_behind():
-    import gc
-
     document = scenario(workloads=[job(f"j{i}", cpu="1", duration="20m", submit=f"{i}m") for i in range(10)])
     document["clusterQueues"][0]["preemption"] = {"withinClusterQueue": "LowerPriority"}
     parsed = parse_scenario(document)
