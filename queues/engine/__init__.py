@@ -14,7 +14,9 @@ Modules (see ``README.md`` next to this file for the rules they implement):
 * ``fairshare``: TimeAware fair shares, level by level.
 * ``candidates``: pending workloads grouped per LocalQueue and class.
 * ``preemption``: victim search and who may preempt whom.
-* ``planner``: ``plan(snapshot, now) -> Plan``, one admission pass.
+* ``planner``: ``plan(snapshot, now) -> Plan``, one admission pass; its parts: ``pass_state``
+  (per-pass bookkeeping), ``fair_tree`` (ranking), ``scoring`` (scores per mode),
+  ``preemption_rules`` (who may be preempted).
 * ``reasons``: the sentences of pending reasons and evictions.
 * ``scenario``: scenario files and ``--set`` edits; ``simulator``: discrete-event runs;
   ``cli``: ``simulate FILE [--format json|table] [--set path=value ...]``.

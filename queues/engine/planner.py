@@ -35,55 +35,53 @@ candidates: the fair order, with dead candidates placed where their LocalQueue r
 from __future__ import annotations
 
 import gc
-import heapq
 import math
-from collections import Counter
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from queues.engine import reasons as text
-from queues.engine.candidates import PendingIndex, class_flags, class_function, order_key
+from queues.engine.candidates import PendingIndex, order_key
 from queues.engine.errors import ValidationError
-from queues.engine.fairshare import ShareNode, fair_shares
+from queues.engine.fair_tree import FairTree
+from queues.engine.pass_state import (
+    CLUSTER_QUEUE,
+    COHORT,
+    QUEUE_NAMESPACE,
+    ClassFailure,
+    LocalState,
+    QueueState,
+    TreeNode,
+    add_amounts,
+    scope_capacity,
+)
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.preemption import Running, find_victims, may_preempt
-from queues.engine.quota import FitFailure, QuotaTree, flavor_amounts
-from queues.engine.ranking import dominant_share, fair_share_ratio
+from queues.engine.preemption import Running
+from queues.engine.preemption_rules import PreemptionRules
+from queues.engine.quota import QuotaTree, flavor_amounts
 from queues.engine.scopes import Scope, cohort_chains, cohort_scope, queue_chain, queue_scope
+from queues.engine.scoring import Scoring
 from queues.engine.types import (
     BLOCKED_BY_STRICT_FIFO_HEAD,
-    DOMINANT_RESOURCE_SHARE,
     INSUFFICIENT_QUOTA,
     NAMESPACE_QUOTA_EXCEEDED,
-    NO_FAIR_SHARING,
-    PREEMPT_ANY,
-    PREEMPT_NEVER,
     PREEMPTED,
     QUEUE_STOPPED,
     STOP_HOLD_AND_DRAIN,
     STOP_NONE,
-    STRICT_FIFO,
     TIME_AWARE,
     USAGE_BASED,
     WAITING_FOR_FAIR_SHARE,
     Admission,
-    ClusterQueue,
     Cohort,
     Eviction,
-    LocalQueue,
     Namespace,
     PendingReason,
     Plan,
     Snapshot,
-    UsageState,
     Workload,
     frozen_map,
     node_id,
 )
-from queues.engine.usage import entry_penalty, score_of, weighted_usage
-
-_LQ, _NS, _CQ, _COHORT, _ROOT = "localQueue", "clusterQueueNamespace", "clusterQueue", "cohort", "root"
-_EMPTY_STATE = UsageState()
+from queues.engine.usage import entry_penalty, weighted_usage
 
 
 def plan(
@@ -132,144 +130,12 @@ def scope_capacities(snapshot: Snapshot) -> dict[str, dict[str, int]]:
         if queue is None:
             continue
         if queue.name not in by_queue:
-            by_queue[queue.name] = _scope_capacity(tree, queue_scope(queue, cohorts, chains))
+            by_queue[queue.name] = scope_capacity(tree, queue_scope(queue, cohorts, chains))
         result[lq.key] = dict(by_queue[queue.name])
     return result
 
 
-def _scope_capacity(tree: QuotaTree, scope: Scope) -> dict[str, int]:
-    if scope.kind == "cohort":
-        return tree.subtree_nominal("cohort", scope.name)
-    return tree.queue_reach(scope.name)
-
-
-class _Node:
-    """A node of the fair tree (LocalQueue leaves hold the sorted candidates)."""
-
-    __slots__ = (
-        "kind",
-        "name",
-        "nid",
-        "parent",
-        "heap",
-        "version",
-        "seq",
-        "key",
-        "score",
-        "use_score",
-        "direct",
-        "propagate",
-        "parked",
-        "items",
-        "idx",
-        "cq",
-        "lq",
-        "classes",
-        "heads",
-        "head_cls",
-    )
-
-    def __init__(self, kind: str, name: str, nid: str, seq: int) -> None:
-        self.kind = kind
-        self.name = name
-        self.nid = nid
-        self.parent: _Node | None = None
-        self.heap: list = []
-        self.version = 0
-        self.seq = seq
-        self.key: tuple | None = None
-        self.score = 0.0
-        self.use_score = False
-        self.direct = False  # ClusterQueue under a usage-based/dominant-share cohort scope
-        self.propagate = False  # cohort strictly inside such a scope: passes its best group up
-        self.parked = False
-        self.items: list = []  # with reasons: the candidates in queue order
-        self.idx = 0
-        self.classes: list = []  # without reasons: per class [candidates, next index, class]
-        self.heads: list = []  # without reasons: heap of (order key, slot in classes)
-        self.head_cls: Any = None  # the class of the candidate ``_head`` returned last
-        self.cq: _Queue | None = None
-        self.lq: _Local | None = None
-
-
-class _Queue:
-    """Per-ClusterQueue pass state."""
-
-    __slots__ = (
-        "spec",
-        "name",
-        "scope",
-        "mode",
-        "unit",
-        "strict",
-        "node",
-        "path",
-        "failed",
-        "counts",
-        "live",
-        "position",
-        "blocked",
-        "recent",
-        "class_flags",
-        "scored_in_cohort",
-        "capacity",
-        "pending",
-        "nominal_memo",
-        "leaves",
-    )
-
-    def __init__(self, spec: ClusterQueue, scope: Scope, unit: str, path: tuple[str, ...]) -> None:
-        self.spec = spec
-        self.name = spec.name
-        self.scope = scope
-        self.mode = scope.mode
-        self.unit = unit
-        self.strict = spec.queueing_strategy == STRICT_FIFO
-        self.node: _Node | None = None
-        self.path = path  # node ids: the queue, then its cohorts up to the root
-        self.failed: dict[Any, _Failure] = {}
-        self.counts: Counter = Counter()
-        self.pending: list[PendingReason] = []
-        self.nominal_memo: dict[Any, bool] = {}
-        self.leaves: list[_Node] = []
-        self.live = 0
-        self.position = 0
-        self.blocked: str | None = None
-        self.recent: dict[str, float] = {}  # LocalQueues admitted this pass -> score when chosen
-        self.class_flags = class_flags(spec, scope.mode)
-        self.scored_in_cohort = False
-        self.capacity: dict[str, int] = {}
-
-
-class _Failure:
-    """A class that did not fit: why, whether it fitted at the start of the pass, cached sentences."""
-
-    __slots__ = ("failure", "fits_at_start", "messages")
-
-    def __init__(self, failure: FitFailure, fits_at_start: bool) -> None:
-        self.failure = failure
-        self.fits_at_start = fits_at_start
-        self.messages: dict[str | None, tuple[str, str]] = {}
-
-
-class _Local:
-    """Per-LocalQueue pass state."""
-
-    __slots__ = ("spec", "queue", "namespace", "path", "block", "drain", "nid", "ns_nid", "class_of")
-
-    def __init__(self, spec: LocalQueue, queue: _Queue, namespace: Namespace) -> None:
-        self.spec = spec
-        self.queue = queue
-        self.namespace = namespace
-        self.nid = node_id(_LQ, spec.key)
-        self.ns_nid = node_id(_NS, f"{queue.name}/{spec.namespace}")
-        self.path = (self.nid, self.ns_nid, *queue.path)
-        self.block: tuple[str, str] | None = None
-        self.drain: tuple[str, str] | None = None
-        self.class_of = class_function(queue.class_flags, spec.key)
-
-
-class _Planner:
+class _Planner(Scoring, FairTree, PreemptionRules):
     def __init__(
         self, snapshot: Snapshot, now: float, reasons: bool, use_penalty: bool, index: PendingIndex | None = None
     ) -> None:
@@ -309,16 +175,16 @@ class _Planner:
         self.cohorts: dict[str, Cohort] = {c.name: c for c in s.cohorts}
         self.chains = cohort_chains(self.cohorts)
         self.namespaces: dict[str, Namespace] = {n.name: n for n in s.namespaces}
-        self.queues: dict[str, _Queue] = {}
+        self.queues: dict[str, QueueState] = {}
         self.unit_queues: dict[str, list[str]] = {}
         for spec in s.cluster_queues:
             chain = queue_chain(spec, self.chains)
-            unit = node_id(_COHORT, chain[-1]) if chain else node_id(_CQ, spec.name)
-            path = (node_id(_CQ, spec.name), *(node_id(_COHORT, c) for c in chain))
-            queue = _Queue(spec, queue_scope(spec, self.cohorts, self.chains), unit, path)
+            unit = node_id(COHORT, chain[-1]) if chain else node_id(CLUSTER_QUEUE, spec.name)
+            path = (node_id(CLUSTER_QUEUE, spec.name), *(node_id(COHORT, c) for c in chain))
+            queue = QueueState(spec, queue_scope(spec, self.cohorts, self.chains), unit, path)
             self.queues[spec.name] = queue
             self.unit_queues.setdefault(unit, []).append(spec.name)
-        self.locals: dict[str, _Local] = {}
+        self.locals: dict[str, LocalState] = {}
         for spec in s.local_queues:
             queue = self.queues.get(spec.cluster_queue)
             if queue is None:
@@ -327,7 +193,7 @@ class _Planner:
                 )
             namespace = self.namespaces.get(spec.namespace) or Namespace(spec.namespace)
             self.namespaces.setdefault(spec.namespace, namespace)
-            self.locals[spec.key] = _Local(spec, queue, namespace)
+            self.locals[spec.key] = LocalState(spec, queue, namespace)
         # The mode each node's score is computed with (the scope its parent sits in).
         self.cohort_scopes: dict[str, Scope | None] = {
             name: cohort_scope(name, self.cohorts, self.chains) for name in self.cohorts
@@ -395,26 +261,26 @@ class _Planner:
             self.running[queue_name][workload.key] = item
             self._take(item, local.path if queue_name == local.queue.name else self._path_in(local, queue_name))
 
-    def _path_in(self, local: _Local, queue_name: str) -> tuple[str, ...]:
+    def _path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]:
         queue = self.queues[queue_name]
-        return (local.nid, node_id(_NS, f"{queue_name}/{local.spec.namespace}"), *queue.path)
+        return (local.nid, node_id(QUEUE_NAMESPACE, f"{queue_name}/{local.spec.namespace}"), *queue.path)
 
     def _take(self, item: Running, path: tuple[str, ...]) -> None:
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
         self.queues[item.cluster_queue].nominal_memo.clear()
-        _add(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
+        add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
-            _add(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
+            add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
 
     def _release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
         self.queues[item.cluster_queue].nominal_memo.clear()
-        _add(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
+        add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
         for nid in path:
-            _add(self.alloc.setdefault(nid, {}), item.workload.requests, -1)
+            add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, -1)
 
-    def _local_of(self, workload: Workload) -> _Local:
+    def _local_of(self, workload: Workload) -> LocalState:
         local = self.locals.get(workload.local_queue)
         if local is None:
             raise ValidationError(
@@ -485,348 +351,6 @@ class _Planner:
         for queue in self.queues.values():
             queue.live = len(queue.counts)
 
-    # --- scores -----------------------------------------------------------------------------
-
-    def _time_aware_shares(self) -> None:
-        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history."""
-        scopes: dict[tuple[str, str], Scope] = {}
-        for queue in self.queues.values():
-            if queue.mode == TIME_AWARE:
-                scopes[(queue.scope.kind, queue.scope.name)] = queue.scope
-        if not scopes:
-            return
-        history = self.snapshot.historical_usage
-        children_of: dict[str, list[str]] = {}
-        for name, cohort in sorted(self.cohorts.items()):
-            if cohort.parent is not None:
-                children_of.setdefault(cohort.parent, []).append(name)
-        queues_of: dict[str, list[str]] = {}
-        for name, queue in self.queues.items():
-            if queue.spec.cohort is not None:
-                queues_of.setdefault(queue.spec.cohort, []).append(name)
-        locals_of: dict[str, dict[str, list[str]]] = {}
-        for key, local in sorted(self.locals.items()):
-            locals_of.setdefault(local.queue.name, {}).setdefault(local.spec.namespace, []).append(key)
-
-        self._share_layout = (children_of, queues_of, locals_of, history)
-        k = self.policy.k_value
-        for (kind, name), scope in sorted(scopes.items()):
-            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name)
-            self.shares.update(fair_shares(root, _scope_capacity(self.tree, scope), k))
-            stack = [root]
-            while stack:
-                share_node = stack.pop()
-                self.ta_demand[share_node.node_id] = dict(share_node.demand)
-                stack.extend(share_node.children)
-
-    def _share_local(self, key: str) -> ShareNode:
-        local = self.locals[key]
-        history = self._share_layout[3]
-        demand = _sum_maps(self.alloc.get(local.nid, {}), self.demand.get(local.nid, {}))
-        return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
-
-    def _share_queue(self, name: str) -> ShareNode:
-        locals_of = self._share_layout[2]
-        children = []
-        for namespace, keys in sorted(locals_of.get(name, {}).items()):
-            leaves = [self._share_local(key) for key in keys]
-            children.append(
-                ShareNode(
-                    node_id(_NS, f"{name}/{namespace}"),
-                    self.namespaces[namespace].weight,
-                    {},
-                    _sum_maps(*(leaf.demand for leaf in leaves)),
-                    _sum_maps(*(leaf.usage for leaf in leaves)),
-                    leaves,
-                )
-            )
-        return ShareNode(
-            node_id(_CQ, name),
-            self.queues[name].spec.weight,
-            self.tree.subtree_nominal("clusterQueue", name),
-            _sum_maps(*(c.demand for c in children)),
-            _sum_maps(*(c.usage for c in children)),
-            children,
-        )
-
-    def _share_cohort(self, name: str) -> ShareNode:
-        children_of, queues_of = self._share_layout[0], self._share_layout[1]
-        children = [self._share_cohort(c) for c in children_of.get(name, [])]
-        children += [self._share_queue(q) for q in sorted(queues_of.get(name, []))]
-        weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-        return ShareNode(
-            node_id(_COHORT, name),
-            weight,
-            self.tree.subtree_nominal("cohort", name),
-            _sum_maps(*(c.demand for c in children)),
-            _sum_maps(*(c.usage for c in children)),
-            children,
-        )
-
-    def _capacity(self, scope: Scope) -> dict[str, int]:
-        key = f"{scope.kind}:{scope.name}"
-        capacity = self.capacities.get(key)
-        if capacity is None:
-            capacity = self.capacities[key] = _scope_capacity(self.tree, scope)
-        return capacity
-
-    def _usage_state(self, nid: str) -> UsageState:
-        return self.snapshot.usage.get(nid, _EMPTY_STATE)
-
-    def _initial_scores(self) -> None:
-        self.weighted: dict[str, float] = {}
-        self.local_scores: dict[str, float] = {}
-        self.ns_members: dict[str, list[str]] = {}
-        for queue in self.queues.values():
-            queue.capacity = self._capacity(queue.scope) if queue.scope.fair else {}
-            parent = queue.spec.cohort
-            parent_scope = self.cohort_scopes.get(parent) if parent is not None else None
-            queue.scored_in_cohort = parent_scope is not None and parent_scope.fair
-        for key, local in self.locals.items():
-            self.ns_members.setdefault(local.ns_nid, []).append(key)
-            if local.queue.mode == USAGE_BASED:
-                self.weighted[local.nid] = weighted_usage(self._usage_state(local.nid), self.policy)
-        for key, local in self.locals.items():
-            self.local_scores[key] = self._local_score(local)
-
-    def _local_score(self, local: _Local) -> float:
-        queue = local.queue
-        mode = queue.mode
-        if mode == USAGE_BASED:
-            return score_of(self.weighted[local.nid], local.spec.weight)
-        if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(dominant_share(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
-        if mode == TIME_AWARE:
-            return fair_share_ratio(
-                self.alloc.get(local.nid, {}), self.shares.get(local.nid, {}), self.ta_demand.get(local.nid, {})
-            )
-        return 0.0
-
-    def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> float:
-        if mode == TIME_AWARE:
-            return fair_share_ratio(
-                self.alloc.get(ns_nid, {}), self.shares.get(ns_nid, {}), self.ta_demand.get(ns_nid, {})
-            )
-        if mode == NO_FAIR_SHARING:
-            return 0.0
-        total = 0.0
-        for key in self.ns_members.get(ns_nid, ()):
-            total += self.local_scores[key]
-        return score_of(total, namespace.weight)
-
-    def _queue_score(self, queue: _Queue) -> float:
-        return self._group_score(node_id(_CQ, queue.name), queue.spec.weight, queue.mode, queue.capacity)
-
-    def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> float:
-        weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-        return self._group_score(node_id(_COHORT, name), weight, mode, capacity)
-
-    def _group_score(self, nid: str, weight: float, mode: str, capacity: Mapping[str, int]) -> float:
-        if mode == USAGE_BASED:
-            value = self.weighted.get(nid)
-            if value is None:
-                value = self.weighted[nid] = weighted_usage(self._usage_state(nid), self.policy)
-            return score_of(value, weight)
-        if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(dominant_share(self.alloc.get(nid, {}), capacity), weight)
-        if mode == TIME_AWARE:
-            return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
-        return 0.0
-
-    # --- the fair tree ----------------------------------------------------------------------
-
-    def _new_node(self, kind: str, name: str, nid: str) -> _Node:
-        self._seq += 1
-        node = _Node(kind, name, nid, self._seq)
-        self.nodes.append(node)
-        return node
-
-    def _dismantle(self) -> None:
-        """Break the tree's reference cycles so the pass is freed at once, without the collector."""
-        for node in self.nodes:
-            node.parent = None
-            node.heap = []
-            node.key = None
-            node.cq = None
-            node.lq = None
-        for queue in self.queues.values():
-            queue.node = None
-            queue.leaves = []
-
-    def _build_tree(self) -> None:
-        self.nodes: list[_Node] = []
-        self.root = self._new_node(_ROOT, "", "root")
-        self.lq_nodes: dict[str, _Node] = {}
-        self.ns_nodes: dict[str, _Node] = {}
-        self.cohort_nodes: dict[str, _Node] = {}
-
-        for key in sorted(self.by_local):
-            local = self.locals[key]
-            queue = local.queue
-            if queue.node is None:
-                cq_node = queue.node = self._new_node(_CQ, queue.name, node_id(_CQ, queue.name))
-                cq_node.cq = queue
-                cohort = queue.spec.cohort
-                cq_node.parent = self._cohort_node(cohort) if cohort is not None else self.root
-                cq_node.direct = cohort is not None and not (queue.scored_in_cohort and queue.mode == TIME_AWARE)
-                if queue.scored_in_cohort:
-                    cq_node.use_score = True
-                    cq_node.score = self._queue_score(queue)
-            parent = queue.node
-            if queue.scope.fair:  # the namespace level only matters where scores do
-                ns_node = self.ns_nodes.get(local.ns_nid)
-                if ns_node is None:
-                    ns_node = self.ns_nodes[local.ns_nid] = self._new_node(_NS, local.spec.namespace, local.ns_nid)
-                    ns_node.parent = queue.node
-                    ns_node.cq = queue
-                    ns_node.use_score = True
-                    ns_node.score = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
-                parent = ns_node
-            lq_node = self.lq_nodes[key] = self._new_node(_LQ, key, local.nid)
-            lq_node.parent = parent
-            lq_node.cq = queue
-            lq_node.lq = local
-            if self.reasons:
-                lq_node.items = self.by_local[key]
-            else:
-                lq_node.classes = [[per_class, 0, cls] for cls, per_class in self.by_local[key].items()]
-                lq_node.heads = [(entry[0][0].order, slot) for slot, entry in enumerate(lq_node.classes)]
-                heapq.heapify(lq_node.heads)
-            queue.leaves.append(lq_node)
-            if queue.scope.fair:
-                lq_node.use_score = True
-                lq_node.score = self.local_scores[key]
-        # Bottom-up initial keys: leaves first, then every level once.
-        for lq_node in self.lq_nodes.values():
-            self._refresh(lq_node, force=True)
-        for queue in self.queues.values():
-            if queue.node is not None and queue.live == 0:
-                self._park(queue)
-
-    def _cohort_node(self, name: str) -> _Node:
-        """The fair-tree node of a cohort, created with its ancestors on first use."""
-        node = self.cohort_nodes.get(name)
-        if node is not None:
-            return node
-        node = self.cohort_nodes[name] = self._new_node(_COHORT, name, node_id(_COHORT, name))
-        parent_name = self.cohorts[name].parent if name in self.cohorts else None
-        node.parent = self._cohort_node(parent_name) if parent_name is not None else self.root
-        if parent_name is not None:
-            parent_scope = self.cohort_scopes.get(parent_name)
-            node.propagate = parent_scope is None or parent_scope.mode != TIME_AWARE
-            if parent_scope is not None and parent_scope.fair:
-                node.use_score = True
-                node.score = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
-        return node
-
-    def _key(self, node: _Node) -> tuple | None:
-        if node.kind == _LQ:
-            head = self._head(node)
-            if head is None:
-                return None
-            return (0, node.score if node.use_score else 0.0, head.order, node)
-        if node.parked:
-            return None
-        heap = node.heap
-        while heap:
-            entry = heap[0]
-            child = entry[3]
-            if entry[2] != child.version:
-                heapq.heappop(heap)
-                continue
-            child_key = entry[0]
-            if node.direct:
-                leaf = child_key[3]
-                head = self._head(leaf)
-                if head is None:  # its remaining classes failed since its key was computed
-                    group = 1
-                else:
-                    cls = leaf.head_cls
-                    memo = node.cq.nominal_memo  # type: ignore[union-attr]
-                    group = memo.get(cls) if cls is not None else None
-                    if group is None:
-                        group = 0 if self.tree.within_nominal(node.name, head.requests) else 1
-                        if cls is not None:
-                            memo[cls] = group
-            elif node.propagate:
-                group = child_key[0]
-            else:
-                group = 0
-            return (group, node.score if node.use_score else 0.0, child_key[2], child_key[3])
-        return None
-
-    def _head(self, leaf: _Node) -> Workload | None:
-        """The leaf's next live candidate (its class in ``leaf.head_cls``), or None.
-
-        Candidates of a class that already failed are dismissed as soon as they reach the head of
-        their LocalQueue: their visit could only fail them, and skipping them keeps the order of
-        the live candidates the same with and without reasons. With reasons they get their
-        pending reason (and position) at that moment; without, whole classes drop at once.
-        """
-        if self.reasons:
-            items = leaf.items
-            local: _Local = leaf.lq  # type: ignore[assignment]
-            queue = local.queue
-            failed = queue.failed
-            blocked = local.block is not None or queue.blocked is not None
-            class_of = local.class_of
-            while leaf.idx < len(items):
-                workload = items[leaf.idx]
-                if blocked:
-                    leaf.head_cls = None
-                    return workload
-                cls = class_of(workload)
-                record = failed.get(cls)
-                if record is None:
-                    leaf.head_cls = cls
-                    return workload
-                leaf.idx += 1
-                queue.counts[cls] -= 1
-                self._pending_quota(workload, local, queue, record)
-            return None
-        heads = leaf.heads
-        failed = leaf.cq.failed  # type: ignore[union-attr]
-        classes = leaf.classes
-        while heads:
-            entry = classes[heads[0][1]]
-            if entry[2] in failed:
-                heapq.heappop(heads)
-                continue
-            leaf.head_cls = entry[2]
-            return entry[0][entry[1]]
-        return None
-
-    def _pop(self, leaf: _Node) -> Workload:
-        """Take the head ``_head`` just returned."""
-        if self.reasons:
-            workload = leaf.items[leaf.idx]
-            leaf.idx += 1
-            return workload
-        _, slot = heapq.heappop(leaf.heads)
-        entry = leaf.classes[slot]
-        items, index = entry[0], entry[1]
-        workload = items[index]
-        index += 1
-        entry[1] = index
-        if index < len(items):
-            heapq.heappush(leaf.heads, (items[index].order, slot))
-        return workload
-
-    def _refresh(self, node: _Node, stop_at: _Node | None = None, force: bool = False) -> None:
-        """Recompute keys from ``node`` up to (not including) ``stop_at``, pushing changes to parents."""
-        while node is not stop_at and node is not None:
-            new_key = self._key(node)
-            if not force and new_key == node.key:
-                return
-            node.key = new_key
-            node.version += 1
-            parent = node.parent
-            if parent is None:
-                return
-            if new_key is not None:
-                heapq.heappush(parent.heap, (new_key, node.seq, node.version, node))
-            node = parent
-
     # --- the pass -----------------------------------------------------------------------------
 
     def run(self) -> Plan:
@@ -844,7 +368,7 @@ class _Planner:
         self._dismantle()
         return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
 
-    def _visit(self, leaf: _Node, order: tuple, stop_at: _Node | None) -> None:
+    def _visit(self, leaf: TreeNode, order: tuple, stop_at: TreeNode | None) -> None:
         """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""
         head = self._head(leaf)
         if head is None or head.order != order:  # stale: dead candidates were dismissed since
@@ -852,8 +376,8 @@ class _Planner:
             return
         cls = leaf.head_cls
         workload = self._pop(leaf)
-        local: _Local = leaf.lq  # type: ignore[assignment]
-        queue: _Queue = leaf.cq  # type: ignore[assignment]
+        local: LocalState = leaf.lq  # type: ignore[assignment]
+        queue: QueueState = leaf.cq  # type: ignore[assignment]
         admitted = False
         if local.block is not None:
             self._pending(workload, queue, local.block[0], local.block[1])
@@ -874,7 +398,7 @@ class _Planner:
         if stop_at is None and (queue.live == 0 or queue.blocked is not None) and not queue.node.parked:  # type: ignore[union-attr]
             self._park(queue)
 
-    def _park(self, queue: _Queue) -> None:
+    def _park(self, queue: QueueState) -> None:
         """No candidate of this queue can be admitted any more in this pass: finish it off.
 
         With reasons, the remaining candidates get theirs in the queue's order. The scores are
@@ -893,14 +417,16 @@ class _Planner:
         node.parked = True
         self._refresh(node)
 
-    def _drain_sorted(self, queue: _Queue) -> bool:
-        buckets: dict[tuple[float, float], list[_Node]] = {}
+    def _drain_sorted(self, queue: QueueState) -> bool:
+        buckets: dict[tuple[float, float], list[TreeNode]] = {}
         ns_scores: dict[float, set[float]] = {}
         for leaf in queue.leaves:
             if leaf.idx >= len(leaf.items):
                 continue
             parent = leaf.parent
-            ns_score = parent.score if parent is not None and parent.kind == _NS and parent.use_score else 0.0
+            ns_score = (
+                parent.score if parent is not None and parent.kind == QUEUE_NAMESPACE and parent.use_score else 0.0
+            )
             lq_score = leaf.score if leaf.use_score else 0.0
             buckets.setdefault((ns_score, lq_score), []).append(leaf)
             ns_scores.setdefault(ns_score, set()).add(lq_score)
@@ -950,7 +476,7 @@ class _Planner:
         queue.position = position
         return True
 
-    def _try(self, workload: Workload, local: _Local, queue: _Queue, cls: Any) -> bool:
+    def _try(self, workload: Workload, local: LocalState, queue: QueueState, cls: Any) -> bool:
         requests = workload.requests
         namespace = local.namespace
         if namespace.quota:
@@ -973,7 +499,7 @@ class _Planner:
         if assignment is None:
             assert failure is not None
             fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests)[0] is not None
-            record = _Failure(failure, fits_at_start)
+            record = ClassFailure(failure, fits_at_start)
             queue.failed[cls] = record
             self._pending_quota(workload, local, queue, record)
             if queue.strict:
@@ -985,8 +511,8 @@ class _Planner:
     def _admit(
         self,
         workload: Workload,
-        local: _Local,
-        queue: _Queue,
+        local: LocalState,
+        queue: QueueState,
         assignment: dict[str, str],
         victims: list[tuple[Running, str]],
     ) -> None:
@@ -1007,9 +533,9 @@ class _Planner:
             )
         self.tree.add(queue.name, amounts)
         queue.nominal_memo.clear()
-        _add(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
+        add_amounts(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
         for nid in local.path:
-            _add(self.alloc.setdefault(nid, {}), requests, 1)
+            add_amounts(self.alloc.setdefault(nid, {}), requests, 1)
         penalty = entry_penalty(requests, self.policy) if self.use_penalty else {}
         if penalty and queue.mode == USAGE_BASED:
             extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(penalty.items()))
@@ -1031,7 +557,7 @@ class _Planner:
         recent.pop(queue.name, None)
         recent[queue.name] = queue_score
 
-    def _rescore(self, local: _Local, refresh: bool) -> None:
+    def _rescore(self, local: LocalState, refresh: bool) -> None:
         """Recompute the scores on a LocalQueue's path after its allocation or usage changed.
 
         With ``refresh`` the fair tree re-ranks from the deepest node of the path it holds (the
@@ -1050,7 +576,7 @@ class _Planner:
         if cq_node is not None and cq_node.use_score:
             cq_node.score = self._queue_score(queue)
         node = cq_node.parent if cq_node is not None else None
-        while node is not None and node.kind == _COHORT:
+        while node is not None and node.kind == COHORT:
             if node.use_score:
                 parent_name = self.cohorts[node.name].parent if node.name in self.cohorts else None
                 scope = self.cohort_scopes.get(parent_name) if parent_name is not None else None
@@ -1064,7 +590,7 @@ class _Planner:
 
     # --- reasons ----------------------------------------------------------------------------
 
-    def _pending(self, workload: Workload, queue: _Queue, code: str, message: str) -> None:
+    def _pending(self, workload: Workload, queue: QueueState, code: str, message: str) -> None:
         if not self.reasons:
             return
         queue.position += 1
@@ -1072,13 +598,13 @@ class _Planner:
             PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position)
         )
 
-    def _pending_quota(self, workload: Workload, local: _Local, queue: _Queue, record: _Failure) -> None:
+    def _pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None:
         if not self.reasons:
             return
         code, message = self._quota_reason(local, queue, record)
         self._pending(workload, queue, code, message)
 
-    def _quota_reason(self, local: _Local, queue: _Queue, record: _Failure) -> tuple[str, str]:
+    def _quota_reason(self, local: LocalState, queue: QueueState, record: ClassFailure) -> tuple[str, str]:
         own = local.spec.key
         cached = record.messages.get(None) or record.messages.get(own)
         if cached is None:
@@ -1086,7 +612,7 @@ class _Planner:
             record.messages[None if cached[0] == INSUFFICIENT_QUOTA else own] = cached
         return cached
 
-    def _quota_sentence(self, local: _Local, queue: _Queue, record: _Failure) -> tuple[str, str]:
+    def _quota_sentence(self, local: LocalState, queue: QueueState, record: ClassFailure) -> tuple[str, str]:
         """InsufficientQuota, or WaitingForFairShare when the workload fitted at the start of the
         pass and a queue ahead of it in fair-share order took the room."""
         shortage = text.insufficient_quota(queue.name, record.failure)
@@ -1115,185 +641,3 @@ class _Planner:
                             shortage,
                         )
         return INSUFFICIENT_QUOTA, shortage
-
-    # --- preemption ---------------------------------------------------------------------------
-
-    def _preempt(
-        self, workload: Workload, local: _Local, queue: _Queue
-    ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
-        """Try the opted-in preemption rules in turn; the first that makes room wins.
-
-        Most attempts find nobody eligible, so candidate lists come first and the search only
-        runs over a non-empty one.
-        """
-        preemption = queue.spec.preemption
-        requests = workload.requests
-        tree = self.tree
-        attempts: list[tuple[list[Running], Callable[[], dict[str, str] | None], Any, str]] = []
-
-        wanted = requests.keys()
-
-        def overlaps(item: Running) -> bool:
-            return not wanted.isdisjoint(item.workload.requests)
-
-        def fits() -> dict[str, str] | None:
-            return tree.assign(queue.name, requests)[0]
-
-        within = preemption.within_cluster_queue
-        if within != PREEMPT_NEVER:
-            candidates = [
-                item
-                for item in self.running[queue.name].values()
-                if may_preempt(within, workload, item.workload) and overlaps(item)
-            ]
-            if candidates:
-                scores = self.local_scores
-                candidates.sort(
-                    key=lambda item: (
-                        -scores.get(item.local_queue, 0.0),
-                        item.workload.priority,
-                        -item.admitted_at,
-                        item.workload.key,
-                    )
-                )
-                attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
-        reclaim = preemption.reclaim_within_cohort
-        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
-            candidates = [
-                item
-                for other in self.unit_queues[queue.unit]
-                if other != queue.name
-                for item in self.running[other].values()
-                if (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority) and overlaps(item)
-            ]
-            if candidates:
-                candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
-
-                def fits_nominal() -> dict[str, str] | None:
-                    assignment = fits()
-                    if assignment is None:
-                        return None
-                    for fr, amount in flavor_amounts(requests, assignment).items():
-                        if tree.usage(queue.name, fr) + amount > tree.nominal(queue.name, fr):
-                            return None
-                    return assignment
-
-                def borrowing(item: Running) -> bool:
-                    return any(tree.is_borrowing(item.cluster_queue, fr) for fr in item.amounts)
-
-                attempts.append(
-                    (candidates, fits_nominal, borrowing, f"to reclaim the nominal quota of ClusterQueue {queue.name}")
-                )
-        if queue.mode == TIME_AWARE:
-            attempts.extend(self._time_aware_attempts(workload, local, queue, fits, overlaps))
-        if not attempts:
-            return None
-
-        def release(item: Running) -> None:
-            self._release(item, self._victim_path(item))
-
-        def restore(item: Running) -> None:
-            self._take(item, self._victim_path(item))
-
-        for candidates, check, still_eligible, rule in attempts:
-            if not candidates:
-                continue
-            found = find_victims(candidates, check, release, restore, still_eligible)
-            if found is not None:
-                assignment, chosen = found
-                for item in chosen:
-                    del self.running[item.cluster_queue][item.workload.key]
-                return assignment, [(item, rule) for item in chosen]
-        return None
-
-    def _time_aware_attempts(self, workload: Workload, local: _Local, queue: _Queue, fits, overlaps) -> list:
-        """KAI reclaim: a queue whose allocation plus this job stays within its fair share may evict
-        workloads of sibling queues that are above theirs."""
-        requests = workload.requests
-        preemption = queue.spec.preemption
-        attempts = []
-
-        def within_share(nid: str) -> bool:
-            share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})
-            return all(alloc.get(r, 0) + a <= share.get(r, 0) for r, a in requests.items() if a)
-
-        def over_share(nid: str) -> bool:
-            share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})
-            return any(alloc.get(r, 0) > share.get(r, 0) for r in requests if requests[r])
-
-        reclaim = preemption.reclaim_within_cohort
-        cq_nid = node_id(_CQ, queue.name)
-        if reclaim != PREEMPT_NEVER and queue.scored_in_cohort and within_share(cq_nid):
-            candidates = [
-                item
-                for other in self.unit_queues[queue.unit]
-                if other != queue.name and self.queues[other].scope == queue.scope and over_share(node_id(_CQ, other))
-                for item in self.running[other].values()
-                if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
-            ]
-            candidates.sort(
-                key=lambda item: (
-                    -self._overfair_share_ratio(node_id(_CQ, item.cluster_queue)),
-                    item.workload.priority,
-                    -item.admitted_at,
-                    item.workload.key,
-                )
-            )
-            attempts.append(
-                (
-                    candidates,
-                    fits,
-                    lambda item: over_share(node_id(_CQ, item.cluster_queue)),
-                    f"to give ClusterQueue {queue.name} its fair share (TimeAware)",
-                )
-            )
-        within = preemption.within_cluster_queue
-        if within != PREEMPT_NEVER and within_share(local.nid):
-            candidates = [
-                item
-                for item in self.running[queue.name].values()
-                if item.local_queue != local.spec.key
-                and over_share(node_id(_LQ, item.local_queue))
-                and overlaps(item)
-                and may_preempt(within, workload, item.workload)
-            ]
-            candidates.sort(
-                key=lambda item: (
-                    -self._overfair_share_ratio(node_id(_LQ, item.local_queue)),
-                    item.workload.priority,
-                    -item.admitted_at,
-                    item.workload.key,
-                )
-            )
-            attempts.append(
-                (
-                    candidates,
-                    fits,
-                    lambda item: over_share(node_id(_LQ, item.local_queue)),
-                    f"to give LocalQueue {local.spec.key} its fair share (TimeAware)",
-                )
-            )
-        return attempts
-
-    def _overfair_share_ratio(self, nid: str) -> float:
-        return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.alloc.get(nid, {}))
-
-    def _victim_path(self, item: Running) -> tuple[str, ...]:
-        local = self.locals[item.local_queue]
-        if item.cluster_queue == local.queue.name:
-            return local.path
-        return self._path_in(local, item.cluster_queue)
-
-
-def _add(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
-    for resource, amount in amounts.items():
-        if amount:
-            target[resource] = target.get(resource, 0) + sign * amount
-
-
-def _sum_maps(*maps: Mapping[str, float]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for mapping in maps:
-        for resource, amount in mapping.items():
-            total[resource] = total.get(resource, 0) + amount
-    return total
