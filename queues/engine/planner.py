@@ -454,11 +454,31 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                     sentences_of[leaf.name] = {}
         for bucket in sorted(buckets):
             leaves = buckets[bucket]
-            if len(leaves) == 1:
-                items = leaves[0].items[leaves[0].idx :]
-            else:
-                items = [workload for leaf in leaves for workload in leaf.items[leaf.idx :]]
-                items.sort(key=order_key)  # runs already in order: a merge
+            if len(leaves) == 1:  # one LocalQueue: its remaining candidates, in order
+                leaf = leaves[0]
+                key = leaf.name
+                fixed = fixed_of[key]
+                items = leaf.items[leaf.idx :]
+                if fixed is not None:
+                    code, message = fixed
+                    for workload in items:
+                        position += 1
+                        out.append(PendingReason(workload.key, key, name, code, message, position))
+                else:
+                    local = self.locals[key]
+                    class_of = local.class_of
+                    per_class = sentences_of[key]
+                    for workload in items:
+                        cls = class_of(workload)
+                        sentence = per_class.get(cls)
+                        if sentence is None:
+                            sentence = per_class[cls] = self._quota_reason(local, queue, queue.failed[cls])
+                        position += 1
+                        out.append(PendingReason(workload.key, key, name, sentence[0], sentence[1], position))
+                leaf.idx = len(leaf.items)
+                continue
+            items = [workload for leaf in leaves for workload in leaf.items[leaf.idx :]]
+            items.sort(key=order_key)  # runs already in order: a merge
             for workload in items:
                 key = workload.local_queue
                 sentence = fixed_of[key]
