@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import QueryDict
 
 from queues.dashboard.access import Viewer, scoped
@@ -35,7 +35,8 @@ SORTS = {
     "newest": ("-id",),
     "oldest": ("id",),
     "priority": ("-priority", "queued_at", "id"),
-    "position": ("local_queue__cluster_queue__name", "queue_position", "id"),
+    # pending work in queue order per ClusterQueue, then what runs or ran (no position)
+    "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
 }
 AHEAD_SHOWN = 4
 
@@ -79,10 +80,11 @@ class WorkloadRow:
 
 
 def sort_key(value: str | None, state: list[str]) -> str:
-    """The requested order; pending-only lists default to queue order."""
+    """The requested order; lists of pending (and admitted) work default to queue order."""
     if value in SORTS:
         return value  # type: ignore[return-value]
-    return "position" if state == [WorkloadState.PENDING] else "newest"
+    active = {WorkloadState.PENDING, WorkloadState.ADMITTED}
+    return "position" if state and set(state) <= active else "newest"
 
 
 def _base(viewer: Viewer) -> QuerySet[Workload]:

@@ -19,6 +19,7 @@ from queues.dashboard.detail import (
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.dashboard.workloads import workload_page
+from queues.models import WorkloadState
 from queues.views.common import (
     DashboardRequest,
     dashboard_view,
@@ -47,9 +48,10 @@ def _render(
     if detail is None:
         raise Http404("No such queue")
     children = queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE) if tree else None
-    work = workload_page(
-        request.viewer, request.GET, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure)
-    )
+    params = request.GET.copy()
+    if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
+        params.setlist("state", [WorkloadState.PENDING, WorkloadState.ADMITTED])
+    work = workload_page(request.viewer, params, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure))
     context = {
         "detail": detail,
         "obj": detail.obj,
