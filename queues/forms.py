@@ -8,13 +8,25 @@ Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
 
 
-class LocalQueueForm(forms.ModelForm):
+class PlainWeightMixin:
+    """Show a stored weight as people typed it ("2", "0.5"), not as the column stores it ("2.0000")."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        weight = getattr(self.instance, "weight", None)  # type: ignore[attr-defined]
+        if "weight" in self.fields and isinstance(weight, Decimal):  # type: ignore[attr-defined]
+            self.initial["weight"] = format(weight.normalize(), "f")  # type: ignore[attr-defined]
+
+
+class LocalQueueForm(PlainWeightMixin, forms.ModelForm):
     """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
 
     class Meta:
@@ -31,14 +43,14 @@ class LocalQueueTenantForm(forms.ModelForm):
         fields = ["stop_policy", "description"]
 
 
-class NamespaceForm(forms.ModelForm):
+class NamespaceForm(PlainWeightMixin, forms.ModelForm):
     class Meta:
         model = Namespace
         fields = ["weight", "description"]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
-class ClusterQueueForm(forms.ModelForm):
+class ClusterQueueForm(PlainWeightMixin, forms.ModelForm):
     class Meta:
         model = ClusterQueue
         fields = [
@@ -53,7 +65,7 @@ class ClusterQueueForm(forms.ModelForm):
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
-class CohortForm(forms.ModelForm):
+class CohortForm(PlainWeightMixin, forms.ModelForm):
     class Meta:
         model = Cohort
         fields = ["parent", "weight", "admission_mode", "description"]

@@ -220,7 +220,7 @@ def _fill_ahead(
             same = group["local_queue_id"] == workload.local_queue_id
             items.append(
                 AheadItem(
-                    label="your own queue" if same else f"{group['namespace__name']}/{group['local_queue__name']}",
+                    label="the same LocalQueue" if same else f"{group['namespace__name']}/{group['local_queue__name']}",
                     count=count,
                     why=_why(mode, same, group["local_queue__weighted_share"], own_score),
                     namespace=group["namespace__name"],

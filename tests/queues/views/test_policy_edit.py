@@ -227,3 +227,9 @@ def test_given_edit_page_when_opened_then_playground_hook_is_absent_until_that_p
     assert PLAYGROUND_URL_NAME == "playground"
     assert playground_url(cluster.a_train) == ""
     assert 'data-hook="try-in-playground"' not in body
+
+
+def test_given_stored_weight_when_edit_page_opened_then_it_reads_as_typed(cluster, login):
+    body = login("admin").get(reverse("edit-local-queue", args=LQ)).content.decode()
+
+    assert 'name="weight" value="2"' in body

@@ -33,7 +33,7 @@ def test_given_pending_workload_when_listed_then_queues_ahead_are_counted_with_w
     assert last.position == 4
     ahead = {item.label: item for item in last.ahead}
     assert ahead["team-a/train"].count == 2 and "usage score" in ahead["team-a/train"].why
-    assert ahead["your own queue"].count == 1
+    assert ahead["the same LocalQueue"].count == 1
     assert last.ahead_total == 3
     head = listed["a-batch-0"]
     assert [(item.label, item.count) for item in head.ahead] == [("team-c/etl", 1)]
