@@ -1,12 +1,24 @@
-"""Top-level routes: the web UI, Django admin and (later) the API."""
+"""Top-level routes: the web UI, Django admin, and the REST API with its schema and docs."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from budgets.api.urls import register_routes as register_budget_routes
+from queues.api.urls import register_routes as register_queue_routes
+
+api = DefaultRouter()
+register_queue_routes(api)
+register_budget_routes(api)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/v1/", include(api.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("queues.urls")),
 ]

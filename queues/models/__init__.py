@@ -12,6 +12,7 @@ from queues.models.choices import (
 from queues.models.cluster_queue import ClusterQueue
 from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
+from queues.models.idempotency import IdempotencyKey
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.quota import ClusterQueueQuota, CohortQuota
@@ -24,6 +25,7 @@ __all__ = [
     "ClusterQueueQuota",
     "Cohort",
     "CohortQuota",
+    "IdempotencyKey",
     "LocalQueue",
     "Namespace",
     "NamespaceQuota",
