@@ -57,6 +57,7 @@ def cluster_queues_with_quotas() -> QuerySet[ClusterQueue]:
                 "admitted_workloads", filter=Q(admitted_workloads__state=WorkloadState.ADMITTED), distinct=True
             ),
         )
+        .order_by("name")  # an aggregation drops Meta.ordering; pages need a stable order
     )
 
 
@@ -70,7 +71,7 @@ def local_queues_with_status() -> QuerySet[LocalQueue]:
     return LocalQueue.objects.select_related("namespace", "cluster_queue").annotate(
         pending_count=Count("workloads", filter=Q(workloads__state=WorkloadState.PENDING)),
         admitted_count=Count("workloads", filter=Q(workloads__state=WorkloadState.ADMITTED)),
-    )
+    ).order_by("namespace__name", "name")
 
 
 def workloads_with_queues() -> QuerySet[Workload]:

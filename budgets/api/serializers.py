@@ -17,6 +17,9 @@ class PercentField(serializers.FloatField):
         number = super().to_internal_value(data)
         return int(number) if number.is_integer() else number
 
+    def to_representation(self, value: float | int) -> float | int:
+        return value if isinstance(value, int) else super().to_representation(value)
+
 
 class BudgetSerializer(PolicySerializer):
     """Set exactly one target: ``local_queue`` (``namespace/name``), ``namespace`` or

@@ -122,7 +122,7 @@ class LocalQueueKeyField(serializers.RelatedField):
 
     default_error_messages = {
         "invalid": 'expected a LocalQueue as "namespace/name", e.g. "team-a/main"',
-        "does_not_exist": "LocalQueue {key} does not exist",
+        "does_not_exist": "LocalQueue {local_queue} does not exist",
     }
 
     def __init__(self, *, scope: Callable[[QuerySet, Any], QuerySet] | None = None, **kwargs: Any) -> None:
@@ -143,7 +143,7 @@ class LocalQueueKeyField(serializers.RelatedField):
         namespace, name = match.groups()
         local_queue = self.get_queryset().filter(namespace__name=namespace, name=name).first()
         if local_queue is None:
-            self.fail("does_not_exist", key=data)
+            self.fail("does_not_exist", local_queue=data)
         return local_queue
 
     def to_representation(self, value: LocalQueue) -> str:

@@ -81,18 +81,21 @@ def _validate(instance: models.Model, quotas: Sequence[models.Model] | None, quo
         errors.update(FieldErrors.messages(error))
     if quotas is not None:
         row_errors = _validate_quota_rows(instance, quotas)
-        if any(row_errors):
+        if row_errors:
             errors[quotas_field] = row_errors
     if errors:
         raise FieldErrors(errors)
 
 
-def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> list[dict[str, list[str]]]:
-    """One error dict per row (empty when the row is fine), in the order the rows came."""
+def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> dict[str, Any]:
+    """Errors of the bad rows only, keyed as DRF keys nested input: by position for a list of
+    rows (``{"1": {"nominal": [...]}}``), by resource for a namespace's ``{resource: amount}``
+    mapping (``{"cpu": [...]}``)."""
     owner_field = QUOTA_OWNER_FIELD[owner._meta.model_name or ""]
+    keyed_by_resource = owner_field == "namespace"
     seen: set[tuple[Any, str]] = set()
-    errors: list[dict[str, list[str]]] = []
-    for row in rows:
+    errors: dict[str, Any] = {}
+    for index, row in enumerate(rows):
         row_errors: dict[str, list[str]] = {}
         try:
             row.full_clean(exclude=[owner_field])
@@ -103,7 +106,12 @@ def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> l
             where = f"{row.flavor.name}/{row.resource}" if identity[0] else row.resource
             row_errors.setdefault("resource", []).append(f"{where} is listed more than once")
         seen.add(identity)
-        errors.append(row_errors)
+        if not row_errors:
+            continue
+        if keyed_by_resource:
+            errors[row.resource] = [message for messages in row_errors.values() for message in messages]
+        else:
+            errors[str(index)] = row_errors
     return errors
 
 
