@@ -24,7 +24,7 @@ from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTra
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
-        exc = ValidationError(as_serializer_error(exc))
+        exc = ValidationError(_rename_non_field_errors(as_serializer_error(exc)))
     elif isinstance(exc, FieldErrors):
         exc = ValidationError(_rename_non_field_errors(exc.errors))
     elif isinstance(exc, InvalidTransition):

@@ -62,6 +62,14 @@ class QuotaRowSerializer(serializers.Serializer):
     )
     lending_limit_formatted = FormattedQuantityField("lending_limit", allow_null=True)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A row is always whole, even in a PATCH (where DRF would skip missing nested fields):
+        the rows sent replace the stored ones."""
+        missing = [name for name in ("flavor", "resource", "nominal") if name not in attrs]
+        if missing:
+            raise serializers.ValidationError({name: ["This field is required."] for name in missing})
+        return attrs
+
 
 def quota_rows_field(help_text: str) -> QuotaRowSerializer:
     return QuotaRowSerializer(many=True, required=False, max_length=MAX_QUOTA_ROWS, help_text=help_text)
