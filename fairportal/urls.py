@@ -2,14 +2,16 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
 from queues.api.urls import register_routes as register_queue_routes
+from queues.api.views.base import api_not_found
 
 api = DefaultRouter()
+api.include_format_suffixes = False  # ids are matched whole, "1.5" included (then a JSON 404)
 register_queue_routes(api)
 register_budget_routes(api)
 
@@ -20,5 +22,6 @@ urlpatterns = [
     path("api/v1/", include(api.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    re_path(r"^api/", api_not_found),
     path("", include("queues.urls")),
 ]

@@ -6,8 +6,13 @@ Related objects are filtered by name (``?cluster_queue=gpu-training``), LocalQue
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+
 import django_filters
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
+from django_filters.fields import IsoDateTimeField
 
 from queues.models import (
     AdmissionMode,
@@ -22,6 +27,24 @@ from queues.models import (
     Workload,
     WorkloadState,
 )
+
+
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, converted to UTC: Python accepts offsets up to +-23:59, PostgreSQL
+    only up to +-15:59, so a far-off offset would otherwise fail in the database."""
+
+    def to_python(self, value: Any) -> datetime.datetime | None:
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(datetime.timezone.utc)
+        except OverflowError:
+            raise ValidationError("the time is out of range", code="invalid") from None
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
 
 
 class ResourceFlavorFilterSet(django_filters.FilterSet):
@@ -84,8 +107,8 @@ class WorkloadFilterSet(django_filters.FilterSet):
     pending_reason = django_filters.CharFilter(field_name="pending_reason_code", help_text="Machine-readable code")
     priority_min = django_filters.NumberFilter(field_name="priority", lookup_expr="gte")
     priority_max = django_filters.NumberFilter(field_name="priority", lookup_expr="lte")
-    queued_after = django_filters.IsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
-    queued_before = django_filters.IsoDateTimeFilter(field_name="queued_at", lookup_expr="lt")
+    queued_after = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
+    queued_before = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="lt")
 
     class Meta:
         model = Workload
@@ -106,8 +129,8 @@ class PolicyChangeFilterSet(django_filters.FilterSet):
     surface = django_filters.ChoiceFilter(choices=Surface.choices)
     action = django_filters.ChoiceFilter(choices=PolicyChange.Action.choices)
     actor = django_filters.CharFilter(field_name="actor_name", help_text="User name")
-    after = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
-    before = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="lt")
+    after = UtcIsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    before = UtcIsoDateTimeFilter(field_name="at", lookup_expr="lt")
 
     class Meta:
         model = PolicyChange

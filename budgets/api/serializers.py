@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from budgets.models import Budget
-from queues.api.fields import LocalQueueKeyField
+from queues.api.fields import LocalQueueKeyField, NameField
 from queues.api.serializers.common import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
 
@@ -26,15 +26,9 @@ class BudgetSerializer(PolicySerializer):
     ``cluster_queue``. Usage, burn-down and events come with the budget accounting issue."""
 
     local_queue = LocalQueueKeyField(required=False, allow_null=True, help_text="namespace/name")
-    namespace = serializers.SlugRelatedField(
-        slug_field="name", queryset=Namespace.objects.all(), required=False, allow_null=True
-    )
-    cluster_queue = serializers.SlugRelatedField(
-        slug_field="name", queryset=ClusterQueue.objects.all(), required=False, allow_null=True
-    )
-    flavor = serializers.SlugRelatedField(
-        slug_field="name", queryset=ResourceFlavor.objects.all(), required=False, allow_null=True
-    )
+    namespace = NameField(queryset=Namespace.objects.all(), required=False, allow_null=True)
+    cluster_queue = NameField(queryset=ClusterQueue.objects.all(), required=False, allow_null=True)
+    flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
     target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
     alert_thresholds = serializers.ListField(
         child=PercentField(min_value=0, max_value=1000), max_length=10, required=False, help_text="Percentages, e.g. [80, 100]"

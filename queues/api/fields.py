@@ -114,6 +114,26 @@ class FormattedResourcesField(serializers.Field):
         }
 
 
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+class NameField(serializers.SlugRelatedField):
+    """A related object named by its ``name`` (a Kubernetes DNS label, as all names here are).
+
+    A value that cannot be a name is refused before it reaches the database, which would
+    choke on some of them (PostgreSQL text cannot hold a NUL character).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("slug_field", "name")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str) or not _NAME.match(data):
+            self.fail("does_not_exist", slug_name=self.slug_field, value=str(data)[:80])
+        return super().to_internal_value(data)
+
+
 _KEY = re.compile(r"^([a-z0-9-]{1,63})/([a-z0-9-]{1,63})$")
 
 

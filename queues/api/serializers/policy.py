@@ -11,6 +11,7 @@ from typing import Any
 from rest_framework import serializers
 
 from queues.api.fields import (
+    NameField,
     FormattedQuantityField,
     FormattedResourcesField,
     QuantityField,
@@ -49,7 +50,7 @@ class ResourceFlavorSerializer(PolicySerializer):
 class QuotaRowSerializer(serializers.Serializer):
     """One flavor/resource row: nominal quota with optional borrowing and lending limits."""
 
-    flavor = serializers.SlugRelatedField(slug_field="name", queryset=ResourceFlavor.objects.all())
+    flavor = NameField(queryset=ResourceFlavor.objects.all())
     resource = serializers.CharField(max_length=253, validators=[validate_resource_name])
     nominal = QuantityField(help_text="Guaranteed amount: 16, \"500m\", \"64Gi\"")
     nominal_formatted = FormattedQuantityField("nominal")
@@ -77,9 +78,7 @@ def quota_rows_field(help_text: str) -> QuotaRowSerializer:
 
 class CohortSerializer(PolicySerializer):
     quotas_field = "quotas"
-    parent = serializers.SlugRelatedField(
-        slug_field="name", queryset=Cohort.objects.all(), allow_null=True, required=False
-    )
+    parent = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
     quotas = quota_rows_field("Quota the cohort owns itself, shared by its members")
     status = FairSharingStatusSerializer(source="*", read_only=True)
 
@@ -93,9 +92,7 @@ class CohortSerializer(PolicySerializer):
 
 class ClusterQueueSerializer(PolicySerializer):
     quotas_field = "quotas"
-    cohort = serializers.SlugRelatedField(
-        slug_field="name", queryset=Cohort.objects.all(), allow_null=True, required=False
-    )
+    cohort = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
     quotas = quota_rows_field(
         "Rows in flavor order: the order in which flavors first appear is the order they are tried"
     )
@@ -137,8 +134,8 @@ class NamespaceSerializer(PolicySerializer):
 
 
 class LocalQueueSerializer(PolicySerializer):
-    namespace = serializers.SlugRelatedField(slug_field="name", queryset=Namespace.objects.all())
-    cluster_queue = serializers.SlugRelatedField(slug_field="name", queryset=ClusterQueue.objects.all())
+    namespace = NameField(queryset=Namespace.objects.all())
+    cluster_queue = NameField(queryset=ClusterQueue.objects.all())
     key = serializers.CharField(read_only=True, help_text="namespace/name")
     status = FairSharingStatusSerializer(source="*", read_only=True)
     pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)

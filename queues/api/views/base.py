@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
 from rest_framework import mixins, viewsets
 from rest_framework.serializers import BaseSerializer
 
@@ -23,6 +24,7 @@ class ApiViewSet(viewsets.GenericViewSet):
     """
 
     permission_classes = [RoleBasedAccess]
+    lookup_value_regex = "[^/]+"  # any id reaches the view, which answers a JSON 404 for a bad one
     max_body_bytes = 64 * 1024  # a workload or a ClusterQueue with 64 quota rows is a few KiB
     tenant_read = True
     tenant_scoped = False
@@ -74,3 +76,8 @@ class PolicyViewSet(
 
     def perform_destroy(self, instance: Any) -> None:
         delete_policy_object(instance, actor=self.request.user, surface=Surface.API)
+
+
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Any other path under /api/: a JSON 404 like the API's own, not the HTML page."""
+    return JsonResponse({"detail": "Not found."}, status=404)

@@ -197,3 +197,37 @@ def test_given_bad_idempotency_key_then_400_names_the_header(world, clients):
 
     assert response.status_code == 400
     assert "Idempotency-Key" in response.json()
+
+
+# -- found by fuzzing (Schemathesis), pinned here --------------------------------------------
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        ("/api/v1/local-queues/", {"namespace": "team-a", "name": "x", "cluster_queue": "sha\x00red"}, "cluster_queue"),
+        ("/api/v1/cohorts/", {"name": "x", "parent": "org\x00"}, "parent"),
+        (WL, workload(local_queue="team-a/ma\x00in"), "local_queue"),
+    ],
+    ids=["nul-in-cluster-queue", "nul-in-parent", "nul-in-local-queue"],
+)
+def test_given_a_nul_character_in_a_related_name_then_400_not_a_database_error(world, clients, url, body, field):
+    response = clients["admin"].post(url, body, format="json")
+
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+@pytest.mark.parametrize("offset", ["%2B21%3A35", "-23%3A59"])
+def test_given_a_utc_offset_postgresql_cannot_store_when_filtering_then_it_is_converted(world, clients, offset):
+    response = clients["admin"].get(f"{WL}?queued_before=0302-10-31T13%3A29%3A05.9{offset}")
+
+    assert response.status_code == 200
+    assert response.json()["count"] == 0
+
+
+@pytest.mark.parametrize("path", ["/api/v1/workloads/0.5/finish/", "/api/v1/cohorts/1e-222/", "/api/v2/nothing/"])
+def test_given_an_id_or_path_that_cannot_exist_then_a_json_404(world, clients, path):
+    response = clients["admin"].post(path) if path.endswith("finish/") else clients["admin"].get(path)
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
