@@ -10,6 +10,8 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
 REDIS_HOST ?= 127.0.0.1
 REDIS_PORT ?= 6379
 PYTEST_ARGS ?=
+# Tests publish to their own Redis database, so a running `make run` never sees their messages.
+TEST_CELERY_BROKER_URL ?= redis://$(REDIS_HOST):$(REDIS_PORT)/5
 
 ifeq ($(DB),sqlite)
 TEST_DB_URL := sqlite:///$(CURDIR)/var/test.sqlite3
@@ -17,7 +19,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium bench migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus bench migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,11 +70,20 @@ chromium:
 		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-services: postgres redis chromium
+# Debian's Prometheus for the interop tests, which start the binary themselves (temporary
+# config and storage, a free loopback port); it is never run as a system service here.
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+		echo "Installing Debian's prometheus for the metrics tests"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
+services: postgres redis chromium prometheus
 
 test: install services
 	@mkdir -p var
-	DATABASE_URL=$(TEST_DB_URL) $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
+		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install
 	$(PY) bench/engine.py

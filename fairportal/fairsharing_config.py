@@ -28,6 +28,12 @@ ENV_KEYS: dict[str, str] = {
 }
 
 
+# Deployment defaults that differ from the engine's (where every unlisted resource weighs 1):
+# amounts are milli-units, so without this one GiB of memory would outweigh a billion cores.
+# With 1e-9, 1 GiB weighs about as much as one CPU core or one GPU.
+DEFAULT_ENVIRONMENT = {"RESOURCE_WEIGHTS": "memory=1e-9,ephemeral-storage=1e-9"}
+
+
 class FairSharingConfigError(Exception):
     """The configuration cannot be used; the message is one line naming the setting."""
 
@@ -75,6 +81,8 @@ def load_policy(environ: Mapping[str, str]) -> FairSharingPolicy:
         policy = FairSharingPolicy()
     for variable, key in ENV_KEYS.items():
         raw = environ.get(variable)
+        if raw is None and key not in base:
+            raw = DEFAULT_ENVIRONMENT.get(variable)
         if raw is None or raw.strip() == "":
             continue
         try:

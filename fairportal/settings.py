@@ -9,6 +9,9 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from fairportal.fairsharing_config import FairSharingConfigError, load_policy
+from fairportal.schedule import beat_schedule
+from queues.engine.durations import parse_duration
+from queues.engine.errors import ValidationError as ConfigValueError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FAIRPORTAL_VAR_DIR", BASE_DIR / "var"))
@@ -24,6 +27,18 @@ def env_bool(name: str, default: bool) -> bool:
     if value in {"0", "false", "no", "off"}:
         return False
     raise ImproperlyConfigured(f"{name}={raw!r}: expected true or false")
+
+
+def env_seconds(name: str, default: str) -> int:
+    """A positive duration (``5s``, ``2d``) from the environment, named in the error."""
+    raw = os.environ.get(name, default)
+    try:
+        seconds = parse_duration(raw, name)
+    except ConfigValueError as error:
+        raise ImproperlyConfigured(str(error)) from None
+    if seconds <= 0:
+        raise ImproperlyConfigured(f"{name}: must be greater than 0s, got {raw!r}")
+    return seconds
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -91,6 +106,9 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # One writer at a time, taken at BEGIN: two admission passes can never interleave.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -117,6 +135,13 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TIMEZONE = TIME_ZONE
+# A broker outage must not hang a request that enqueues a task: fail fast, beat catches up.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # Which cluster runs the admitted workloads: the built-in simulation or external executors.
 CLUSTER_BACKENDS = ("simulated", "external")
@@ -131,6 +156,23 @@ try:
     FAIR_SHARING = load_policy(os.environ)
 except FairSharingConfigError as error:
     raise ImproperlyConfigured(f"invalid fair-sharing configuration: {error}") from None
+
+# Prometheus: /metrics requires "Authorization: Bearer $METRICS_TOKEN" when set; PROMETHEUS_URL
+# is the server TimeAware may read historical usage from (empty: the built-in usage series).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
+# Control loop periods and the usage time series' retention.
+ADMISSION_PASS_INTERVAL_SECONDS = env_seconds("ADMISSION_PASS_INTERVAL", "5s")
+CLUSTER_TICK_SECONDS = env_seconds("CLUSTER_TICK_INTERVAL", "5s")
+WALL_TIME_ACCOUNTING_SECONDS = env_seconds("WALL_TIME_ACCOUNTING_INTERVAL", "1m")
+USAGE_SERIES_RAW_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RAW_RETENTION", "2d")
+USAGE_SERIES_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RETENTION", "30d")
+CELERY_BEAT_SCHEDULE = beat_schedule(
+    sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
+    admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
+    cluster_tick_seconds=CLUSTER_TICK_SECONDS,
+    wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
+)
 
 # REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {

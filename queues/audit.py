@@ -19,6 +19,7 @@ _NOT_POLICY = {
     "entry_penalty",
     "usage_last_update",
     "weighted_share",
+    "historical_share",
 }
 
 

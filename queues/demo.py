@@ -22,6 +22,7 @@ from budgets.models import Budget
 from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
+    AdmissionRecord,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -35,6 +36,7 @@ from queues.models import (
     TenantMembership,
     WithinClusterQueuePreemption,
     Workload,
+    WorkloadPriorityClass,
     WorkloadResource,
     WorkloadState,
 )
@@ -48,6 +50,9 @@ FLAVORS = {
     "a100": "NVIDIA A100 80GB nodes (8 GPUs each)",
     "h100": "NVIDIA H100 80GB nodes (8 GPUs each)",
 }
+
+# Kueue WorkloadPriorityClasses for the priorities the demo workloads use.
+PRIORITY_CLASSES = {"urgent": (100, "Deadline today"), "high": (10, "Ahead of routine work"), "normal": (0, "Routine work")}
 
 # name -> (parent, weight, admission mode, own quotas [(flavor, resource, nominal)])
 COHORTS: dict[str, tuple[str | None, str, str, list[tuple[str, str, str]]]] = {
@@ -170,6 +175,8 @@ def _seed_policy() -> dict[str, LocalQueue]:
     for name, description in FLAVORS.items():
         ResourceFlavor.objects.update_or_create(name=name, defaults={"description": description})
     flavors = {f.name: f for f in ResourceFlavor.objects.all()}
+    for name, (value, description) in PRIORITY_CLASSES.items():
+        WorkloadPriorityClass.objects.update_or_create(name=name, defaults={"value": value, "description": description})
 
     cohorts: dict[str, Cohort] = {}
     for name, (parent, weight, mode, quotas) in COHORTS.items():
@@ -331,6 +338,19 @@ def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
                 )
                 for index, totals, assignment in resources
                 for resource, amount in totals.items()
+            ],
+            batch_size=1000,
+        )
+        AdmissionRecord.objects.bulk_create(
+            [
+                AdmissionRecord(
+                    workload=workload, namespace_id=workload.namespace_id, local_queue_id=workload.local_queue_id,
+                    cluster_queue_id=workload.cluster_queue_id, assignment=workload.flavor_assignment,
+                    requests=total_requests(workload.pod_sets), admitted_at=workload.admitted_at,
+                    ended_at=workload.finished_at, end_reason=AdmissionRecord.EndReason.FINISHED,
+                )
+                for workload in created
+                if workload.state == WorkloadState.FINISHED
             ],
             batch_size=1000,
         )

@@ -1,5 +1,6 @@
 """The fair-share domain as Django models, one module per concept."""
 
+from queues.models.admission_record import AdmissionRecord
 from queues.models.audit import PolicyChange, Surface
 from queues.models.choices import (
     AdmissionMode,
@@ -13,13 +14,19 @@ from queues.models.cluster_queue import ClusterQueue
 from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
 from queues.models.idempotency import IdempotencyKey
+from queues.models.hold import QueueHold
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
+from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
 from queues.models.tenancy import TenantMembership
+from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
 
 __all__ = [
+    "AdmissionRecord",
+    "QueueHold",
+    "UsageSample",
     "AdmissionMode",
     "ClusterQueue",
     "ClusterQueueQuota",
@@ -38,6 +45,7 @@ __all__ = [
     "TenantMembership",
     "WithinClusterQueuePreemption",
     "Workload",
+    "WorkloadPriorityClass",
     "WorkloadResource",
     "WorkloadState",
 ]

@@ -59,4 +59,7 @@ def submit_workload(
     with transaction.atomic():
         workload.save()
         sync_workload_resources(workload)
+        from queues.tasks import request_admission_pass
+
+        request_admission_pass(local_queue.cluster_queue_id)
     return workload

@@ -74,3 +74,16 @@ def test_given_half_life_zero_when_django_starts_then_it_refuses_with_one_clear_
     assert result.returncode != 0
     assert "USAGE_HALF_LIFE_TIME (usageHalfLifeTime)" in result.stderr
     assert "must be greater than 0s" in result.stderr
+
+
+def test_given_no_weights_configured_then_memory_weighs_about_one_core_per_gib():
+    policy = load_policy({})
+    gib_in_millis = 2**30 * 1000
+    assert policy.resource_weight("memory") * gib_in_millis == pytest.approx(1073.7, rel=1e-3)
+    assert policy.resource_weight("cpu") == 1.0
+
+
+def test_given_weights_in_config_file_then_deployment_default_does_not_apply(tmp_path):
+    config = tmp_path / "fair.yaml"
+    config.write_text("resourceWeights: {cpu: 2}\n")
+    assert load_policy({"FAIR_SHARING_CONFIG": str(config)}).resource_weight("memory") == 1.0

@@ -19,7 +19,7 @@ def keep_executors_group(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('queues', '0001_initial'),
+        ('queues', '0003_merge_20261121_2232'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         ('auth', '0012_alter_user_first_name_max_length'),
     ]

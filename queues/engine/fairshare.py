@@ -1,0 +1,107 @@
+"""TimeAware fair share (KAI's proportion plugin with time-aware fairness), level by level.
+
+At each level of the tree (cohort tree -> ClusterQueues -> namespaces -> LocalQueues), per
+resource, the parent's fair share is divided among its children:
+
+1. each child first gets ``min(deserved, demand)``; ``deserved`` is the nominal quota of a
+   ClusterQueue (a child cohort's is the nominal quota of its subtree) and 0 for namespaces and
+   LocalQueues, which have no quota of their own in this model;
+2. the rest is handed out in rounds among the children still asking, each round's part
+   proportional to ``P_i = max(0, W_i + k * (W_i - U_i))``: ``W_i`` is the child's weight
+   normalised among the children still asking, ``U_i`` its historical usage as a fraction of
+   the parent's share (see below). If every ``P_i`` is 0 the round falls back to ``W_i``, so
+   capacity that someone asks for is never left unassigned.
+
+``U_i`` comes in as a fraction of the scope's capacity over the usage window (KAI's
+normalisation). At the top level that is used as is; below, it is divided by the parent's
+fraction of the capacity (``parent_share / capacity``), so a ClusterQueue that got half of the
+cluster and whose two LocalQueues each used a quarter of it sees them both at ``U = 0.5``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+_EPSILON = 1e-9
+
+
+@dataclass(slots=True)
+class ShareNode:
+    """A node of the fair-share tree; amounts in millis, ``usage`` a fraction of the scope capacity."""
+
+    node_id: str
+    weight: float
+    deserved: Mapping[str, float]
+    demand: Mapping[str, float]
+    usage: Mapping[str, float]
+    children: list["ShareNode"] = field(default_factory=list)
+
+
+def divide(total: float, weights: list[float], deserved: list[float], demand: list[float], usage: list[float], k: float) -> list[float]:
+    """Split ``total`` among siblings: deserved first, then weighted, usage-adjusted rounds."""
+    count = len(weights)
+    given = [max(0.0, min(d, q)) for d, q in zip(deserved, demand)]
+    first = sum(given)
+    if first > total and first > 0:  # over-committed deserved quota: scale down evenly
+        given = [g * total / first for g in given]
+    remaining = total - sum(given)
+    asking = [i for i in range(count) if demand[i] - given[i] > _EPSILON]
+    while remaining > _EPSILON and asking:
+        weight_sum = sum(max(0.0, weights[i]) for i in asking)
+        if weight_sum > 0:
+            normalised = {i: max(0.0, weights[i]) / weight_sum for i in asking}
+        else:
+            normalised = {i: 1.0 / len(asking) for i in asking}
+        parts = {i: max(0.0, w + k * (w - usage[i])) for i, w in normalised.items()}
+        part_sum = sum(parts.values())
+        if part_sum <= 0:
+            parts, part_sum = normalised, 1.0
+        handed = 0.0
+        for i in asking:
+            want = demand[i] - given[i]
+            give = min(remaining * parts[i] / part_sum, want)
+            given[i] += give
+            handed += give
+        remaining -= handed
+        still = [i for i in asking if demand[i] - given[i] > _EPSILON]
+        if len(still) == len(asking) and handed <= _EPSILON:
+            break  # nobody can take more (only zero parts left)
+        asking = still
+    return given
+
+
+def fair_shares(root: ShareNode, capacity: Mapping[str, float], k: float) -> dict[str, dict[str, int]]:
+    """Fair share (millis, rounded) of every node under ``root``, per resource.
+
+    ``root`` gets the whole ``capacity``; its descendants are served level by level.
+    """
+    shares: dict[str, dict[str, float]] = {root.node_id: {r: float(v) for r, v in capacity.items()}}
+    _descend(root, shares, capacity, k)
+    return {node: {r: int(round(v)) for r, v in sorted(per.items())} for node, per in shares.items()}
+
+
+def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Mapping[str, float], k: float) -> None:
+    if not node.children:
+        return
+    mine = shares[node.node_id]
+    resources = sorted({r for child in node.children for r in child.demand} | set(mine))
+    for child in node.children:
+        shares[child.node_id] = {}
+    for resource in resources:
+        total = mine.get(resource, 0.0)
+        cap = float(capacity.get(resource, 0))
+        scale = cap / total if total > 0 else 0.0
+        children = node.children
+        split = divide(
+            total,
+            [child.weight for child in children],
+            [float(child.deserved.get(resource, 0)) for child in children],
+            [float(child.demand.get(resource, 0)) for child in children],
+            [child.usage.get(resource, 0.0) * scale for child in children],
+            k,
+        )
+        for child, amount in zip(children, split):
+            shares[child.node_id][resource] = amount
+    for child in node.children:
+        _descend(child, shares, capacity, k)

@@ -1,0 +1,343 @@
+"""Usage sampling (KEP-4136 decay through the engine), the usage time series and its retention.
+
+One sample: admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort by SQL
+aggregation, decay through ``queues.engine.usage.sample``, one bulk update per level, one
+series row per object. The status rows are locked in a fixed order for the duration, the same
+order the admission pass uses to add entry penalties, so a penalty is never lost between the
+read and the write of a sample.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Model, Q, Sum
+from django.utils import timezone
+
+from queues.engine import usage as engine_usage
+from queues.engine.policy import FairSharingPolicy
+from queues.engine.types import TIME_AWARE, UsageState, frozen_map
+from queues.locks import try_advisory_xact_lock
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    UsageSample,
+    Workload,
+    WorkloadResource,
+    WorkloadState,
+)
+
+Usage = dict[str, int]
+Kind = UsageSample.Kind
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    sampled: bool
+    at: datetime
+    rows: int = 0
+
+
+def _state(row: Any) -> UsageState:
+    last = row.usage_last_update
+    return UsageState(
+        consumed=frozen_map({k: float(v) for k, v in (row.consumed_resources or {}).items()}),
+        penalty=frozen_map({k: float(v) for k, v in (row.entry_penalty or {}).items()}),
+        last_update=last.timestamp() if last else None,
+    )
+
+
+def _grouped(rows: Iterable[Mapping[str, Any]], key: str) -> dict[int, Usage]:
+    usage: dict[int, Usage] = defaultdict(dict)
+    for row in rows:
+        usage[row[key]][row["resource"]] = int(row["total"])
+    return usage
+
+
+def _add(into: Usage, other: Mapping[str, int]) -> None:
+    for resource, amount in other.items():
+        into[resource] = into.get(resource, 0) + amount
+
+
+def admitted_usage() -> dict[str, dict[int, Usage]]:
+    """Admitted usage per LocalQueue, Namespace and ClusterQueue (three aggregate queries)."""
+    admitted = WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
+    return {
+        Kind.LOCAL_QUEUE: _grouped(
+            admitted.values("workload__local_queue_id", "resource").annotate(total=Sum("amount")), "workload__local_queue_id"
+        ),
+        Kind.NAMESPACE: _grouped(
+            admitted.values("workload__namespace_id", "resource").annotate(total=Sum("amount")), "workload__namespace_id"
+        ),
+        Kind.CLUSTER_QUEUE: _grouped(
+            admitted.values("workload__cluster_queue_id", "resource").annotate(total=Sum("amount")),
+            "workload__cluster_queue_id",
+        ),
+    }
+
+
+def _cohort_rollup(
+    cohorts: list[Cohort], cluster_queues: list[ClusterQueue], per_queue: Mapping[int, Usage]
+) -> dict[int, Usage]:
+    """Each cohort's amount is the sum over the ClusterQueues of its whole subtree."""
+    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
+    totals: dict[int, Usage] = defaultdict(dict)
+    for queue in cluster_queues:
+        node, seen = queue.cohort_id, set()
+        while node is not None and node not in seen:
+            seen.add(node)
+            _add(totals[node], per_queue.get(queue.id, {}))
+            node = parent.get(node)
+    return totals
+
+
+def capacities(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> tuple[dict[int, Usage], dict[int, Usage]]:
+    """Nominal quota per ClusterQueue, and per cohort over its subtree including its own quota."""
+    per_queue: dict[int, Usage] = defaultdict(dict)
+    for row in ClusterQueueQuota.objects.values("cluster_queue_id", "resource").annotate(total=Sum("nominal")):
+        per_queue[row["cluster_queue_id"]][row["resource"]] = int(row["total"])
+    per_cohort = _cohort_rollup(cohorts, cluster_queues, per_queue)
+    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
+    for row in CohortQuota.objects.values("cohort_id", "resource").annotate(total=Sum("nominal")):
+        node, seen = row["cohort_id"], set()
+        while node is not None and node not in seen:
+            seen.add(node)
+            _add(per_cohort[node], {row["resource"]: int(row["total"])})
+            node = parent.get(node)
+    return per_queue, per_cohort
+
+
+def _decay(rows: list[Any], current: Mapping[int, Usage], now: float, policy: FairSharingPolicy, weight_attr: str = "weight") -> None:
+    for row in rows:
+        state = engine_usage.sample(_state(row), current.get(row.id, {}), now, policy)
+        row.consumed_resources = dict(state.consumed)
+        row.entry_penalty = {}
+        row.usage_last_update = datetime.fromtimestamp(now, tz=timezone.get_current_timezone())
+        score = engine_usage.usage_score(state, float(getattr(row, weight_attr)), policy)
+        row.weighted_share = score if score != float("inf") else None
+
+
+_STATUS = ["consumed_resources", "entry_penalty", "usage_last_update", "weighted_share"]
+
+
+def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | None = None) -> SampleResult:
+    """Take one usage sample of every queue level; skipped when another sample is running."""
+    policy = policy or settings.FAIR_SHARING
+    with transaction.atomic():
+        moment = now or timezone.now()
+        if not try_advisory_xact_lock("usage-sample"):
+            return SampleResult(sampled=False, at=moment)
+        cohorts = list(Cohort.objects.select_for_update().order_by("id"))
+        cluster_queues = list(ClusterQueue.objects.select_for_update().order_by("id"))
+        namespaces = list(Namespace.objects.select_for_update().order_by("id"))
+        local_queues = list(LocalQueue.objects.select_for_update().order_by("id"))
+
+        usage = admitted_usage()
+        usage[Kind.COHORT] = _cohort_rollup(cohorts, cluster_queues, usage[Kind.CLUSTER_QUEUE])
+        queue_capacity, cohort_capacity = capacities(cohorts, cluster_queues)
+        counts = _counts_per_local_queue()
+
+        now_s = moment.timestamp()
+        levels: list[tuple[type[Model], list[Any], str]] = [
+            (Cohort, cohorts, Kind.COHORT),
+            (ClusterQueue, cluster_queues, Kind.CLUSTER_QUEUE),
+            (Namespace, namespaces, Kind.NAMESPACE),
+            (LocalQueue, local_queues, Kind.LOCAL_QUEUE),
+        ]
+        series: list[UsageSample] = []
+        for model, rows, kind in levels:
+            _decay(rows, usage[kind], now_s, policy)
+            for row in rows:
+                admitted, pending = counts.get((kind, row.id), (0, 0))
+                capacity = queue_capacity.get(row.id, {}) if kind == Kind.CLUSTER_QUEUE else (
+                    cohort_capacity.get(row.id, {}) if kind == Kind.COHORT else {}
+                )
+                series.append(
+                    UsageSample(
+                        sampled_at=moment,
+                        kind=kind,
+                        object_id=row.id,
+                        allocated=dict(usage[kind].get(row.id, {})),
+                        consumed=row.consumed_resources,
+                        capacity=dict(capacity),
+                        weighted_share=row.weighted_share,
+                        admitted_count=admitted,
+                        pending_count=pending,
+                    )
+                )
+        UsageSample.objects.bulk_create(series, batch_size=2000)
+        for model, rows, _kind in levels:
+            model.objects.bulk_update(rows, _STATUS, batch_size=1000)
+        _update_historical_shares(cohorts, cluster_queues, local_queues, moment, policy)
+    return SampleResult(sampled=True, at=moment, rows=len(series))
+
+
+def _counts_per_local_queue() -> dict[tuple[str, int], tuple[int, int]]:
+    """Admitted and pending workload counts per LocalQueue, rolled up to the other levels."""
+    counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    rows = (
+        Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
+        .values("local_queue_id", "local_queue__namespace_id", "local_queue__cluster_queue_id")
+        .annotate(
+            admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)),
+            pending=Count("id", filter=Q(state=WorkloadState.PENDING)),
+        )
+    )
+    for row in rows:
+        for key in (
+            (Kind.LOCAL_QUEUE, row["local_queue_id"]),
+            (Kind.NAMESPACE, row["local_queue__namespace_id"]),
+            (Kind.CLUSTER_QUEUE, row["local_queue__cluster_queue_id"]),
+        ):
+            counts[key][0] += row["admitted"]
+            counts[key][1] += row["pending"]
+    return {key: (value[0], value[1]) for key, value in counts.items()}
+
+
+# --- TimeAware: windowed, decayed history per LocalQueue ----------------------------------------
+
+
+def time_aware_scopes(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> dict[int, tuple[str, int]]:
+    """ClusterQueue id -> its TimeAware scope node (``(kind, id)``), for queues in such a scope.
+
+    The highest scope on the path wins, as in Kueue: a cohort above with another mode hides a
+    ClusterQueue's own TimeAware setting.
+    """
+    by_id = {cohort.id: cohort for cohort in cohorts}
+    scopes: dict[int, tuple[str, int]] = {}
+    for queue in cluster_queues:
+        scope: tuple[str, int, str] | None = (
+            (Kind.CLUSTER_QUEUE, queue.id, queue.admission_mode) if queue.admission_mode else None
+        )
+        node, seen = queue.cohort_id, set()
+        while node is not None and node not in seen:
+            seen.add(node)
+            cohort = by_id[node]
+            if cohort.admission_mode:
+                scope = (Kind.COHORT, cohort.id, cohort.admission_mode)
+            node = cohort.parent_id
+        if scope is not None and scope[2] == TIME_AWARE:
+            scopes[queue.id] = (scope[0], scope[1])
+    return scopes
+
+
+def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -> dict[int, dict[str, list[tuple[float, float]]]]:
+    """Step-function samples per object and resource, from ``since`` (one row earlier included)."""
+    out: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    rows = (
+        UsageSample.objects.filter(kind=kind, object_id__in=list(object_ids), sampled_at__gte=since)
+        .order_by("object_id", "sampled_at", "id")
+        .values_list("object_id", "sampled_at", field)
+    )
+    for object_id, at, amounts in rows.iterator(chunk_size=5000):
+        t = at.timestamp()
+        resources = out[object_id]
+        for resource in set(resources) | set(amounts or {}):
+            resources[resource].append((t, float((amounts or {}).get(resource, 0))))
+    return out
+
+
+def _update_historical_shares(
+    cohorts: list[Cohort], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue], now: datetime,
+    policy: FairSharingPolicy,
+) -> None:
+    """KAI's ``U``: each LocalQueue's windowed decayed usage over its scope's windowed capacity."""
+    scopes = time_aware_scopes(cohorts, cluster_queues)
+    targets = [lq for lq in local_queues if lq.cluster_queue_id in scopes]
+    stale = [lq for lq in local_queues if lq.cluster_queue_id not in scopes and lq.historical_share]
+    if targets:
+        window = policy.usage_window
+        since = datetime.fromtimestamp(
+            engine_usage.window_start(now.timestamp(), window.size_seconds, window.type), tz=now.tzinfo
+        ) - timedelta(hours=1)
+        usage = _series(Kind.LOCAL_QUEUE, [lq.id for lq in targets], since, "allocated")
+        scope_nodes = {scopes[lq.cluster_queue_id] for lq in targets}
+        capacity: dict[tuple[str, int], dict[str, list[tuple[float, float]]]] = {}
+        for kind in (Kind.COHORT, Kind.CLUSTER_QUEUE):
+            ids = [node_id for node_kind, node_id in scope_nodes if node_kind == kind]
+            for node_id, series in _series(kind, ids, since, "capacity").items():
+                capacity[(kind, node_id)] = series
+        for lq in targets:
+            scope_capacity = capacity.get(scopes[lq.cluster_queue_id], {})
+            shares = {}
+            for resource, samples in sorted(usage.get(lq.id, {}).items()):
+                share = engine_usage.windowed_share(
+                    samples, scope_capacity.get(resource, []), now.timestamp(), window.size_seconds, window.type,
+                    policy.usage_half_life_seconds,
+                )
+                if share:
+                    shares[resource] = share
+            lq.historical_share = shares
+    for lq in stale:
+        lq.historical_share = {}
+    if targets or stale:
+        LocalQueue.objects.bulk_update(targets + stale, ["historical_share"], batch_size=1000)
+
+
+# --- retention --------------------------------------------------------------------------------
+
+
+def _hour(moment: datetime) -> datetime:
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _mean(maps: list[Mapping[str, float]]) -> dict[str, float]:
+    total: dict[str, float] = defaultdict(float)
+    for amounts in maps:
+        for resource, amount in amounts.items():
+            total[resource] += float(amount)
+    return {resource: value / len(maps) for resource, value in sorted(total.items())}
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    downsampled: int
+    hourly_rows: int
+    deleted: int
+
+
+def prune_usage_series(*, now: datetime | None = None) -> PruneResult:
+    """Fold raw rows older than the raw retention into hourly averages; drop the oldest hours.
+
+    Only whole hours before the cut are folded, so a later run never averages one hour twice.
+    """
+    moment = now or timezone.now()
+    raw_cut = _hour(moment - timedelta(seconds=settings.USAGE_SERIES_RAW_RETENTION_SECONDS))
+    keep_cut = moment - timedelta(
+        seconds=max(settings.USAGE_SERIES_RETENTION_SECONDS, settings.FAIR_SHARING.usage_window.size_seconds)
+    )
+    with transaction.atomic():
+        old = UsageSample.objects.filter(resolution=UsageSample.Resolution.RAW, sampled_at__lt=raw_cut)
+        groups: dict[tuple[str, int, datetime], list[UsageSample]] = defaultdict(list)
+        for row in old.order_by("sampled_at").iterator(chunk_size=5000):
+            groups[(row.kind, row.object_id, _hour(row.sampled_at))].append(row)
+        hourly = [
+            UsageSample(
+                sampled_at=hour,
+                kind=kind,
+                object_id=object_id,
+                allocated=_mean([row.allocated for row in rows]),
+                consumed=_mean([row.consumed for row in rows]),
+                capacity=_mean([row.capacity for row in rows]),
+                weighted_share=rows[-1].weighted_share,
+                admitted_count=round(sum(row.admitted_count for row in rows) / len(rows)),
+                pending_count=round(sum(row.pending_count for row in rows) / len(rows)),
+                resolution=UsageSample.Resolution.HOURLY,
+            )
+            for (kind, object_id, hour), rows in groups.items()
+        ]
+        downsampled = sum(len(rows) for rows in groups.values())
+        UsageSample.objects.bulk_create(hourly, batch_size=2000)
+        old.delete()
+        deleted, _ = UsageSample.objects.filter(sampled_at__lt=keep_cut).delete()
+    return PruneResult(downsampled=downsampled, hourly_rows=len(hourly), deleted=deleted)

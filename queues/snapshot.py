@@ -1,0 +1,474 @@
+"""The only bridge between the database and the engine: rows -> engine types, decisions -> rows.
+
+An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
+subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
+engine resolves them), and one pass runs per unit under a lock, so two passes never plan
+against the same capacity. Building a snapshot costs a fixed number of queries whatever the
+number of workloads.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from datetime import timezone as dt_timezone
+from typing import Any
+
+from django.db.models import Sum
+
+from queues.engine import types as engine
+from queues.engine.policy import FairSharingPolicy
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    QueueHold,
+    Workload,
+    WorkloadResource,
+    WorkloadState,
+)
+from queues.models.workload import total_requests
+
+
+@dataclass(frozen=True)
+class AdmissionUnit:
+    """ClusterQueues that may borrow from each other: the unit one pass locks and plans."""
+
+    key: str
+    cohort_ids: tuple[int, ...]
+    cluster_queue_ids: tuple[int, ...]
+
+
+@dataclass
+class LoadedSnapshot:
+    """The engine snapshot plus what is needed to write decisions back."""
+
+    unit: AdmissionUnit
+    snapshot: engine.Snapshot
+    workload_ids: dict[str, int] = field(default_factory=dict)
+    local_queue_ids: dict[str, int] = field(default_factory=dict)
+    namespace_ids: dict[str, int] = field(default_factory=dict)
+    cluster_queue_ids: dict[str, int] = field(default_factory=dict)
+    cohort_ids: dict[str, int] = field(default_factory=dict)
+    cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    current_reasons: dict[str, tuple[str, str, int | None]] = field(default_factory=dict)
+
+
+def epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def from_epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=dt_timezone.utc)
+
+
+def workload_key(namespace: str, name: str) -> str:
+    """Workloads are named ``namespace/name`` in the engine, so reasons read well."""
+    return f"{namespace}/{name}"
+
+
+# --- units -----------------------------------------------------------------------------------
+
+
+def _roots(cohorts: Iterable[tuple[int, int | None]]) -> dict[int, int]:
+    """Root cohort id of every cohort id (a cycle, which clean() forbids, roots at itself)."""
+    parent = dict(cohorts)
+    roots: dict[int, int] = {}
+    for cohort_id in parent:
+        node, seen = cohort_id, set()
+        while parent.get(node) is not None and node not in seen:
+            seen.add(node)
+            node = parent[node]  # type: ignore[assignment]
+        roots[cohort_id] = node
+    return roots
+
+
+def admission_units() -> list[AdmissionUnit]:
+    """Every unit, in a stable order (two queries)."""
+    cohort_rows = list(Cohort.objects.values_list("id", "parent_id", "name"))
+    names = {cohort_id: name for cohort_id, _, name in cohort_rows}
+    roots = _roots((cohort_id, parent_id) for cohort_id, parent_id, _ in cohort_rows)
+    members: dict[int, list[int]] = defaultdict(list)
+    for cohort_id, root in roots.items():
+        members[root].append(cohort_id)
+    queues_by_root: dict[int, list[int]] = defaultdict(list)
+    units: list[AdmissionUnit] = []
+    for cq_id, cq_name, cohort_id in ClusterQueue.objects.values_list("id", "name", "cohort_id").order_by("name"):
+        if cohort_id is None:
+            units.append(AdmissionUnit(f"clusterQueue:{cq_name}", (), (cq_id,)))
+        else:
+            queues_by_root[roots[cohort_id]].append(cq_id)
+    for root, cq_ids in queues_by_root.items():
+        units.append(AdmissionUnit(f"cohort:{names[root]}", tuple(sorted(members[root])), tuple(sorted(cq_ids))))
+    return sorted(units, key=lambda unit: unit.key)
+
+
+def unit_for_cluster_queue(cluster_queue_id: int) -> AdmissionUnit | None:
+    for unit in admission_units():
+        if cluster_queue_id in unit.cluster_queue_ids:
+            return unit
+    return None
+
+
+def unit_by_key(key: str) -> AdmissionUnit | None:
+    return next((unit for unit in admission_units() if unit.key == key), None)
+
+
+# --- rows -> engine --------------------------------------------------------------------------
+
+
+def _flavor_quotas(rows: Iterable[dict[str, Any]], owner: str) -> dict[int, tuple[engine.FlavorQuotas, ...]]:
+    """Quota rows grouped per owner into FlavorQuotas, flavors in their configured order."""
+    grouped: dict[int, dict[str, dict[str, engine.ResourceQuota]]] = defaultdict(dict)
+    order: dict[tuple[int, str], tuple[int, str]] = {}
+    for row in rows:
+        owner_id, flavor = row[owner], row["flavor__name"]
+        grouped[owner_id].setdefault(flavor, {})[row["resource"]] = engine.ResourceQuota(
+            nominal=row["nominal"], borrowing_limit=row["borrowing_limit"], lending_limit=row["lending_limit"]
+        )
+        rank = (row.get("flavor_order", 0), flavor)
+        order[(owner_id, flavor)] = min(order.get((owner_id, flavor), rank), rank)
+    return {
+        owner_id: tuple(
+            engine.FlavorQuotas(flavor=flavor, resources=engine.frozen_map(dict(sorted(resources.items()))))
+            for flavor, resources in sorted(flavors.items(), key=lambda item: order[(owner_id, item[0])])
+        )
+        for owner_id, flavors in grouped.items()
+    }
+
+
+def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
+    last = row["usage_last_update"]
+    return engine.UsageState(
+        consumed=engine.frozen_map({k: float(v) for k, v in (row["consumed_resources"] or {}).items()}),
+        penalty=engine.frozen_map({k: float(v) for k, v in (row["entry_penalty"] or {}).items()}),
+        last_update=epoch(last) if last else None,
+    )
+
+
+_STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
+
+
+def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnapshot:
+    """The engine's view of ``unit``: a fixed number of queries, whatever the workload count."""
+    loaded = LoadedSnapshot(unit=unit, snapshot=engine.Snapshot())
+    usage: dict[str, engine.UsageState] = {}
+
+    cohort_rows = list(
+        Cohort.objects.filter(id__in=unit.cohort_ids).values(
+            "id", "name", "parent__name", "weight", "admission_mode", *_STATUS_FIELDS
+        )
+    )
+    cohort_quotas = _flavor_quotas(
+        CohortQuota.objects.filter(cohort_id__in=unit.cohort_ids).values(
+            "cohort", "flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit"
+        ),
+        "cohort",
+    )
+    cohorts = []
+    for row in cohort_rows:
+        loaded.cohort_ids[row["name"]] = row["id"]
+        cohorts.append(
+            engine.Cohort(
+                name=row["name"],
+                parent=row["parent__name"],
+                weight=float(row["weight"]),
+                admission_mode=row["admission_mode"] or None,
+                quotas=cohort_quotas.get(row["id"], ()),
+            )
+        )
+        usage[engine.node_id("cohort", row["name"])] = _usage_state(row)
+    parents = {cohort.name: cohort.parent for cohort in cohorts}
+    for name in parents:
+        chain, node = [], name
+        while node is not None and node not in chain:
+            chain.append(node)
+            node = parents.get(node)
+        loaded.cohort_chain[name] = tuple(chain)
+
+    cq_rows = list(
+        ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(
+            "id", "name", "cohort__name", "weight", "queueing_strategy", "admission_mode",
+            "preemption_within_cluster_queue", "reclaim_within_cohort", "stop_policy", *_STATUS_FIELDS,
+        )
+    )
+    cq_quotas = _flavor_quotas(
+        ClusterQueueQuota.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(
+            "cluster_queue", "flavor__name", "flavor_order", "resource", "nominal", "borrowing_limit", "lending_limit"
+        ),
+        "cluster_queue",
+    )
+    cluster_queues = []
+    for row in cq_rows:
+        loaded.cluster_queue_ids[row["name"]] = row["id"]
+        cluster_queues.append(
+            engine.ClusterQueue(
+                name=row["name"],
+                cohort=row["cohort__name"],
+                weight=float(row["weight"]),
+                queueing_strategy=row["queueing_strategy"],
+                admission_mode=row["admission_mode"] or None,
+                quotas=cq_quotas.get(row["id"], ()),
+                preemption=engine.Preemption(
+                    within_cluster_queue=row["preemption_within_cluster_queue"],
+                    reclaim_within_cohort=row["reclaim_within_cohort"],
+                ),
+                stop_policy=row["stop_policy"],
+            )
+        )
+        usage[engine.node_id("clusterQueue", row["name"])] = _usage_state(row)
+
+    lq_rows = list(
+        LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(
+            "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy",
+            "historical_share", *_STATUS_FIELDS,
+        )
+    )
+    local_queues, historical = [], {}
+    namespace_ids: set[int] = set()
+    for row in lq_rows:
+        key = f"{row['namespace__name']}/{row['name']}"
+        loaded.local_queue_ids[key] = row["id"]
+        namespace_ids.add(row["namespace_id"])
+        local_queues.append(
+            engine.LocalQueue(
+                key=key,
+                namespace=row["namespace__name"],
+                cluster_queue=row["cluster_queue__name"],
+                weight=float(row["weight"]),
+                stop_policy=row["stop_policy"],
+            )
+        )
+        usage[engine.node_id("localQueue", key)] = _usage_state(row)
+        if row["historical_share"]:
+            historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
+
+    namespaces = _namespaces(loaded, namespace_ids, unit, usage)
+    workloads = _workloads(loaded, unit)
+    holds = _holds(loaded)
+    loaded.snapshot = engine.Snapshot(
+        policy=policy,
+        flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
+        cohorts=tuple(sorted(cohorts, key=lambda c: c.name)),
+        cluster_queues=tuple(sorted(cluster_queues, key=lambda c: c.name)),
+        namespaces=namespaces,
+        local_queues=tuple(sorted(local_queues, key=lambda q: q.key)),
+        workloads=workloads,
+        usage=engine.frozen_map(usage),
+        holds=holds,
+        historical_usage=engine.frozen_map(historical),
+    )
+    return loaded
+
+
+def _namespaces(
+    loaded: LoadedSnapshot, namespace_ids: set[int], unit: AdmissionUnit, usage: dict[str, engine.UsageState]
+) -> tuple[engine.Namespace, ...]:
+    """Namespaces of the unit; hard quota reduced by what the namespace holds in other units."""
+    rows = list(Namespace.objects.filter(id__in=namespace_ids).values("id", "name", "weight", *_STATUS_FIELDS))
+    hard: dict[int, dict[str, int]] = defaultdict(dict)
+    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=namespace_ids).values_list(
+        "namespace_id", "resource", "hard"
+    ):
+        hard[namespace_id][resource] = amount
+    elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
+    for row in (
+        WorkloadResource.objects.filter(
+            workload__namespace_id__in=namespace_ids, workload__state=WorkloadState.ADMITTED
+        )
+        .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
+        .values("workload__namespace_id", "resource")
+        .annotate(total=Sum("amount"))
+    ):
+        elsewhere[row["workload__namespace_id"]][row["resource"]] = row["total"]
+    namespaces = []
+    for row in rows:
+        loaded.namespace_ids[row["name"]] = row["id"]
+        quota = {
+            resource: max(0, amount - elsewhere[row["id"]].get(resource, 0))
+            for resource, amount in sorted(hard[row["id"]].items())
+        }
+        namespaces.append(engine.Namespace(name=row["name"], weight=float(row["weight"]), quota=engine.frozen_map(quota)))
+        usage[engine.node_id("namespace", row["name"])] = _usage_state(row)
+    return tuple(sorted(namespaces, key=lambda n: n.name))
+
+
+def _workloads(loaded: LoadedSnapshot, unit: AdmissionUnit) -> tuple[engine.Workload, ...]:
+    rows = (
+        Workload.objects.filter(
+            local_queue__cluster_queue_id__in=unit.cluster_queue_ids,
+            state__in=(WorkloadState.PENDING, WorkloadState.ADMITTED),
+        )
+        .values_list(
+            "id", "namespace__name", "name", "local_queue__name", "priority", "queued_at", "pod_sets", "state",
+            "admitted_at", "cluster_queue__name", "flavor_assignment",
+            "pending_reason_code", "pending_reason_message", "queue_position",
+        )
+        .order_by("id")
+    )
+    workloads = []
+    for (
+        pk, namespace, name, lq_name, priority, queued_at, pod_sets, state, admitted_at, cq_name, assignment,
+        reason_code, reason_message, position,
+    ) in rows.iterator(chunk_size=5000):
+        key = workload_key(namespace, name)
+        loaded.workload_ids[key] = pk
+        admitted = state == WorkloadState.ADMITTED
+        if not admitted:
+            loaded.current_reasons[key] = (reason_code, reason_message, position)
+        workloads.append(
+            engine.Workload(
+                key=key,
+                local_queue=f"{namespace}/{lq_name}",
+                requests=engine.frozen_map(total_requests(pod_sets)),
+                priority=priority,
+                queued_at=epoch(queued_at),
+                pod_sets=tuple(
+                    engine.PodSet(name=p["name"], count=p["count"], requests=engine.frozen_map(p["requests"]))
+                    for p in pod_sets
+                ),
+                admitted=admitted,
+                admitted_at=epoch(admitted_at) if admitted and admitted_at else None,
+                cluster_queue=cq_name if admitted else None,
+                assignment=engine.frozen_map(assignment if admitted else None),
+            )
+        )
+    return tuple(workloads)
+
+
+def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
+    lq_names = {pk: key for key, pk in loaded.local_queue_ids.items()}
+    ns_names = {pk: name for name, pk in loaded.namespace_ids.items()}
+    cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
+    holds = []
+    rows = QueueHold.objects.filter(
+        local_queue_id__in=list(lq_names)
+    ) | QueueHold.objects.filter(namespace_id__in=list(ns_names)) | QueueHold.objects.filter(
+        cluster_queue_id__in=list(cq_names)
+    )
+    for row in rows.order_by("id").values("local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain"):
+        if row["local_queue_id"]:
+            kind, target = "localQueue", lq_names[row["local_queue_id"]]
+        elif row["namespace_id"]:
+            kind, target = "namespace", ns_names[row["namespace_id"]]
+        else:
+            kind, target = "clusterQueue", cq_names[row["cluster_queue_id"]]
+        holds.append(engine.Hold(target_kind=kind, target=target, code=row["code"], message=row["message"], drain=row["drain"]))
+    return tuple(holds)
+
+
+# --- engine decisions -> rows ----------------------------------------------------------------
+
+
+@dataclass
+class AppliedPlan:
+    admitted: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    pending: int = 0
+    reasons_written: int = 0
+
+
+def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
+    """Write ``plan`` back: evictions, admissions (claimed), entry penalties, pending reasons.
+
+    Runs inside the pass's transaction; a claim that fails (the workload was cancelled or
+    finished meanwhile) skips that decision only, which can only leave capacity unused.
+    """
+    from queues.models import ResourceFlavor
+    from queues.services import transitions
+
+    result = AppliedPlan()
+    for eviction in plan.evictions:
+        workload_id = loaded.workload_ids[eviction.workload]
+        if transitions.evict(workload_id=workload_id, now=now, message=f"{eviction.code}: {eviction.message}"):
+            result.evicted.append(eviction.workload)
+        else:
+            result.skipped.append(eviction.workload)
+
+    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
+    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for admission in plan.admissions:
+        ok = transitions.admit(
+            workload_id=loaded.workload_ids[admission.workload],
+            cluster_queue_id=loaded.cluster_queue_ids[admission.cluster_queue],
+            assignment=dict(admission.assignment),
+            flavor_ids=flavor_ids,
+            now=now,
+            started=started_on_admission,
+        )
+        if not ok:
+            result.skipped.append(admission.workload)
+            continue
+        result.admitted.append(admission.workload)
+        for node in _path_of(loaded, admission):
+            for resource, amount in admission.penalty.items():
+                penalties[node][resource] += amount
+    _add_penalties(loaded, penalties)
+    result.pending = len(plan.pending)
+    result.reasons_written = _write_reasons(loaded, plan.pending, set(result.evicted))
+    return result
+
+
+def _path_of(loaded: LoadedSnapshot, admission: engine.Admission) -> list[str]:
+    namespace = admission.local_queue.split("/", 1)[0]
+    cohort = next((cq.cohort for cq in loaded.snapshot.cluster_queues if cq.name == admission.cluster_queue), None)
+    path = [
+        engine.node_id("localQueue", admission.local_queue),
+        engine.node_id("namespace", namespace),
+        engine.node_id("clusterQueue", admission.cluster_queue),
+    ]
+    if cohort:
+        path.extend(engine.node_id("cohort", name) for name in loaded.cohort_chain.get(cohort, (cohort,)))
+    return path
+
+
+def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
+    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does)."""
+    targets = (
+        (Cohort, "cohort", loaded.cohort_ids),
+        (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
+        (Namespace, "namespace", loaded.namespace_ids),
+        (LocalQueue, "localQueue", loaded.local_queue_ids),
+    )
+    for model, kind, ids in targets:
+        wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
+        if not wanted:
+            continue
+        rows = list(model.objects.select_for_update().filter(id__in=wanted).order_by("id").only("id", "entry_penalty"))
+        for row in rows:
+            merged = dict(row.entry_penalty or {})
+            for resource, amount in wanted[row.id].items():
+                merged[resource] = merged.get(resource, 0.0) + amount
+            row.entry_penalty = merged
+        model.objects.bulk_update(rows, ["entry_penalty"])
+
+
+def _write_reasons(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], evicted: set[str]) -> int:
+    """Store each pending workload's reason and position; only rows that changed are written."""
+    changed = []
+    for reason in pending:
+        key = reason.workload
+        current = loaded.current_reasons.get(key)
+        wanted = (reason.code, reason.message, reason.position)
+        if current == wanted and key not in evicted:
+            continue
+        changed.append(
+            Workload(
+                pk=loaded.workload_ids[key],
+                pending_reason_code=reason.code,
+                pending_reason_message=reason.message,
+                queue_position=reason.position,
+            )
+        )
+    if changed:
+        Workload.objects.bulk_update(
+            changed, ["pending_reason_code", "pending_reason_message", "queue_position"], batch_size=1000
+        )
+    return len(changed)

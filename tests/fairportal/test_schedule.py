@@ -1,0 +1,27 @@
+"""The beat schedule follows the configuration."""
+
+from django.conf import settings
+
+from fairportal.schedule import beat_schedule
+
+
+def test_given_sampling_interval_then_usage_sample_runs_at_that_period():
+    schedule = beat_schedule(
+        sampling_interval_seconds=120, admission_pass_seconds=3, cluster_tick_seconds=4, wall_time_seconds=60
+    )
+    assert schedule["usage-sample"]["schedule"] == 120.0
+    assert schedule["admission-passes"]["schedule"] == 3.0
+    assert schedule["admission-passes"]["options"]["expires"] == 3.0
+
+
+def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
+    entry = settings.CELERY_BEAT_SCHEDULE["usage-sample"]
+    assert entry["schedule"] == float(settings.FAIR_SHARING.usage_sampling_interval_seconds)
+    tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert tasks == {
+        "queues.schedule_admission_passes",
+        "queues.sample_usage",
+        "queues.complete_due_workloads",
+        "queues.account_wall_time",
+        "queues.prune_usage_series",
+    }
