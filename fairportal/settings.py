@@ -174,6 +174,9 @@ CELERY_BEAT_SCHEDULE = beat_schedule(
     wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
 )
 
+# The API's task (large what-if simulations) lives beside the API, outside autodiscovery.
+CELERY_IMPORTS = ("queues.api.tasks",)
+
 # REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

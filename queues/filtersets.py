@@ -24,6 +24,7 @@ from queues.models import (
     ResourceFlavor,
     StopPolicy,
     Surface,
+    UsageSample,
     Workload,
     WorkloadState,
 )
@@ -135,3 +136,41 @@ class PolicyChangeFilterSet(django_filters.FilterSet):
     class Meta:
         model = PolicyChange
         fields = ["object_type", "object_id", "surface", "action", "actor"]
+
+
+class UsageSampleFilterSet(django_filters.FilterSet):
+    """One queue's series: ``?local_queue=team-a/main``, ``?cluster_queue=gpu-training``, ...,
+    or ``?kind=...&object_id=...``; ``after``/``before`` bound the time."""
+
+    kind = django_filters.ChoiceFilter(choices=UsageSample.Kind.choices)
+    object_id = django_filters.NumberFilter()
+    resolution = django_filters.ChoiceFilter(choices=UsageSample.Resolution.choices)
+    local_queue = django_filters.CharFilter(method="filter_local_queue", help_text="namespace/name")
+    namespace = django_filters.CharFilter(method="filter_namespace", help_text="Name of the namespace")
+    cluster_queue = django_filters.CharFilter(method="filter_cluster_queue", help_text="Name of the ClusterQueue")
+    cohort = django_filters.CharFilter(method="filter_cohort", help_text="Name of the cohort")
+    after = UtcIsoDateTimeFilter(field_name="sampled_at", lookup_expr="gte")
+    before = UtcIsoDateTimeFilter(field_name="sampled_at", lookup_expr="lt")
+
+    class Meta:
+        model = UsageSample
+        fields = ["kind", "object_id", "resolution", "local_queue", "namespace", "cluster_queue", "cohort"]
+
+    @staticmethod
+    def _of(queryset: QuerySet, kind: str, ids: QuerySet) -> QuerySet:
+        return queryset.filter(kind=kind, object_id__in=ids.values("id"))
+
+    def filter_local_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        namespace, _, queue = value.partition("/")
+        return self._of(
+            queryset, UsageSample.Kind.LOCAL_QUEUE, LocalQueue.objects.filter(namespace__name=namespace, name=queue)
+        )
+
+    def filter_namespace(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.NAMESPACE, Namespace.objects.filter(name=value))
+
+    def filter_cluster_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.CLUSTER_QUEUE, ClusterQueue.objects.filter(name=value))
+
+    def filter_cohort(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.COHORT, Cohort.objects.filter(name=value))

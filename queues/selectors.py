@@ -13,6 +13,7 @@ from queues.models import (
     Namespace,
     PolicyChange,
     ResourceFlavor,
+    UsageSample,
     Workload,
     WorkloadState,
 )
@@ -83,3 +84,8 @@ def workloads_with_queues() -> QuerySet[Workload]:
 
 def policy_changes() -> QuerySet[PolicyChange]:
     return PolicyChange.objects.all()
+
+
+def usage_samples() -> QuerySet[UsageSample]:
+    """The usage series, oldest first (one query a page)."""
+    return UsageSample.objects.order_by("sampled_at", "id")

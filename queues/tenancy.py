@@ -24,7 +24,7 @@ from types import MappingProxyType
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from queues.models import LocalQueue, TenantMembership
+from queues.models import LocalQueue, TenantMembership, UsageSample
 
 EXECUTORS_GROUP = "executors"
 
@@ -93,6 +93,19 @@ def budget_visibility(access: Access) -> Q:
     ids = access.namespace_ids
     feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
     return Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding)
+
+
+def usage_sample_visibility(access: Access) -> Q:
+    """Series of the tenant's namespaces and LocalQueues, and of the cluster-wide ClusterQueues
+    and cohorts (readable by every tenant, like the objects themselves)."""
+    kind = UsageSample.Kind
+    ids = access.namespace_ids
+    local_queues = LocalQueue.objects.filter(namespace_id__in=ids).values("id")
+    return (
+        Q(kind__in=[kind.CLUSTER_QUEUE, kind.COHORT])
+        | Q(kind=kind.NAMESPACE, object_id__in=ids)
+        | Q(kind=kind.LOCAL_QUEUE, object_id__in=local_queues)
+    )
 
 
 def policy_change_visibility(access: Access) -> Q:

@@ -11,6 +11,8 @@ from queues.api.views.policy import (
     NamespaceViewSet,
     ResourceFlavorViewSet,
 )
+from queues.api.views.simulations import SimulationViewSet
+from queues.api.views.usage import UsageSampleViewSet
 from queues.api.views.workloads import WorkloadViewSet
 
 
@@ -22,3 +24,5 @@ def register_routes(router: BaseRouter) -> None:
     router.register("local-queues", LocalQueueViewSet, basename="local-queue")
     router.register("workloads", WorkloadViewSet, basename="workload")
     router.register("policy-changes", PolicyChangeViewSet, basename="policy-change")
+    router.register("usage-samples", UsageSampleViewSet, basename="usage-sample")
+    router.register("simulations", SimulationViewSet, basename="simulation")

@@ -19,6 +19,7 @@ from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
+from queues.models.simulation import SimulationRun
 from queues.models.tenancy import TenantMembership
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
@@ -40,6 +41,7 @@ __all__ = [
     "QueueingStrategy",
     "ReclaimWithinCohort",
     "ResourceFlavor",
+    "SimulationRun",
     "StopPolicy",
     "Surface",
     "TenantMembership",

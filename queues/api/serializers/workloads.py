@@ -106,3 +106,12 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     def get_cluster_queue(self, workload: Workload) -> str:
         return (workload.cluster_queue or workload.local_queue.cluster_queue).name
+
+
+class LifecycleReportSerializer(serializers.Serializer):
+    """The optional body of ``finish``, ``fail`` and ``cancel``."""
+
+    message = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default="",
+        help_text="Why it ended, e.g. OOMKilled; kept with the admission interval",
+    )

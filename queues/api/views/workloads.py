@@ -15,7 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from queues import selectors
-from queues.api.serializers.workloads import WorkloadSerializer, WorkloadSubmitSerializer
+from queues.api.serializers.workloads import (
+    LifecycleReportSerializer,
+    WorkloadSerializer,
+    WorkloadSubmitSerializer,
+)
 from queues.api.views.base import ApiViewSet
 from queues.filtersets import WorkloadFilterSet
 from queues.models import Workload
@@ -38,8 +42,12 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 TRANSITION_CONFLICT = OpenApiResponse(description="Not possible in the current state; the body names the state")
 
 
-def lifecycle_schema(summary: str) -> Callable:
-    return extend_schema(request=None, responses={200: WorkloadSerializer, 409: TRANSITION_CONFLICT}, summary=summary)
+def lifecycle_schema(summary: str, *, with_message: bool = True) -> Callable:
+    return extend_schema(
+        request=LifecycleReportSerializer if with_message else None,
+        responses={200: WorkloadSerializer, 409: TRANSITION_CONFLICT},
+        summary=summary,
+    )
 
 
 @extend_schema_view(
@@ -97,10 +105,11 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
         body = WorkloadSerializer(self.fresh(result.workload), context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED, headers=headers)
 
-    @lifecycle_schema("Executor: the admitted workload started running")
+    @lifecycle_schema("Executor: the admitted workload started running", with_message=False)
     @action(detail=True, methods=["post"])
     def start(self, request: Request, pk: str | None = None) -> Response:
-        return self._report(lifecycle.start_workload)
+        workload = self.get_object()  # 404 for another tenant's, 403 for a role that may not
+        return self._present(lifecycle.start_workload(workload.pk))
 
     @lifecycle_schema("Executor: the admitted workload completed (fixes its wall time)")
     @action(detail=True, methods=["post"])
@@ -117,10 +126,14 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         return self._report(lifecycle.cancel_workload)
 
-    def _report(self, transition: Callable[[int], Workload]) -> Response:
+    def _report(self, transition: Callable[..., Workload]) -> Response:
         workload = self.get_object()  # 404 for another tenant's, 403 for a role that may not
-        updated = transition(workload.pk)
-        return Response(WorkloadSerializer(self.fresh(updated), context=self.get_serializer_context()).data)
+        report = LifecycleReportSerializer(data=self.request.data)
+        report.is_valid(raise_exception=True)
+        return self._present(transition(workload.pk, message=report.validated_data["message"]))
+
+    def _present(self, workload: Workload) -> Response:
+        return Response(WorkloadSerializer(self.fresh(workload), context=self.get_serializer_context()).data)
 
     @staticmethod
     def _idempotency_key(request: Request) -> str | None:

@@ -8,7 +8,7 @@ Tenant A (``team-a``) and tenant B (``team-b``) share one ClusterQueue. Users:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -32,12 +32,13 @@ from queues.models import (
     NamespaceQuota,
     PolicyChange,
     ResourceFlavor,
+    SimulationRun,
     Surface,
     TenantMembership,
+    UsageSample,
     Workload,
-    WorkloadState,
 )
-from queues.services import submit_workload
+from queues.services import submit_workload, transitions
 from queues.tenancy import EXECUTORS_GROUP
 from tests.factories import UserFactory
 
@@ -65,22 +66,29 @@ class World:
     spare_flavor: ResourceFlavor
     spare_cohort: Cohort
     spare_cluster_queue: ClusterQueue
+    sample_a: UsageSample
+    sample_b: UsageSample
+    sample_cq: UsageSample
     users: dict[str, Any] = field(default_factory=dict)
+    run_a: SimulationRun | None = None
 
 
 def pod_sets(**requests: str) -> list[dict[str, Any]]:
     return [{"count": 1, "requests": requests or {"cpu": "1"}}]
 
 
-def admit(workload: Workload, *, seconds_ago: int = 600) -> Workload:
-    """Mark a workload admitted as the control loop would (the loop is a later issue)."""
-    Workload.objects.filter(pk=workload.pk).update(
-        state=WorkloadState.ADMITTED,
-        admitted_at=timezone.now() - timedelta(seconds=seconds_ago),
-        cluster_queue=workload.local_queue.cluster_queue,
-        flavor_assignment={resource: "default" for resource in workload.requests},
-        queue_position=None,
+def admit(workload: Workload, *, seconds_ago: int = 600, at: datetime | None = None) -> Workload:
+    """Admit a workload the way the admission pass does (opening its admission interval)."""
+    flavor = ResourceFlavor.objects.get(name="default")
+    admitted = transitions.admit(
+        workload_id=workload.pk,
+        cluster_queue_id=workload.local_queue.cluster_queue_id,
+        assignment={resource: flavor.name for resource in workload.requests},
+        flavor_ids={flavor.name: flavor.pk},
+        now=at or timezone.now() - timedelta(seconds=seconds_ago),
+        started=False,
     )
+    assert admitted, f"{workload} was not pending"
     workload.refresh_from_db()
     return workload
 
@@ -114,9 +122,44 @@ def build_world() -> World:
         spare_flavor=ResourceFlavor.objects.create(name="spare"),
         spare_cohort=Cohort.objects.create(name="spare"),
         spare_cluster_queue=ClusterQueue.objects.create(name="spare"),
+        sample_a=sample(UsageSample.Kind.LOCAL_QUEUE, lq_a.pk),
+        sample_b=sample(UsageSample.Kind.LOCAL_QUEUE, lq_b.pk),
+        sample_cq=sample(UsageSample.Kind.CLUSTER_QUEUE, cq.pk, capacity={"cpu": parse_millis("32")}),
     )
     world.users = make_users(world)
+    world.run_a = SimulationRun.objects.create(
+        owner=world.users["editor_a"], scenario_name="what-if", document=tiny_scenario()
+    )
     return world
+
+
+def sample(kind: str, object_id: int, **fields: Any) -> UsageSample:
+    """One usage sample, as the control loop's sampler writes it (millis inside)."""
+    return UsageSample.objects.create(
+        sampled_at=timezone.now(), kind=kind, object_id=object_id,
+        allocated={"cpu": parse_millis("3")}, consumed={"cpu": 2500.0}, admitted_count=1, **fields,
+    )
+
+
+def tiny_scenario(**overrides: Any) -> dict[str, Any]:
+    """Two teams on one ClusterQueue for an hour: small enough to simulate within a request."""
+    document: dict[str, Any] = {
+        "name": "two-teams",
+        "clock": {"horizon": "1h", "tick": "1m"},
+        "resourceFlavors": [{"name": "default"}],
+        "clusterQueues": [{
+            "name": "cq-a",
+            "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
+            "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}],
+        }],
+        "localQueues": [{"name": "team-a/main", "clusterQueue": "cq-a"}, {"name": "team-b/main", "clusterQueue": "cq-a"}],
+        "workloads": [
+            {"name": "a-1", "localQueue": "team-a/main", "duration": "20m", "podSets": [{"count": 4, "requests": {"cpu": "1"}}]},
+            {"name": "b-1", "localQueue": "team-b/main", "duration": "20m", "podSets": [{"count": 2, "requests": {"cpu": "1"}}]},
+        ],
+    }
+    document.update(overrides)
+    return document
 
 
 def make_users(world: World) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group, User
 
 from budgets.models import Budget
 from queues.models import (
+    AdmissionRecord,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -18,14 +19,17 @@ from queues.models import (
     NamespaceQuota,
     PolicyChange,
     ResourceFlavor,
+    SimulationRun,
     TenantMembership,
+    UsageSample,
     Workload,
     WorkloadResource,
 )
 
 STORED_MODELS = (
     ResourceFlavor, Cohort, CohortQuota, ClusterQueue, ClusterQueueQuota, Namespace, NamespaceQuota,
-    LocalQueue, Workload, WorkloadResource, Budget, PolicyChange, IdempotencyKey, TenantMembership, User, Group,
+    LocalQueue, Workload, WorkloadResource, AdmissionRecord, Budget, PolicyChange, IdempotencyKey,
+    TenantMembership, User, Group, UsageSample, SimulationRun,
 )
 
 

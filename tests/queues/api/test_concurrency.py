@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
-from queues.models import IdempotencyKey, Workload, WorkloadState
+from queues.models import AdmissionRecord, IdempotencyKey, Workload, WorkloadState
 from tests.queues.api.conftest import build_world, client_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,6 +44,17 @@ def at_once(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
+@pytest.fixture(autouse=True)
+def admission_passes(monkeypatch) -> list[str]:
+    """Committed submissions and endings ask for an admission pass; record them instead of
+    publishing to a broker other test runs may share."""
+    from queues import tasks
+
+    requested: list[str] = []
+    monkeypatch.setattr(tasks.admission_pass, "delay", lambda unit: requested.append(unit))
+    return requested
+
+
 @pytest.fixture
 def committed_world():
     return build_world()
@@ -66,6 +77,7 @@ def test_given_two_executors_finishing_the_same_workload_then_it_counts_once(com
     assert stored.state == WorkloadState.FINISHED
     assert stored.wall_time_seconds == winner.json()["wall_time_seconds"]
     assert stored.finished_at.isoformat().replace("+00:00", "Z") == winner.json()["finished_at"]
+    assert AdmissionRecord.objects.get(workload=workload).ended_at == stored.finished_at
 
 
 def test_given_finish_and_cancel_racing_then_exactly_one_ending_is_recorded(committed_world):
@@ -157,3 +169,14 @@ def wait_until_a_query_waits_on_a_lock(timeout: float = 10.0) -> None:
                 return
             time.sleep(0.02)
     raise AssertionError("the contending UPDATE never waited on the row lock")
+
+
+def test_given_a_committed_finish_then_an_admission_pass_is_requested_for_the_freed_queue(
+    committed_world, admission_passes
+):
+    admission_passes.clear()
+    executor = client_for(committed_world.users["executor"])
+
+    executor.post(f"{WL}{committed_world.admitted_a.pk}/finish/")
+
+    assert len(admission_passes) == 1

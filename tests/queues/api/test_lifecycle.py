@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from queues.models import IdempotencyKey, Workload, WorkloadState
-from queues.services import lifecycle
+from queues.models import AdmissionRecord, IdempotencyKey, Workload, WorkloadState
+from queues.services import cluster, lifecycle, transitions
 from tests.queues.api.conftest import admit, client_for
 from tests.queues.api.helpers import database_snapshot
 
@@ -179,24 +179,48 @@ def test_given_admitted_workload_when_started_then_started_at_is_recorded(world,
 
 def test_given_admitted_workload_when_finished_then_wall_time_comes_from_the_timestamps(world):
     admitted_at = timezone.now().replace(microsecond=0) - timedelta(hours=2)
-    Workload.objects.filter(pk=world.admitted_a.pk).update(admitted_at=admitted_at)
+    workload = admit(world.pending_a, at=admitted_at)
     end = admitted_at + timedelta(seconds=3723)
 
-    finished = lifecycle.finish_workload(world.admitted_a.pk, now=end)
+    finished = lifecycle.finish_workload(workload.pk, now=end)
 
     assert finished.wall_time_seconds == 3723
     assert finished.finished_at == end
-    assert finished.total_wall_time_seconds() == 3723
+    record = AdmissionRecord.objects.get(workload=workload)
+    assert (record.ended_at, record.end_reason, record.seconds()) == (end, "Finished", 3723)
 
 
-def test_given_earlier_admissions_when_failed_then_past_execution_is_kept_and_current_added(world):
-    admitted_at = timezone.now() - timedelta(seconds=100)
-    Workload.objects.filter(pk=world.admitted_a.pk).update(admitted_at=admitted_at, accumulated_past_execution_seconds=50)
+def test_given_an_eviction_before_when_failed_then_past_execution_is_kept_and_current_added(world):
+    start = timezone.now().replace(microsecond=0) - timedelta(hours=1)
+    transitions.evict(workload_id=admit(world.pending_a, at=start).pk, now=start + timedelta(seconds=50), message="preempted")
+    admit(world.pending_a, at=start + timedelta(seconds=200))
 
-    failed = lifecycle.fail_workload(world.admitted_a.pk, now=admitted_at + timedelta(seconds=100))
+    failed = lifecycle.fail_workload(world.pending_a.pk, now=start + timedelta(seconds=300), message="OOMKilled")
 
     assert (failed.wall_time_seconds, failed.accumulated_past_execution_seconds) == (100, 50)
     assert failed.total_wall_time_seconds() == 150
+    assert cluster.total_wall_time_seconds(failed.pk) == 150
+    assert AdmissionRecord.objects.get(workload=failed, end_reason="Failed").end_message == "OOMKilled"
+
+
+def test_given_admitted_workload_when_cancelled_then_its_interval_closes_as_cancelled(world, clients):
+    response = clients["editor_a"].post(f"{WL}{world.admitted_a.pk}/cancel/", {"message": "no longer needed"})
+
+    assert response.status_code == 200
+    assert 600 <= response.json()["wall_time_seconds"] <= 660
+    record = AdmissionRecord.objects.get(workload=world.admitted_a)
+    assert (record.end_reason, record.end_message) == ("Cancelled", "no longer needed")
+    assert record.ended_at is not None
+
+
+def test_given_an_overlong_message_then_400_names_it_and_nothing_changes(world, clients):
+    before = database_snapshot()
+
+    response = clients["executor"].post(f"{WL}{world.admitted_a.pk}/fail/", {"message": "x" * 301})
+
+    assert response.status_code == 400
+    assert "message" in response.json()
+    assert database_snapshot() == before
 
 
 def test_given_finish_over_the_api_then_wall_time_is_the_admission_so_far(world, clients):
@@ -218,9 +242,9 @@ def test_given_pending_workload_when_cancelled_then_no_wall_time_and_no_queue_po
 
 
 def test_given_clock_skew_when_admitted_in_the_future_then_wall_time_is_zero_not_negative(world):
-    Workload.objects.filter(pk=world.admitted_a.pk).update(admitted_at=timezone.now() + timedelta(minutes=5))
+    workload = admit(world.pending_a, at=timezone.now() + timedelta(minutes=5))
 
-    assert lifecycle.finish_workload(world.admitted_a.pk).wall_time_seconds == 0
+    assert lifecycle.finish_workload(workload.pk).wall_time_seconds == 0
 
 
 def test_given_executor_and_tenant_b_then_reports_about_tenant_a_work_differ(world):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.queues.api.conftest import ROLES, World, client_for
+from tests.queues.api.conftest import ROLES, World, client_for, tiny_scenario
 from tests.queues.api.helpers import database_snapshot, names
 
 pytestmark = pytest.mark.django_db
@@ -66,6 +66,25 @@ WORKLOADS = {
     "fail": row(200, 403, 403, 404, 200),
     "cancel": row(200, 200, 403, 404, 403),
 }
+# Usage series: tenants read their LocalQueues' (and cluster-wide) series; nobody writes.
+USAGE_SAMPLES = {
+    "list": row(200, 200, 200, 200, 403),
+    "retrieve": row(200, 200, 200, 404, 403),
+    "create": row(405, 405, 405, 405, 405),
+    "update": row(405, 405, 405, 405, 405),
+    "partial_update": row(405, 405, 405, 405, 405),
+    "destroy": row(405, 405, 405, 405, 405),
+}
+# Simulations: admins and tenants run scenarios (small ones answered at once, 200); a stored
+# run is its owner's (editor_a's here): anyone else but an admin gets a 404.
+SIMULATIONS = {
+    "list": row(200, 200, 200, 200, 403),
+    "retrieve": row(200, 200, 404, 404, 403),
+    "create": row(200, 200, 200, 200, 403),
+    "update": row(405, 405, 405, 405, 405),
+    "partial_update": row(405, 405, 405, 405, 405),
+    "destroy": row(405, 405, 405, 405, 405),
+}
 # The audit trail is read-only for everyone.
 POLICY_CHANGES = {
     "list": row(200, 200, 200, 200, 403),
@@ -109,6 +128,8 @@ ENDPOINTS = [
         {"name": "new-wl", "local_queue": "team-a/main", "pod_sets": [{"count": 1, "requests": {"cpu": "1"}}]},
     ),
     Endpoint("policy-changes", POLICY_CHANGES, lambda w: w.change_a, {"note": "forged"}),
+    Endpoint("usage-samples", USAGE_SAMPLES, lambda w: w.sample_a, {"kind": "localQueue"}),
+    Endpoint("simulations", SIMULATIONS, lambda w: w.run_a, {"scenario": tiny_scenario()}),
 ]
 
 CASES = [
@@ -178,8 +199,10 @@ VISIBLE = {
     ("workloads", "executor"): {"a-pending", "a-admitted", "b-pending"},
     ("budgets", "viewer_a"): {"a-hours"},
     ("budgets", "tenant_b"): {"b-hours"},
+    ("simulations", "editor_a"): {"what-if"},
+    ("simulations", "tenant_b"): set(),
 }
-LIST_KEY = {"local-queues": "key"}
+LIST_KEY = {"local-queues": "key", "simulations": "scenario"}
 
 
 @pytest.mark.parametrize(("prefix", "role"), list(VISIBLE), ids=lambda value: str(value))
@@ -196,6 +219,18 @@ def test_given_tenant_b_when_listing_policy_changes_then_tenant_a_rows_are_absen
 
     assert world.change_a.pk not in {row["id"] for row in rows_b}
     assert world.change_a.pk in {row["id"] for row in rows_a}
+
+
+@pytest.mark.parametrize(
+    ("role", "visible"),
+    [("admin", {"a", "b", "cq"}), ("viewer_a", {"a", "cq"}), ("tenant_b", {"b", "cq"})],
+)
+def test_given_tenant_when_listing_usage_samples_then_other_tenants_series_are_absent(world, role, visible):
+    ids = {world.sample_a.pk: "a", world.sample_b.pk: "b", world.sample_cq.pk: "cq"}
+
+    rows = client_for(world.users[role]).get("/api/v1/usage-samples/").json()["results"]
+
+    assert {ids[row["id"]] for row in rows} == visible
 
 
 def test_given_tenant_b_when_filtering_for_tenant_a_by_name_then_nothing_leaks(world, clients):
