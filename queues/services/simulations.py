@@ -4,7 +4,7 @@ Small runs are answered within the request; larger ones are stored as a ``Simula
 caller sends ``queues.api.tasks.run_simulation`` once it commits), executed by a Celery worker
 through ``execute_run``, and polled by id. Either way
 the same engine code runs as for ``manage.py simulate`` and the playground: the scenario is
-validated by ``parse_scenario`` (its errors name the field path) and run by ``simulate``.
+validated by ``parse_scenario`` (its errors name the field path) and run by ``Simulation``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario, apply_set, parse_scenario
-from queues.engine.simulator import simulate
+from queues.engine.simulator import Simulation
 from queues.models import SimulationRun
 
 # Inline: answered within the request (a few tenths of a second on this project's machines).
@@ -33,6 +33,7 @@ MAX_STEPS = 200_000
 class Prepared:
     document: dict[str, Any]
     scenario: Scenario
+    simulation: Simulation  # built, so the simulator's own checks (a horizon when needed) ran
 
     @property
     def workload_count(self) -> int:
@@ -61,19 +62,20 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
             apply_set(edited, assignment)
         except ValidationError as error:
             raise error.under(f"set[{index}]") from None
-    prepared = Prepared(document=edited, scenario=parse_scenario(edited))
-    if prepared.workload_count > MAX_WORKLOADS:
-        raise ValidationError(
-            "generators", f"at most {MAX_WORKLOADS} workloads in a run, got {prepared.workload_count}"
-        )
-    if prepared.steps is not None and prepared.steps > MAX_STEPS:
-        raise ValidationError("clock", f"at most {MAX_STEPS} ticks (horizon / tick), got {prepared.steps}")
-    return prepared
+    scenario = parse_scenario(edited)
+    workloads = len(scenario.workloads) + sum(g.count for g in scenario.generators)
+    if workloads > MAX_WORKLOADS:
+        raise ValidationError("generators", f"at most {MAX_WORKLOADS} workloads in a run, got {workloads}")
+    clock = scenario.clock
+    steps = None if clock.horizon_seconds is None else clock.horizon_seconds // clock.tick_seconds
+    if steps is not None and steps > MAX_STEPS:
+        raise ValidationError("clock", f"at most {MAX_STEPS} ticks (horizon / tick), got {steps}")
+    return Prepared(document=edited, scenario=scenario, simulation=Simulation(scenario))
 
 
 def run_now(prepared: Prepared) -> dict[str, Any]:
-    """Simulate within the request; raises ``ValidationError`` (e.g. a horizon is missing)."""
-    return _json_safe(simulate(prepared.scenario))
+    """Simulate (within the request, or in the worker)."""
+    return _json_safe(prepared.simulation.run())
 
 
 def create_run(prepared: Prepared, *, owner: Any) -> SimulationRun:

@@ -27,10 +27,11 @@ from queues.models import (
     NamespaceQuota,
     PolicyChange,
     ResourceFlavor,
+    SimulationRun,
     TenantMembership,
 )
 from queues.services import submit_workload
-from tests.queues.api.conftest import World, admit, client_for, pod_sets
+from tests.queues.api.conftest import World, admit, client_for, pod_sets, sample, tiny_scenario
 
 pytestmark = pytest.mark.django_db
 
@@ -98,6 +99,18 @@ def grow_policy_changes(world: World, start: int, stop: int) -> None:
         )
 
 
+def grow_usage_samples(world: World, start: int, stop: int) -> None:
+    for i in range(start, stop):
+        sample("localQueue", world.lq_a.pk)
+        sample("clusterQueue", world.cluster_queue.pk)
+
+
+def grow_simulations(world: World, start: int, stop: int) -> None:
+    for owner in ("admin", "viewer_a"):
+        for i in range(start, stop):
+            SimulationRun.objects.create(owner=world.users[owner], scenario_name=f"run-{i}", document=tiny_scenario())
+
+
 GROWERS: dict[str, Callable[[World, int, int], None]] = {
     "resource-flavors": grow_flavors,
     "cohorts": grow_cohorts,
@@ -107,6 +120,8 @@ GROWERS: dict[str, Callable[[World, int, int], None]] = {
     "workloads": grow_workloads,
     "budgets": grow_budgets,
     "policy-changes": grow_policy_changes,
+    "usage-samples": grow_usage_samples,
+    "simulations": grow_simulations,
 }
 
 
