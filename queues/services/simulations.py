@@ -4,7 +4,7 @@ Small runs are answered within the request; larger ones are stored as a ``Simula
 caller sends ``queues.api.tasks.run_simulation`` once it commits), executed by a Celery worker
 through ``execute_run``, and polled by id. Either way
 the same engine code runs as for ``manage.py simulate`` and the playground: the scenario is
-validated by ``parse_scenario`` (its errors name the field path) and run by ``Simulation``.
+validated by ``parse_scenario`` (its errors name the field path) and run by ``simulate``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario, apply_set, parse_scenario
-from queues.engine.simulator import Simulation
+from queues.engine.simulator import Simulation, simulate
 from queues.models import SimulationRun
 
 # Inline: answered within the request (a few tenths of a second on this project's machines).
@@ -33,7 +33,6 @@ MAX_STEPS = 200_000
 class Prepared:
     document: dict[str, Any]
     scenario: Scenario
-    simulation: Simulation  # built, so the simulator's own checks (a horizon when needed) ran
 
     @property
     def workload_count(self) -> int:
@@ -70,12 +69,13 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
     steps = None if clock.horizon_seconds is None else clock.horizon_seconds // clock.tick_seconds
     if steps is not None and steps > MAX_STEPS:
         raise ValidationError("clock", f"at most {MAX_STEPS} ticks (horizon / tick), got {steps}")
-    return Prepared(document=edited, scenario=scenario, simulation=Simulation(scenario))
+    Simulation(scenario)  # the simulator's own checks (a horizon when work has no duration)
+    return Prepared(document=edited, scenario=scenario)
 
 
 def run_now(prepared: Prepared) -> dict[str, Any]:
     """Simulate (within the request, or in the worker)."""
-    return _json_safe(prepared.simulation.run())
+    return _json_safe(simulate(prepared.scenario))
 
 
 def create_run(prepared: Prepared, *, owner: Any) -> SimulationRun:
