@@ -39,7 +39,7 @@ class UtcIsoDateTimeField(IsoDateTimeField):
         if moment is None:
             return None
         try:
-            return moment.astimezone(datetime.timezone.utc)
+            return moment.astimezone(datetime.UTC)
         except OverflowError:
             raise ValidationError("the time is out of range", code="invalid") from None
 

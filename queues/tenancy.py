@@ -71,9 +71,7 @@ def access_for(user: object) -> Access:
     is_admin = bool(user.is_staff or user.is_superuser)  # type: ignore[attr-defined]
     roles = dict(TenantMembership.objects.filter(user=user).values_list("namespace_id", "role"))
     is_executor = user.groups.filter(name=EXECUTORS_GROUP).exists()  # type: ignore[attr-defined]
-    return Access(
-        is_authenticated=True, is_admin=is_admin, is_executor=is_executor, roles=MappingProxyType(roles)
-    )
+    return Access(is_authenticated=True, is_admin=is_admin, is_executor=is_executor, roles=MappingProxyType(roles))
 
 
 def scope_to_namespaces(queryset: QuerySet, access: Access, namespace_path: str) -> QuerySet:

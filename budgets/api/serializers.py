@@ -17,7 +17,7 @@ class PercentField(serializers.FloatField):
         number = super().to_internal_value(data)
         return int(number) if number.is_integer() else number
 
-    def to_representation(self, value: float | int) -> float | int:
+    def to_representation(self, value: float) -> float | int:
         return value if isinstance(value, int) else super().to_representation(value)
 
 
@@ -31,13 +31,32 @@ class BudgetSerializer(PolicySerializer):
     flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
     target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
     alert_thresholds = serializers.ListField(
-        child=PercentField(min_value=0, max_value=1000), max_length=10, required=False, help_text="Percentages, e.g. [80, 100]"
+        child=PercentField(min_value=0, max_value=1000),
+        max_length=10,
+        required=False,
+        help_text="Percentages, e.g. [80, 100]",
     )
 
     class Meta:
         model = Budget
         fields = [
-            "id", "name", "target", "local_queue", "namespace", "cluster_queue", "kind", "resource", "flavor",
-            "allocated_hours", "renewal", "renewal_days", "anchor", "action", "alert_thresholds",
-            "safe_admission", "alert_emails", "webhook_url", "created_at",
+            "id",
+            "name",
+            "target",
+            "local_queue",
+            "namespace",
+            "cluster_queue",
+            "kind",
+            "resource",
+            "flavor",
+            "allocated_hours",
+            "renewal",
+            "renewal_days",
+            "anchor",
+            "action",
+            "alert_thresholds",
+            "safe_admission",
+            "alert_emails",
+            "webhook_url",
+            "created_at",
         ]

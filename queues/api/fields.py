@@ -76,7 +76,7 @@ class ResourceQuantitiesField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> dict[str, int]:
         if not isinstance(data, Mapping):
-            raise serializers.ValidationError("expected a mapping of resource names to quantities, e.g. {\"cpu\": \"2\"}")
+            raise serializers.ValidationError('expected a mapping of resource names to quantities, e.g. {"cpu": "2"}')
         if not data and not self.allow_empty:
             raise serializers.ValidationError("must name at least one resource")
         if len(data) > self.max_resources:
@@ -109,8 +109,7 @@ class FormattedResourcesField(serializers.Field):
 
     def to_representation(self, instance: Any) -> dict[str, str]:
         return {
-            resource: format_for_humans(round(amount), resource)
-            for resource, amount in self.getter(instance).items()
+            resource: format_for_humans(round(amount), resource) for resource, amount in self.getter(instance).items()
         }
 
 

@@ -19,7 +19,7 @@ QUANTITY_IN = {
         {"type": "string", "pattern": QUANTITY_PATTERN, "maxLength": 64, "example": "2Gi"},
         {"type": "number", "minimum": 0, "example": 4},
     ],
-    "description": "Kubernetes quantity (\"500m\", \"2Gi\") or a number in base units (cores, bytes, GPUs)",
+    "description": 'Kubernetes quantity ("500m", "2Gi") or a number in base units (cores, bytes, GPUs)',
 }
 QUANTITY_OUT = {"type": "number", "description": "In base units (cores, bytes, GPUs)"}
 

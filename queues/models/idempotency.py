@@ -17,7 +17,11 @@ class IdempotencyKey(models.Model):
     key = models.CharField(max_length=255)
     request_hash = models.CharField(max_length=64)
     workload = models.ForeignKey(
-        "queues.Workload", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        "queues.Workload",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
         help_text="Set in the transaction that claimed the key; empty only until it commits",
     )
     created_at = models.DateTimeField(auto_now_add=True)

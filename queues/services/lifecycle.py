@@ -33,9 +33,9 @@ _CANCEL = "only a pending or admitted workload can be cancelled"
 def start_workload(workload_id: int, *, now: datetime | None = None) -> Workload:
     """The executor began running an admitted workload: record ``started_at``."""
     now = now or timezone.now()
-    claimed = Workload.objects.filter(
-        pk=workload_id, state=WorkloadState.ADMITTED, started_at__isnull=True
-    ).update(started_at=now)
+    claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, started_at__isnull=True).update(
+        started_at=now
+    )
     if claimed != 1:
         raise _refusal(workload_id, "start", _START)
     return Workload.objects.get(pk=workload_id)
@@ -59,8 +59,11 @@ def cancel_workload(workload_id: int, *, now: datetime | None = None, message: s
         raise Workload.DoesNotExist(f"workload {workload_id} does not exist")
     if seen["state"] == WorkloadState.PENDING:
         claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
-            state=WorkloadState.CANCELLED, finished_at=now, queue_position=None,
-            pending_reason_code="", pending_reason_message="",
+            state=WorkloadState.CANCELLED,
+            finished_at=now,
+            queue_position=None,
+            pending_reason_code="",
+            pending_reason_message="",
         )
     elif seen["state"] == WorkloadState.ADMITTED:
         claimed = _cancel_admitted(workload_id, seen["admitted_at"], now, message)
@@ -77,9 +80,7 @@ def _cancel_admitted(workload_id: int, admitted_at: datetime, now: datetime, mes
     """Admitted -> Cancelled: the same claim and interval bookkeeping as ``transitions.finish``."""
     end = max(now, admitted_at)
     with transaction.atomic():
-        claimed = Workload.objects.filter(
-            pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at
-        ).update(
+        claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at).update(
             state=WorkloadState.CANCELLED,
             finished_at=end,
             wall_time_seconds=max(0, int((end - admitted_at).total_seconds())),

@@ -68,8 +68,12 @@ def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) ->
         instance.delete()
         instance.pk = pk  # the audit row names the deleted object's id
         record_change(
-            instance=instance, action=PolicyChange.Action.DELETE, before=before, after=None,
-            actor=actor, surface=surface,
+            instance=instance,
+            action=PolicyChange.Action.DELETE,
+            before=before,
+            after=None,
+            actor=actor,
+            surface=surface,
         )
 
 

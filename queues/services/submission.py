@@ -36,7 +36,7 @@ def check_requests_covered(local_queue: LocalQueue, pod_sets: list[dict[str, Any
     covered = set(ClusterQueueQuota.objects.filter(cluster_queue=cluster_queue).values_list("resource", flat=True))
     problems = []
     for index, pod_set in enumerate(pod_sets):
-        for resource in (pod_set.get("requests") or {}):
+        for resource in pod_set.get("requests") or {}:
             if resource not in covered:
                 offered = ", ".join(sorted(covered)) or "nothing"
                 problems.append(

@@ -16,7 +16,17 @@ class PolicyChangeSerializer(serializers.ModelSerializer):
     class Meta:
         model = PolicyChange
         fields = [
-            "id", "at", "actor", "surface", "action", "object_type", "object_id", "object_repr",
-            "before", "after", "changed_fields", "note",
+            "id",
+            "at",
+            "actor",
+            "surface",
+            "action",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "before",
+            "after",
+            "changed_fields",
+            "note",
         ]
         read_only_fields = fields

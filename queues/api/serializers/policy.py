@@ -11,9 +11,9 @@ from typing import Any
 from rest_framework import serializers
 
 from queues.api.fields import (
-    NameField,
     FormattedQuantityField,
     FormattedResourcesField,
+    NameField,
     QuantityField,
     ResourceQuantitiesField,
     validate_node_labels,
@@ -52,7 +52,7 @@ class QuotaRowSerializer(serializers.Serializer):
 
     flavor = NameField(queryset=ResourceFlavor.objects.all())
     resource = serializers.CharField(max_length=253, validators=[validate_resource_name])
-    nominal = QuantityField(help_text="Guaranteed amount: 16, \"500m\", \"64Gi\"")
+    nominal = QuantityField(help_text='Guaranteed amount: 16, "500m", "64Gi"')
     nominal_formatted = FormattedQuantityField("nominal")
     borrowing_limit = QuantityField(
         required=False, allow_null=True, default=None, help_text="Most it may borrow; null = unlimited"
@@ -103,9 +103,21 @@ class ClusterQueueSerializer(PolicySerializer):
     class Meta:
         model = ClusterQueue
         fields = [
-            "id", "name", "cohort", "weight", "queueing_strategy", "admission_mode",
-            "preemption_within_cluster_queue", "reclaim_within_cohort", "stop_policy", "description",
-            "quotas", "status", "pending_workloads", "admitted_workloads", "created_at",
+            "id",
+            "name",
+            "cohort",
+            "weight",
+            "queueing_strategy",
+            "admission_mode",
+            "preemption_within_cluster_queue",
+            "reclaim_within_cohort",
+            "stop_policy",
+            "description",
+            "quotas",
+            "status",
+            "pending_workloads",
+            "admitted_workloads",
+            "created_at",
         ]
 
     def build_quota_rows(self, instance: ClusterQueue, rows: list[dict[str, Any]]) -> list[ClusterQueueQuota]:
@@ -120,7 +132,7 @@ class NamespaceSerializer(PolicySerializer):
     quotas_field = "hard_quota"
     hard_quota = ResourceQuantitiesField(
         required=False,
-        help_text="Like a Kubernetes ResourceQuota: admitted usage never exceeds these, e.g. {\"cpu\": 64}",
+        help_text='Like a Kubernetes ResourceQuota: admitted usage never exceeds these, e.g. {"cpu": 64}',
     )
     hard_quota_formatted = FormattedResourcesField(lambda namespace: namespace.hard_quota())
     status = FairSharingStatusSerializer(source="*", read_only=True)
@@ -144,6 +156,16 @@ class LocalQueueSerializer(PolicySerializer):
     class Meta:
         model = LocalQueue
         fields = [
-            "id", "key", "namespace", "name", "cluster_queue", "weight", "stop_policy", "description",
-            "status", "pending_workloads", "admitted_workloads", "created_at",
+            "id",
+            "key",
+            "namespace",
+            "name",
+            "cluster_queue",
+            "weight",
+            "stop_policy",
+            "description",
+            "status",
+            "pending_workloads",
+            "admitted_workloads",
+            "created_at",
         ]

@@ -9,11 +9,14 @@ from queues.models import SimulationRun
 
 class SimulationRequestSerializer(serializers.Serializer):
     scenario = serializers.DictField(
-        help_text="A scenario document (DESIGN.md \"Scenario files\"): camelCase, Kueue-like, as for manage.py simulate"
+        help_text='A scenario document (DESIGN.md "Scenario files"): camelCase, Kueue-like, as for manage.py simulate'
     )
     set = serializers.ListField(
-        child=serializers.CharField(max_length=500), required=False, default=list, max_length=100,
-        help_text="What-if edits, as --set: [\"localQueues.team-a/main.weight=3\"]",
+        child=serializers.CharField(max_length=500),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text='What-if edits, as --set: ["localQueues.team-a/main.weight=3"]',
     )
     run_in_background = serializers.BooleanField(
         default=False, help_text="Queue the run even when it is small enough to answer at once"
@@ -26,7 +29,8 @@ class SimulationRunSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(read_only=True, allow_null=True)
     scenario = serializers.CharField(source="scenario_name", read_only=True)
     result = serializers.JSONField(
-        read_only=True, allow_null=True,
+        read_only=True,
+        allow_null=True,
         help_text="events, workloads, series, summary (DESIGN.md); null until the run succeeded",
     )
 

@@ -20,7 +20,16 @@ class UsageSampleSerializer(serializers.ModelSerializer):
     class Meta:
         model = UsageSample
         fields = [
-            "id", "sampled_at", "kind", "object_id", "resolution", "allocated", "consumed", "capacity",
-            "weighted_share", "admitted_count", "pending_count",
+            "id",
+            "sampled_at",
+            "kind",
+            "object_id",
+            "resolution",
+            "allocated",
+            "consumed",
+            "capacity",
+            "weighted_share",
+            "admitted_count",
+            "pending_count",
         ]
         read_only_fields = fields

@@ -29,12 +29,14 @@ class PodSetSerializer(serializers.Serializer):
     """``count`` pods, each requesting ``requests``."""
 
     name = serializers.CharField(
-        max_length=63, required=False, validators=[validate_dns_label],
+        max_length=63,
+        required=False,
+        validators=[validate_dns_label],
         help_text="Unique within the workload; default main, set-1, ...",
     )
     count = serializers.IntegerField(min_value=1, max_value=MAX_POD_COUNT, default=1)
     requests = ResourceQuantitiesField(
-        allow_empty=False, help_text="Per pod, e.g. {\"cpu\": \"2\", \"memory\": \"8Gi\", \"nvidia.com/gpu\": 1}"
+        allow_empty=False, help_text='Per pod, e.g. {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": 1}'
     )
     requests_formatted = FormattedResourcesField(lambda pod_set: pod_set["requests"])
 
@@ -66,7 +68,10 @@ class WorkloadSubmitSerializer(serializers.Serializer):
     priority = serializers.IntegerField(min_value=-INT32_MAX - 1, max_value=INT32_MAX, default=0)
     pod_sets = PodSetSerializer(many=True, min_length=1, max_length=MAX_POD_SETS)
     duration_seconds = serializers.IntegerField(
-        min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
+        min_value=0,
+        max_value=INT32_MAX,
+        required=False,
+        allow_null=True,
         help_text="Declared run time; the built-in simulated cluster finishes it after this long",
     )
     max_runtime_seconds = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True)
@@ -96,11 +101,32 @@ class WorkloadSerializer(serializers.ModelSerializer):
     class Meta:
         model = Workload
         fields = [
-            "id", "name", "namespace", "local_queue", "cluster_queue", "priority", "state",
-            "queue_position", "pending_reason", "pod_sets", "total_requests", "total_requests_formatted",
-            "flavor_assignment", "created_at", "queued_at", "admitted_at", "started_at", "finished_at",
-            "duration_seconds", "max_runtime_seconds", "wall_time_seconds", "accumulated_past_execution_seconds",
-            "total_wall_time_seconds", "eviction_count", "last_evicted_at", "last_eviction_reason",
+            "id",
+            "name",
+            "namespace",
+            "local_queue",
+            "cluster_queue",
+            "priority",
+            "state",
+            "queue_position",
+            "pending_reason",
+            "pod_sets",
+            "total_requests",
+            "total_requests_formatted",
+            "flavor_assignment",
+            "created_at",
+            "queued_at",
+            "admitted_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "max_runtime_seconds",
+            "wall_time_seconds",
+            "accumulated_past_execution_seconds",
+            "total_wall_time_seconds",
+            "eviction_count",
+            "last_evicted_at",
+            "last_eviction_reason",
         ]
         read_only_fields = fields
 
@@ -112,6 +138,9 @@ class LifecycleReportSerializer(serializers.Serializer):
     """The optional body of ``finish``, ``fail`` and ``cancel``."""
 
     message = serializers.CharField(
-        max_length=300, required=False, allow_blank=True, default="",
+        max_length=300,
+        required=False,
+        allow_blank=True,
+        default="",
         help_text="Why it ended, e.g. OOMKilled; kept with the admission interval",
     )

@@ -97,9 +97,7 @@ class LocalQueueViewSet(PolicyViewSet):
     def _check_editor_fields(self, serializer: BaseSerializer) -> None:
         """Editors may send the whole object back (PUT) but change only their fields."""
         instance = serializer.instance
-        changed = {
-            name for name, value in serializer.validated_data.items() if getattr(instance, name) != value
-        }
+        changed = {name for name, value in serializer.validated_data.items() if getattr(instance, name) != value}
         refused = sorted(changed - EDITOR_LOCAL_QUEUE_FIELDS)
         if refused:
             raise PermissionDenied(

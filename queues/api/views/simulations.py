@@ -50,7 +50,7 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
         summary="Simulate a scenario (what-if)",
         description=f"Up to {simulations.INLINE_MAX_WORKLOADS} workloads and {simulations.INLINE_MAX_STEPS} "
         "ticks run at once (200); larger runs are queued for a worker (202) and polled by id. Scenario "
-        "errors come back as 400 under \"scenario\", keyed by the field path.",
+        'errors come back as 400 under "scenario", keyed by the field path.',
     )
     def create(self, request: Request) -> Response:
         payload = SimulationRequestSerializer(data=request.data)
@@ -71,8 +71,12 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
         started = timezone.now()
         result = simulations.run_now(prepared)
         run = SimulationRun(
-            status=SimulationRun.Status.SUCCEEDED, scenario_name=prepared.scenario.name, result=result,
-            created_at=started, started_at=started, finished_at=timezone.now(),
+            status=SimulationRun.Status.SUCCEEDED,
+            scenario_name=prepared.scenario.name,
+            result=result,
+            created_at=started,
+            started_at=started,
+            finished_at=timezone.now(),
         )
         run.id = None  # not stored: nothing to poll
         return Response(SimulationRunSerializer(run).data)

@@ -80,7 +80,7 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
         },
         summary="Submit a workload",
         description="Editors of the LocalQueue's namespace and admins submit. Quantities in Kubernetes "
-        "notation (\"2Gi\", \"500m\") or base-unit numbers. A resource the LocalQueue's ClusterQueue has "
+        'notation ("2Gi", "500m") or base-unit numbers. A resource the LocalQueue\'s ClusterQueue has '
         "no quota for is refused (400 on pod_sets).",
     )
     def create(self, request: Request) -> Response:

@@ -27,15 +27,25 @@ def test_given_a_cluster_queue_budget_then_tenants_feeding_that_queue_see_it_and
 
 
 def test_given_a_new_budget_then_created_with_its_target_and_audited(world, clients):
-    body = {"name": "gpu-hours", "local_queue": "team-a/main", "kind": "ResourceHours", "resource": "nvidia.com/gpu",
-            "flavor": "default", "allocated_hours": "250.5", "renewal": "monthly", "alert_thresholds": [50, 90.5]}
+    body = {
+        "name": "gpu-hours",
+        "local_queue": "team-a/main",
+        "kind": "ResourceHours",
+        "resource": "nvidia.com/gpu",
+        "flavor": "default",
+        "allocated_hours": "250.5",
+        "renewal": "monthly",
+        "alert_thresholds": [50, 90.5],
+    }
 
     response = clients["admin"].post(URL, body, format="json")
 
     assert response.status_code == 201
     data = response.json()
     assert (data["target"], data["allocated_hours"], data["alert_thresholds"]) == (
-        "LocalQueue team-a/main", 250.5, [50, 90.5],
+        "LocalQueue team-a/main",
+        250.5,
+        [50, 90.5],
     )
     assert PolicyChange.objects.filter(object_type="budget", action="create", surface="api").exists()
 
@@ -50,8 +60,14 @@ def test_given_a_new_budget_then_created_with_its_target_and_audited(world, clie
         ({"local_queue": "team-a/main", "renewal": "days"}, "renewal_days", "required"),
         ({"cluster_queue": "nowhere"}, "cluster_queue", "does not exist"),
     ],
-    ids=["two-targets", "resource-hours-without-resource", "negative-hours", "zero-threshold", "days-without-n",
-         "unknown-queue"],
+    ids=[
+        "two-targets",
+        "resource-hours-without-resource",
+        "negative-hours",
+        "zero-threshold",
+        "days-without-n",
+        "unknown-queue",
+    ],
 )
 def test_given_a_bad_budget_then_400_names_the_field_and_nothing_changes(world, clients, body, field, fragment):
     before = database_snapshot()

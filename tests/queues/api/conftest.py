@@ -98,7 +98,9 @@ def build_world() -> World:
     cohort = Cohort.objects.create(name="org")
     cq = ClusterQueue.objects.create(name="shared", cohort=cohort)
     for resource, nominal in (("cpu", "32"), ("memory", "128Gi"), (GPU, "4")):
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(nominal))
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(nominal)
+        )
     ns_a = Namespace.objects.create(name="team-a", weight=Decimal(2))
     NamespaceQuota.objects.create(namespace=ns_a, resource="cpu", hard=parse_millis("16"))
     ns_a_spare = Namespace.objects.create(name="team-a-spare")
@@ -112,13 +114,28 @@ def build_world() -> World:
     budget_a = Budget.objects.create(name="a-hours", local_queue=lq_a, allocated_hours=Decimal(100))
     budget_b = Budget.objects.create(name="b-hours", local_queue=lq_b, allocated_hours=Decimal(100))
     change_a = record_change(
-        instance=lq_a, action=PolicyChange.Action.UPDATE, before={"weight": "1"}, after=policy_state(lq_a),
+        instance=lq_a,
+        action=PolicyChange.Action.UPDATE,
+        before={"weight": "1"},
+        after=policy_state(lq_a),
         surface=Surface.ADMIN,
     )
     world = World(
-        flavor=flavor, cohort=cohort, cluster_queue=cq, ns_a=ns_a, ns_a_spare=ns_a_spare, ns_b=ns_b,
-        lq_a=lq_a, lq_a_spare=lq_a_spare, lq_b=lq_b, pending_a=pending_a, admitted_a=admitted_a,
-        pending_b=pending_b, budget_a=budget_a, budget_b=budget_b, change_a=change_a,
+        flavor=flavor,
+        cohort=cohort,
+        cluster_queue=cq,
+        ns_a=ns_a,
+        ns_a_spare=ns_a_spare,
+        ns_b=ns_b,
+        lq_a=lq_a,
+        lq_a_spare=lq_a_spare,
+        lq_b=lq_b,
+        pending_a=pending_a,
+        admitted_a=admitted_a,
+        pending_b=pending_b,
+        budget_a=budget_a,
+        budget_b=budget_b,
+        change_a=change_a,
         spare_flavor=ResourceFlavor.objects.create(name="spare"),
         spare_cohort=Cohort.objects.create(name="spare"),
         spare_cluster_queue=ClusterQueue.objects.create(name="spare"),
@@ -136,8 +153,13 @@ def build_world() -> World:
 def sample(kind: str, object_id: int, **fields: Any) -> UsageSample:
     """One usage sample, as the control loop's sampler writes it (millis inside)."""
     return UsageSample.objects.create(
-        sampled_at=timezone.now(), kind=kind, object_id=object_id,
-        allocated={"cpu": parse_millis("3")}, consumed={"cpu": 2500.0}, admitted_count=1, **fields,
+        sampled_at=timezone.now(),
+        kind=kind,
+        object_id=object_id,
+        allocated={"cpu": parse_millis("3")},
+        consumed={"cpu": 2500.0},
+        admitted_count=1,
+        **fields,
     )
 
 
@@ -147,15 +169,30 @@ def tiny_scenario(**overrides: Any) -> dict[str, Any]:
         "name": "two-teams",
         "clock": {"horizon": "1h", "tick": "1m"},
         "resourceFlavors": [{"name": "default"}],
-        "clusterQueues": [{
-            "name": "cq-a",
-            "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
-            "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}],
-        }],
-        "localQueues": [{"name": "team-a/main", "clusterQueue": "cq-a"}, {"name": "team-b/main", "clusterQueue": "cq-a"}],
+        "clusterQueues": [
+            {
+                "name": "cq-a",
+                "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
+                "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}],
+            }
+        ],
+        "localQueues": [
+            {"name": "team-a/main", "clusterQueue": "cq-a"},
+            {"name": "team-b/main", "clusterQueue": "cq-a"},
+        ],
         "workloads": [
-            {"name": "a-1", "localQueue": "team-a/main", "duration": "20m", "podSets": [{"count": 4, "requests": {"cpu": "1"}}]},
-            {"name": "b-1", "localQueue": "team-b/main", "duration": "20m", "podSets": [{"count": 2, "requests": {"cpu": "1"}}]},
+            {
+                "name": "a-1",
+                "localQueue": "team-a/main",
+                "duration": "20m",
+                "podSets": [{"count": 4, "requests": {"cpu": "1"}}],
+            },
+            {
+                "name": "b-1",
+                "localQueue": "team-b/main",
+                "duration": "20m",
+                "podSets": [{"count": 2, "requests": {"cpu": "1"}}],
+            },
         ],
     }
     document.update(overrides)

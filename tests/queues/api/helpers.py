@@ -27,9 +27,25 @@ from queues.models import (
 )
 
 STORED_MODELS = (
-    ResourceFlavor, Cohort, CohortQuota, ClusterQueue, ClusterQueueQuota, Namespace, NamespaceQuota,
-    LocalQueue, Workload, WorkloadResource, AdmissionRecord, Budget, PolicyChange, IdempotencyKey,
-    TenantMembership, User, Group, UsageSample, SimulationRun,
+    ResourceFlavor,
+    Cohort,
+    CohortQuota,
+    ClusterQueue,
+    ClusterQueueQuota,
+    Namespace,
+    NamespaceQuota,
+    LocalQueue,
+    Workload,
+    WorkloadResource,
+    AdmissionRecord,
+    Budget,
+    PolicyChange,
+    IdempotencyKey,
+    TenantMembership,
+    User,
+    Group,
+    UsageSample,
+    SimulationRun,
 )
 
 

@@ -31,7 +31,7 @@ def at_once(*calls: Callable[[], Any]) -> list[Any]:
         try:
             barrier.wait(timeout=10)
             results[index] = call()
-        except Exception as error:  # surfaced by the assertions below
+        except Exception as error:  # noqa: BLE001 - surfaced by the assertions below
             results[index] = error
         finally:
             connection.close()

@@ -30,6 +30,7 @@ def body(name: str = "train-1", **overrides) -> dict:
 
 # -- submission ---------------------------------------------------------------------------------
 
+
 def test_given_submission_then_201_with_quantities_as_numbers_and_notation(world, clients):
     response = clients["editor_a"].post(WL, body(), format="json", HTTP_IDEMPOTENCY_KEY="key-1")
 
@@ -111,9 +112,11 @@ def test_given_no_key_when_the_same_body_is_sent_twice_then_the_duplicate_name_i
 
 # -- status ---------------------------------------------------------------------------------------
 
+
 def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reason_are_shown(world, clients):
     Workload.objects.filter(pk=world.pending_a.pk).update(
-        queue_position=3, pending_reason_code="InsufficientQuota",
+        queue_position=3,
+        pending_reason_code="InsufficientQuota",
         pending_reason_message="cpu: needs 2, 0 free in ClusterQueue shared",
     )
 
@@ -121,7 +124,8 @@ def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reas
 
     assert data["queue_position"] == 3
     assert data["pending_reason"] == {
-        "code": "InsufficientQuota", "message": "cpu: needs 2, 0 free in ClusterQueue shared",
+        "code": "InsufficientQuota",
+        "message": "cpu: needs 2, 0 free in ClusterQueue shared",
     }
 
 
@@ -141,13 +145,23 @@ SETUPS = {
 }
 # (starting point, report) -> the state after it, or None for a 409 naming the current state.
 TRANSITIONS = {
-    ("Pending", "start"): None, ("Pending", "finish"): None, ("Pending", "fail"): None,
+    ("Pending", "start"): None,
+    ("Pending", "finish"): None,
+    ("Pending", "fail"): None,
     ("Pending", "cancel"): "Cancelled",
-    ("Admitted", "start"): "Admitted", ("Admitted", "finish"): "Finished", ("Admitted", "fail"): "Failed",
+    ("Admitted", "start"): "Admitted",
+    ("Admitted", "finish"): "Finished",
+    ("Admitted", "fail"): "Failed",
     ("Admitted", "cancel"): "Cancelled",
-    ("Running", "start"): None, ("Running", "finish"): "Finished", ("Running", "fail"): "Failed",
+    ("Running", "start"): None,
+    ("Running", "finish"): "Finished",
+    ("Running", "fail"): "Failed",
     ("Running", "cancel"): "Cancelled",
-    **{(end, report): None for end in ("Finished", "Failed", "Cancelled") for report in ("start", "finish", "fail", "cancel")},
+    **{
+        (end, report): None
+        for end in ("Finished", "Failed", "Cancelled")
+        for report in ("start", "finish", "fail", "cancel")
+    },
 }
 
 
@@ -192,7 +206,9 @@ def test_given_admitted_workload_when_finished_then_wall_time_comes_from_the_tim
 
 def test_given_an_eviction_before_when_failed_then_past_execution_is_kept_and_current_added(world):
     start = timezone.now().replace(microsecond=0) - timedelta(hours=1)
-    transitions.evict(workload_id=admit(world.pending_a, at=start).pk, now=start + timedelta(seconds=50), message="preempted")
+    transitions.evict(
+        workload_id=admit(world.pending_a, at=start).pk, now=start + timedelta(seconds=50), message="preempted"
+    )
     admit(world.pending_a, at=start + timedelta(seconds=200))
 
     failed = lifecycle.fail_workload(world.pending_a.pk, now=start + timedelta(seconds=300), message="OOMKilled")

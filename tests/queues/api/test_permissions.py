@@ -22,8 +22,12 @@ pytestmark = pytest.mark.django_db
 def row(admin: int, editor_a: int, viewer_a: int, tenant_b: int, executor: int) -> dict[str, int]:
     """Expected status per role; anonymous callers always get 401."""
     return {
-        "anonymous": 401, "admin": admin, "editor_a": editor_a, "viewer_a": viewer_a,
-        "tenant_b": tenant_b, "executor": executor,
+        "anonymous": 401,
+        "admin": admin,
+        "editor_a": editor_a,
+        "viewer_a": viewer_a,
+        "tenant_b": tenant_b,
+        "executor": executor,
     }
 
 
@@ -107,24 +111,34 @@ class Endpoint:
 ENDPOINTS = [
     Endpoint("resource-flavors", CLUSTER_WIDE, lambda w: w.spare_flavor, {"name": "new-flavor"}),
     Endpoint(
-        "cohorts", CLUSTER_WIDE, lambda w: w.spare_cohort,
+        "cohorts",
+        CLUSTER_WIDE,
+        lambda w: w.spare_cohort,
         {"name": "new-cohort", "parent": "org", "quotas": [{"flavor": "default", "resource": "cpu", "nominal": "8"}]},
     ),
     Endpoint(
-        "cluster-queues", CLUSTER_WIDE, lambda w: w.spare_cluster_queue,
+        "cluster-queues",
+        CLUSTER_WIDE,
+        lambda w: w.spare_cluster_queue,
         {"name": "new-cq", "cohort": "org", "quotas": [{"flavor": "default", "resource": "cpu", "nominal": 8}]},
     ),
     Endpoint("namespaces", TENANT_OWNED, lambda w: w.ns_a_spare, {"name": "new-ns", "hard_quota": {"cpu": "8"}}),
     Endpoint(
-        "local-queues", LOCAL_QUEUES, lambda w: w.lq_a_spare,
+        "local-queues",
+        LOCAL_QUEUES,
+        lambda w: w.lq_a_spare,
         {"namespace": "team-a", "name": "new-lq", "cluster_queue": "shared"},
     ),
     Endpoint(
-        "budgets", TENANT_OWNED, lambda w: w.budget_a,
+        "budgets",
+        TENANT_OWNED,
+        lambda w: w.budget_a,
         {"name": "new-budget", "local_queue": "team-a/main", "allocated_hours": 10},
     ),
     Endpoint(
-        "workloads", WORKLOADS, lambda w: w.admitted_a,
+        "workloads",
+        WORKLOADS,
+        lambda w: w.admitted_a,
         {"name": "new-wl", "local_queue": "team-a/main", "pod_sets": [{"count": 1, "requests": {"cpu": "1"}}]},
     ),
     Endpoint("policy-changes", POLICY_CHANGES, lambda w: w.change_a, {"note": "forged"}),

@@ -25,7 +25,9 @@ def test_given_quotas_in_two_flavors_then_rows_keep_the_order_flavors_were_liste
     assert response.status_code == 201
     quotas = response.json()["quotas"]
     assert [(q["flavor"], q["resource"]) for q in quotas] == [
-        ("h100", "memory"), ("h100", "nvidia.com/gpu"), ("default", "cpu"),
+        ("h100", "memory"),
+        ("h100", "nvidia.com/gpu"),
+        ("default", "cpu"),
     ]
     assert quotas[0]["nominal"] == 2**40 and quotas[0]["nominal_formatted"] == "1Ti"
     assert quotas[0]["borrowing_limit_formatted"] == "512Gi"
@@ -73,7 +75,8 @@ def test_given_a_hard_quota_then_it_replaces_the_namespace_rows(world, clients):
     assert response.json()["hard_quota"] == {"memory": 64 * 2**30, "nvidia.com/gpu": 2}
     assert response.json()["hard_quota_formatted"] == {"memory": "64Gi", "nvidia.com/gpu": "2"}
     assert set(NamespaceQuota.objects.filter(namespace=world.ns_a).values_list("resource", flat=True)) == {
-        "memory", "nvidia.com/gpu",
+        "memory",
+        "nvidia.com/gpu",
     }
 
 
@@ -124,7 +127,9 @@ def test_given_lists_then_filters_ordering_and_page_size_apply(world, clients):
 
 
 def test_given_a_cluster_queue_with_usage_then_its_status_and_counts_are_shown(world, clients):
-    ClusterQueue.objects.filter(pk=world.cluster_queue.pk).update(consumed_resources={"cpu": 1500.0}, weighted_share=0.4)
+    ClusterQueue.objects.filter(pk=world.cluster_queue.pk).update(
+        consumed_resources={"cpu": 1500.0}, weighted_share=0.4
+    )
 
     row = clients["viewer_a"].get(f"{CQS}{world.cluster_queue.pk}/").json()
 

@@ -85,17 +85,23 @@ def grow_budgets(world: World, start: int, stop: int) -> None:
     targets = [{"local_queue": world.lq_a}, {"namespace": world.ns_a}, {"cluster_queue": world.cluster_queue}]
     for i in range(start, stop):
         Budget.objects.create(
-            name=f"budget-{i}", allocated_hours=Decimal(10), flavor=world.flavor if i % 3 == 2 else None,
+            name=f"budget-{i}",
+            allocated_hours=Decimal(10),
+            flavor=world.flavor if i % 3 == 2 else None,
             kind=Budget.Kind.RESOURCE_HOURS if i % 3 == 2 else Budget.Kind.WALL_TIME,
-            resource="cpu" if i % 3 == 2 else "", **targets[i % 3],
+            resource="cpu" if i % 3 == 2 else "",
+            **targets[i % 3],
         )
 
 
 def grow_policy_changes(world: World, start: int, stop: int) -> None:
     for i in range(start, stop):
         record_change(
-            instance=world.lq_a, action=PolicyChange.Action.UPDATE, before={"weight": str(i)},
-            after={"weight": str(i + 1)}, actor=world.users["admin"],
+            instance=world.lq_a,
+            action=PolicyChange.Action.UPDATE,
+            before={"weight": str(i)},
+            after={"weight": str(i + 1)},
+            actor=world.users["admin"],
         )
 
 

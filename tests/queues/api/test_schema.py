@@ -79,8 +79,16 @@ def test_schema_is_openapi_3_and_lists_every_collection(client):
     document = response.json()
     assert response.status_code == 200
     assert document["openapi"].startswith("3.")
-    for prefix in ("resource-flavors", "cohorts", "cluster-queues", "namespaces", "local-queues",
-                   "workloads", "budgets", "policy-changes"):
+    for prefix in (
+        "resource-flavors",
+        "cohorts",
+        "cluster-queues",
+        "namespaces",
+        "local-queues",
+        "workloads",
+        "budgets",
+        "policy-changes",
+    ):
         assert f"/api/v1/{prefix}/" in document["paths"]
     assert "/api/v1/workloads/{id}/finish/" in document["paths"]
     assert {"tokenAuth", "cookieAuth"} <= set(document["components"]["securitySchemes"])

@@ -37,9 +37,15 @@ def test_given_small_scenario_then_the_result_comes_back_at_once_in_the_engine_c
 def test_given_a_set_edit_then_the_run_uses_the_edited_policy(world, clients):
     baseline = clients["admin"].post(SIM, {"scenario": tiny_scenario()}, format="json").json()["result"]
 
-    edited = clients["admin"].post(
-        SIM, {"scenario": tiny_scenario(), "set": ["clusterQueues.cq-a.quotas.default.cpu.nominal=2"]}, format="json"
-    ).json()["result"]
+    edited = (
+        clients["admin"]
+        .post(
+            SIM,
+            {"scenario": tiny_scenario(), "set": ["clusterQueues.cq-a.quotas.default.cpu.nominal=2"]},
+            format="json",
+        )
+        .json()["result"]
+    )
 
     assert baseline["workloads"]["a-1"]["admittedAt"] == 0
     assert edited["workloads"]["a-1"]["state"] != "Finished" or edited["workloads"]["a-1"]["admittedAt"] is None
@@ -48,18 +54,37 @@ def test_given_a_set_edit_then_the_run_uses_the_edited_policy(world, clients):
 @pytest.mark.parametrize(
     ("body", "field", "fragment"),
     [
-        ({"scenario": tiny_scenario(clusterQueues=[{"name": "cq-a", "quotas": [
-            {"flavor": "default", "resources": {"cpu": {"nominal": "-1"}}}]}])},
-         "clusterQueues[0].quotas[0].resources.cpu.nominal", "negative"),
+        (
+            {
+                "scenario": tiny_scenario(
+                    clusterQueues=[
+                        {"name": "cq-a", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": "-1"}}}]}
+                    ]
+                )
+            },
+            "clusterQueues[0].quotas[0].resources.cpu.nominal",
+            "negative",
+        ),
         ({"scenario": tiny_scenario(), "set": ["localQueues.team-z/main.weight=3"]}, "set[0]", "team-z/main"),
-        ({"scenario": tiny_scenario(clock={"tick": "1m"}, workloads=[
-            {"name": "forever", "localQueue": "team-a/main", "podSets": [{"requests": {"cpu": "1"}}]}])},
-         "clock.horizon", "required"),
+        (
+            {
+                "scenario": tiny_scenario(
+                    clock={"tick": "1m"},
+                    workloads=[
+                        {"name": "forever", "localQueue": "team-a/main", "podSets": [{"requests": {"cpu": "1"}}]}
+                    ],
+                )
+            },
+            "clock.horizon",
+            "required",
+        ),
         ({"scenario": tiny_scenario(clock={"horizon": "400d", "tick": "1s"})}, "clock", "at most"),
     ],
     ids=["negative-quota", "unknown-set-path", "no-horizon", "too-many-ticks"],
 )
-def test_given_a_bad_scenario_then_400_names_the_field_path_and_nothing_is_stored(world, clients, body, field, fragment):
+def test_given_a_bad_scenario_then_400_names_the_field_path_and_nothing_is_stored(
+    world, clients, body, field, fragment
+):
     before = database_snapshot()
 
     response = clients["admin"].post(SIM, body, format="json")
@@ -81,8 +106,16 @@ def test_given_a_scenario_that_is_not_a_mapping_then_400_on_scenario(world, clie
 def test_given_a_large_scenario_then_202_and_the_run_is_sent_to_the_worker_after_commit(
     world, clients, sent, django_capture_on_commit_callbacks
 ):
-    generators = [{"localQueue": "team-a/main", "count": simulations.INLINE_MAX_WORKLOADS + 1, "seed": 1,
-                   "interarrival": "1m", "duration": "5m", "podSets": [{"requests": {"cpu": "1"}}]}]
+    generators = [
+        {
+            "localQueue": "team-a/main",
+            "count": simulations.INLINE_MAX_WORKLOADS + 1,
+            "seed": 1,
+            "interarrival": "1m",
+            "duration": "5m",
+            "podSets": [{"requests": {"cpu": "1"}}],
+        }
+    ]
 
     with django_capture_on_commit_callbacks(execute=True):
         response = clients["editor_a"].post(SIM, {"scenario": tiny_scenario(generators=generators)}, format="json")
@@ -107,8 +140,9 @@ def test_given_a_queued_run_when_the_worker_runs_it_then_polling_shows_the_resul
 
 
 def test_given_a_message_delivered_twice_then_the_run_executes_once(world, clients, sent):
-    run_id = clients["admin"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True},
-                                   format="json").json()["id"]
+    run_id = (
+        clients["admin"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True}, format="json").json()["id"]
+    )
 
     first = simulations.execute_run(run_id)
     second = simulations.execute_run(run_id)
@@ -118,8 +152,10 @@ def test_given_a_message_delivered_twice_then_the_run_executes_once(world, clien
 
 
 def test_given_a_run_that_fails_in_the_engine_then_the_error_is_stored(world):
-    document = tiny_scenario(clock={"tick": "1m"}, workloads=[
-        {"name": "forever", "localQueue": "team-a/main", "podSets": [{"requests": {"cpu": "1"}}]}])
+    document = tiny_scenario(
+        clock={"tick": "1m"},
+        workloads=[{"name": "forever", "localQueue": "team-a/main", "podSets": [{"requests": {"cpu": "1"}}]}],
+    )
     run = SimulationRun.objects.create(owner=world.users["admin"], document=document)
 
     finished = simulations.execute_run(str(run.pk))

@@ -49,6 +49,8 @@ NS = "/api/v1/namespaces/{w.ns_a.pk}/"
 LQ = "/api/v1/local-queues/{w.lq_a.pk}/"
 WL = "/api/v1/workloads/"
 
+# One case per line reads as a table: keep the formatter out of it.
+# fmt: off
 CASES = [
     # negative or non-numeric quantities
     Bad("negative-nominal", "patch", CQ, {"quotas": [quota(nominal="-1")]}, "quotas.0.nominal", "must not be negative"),
@@ -115,6 +117,7 @@ CASES = [
         "pod_sets", "too large"),
     Bad("huge-priority", "post", WL, workload(priority=2**31), "priority", "less than or equal to"),
 ]
+# fmt: on
 
 
 def error_at(errors: Any, path: str) -> list[str]:
@@ -152,6 +155,7 @@ def test_given_bad_input_then_400_names_the_field_and_nothing_changes(world, cli
 
 
 # -- the body itself ----------------------------------------------------------------------------
+
 
 def test_given_body_over_the_limit_when_posting_then_400_and_nothing_stored(world, clients):
     before = database_snapshot()
@@ -200,6 +204,7 @@ def test_given_bad_idempotency_key_then_400_names_the_header(world, clients):
 
 
 # -- found by fuzzing (Schemathesis), pinned here --------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("url", "body", "field"),
