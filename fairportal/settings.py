@@ -174,13 +174,51 @@ CELERY_BEAT_SCHEDULE = beat_schedule(
     wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
 )
 
+# The API's task (large what-if simulations) lives beside the API, outside autodiscovery.
+CELERY_IMPORTS = ("queues.api.tasks",)
+
+# REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",  # first: anonymous calls get 401, not 403
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["queues.api.parsers.LimitedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "queues.api.pagination.StandardPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "queues.api.exceptions.api_exception_handler",
+    "COERCE_DECIMAL_TO_STRING": False,  # weights and hours as JSON numbers
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "fairportal API",
-    "DESCRIPTION": "Fair-share control plane for shared batch and GPU clusters.",
+    "DESCRIPTION": "Fair-share control plane for shared batch and GPU clusters. Authenticate with "
+    "`Authorization: Token <key>` (`manage.py drf_create_token <user>`) or a session.",
     "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "queues.api.schema.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "AdmissionModeEnum": "queues.models.choices.AdmissionMode",
+        "StopPolicyEnum": "queues.models.choices.StopPolicy",
+        "WorkloadStateEnum": "queues.models.choices.WorkloadState",
+        "PolicyChangeActionEnum": "queues.models.audit.PolicyChange.Action",
+        "BudgetActionEnum": "budgets.models.Budget.Action",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
