@@ -37,6 +37,17 @@ class BudgetSerializer(PolicySerializer):
         help_text="Percentages, e.g. [80, 100]",
     )
 
+    STAFF_ONLY_FIELDS = ("alert_emails", "webhook_url")
+
+    def to_representation(self, instance: Budget) -> dict:
+        """Alert destinations are an admin's business: tenants see the budget, not where alerts go."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not request.user.is_staff:
+            for field in self.STAFF_ONLY_FIELDS:
+                data.pop(field, None)
+        return data
+
     class Meta:
         model = Budget
         fields = [

@@ -51,9 +51,10 @@ def wsgi_keeps_the_test_connection():
     signals.request_finished.connect(close_old_connections)
 
 
-# The Kueue import/export endpoints (interop, staff only) are fuzzed here once their schema says
-# what they answer: the export returns YAML while it documents JSON.
-OPERATIONS = schema.exclude(path_regex=r"^/api/v1/kueue/")
+# The Kueue export answers multi-document YAML (one document per object, as kubectl writes it),
+# which the fuzzer's YAML check reads as one document and rejects; the interop tests check that
+# answer and its round trip. The import and every other operation are fuzzed.
+OPERATIONS = schema.exclude(method="GET", path="/api/v1/kueue/export")
 
 
 @OPERATIONS.parametrize()
