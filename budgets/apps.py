@@ -7,4 +7,7 @@ class BudgetsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from budgets import signals  # noqa: F401 - connects the receivers
+        from budgets import safe_admission, signals  # noqa: F401 - signals connects the receivers
+        from queues import gates
+
+        gates.register("budgets.safe_admission", safe_admission.gate)

@@ -10,7 +10,8 @@ from budgets import services
 from budgets.models import Budget
 from queues import services as queue_services
 from queues import snapshot
-from queues.models import ClusterQueue, LocalQueue, Workload
+from queues.engine.quantities import parse_millis
+from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, ResourceFlavor, Workload
 from queues.services import admission, transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 
@@ -22,8 +23,15 @@ def at(**delta: float) -> datetime:
     return T0 + timedelta(**delta)
 
 
-def cluster(cpu: str = "8", *, namespace: str = "team-a", queue: str = "main") -> tuple[ClusterQueue, LocalQueue]:
+def cluster(
+    cpu: str = "8", *, namespace: str = "team-a", queue: str = "main", memory: str | None = None
+) -> tuple[ClusterQueue, LocalQueue]:
     cq = make_cluster_queue(f"cq-{namespace}", cpu=cpu)
+    if memory is not None:
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=ResourceFlavor.objects.get(name="default"), resource="memory",
+            nominal=parse_millis(memory),
+        )
     return cq, make_local_queue(namespace, queue, cq)
 
 
