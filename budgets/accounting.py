@@ -97,10 +97,12 @@ def _unsettled(budget: Budget, now: datetime) -> QuerySet[AdmissionRecord]:
     (a correction only happens once the end is known, and brings the charges back to it).
     """
     lines = BudgetCharge.objects.filter(budget_id=budget.pk, admission_record_id=OuterRef("pk"))
+    # A closed interval of zero length needs a look only if a run charged it while it was open.
+    worth_a_look = Q(ended_at__gt=F("admitted_at")) | Exists(lines)
     return (
         records_under(budget)
         .filter(admitted_at__lt=now)
-        .filter(Q(ended_at__isnull=True) | (Q(ended_at__gt=budget.anchor) & Q(ended_at__gt=F("admitted_at"))))
+        .filter(Q(ended_at__isnull=True) | (Q(ended_at__gt=budget.anchor) & worth_a_look))
         .filter(
             ~Exists(lines.filter(kind=BudgetCharge.Kind.CHARGE, charged_to=OuterRef("ended_at"))),
             ~Exists(lines.filter(kind=BudgetCharge.Kind.CORRECTION)),

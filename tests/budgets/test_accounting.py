@@ -133,6 +133,20 @@ def test_given_a_finish_reported_with_an_earlier_time_than_already_charged_then_
     assert reconcile(team, at(hours=2)).lines == 0  # settled: no further lines
 
 
+def test_given_a_finish_reported_at_the_admission_moment_after_a_run_then_the_whole_charge_is_credited_back():
+    cq, lq = cluster()
+    team = budget(lq, hours="10")
+    job = submit(lq, "never-ran")
+    admission_pass(cq, at())
+    reconcile(team, at(minutes=5))
+    finish(job, at())  # a zero-length admission
+
+    reconcile(team, at(minutes=6))
+
+    assert charged_seconds(team) == 0
+    assert reconcile(team, at(minutes=7)).lines == 0
+
+
 def test_given_an_interval_that_started_before_the_anchor_then_only_the_part_after_it_is_charged():
     cq, lq = cluster()
     job = submit(lq, "early")
