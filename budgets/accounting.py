@@ -97,12 +97,13 @@ def _unsettled(budget: Budget, now: datetime) -> QuerySet[AdmissionRecord]:
     (a correction only happens once the end is known, and brings the charges back to it).
     """
     lines = BudgetCharge.objects.filter(budget_id=budget.pk, admission_record_id=OuterRef("pk"))
-    # A closed interval of zero length needs a look only if a run charged it while it was open.
-    worth_a_look = Q(ended_at__gt=F("admitted_at")) | Exists(lines)
+    # A closed interval with nothing after the anchor needs a look only if a run charged it
+    # while it was open (its end, reported later, may even equal its start).
+    has_time = Q(ended_at__gt=budget.anchor) & Q(ended_at__gt=F("admitted_at"))
     return (
         records_under(budget)
         .filter(admitted_at__lt=now)
-        .filter(Q(ended_at__isnull=True) | (Q(ended_at__gt=budget.anchor) & worth_a_look))
+        .filter(Q(ended_at__isnull=True) | has_time | Exists(lines))
         .filter(
             ~Exists(lines.filter(kind=BudgetCharge.Kind.CHARGE, charged_to=OuterRef("ended_at"))),
             ~Exists(lines.filter(kind=BudgetCharge.Kind.CORRECTION)),
