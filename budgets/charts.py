@@ -97,7 +97,7 @@ def burn_down_figure(
             )
         )
     for threshold in sorted(thresholds):
-        level = allocated * (1 - float(threshold) / 100)
+        level = float(status.allocated_hours * (100 - Decimal(str(threshold))) / 100)
         figure.add_hline(
             y=level, line={"color": "#a33" if threshold >= 100 else "#999", "dash": "dot", "width": 1},
             annotation_text=f"{threshold:g}% used", annotation_position="top left",
