@@ -19,7 +19,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium bench migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus bench migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,7 +70,15 @@ chromium:
 		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-services: postgres redis chromium
+# Debian's Prometheus for the interop tests, which start the binary themselves (temporary
+# config and storage, a free loopback port); it is never run as a system service here.
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+		echo "Installing Debian's prometheus for the metrics tests"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
+services: postgres redis chromium prometheus
 
 test: install services
 	@mkdir -p var

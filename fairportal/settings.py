@@ -169,6 +169,10 @@ try:
 except FairSharingConfigError as error:
     raise ImproperlyConfigured(f"invalid fair-sharing configuration: {error}") from None
 
+# Prometheus: /metrics requires "Authorization: Bearer $METRICS_TOKEN" when set; PROMETHEUS_URL
+# is the server TimeAware may read historical usage from (empty: the built-in usage series).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
 # Control loop periods and the usage time series' retention.
 ADMISSION_PASS_INTERVAL_SECONDS = env_seconds("ADMISSION_PASS_INTERVAL", "5s")
 CLUSTER_TICK_SECONDS = env_seconds("CLUSTER_TICK_INTERVAL", "5s")

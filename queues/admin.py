@@ -24,6 +24,7 @@ from queues.models import (
     ResourceFlavor,
     TenantMembership,
     Workload,
+    WorkloadPriorityClass,
     WorkloadResource,
     WorkloadState,
 )
@@ -224,3 +225,12 @@ class PolicyChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(WorkloadPriorityClass)
+class WorkloadPriorityClassAdmin(AuditedAdmin):
+    """Kueue's named priorities (imported and exported with the Kueue manifests)."""
+
+    list_display = ("name", "value", "description")
+    search_fields = ("name", "description")
+    readonly_fields = ("kueue_extra",)

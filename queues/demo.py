@@ -36,6 +36,7 @@ from queues.models import (
     TenantMembership,
     WithinClusterQueuePreemption,
     Workload,
+    WorkloadPriorityClass,
     WorkloadResource,
     WorkloadState,
 )
@@ -49,6 +50,9 @@ FLAVORS = {
     "a100": "NVIDIA A100 80GB nodes (8 GPUs each)",
     "h100": "NVIDIA H100 80GB nodes (8 GPUs each)",
 }
+
+# Kueue WorkloadPriorityClasses for the priorities the demo workloads use.
+PRIORITY_CLASSES = {"urgent": (100, "Deadline today"), "high": (10, "Ahead of routine work"), "normal": (0, "Routine work")}
 
 # name -> (parent, weight, admission mode, own quotas [(flavor, resource, nominal)])
 COHORTS: dict[str, tuple[str | None, str, str, list[tuple[str, str, str]]]] = {
@@ -171,6 +175,8 @@ def _seed_policy() -> dict[str, LocalQueue]:
     for name, description in FLAVORS.items():
         ResourceFlavor.objects.update_or_create(name=name, defaults={"description": description})
     flavors = {f.name: f for f in ResourceFlavor.objects.all()}
+    for name, (value, description) in PRIORITY_CLASSES.items():
+        WorkloadPriorityClass.objects.update_or_create(name=name, defaults={"value": value, "description": description})
 
     cohorts: dict[str, Cohort] = {}
     for name, (parent, weight, mode, quotas) in COHORTS.items():

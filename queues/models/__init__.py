@@ -16,6 +16,7 @@ from queues.models.flavor import ResourceFlavor
 from queues.models.hold import QueueHold
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
+from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
 from queues.models.tenancy import TenantMembership
 from queues.models.usage_series import UsageSample
@@ -42,6 +43,7 @@ __all__ = [
     "TenantMembership",
     "WithinClusterQueuePreemption",
     "Workload",
+    "WorkloadPriorityClass",
     "WorkloadResource",
     "WorkloadState",
 ]

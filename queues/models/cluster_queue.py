@@ -46,6 +46,9 @@ class ClusterQueue(FairSharingStatus):
     )
     stop_policy = models.CharField(max_length=20, choices=StopPolicy.choices, default=StopPolicy.NONE)
     description = models.CharField(max_length=200, blank=True)
+    kueue_extra = models.JSONField(
+        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -27,6 +27,9 @@ class Cohort(FairSharingStatus):
         help_text="admissionScope.admissionMode; empty: this cohort is not an admission scope",
     )
     description = models.CharField(max_length=200, blank=True)
+    kueue_extra = models.JSONField(
+        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

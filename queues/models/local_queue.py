@@ -27,6 +27,9 @@ class LocalQueue(FairSharingStatus):
     )
     stop_policy = models.CharField(max_length=20, choices=StopPolicy.choices, default=StopPolicy.NONE)
     description = models.CharField(max_length=200, blank=True)
+    kueue_extra = models.JSONField(
+        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
+    )
     historical_share = models.JSONField(
         default=dict, blank=True, help_text="TimeAware: windowed decayed usage / scope capacity, per resource"
     )

@@ -1,0 +1,1 @@
+"""Interop with the ecosystem: Kueue manifests in and out, Prometheus metrics and usage."""

@@ -1,0 +1,355 @@
+"""Apply parsed Kueue manifests to the database: one transaction, all or nothing, audited.
+
+A dry run performs exactly the same writes and validations and then rolls the transaction
+back, so the diff it shows is the one an apply would produce (nothing is guessed). Every
+object goes through ``full_clean()`` (the one validation path); a failing object is undone
+with its savepoint so the others can still be checked and every problem reported at once.
+Objects not named in the file are left alone (no pruning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import models, transaction
+
+from queues.audit import policy_state, record_change
+from queues.interop.kueue import specs
+from queues.interop.kueue.configuration import compare_configuration
+from queues.interop.kueue.diff import changes, flat_state
+from queues.interop.kueue.parse import ManifestError, parse_manifests
+from queues.interop.kueue.reader import Problem
+from queues.interop.kueue.report import CREATED, UNCHANGED, UPDATED, ImportFailed, ImportReport, ObjectResult
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    PolicyChange,
+    ResourceFlavor,
+    Surface,
+    WorkloadPriorityClass,
+)
+
+_QUOTA_FIELDS = {"nominal": "nominalQuota", "borrowing_limit": "borrowingLimit", "lending_limit": "lendingLimit"}
+
+
+class _SpecProblems(Exception):
+    """Problems of one object, raised inside its savepoint so its writes are undone."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def import_manifests(text: str, *, dry_run: bool, actor: Any = None, surface: str = Surface.CLI) -> ImportReport:
+    """Import every document of ``text``; raises ImportFailed (nothing saved) on bad input."""
+    report = ImportReport(dry_run=dry_run)
+    try:
+        parsed = parse_manifests(text)
+    except ManifestError as error:
+        report.problems.append(Problem(0, "", "", "", str(error)))
+        raise ImportFailed(report) from None
+    report.problems.extend(parsed.problems)
+    report.configurations = [compare_configuration(configuration) for configuration in parsed.configurations]
+    if report.problems:
+        raise ImportFailed(report)
+    with transaction.atomic():
+        _Importer(report, actor, surface).run(parsed)
+        if report.problems:
+            raise ImportFailed(report)  # rolls the whole transaction back
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _field_problems(error: ValidationError, field_map: dict[str, str], prefix: str = "") -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    for field, messages in error.message_dict.items():
+        if field == NON_FIELD_ERRORS:
+            path = prefix
+        else:
+            path = field_map.get(field, f"{prefix}.{field}" if prefix else field)
+        problems.append((path, "; ".join(messages)))
+    return problems
+
+
+class _Importer:
+    def __init__(self, report: ImportReport, actor: Any, surface: str) -> None:
+        self.report = report
+        self.actor = actor
+        self.surface = surface
+        self.failed: dict[tuple[str, str], int] = {}  # (kind, key) -> document index
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def problem(self, spec: specs.ObjectSpec, field: str, message: str) -> None:
+        self.report.problems.append(Problem(spec.index, spec.kind, spec.key, field, message))
+        self.failed.setdefault((spec.kind, spec.key), spec.index)
+
+    def missing(self, kind: str, name: str) -> str:
+        """Why a referenced object is not there: not defined, or defined but failed above."""
+        if (kind, name) in self.failed:
+            return f"{kind} {name!r} could not be imported (see document {self.failed[(kind, name)]})"
+        return f"{kind} {name!r} is neither in the file nor stored"
+
+    def audit(self, instance: models.Model, action: str, before: Any, note: str) -> None:
+        fresh = type(instance).objects.get(pk=instance.pk)
+        record_change(
+            instance=fresh,
+            action=action,
+            before=before,
+            after=policy_state(fresh),
+            actor=self.actor,
+            surface=self.surface,
+            note=note,
+        )
+
+    def save(
+        self,
+        spec: specs.ObjectSpec,
+        instance: models.Model,
+        *,
+        created: bool,
+        assign: Callable[[models.Model], None],
+        after_save: Callable[[models.Model], None] | None = None,
+    ) -> models.Model | None:
+        """Assign, validate and save one object in a savepoint; record its diff and audit row."""
+        before_flat = {} if created else flat_state(instance)
+        before_audit = None if created else policy_state(instance)
+        try:
+            with transaction.atomic():
+                assign(instance)
+                try:
+                    instance.full_clean()
+                except ValidationError as error:
+                    raise _SpecProblems(_field_problems(error, spec.fields)) from None
+                instance.save()
+                if after_save is not None:
+                    after_save(instance)
+        except _SpecProblems as failure:
+            for field, message in failure.problems:
+                self.problem(spec, field, message)
+            return None
+        diff = changes(before_flat, flat_state(type(instance).objects.get(pk=instance.pk)))
+        action = CREATED if created else (UPDATED if diff else UNCHANGED)
+        if action != UNCHANGED:
+            self.audit(
+                instance,
+                PolicyChange.Action.CREATE if created else PolicyChange.Action.UPDATE,
+                before_audit,
+                f"Kueue import, document {spec.index} ({spec.kind}, {spec.api_version})",
+            )
+        self.report.objects.append(
+            ObjectResult(
+                index=spec.index,
+                kind=spec.kind,
+                name=spec.key,
+                action=action,
+                changes=diff,
+                unknown_fields=sorted(spec.extra),
+                notes=list(spec.notes),
+            )
+        )
+        return instance
+
+    def created_on_the_way(self, instance: models.Model, spec: specs.ObjectSpec, kind: str, note: str) -> None:
+        """An object the file implies but does not define (a referenced cohort, a namespace)."""
+        self.audit(instance, PolicyChange.Action.CREATE, None, f"Kueue import, document {spec.index}: {note}")
+        self.report.objects.append(
+            ObjectResult(index=spec.index, kind=kind, name=str(instance), action=CREATED, notes=[note])
+        )
+
+    def replace_quotas(
+        self,
+        spec: specs.ObjectSpec,
+        owner: models.Model,
+        model: type[models.Model],
+        owner_field: str,
+        quotas: Iterable[specs.QuotaSpec],
+        with_order: bool,
+    ) -> None:
+        """The file's resourceGroups are the full quota of ``owner``: rows are replaced."""
+        quotas = list(quotas)
+        flavors = {f.name: f for f in ResourceFlavor.objects.filter(name__in={q.flavor for q in quotas})}
+        model.objects.filter(**{owner_field: owner}).delete()
+        problems: list[tuple[str, str]] = []
+        for quota in quotas:
+            flavor = flavors.get(quota.flavor)
+            if flavor is None:
+                flavor_path = quota.path.rsplit(".resources[", 1)[0] + ".name"
+                problems.append((flavor_path, self.missing(specs.RESOURCE_FLAVOR, quota.flavor)))
+                continue
+            row = model(
+                **{owner_field: owner},
+                flavor=flavor,
+                resource=quota.resource,
+                nominal=quota.nominal,
+                borrowing_limit=quota.borrowing_limit,
+                lending_limit=quota.lending_limit,
+            )
+            if with_order:
+                row.flavor_order = quota.flavor_order
+            try:
+                row.full_clean()
+            except ValidationError as error:
+                field_map = {name: f"{quota.path}.{kueue}" for name, kueue in _QUOTA_FIELDS.items()}
+                problems.extend(_field_problems(error, field_map, quota.path))
+                continue
+            row.save()
+        if problems:
+            raise _SpecProblems(problems)
+
+    # -- kinds, in dependency order -----------------------------------------------------------
+
+    def run(self, parsed: specs.ParsedManifests) -> None:
+        for spec in parsed.of_kind(specs.RESOURCE_FLAVOR):
+            self.resource_flavor(spec)
+        for spec in parsed.of_kind(specs.WORKLOAD_PRIORITY_CLASS):
+            self.priority_class(spec)
+        self.cohorts(parsed.of_kind(specs.COHORT), parsed.of_kind(specs.CLUSTER_QUEUE))
+        for spec in parsed.of_kind(specs.CLUSTER_QUEUE):
+            self.cluster_queue(spec)
+        for spec in parsed.of_kind(specs.LOCAL_QUEUE):
+            self.local_queue(spec)
+
+    def resource_flavor(self, spec: specs.ResourceFlavorSpec) -> None:
+        instance = ResourceFlavor.objects.filter(name=spec.name).first()
+        created = instance is None
+
+        def assign(flavor: ResourceFlavor) -> None:
+            flavor.node_labels = spec.node_labels
+            flavor.kueue_extra = spec.extra
+            if spec.description is not None:
+                flavor.description = spec.description
+
+        self.save(spec, instance or ResourceFlavor(name=spec.name), created=created, assign=assign)
+
+    def priority_class(self, spec: specs.WorkloadPriorityClassSpec) -> None:
+        instance = WorkloadPriorityClass.objects.filter(name=spec.name).first()
+
+        def assign(priority_class: WorkloadPriorityClass) -> None:
+            priority_class.value = spec.value
+            priority_class.description = spec.description or ""
+            priority_class.kueue_extra = spec.extra
+
+        self.save(spec, instance or WorkloadPriorityClass(name=spec.name), created=instance is None, assign=assign)
+
+    def cohorts(self, cohort_specs: list[specs.CohortSpec], queue_specs: list[specs.ClusterQueueSpec]) -> None:
+        """Cohorts by name first (so parents can refer to each other), then their fields.
+
+        Kueue lets a ClusterQueue or cohort name a cohort that has no object of its own; here
+        every cohort is a row, so such a cohort is created (and reported) with defaults.
+        """
+        defined = {spec.name: spec for spec in cohort_specs}
+        referrers: dict[str, specs.ObjectSpec] = {}
+        for spec in cohort_specs:
+            if spec.parent:
+                referrers.setdefault(spec.parent, spec)
+        for spec in queue_specs:
+            if spec.cohort:
+                referrers.setdefault(spec.cohort, spec)
+        existing = set(Cohort.objects.filter(name__in=set(defined) | set(referrers)).values_list("name", flat=True))
+        placeholders: set[str] = set()
+        for name in sorted((set(defined) | set(referrers)) - existing):
+            spec = defined.get(name) or referrers[name]
+            cohort = Cohort(name=name)
+            try:
+                cohort.full_clean()
+            except ValidationError as error:
+                field = (
+                    "metadata.name"
+                    if name in defined
+                    else spec.fields.get("parent" if spec.kind == specs.COHORT else "cohort", "")
+                )
+                self.problem(spec, field, "; ".join(error.message_dict.get("name", ["invalid"])))
+                continue
+            cohort.save()
+            if name in defined:
+                placeholders.add(name)
+            else:
+                self.created_on_the_way(
+                    cohort, spec, specs.COHORT, f"cohort {name!r} has no Cohort document; created with defaults"
+                )
+        for spec in cohort_specs:
+            self.cohort(spec, created=spec.name in placeholders)
+
+    def cohort(self, spec: specs.CohortSpec, *, created: bool) -> None:
+        instance = Cohort.objects.filter(name=spec.name).first()
+        if instance is None:  # its name was invalid: already reported
+            return
+
+        def assign(cohort: Cohort) -> None:
+            cohort.parent = Cohort.objects.filter(name=spec.parent).first() if spec.parent else None
+            cohort.weight = spec.weight
+            cohort.admission_mode = spec.admission_mode
+            cohort.kueue_extra = spec.extra
+            if spec.description is not None:
+                cohort.description = spec.description
+
+        def quotas(cohort: Cohort) -> None:
+            self.replace_quotas(spec, cohort, CohortQuota, "cohort", spec.quotas, with_order=False)
+
+        self.save(spec, instance, created=created, assign=assign, after_save=quotas)
+
+    def cluster_queue(self, spec: specs.ClusterQueueSpec) -> None:
+        instance = ClusterQueue.objects.filter(name=spec.name).first()
+
+        def assign(queue: ClusterQueue) -> None:
+            queue.cohort = Cohort.objects.filter(name=spec.cohort).first() if spec.cohort else None
+            if spec.cohort and queue.cohort is None:
+                raise _SpecProblems([(spec.fields["cohort"], f"cohort {spec.cohort!r} could not be created")])
+            queue.weight = spec.weight
+            queue.queueing_strategy = spec.queueing_strategy
+            queue.admission_mode = spec.admission_mode
+            queue.preemption_within_cluster_queue = spec.preemption_within_cluster_queue
+            queue.reclaim_within_cohort = spec.reclaim_within_cohort
+            queue.stop_policy = spec.stop_policy
+            queue.kueue_extra = spec.extra
+            if spec.description is not None:
+                queue.description = spec.description
+
+        def quotas(queue: ClusterQueue) -> None:
+            self.replace_quotas(spec, queue, ClusterQueueQuota, "cluster_queue", spec.quotas, with_order=True)
+
+        self.save(
+            spec, instance or ClusterQueue(name=spec.name), created=instance is None, assign=assign, after_save=quotas
+        )
+
+    def local_queue(self, spec: specs.LocalQueueSpec) -> None:
+        namespace = Namespace.objects.filter(name=spec.namespace).first()
+        if namespace is None:
+            namespace = Namespace(name=spec.namespace)
+            try:
+                namespace.full_clean()
+            except ValidationError as error:
+                self.problem(spec, "metadata.namespace", "; ".join(error.message_dict.get("name", ["invalid"])))
+                return
+            namespace.save()
+            self.created_on_the_way(
+                namespace, spec, "Namespace", f"namespace {spec.namespace!r} did not exist; created with weight 1"
+            )
+        cluster_queue = ClusterQueue.objects.filter(name=spec.cluster_queue).first()
+        if cluster_queue is None:
+            self.problem(spec, spec.fields["cluster_queue"], self.missing(specs.CLUSTER_QUEUE, spec.cluster_queue))
+            return
+        instance = LocalQueue.objects.filter(namespace=namespace, name=spec.name).select_related("namespace").first()
+
+        def assign(queue: LocalQueue) -> None:
+            queue.cluster_queue = cluster_queue
+            queue.weight = spec.weight
+            queue.stop_policy = spec.stop_policy
+            queue.kueue_extra = spec.extra
+            if spec.description is not None:
+                queue.description = spec.description
+
+        self.save(
+            spec,
+            instance or LocalQueue(namespace=namespace, name=spec.name),
+            created=instance is None,
+            assign=assign,
+        )

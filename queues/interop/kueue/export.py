@@ -1,0 +1,244 @@
+"""The stored policy as Kueue manifests (``kueue.x-k8s.io`` v1beta1 or v1beta2).
+
+The output imports back unchanged (round trip): every modelled field is written explicitly,
+fields kept from an earlier import (``kueue_extra``) are put back at their paths, and the
+description travels as the ``fairportal.io/description`` annotation. Reads a fixed number of
+queries whatever the size of the cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import yaml
+from django.db.models import Prefetch
+
+from queues.engine.quantities import format_quantity
+from queues.interop.kueue import specs
+from queues.models import (
+    AdmissionMode,
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
+
+# Modes Kueue's own API accepts in admissionScope; the others are fairportal's extensions.
+KUEUE_ADMISSION_MODES = (AdmissionMode.USAGE_BASED, AdmissionMode.NO_FAIR_SHARING)
+_FIRST_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+@dataclass
+class ExportResult:
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump_all(self.documents, sort_keys=False, default_flow_style=False, explicit_start=True)
+
+
+def decimal_text(value: Decimal) -> str:
+    """``Decimal('2.5000')`` -> ``'2.5'``, ``Decimal('10')`` -> ``'10'`` (never an exponent)."""
+    return format(value.normalize(), "f")
+
+
+def _resource_key(resource: str) -> tuple[int, str]:
+    return (_FIRST_RESOURCES.index(resource), "") if resource in _FIRST_RESOURCES else (len(_FIRST_RESOURCES), resource)
+
+
+def resource_groups(rows: Iterable[Any]) -> list[dict[str, Any]]:
+    """Quota rows -> Kueue ``resourceGroups``.
+
+    Kueue puts each resource and each flavor in exactly one group, so flavors that cover the
+    same set of resources form one group; groups and flavors keep the stored flavor order.
+    """
+    by_flavor: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        by_flavor.setdefault(row.flavor.name, {})[row.resource] = row
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for flavor_name, quotas in by_flavor.items():
+        covered = tuple(sorted(quotas, key=_resource_key))
+        resources = []
+        for resource in covered:
+            row = quotas[resource]
+            item: dict[str, Any] = {"name": resource, "nominalQuota": format_quantity(row.nominal, resource)}
+            if row.borrowing_limit is not None:
+                item["borrowingLimit"] = format_quantity(row.borrowing_limit, resource)
+            if row.lending_limit is not None:
+                item["lendingLimit"] = format_quantity(row.lending_limit, resource)
+            resources.append(item)
+        groups.setdefault(covered, []).append({"name": flavor_name, "resources": resources})
+    return [{"coveredResources": list(covered), "flavors": flavors} for covered, flavors in groups.items()]
+
+
+def _metadata(name: str, description: str, extra: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    annotations = dict(extra.get("metadata.annotations") or {})
+    if description:
+        annotations[specs.DESCRIPTION_ANNOTATION] = description
+    if annotations:
+        metadata["annotations"] = annotations
+    return metadata
+
+
+def place_extra(document: dict[str, Any], extra: dict[str, Any], where: str, warnings: list[str]) -> None:
+    """Put kept fields back at their paths; a path that no longer fits is reported, not lost."""
+    for path, value in extra.items():
+        if path == "metadata.annotations":
+            continue  # merged by _metadata
+        tokens = [(name, int(index) if index else None) for name, index in _PATH_TOKEN.findall(path)]
+        node: Any = document
+        placed = True
+        for position, (name, index) in enumerate(tokens):
+            last = position == len(tokens) - 1
+            if index is not None:
+                if not isinstance(node, list) or index >= len(node):
+                    placed = False
+                    break
+                if last:
+                    placed = False  # a whole list item is never an extra
+                    break
+                node = node[index]
+                continue
+            if not isinstance(node, dict):
+                placed = False
+                break
+            if last:
+                node[name] = value
+            else:
+                node = node.setdefault(name, {} if tokens[position + 1][1] is None else [])
+        if not placed:
+            warnings.append(f"{where}: kept field {path} no longer fits the exported object and was left out")
+
+
+def _document(api_version: str, kind: str, metadata: dict[str, Any], **body: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{specs.KUEUE_GROUP}/{api_version}", "kind": kind, "metadata": metadata, **body}
+
+
+def _admission_scope(mode: str, where: str, warnings: list[str]) -> dict[str, Any]:
+    if mode not in KUEUE_ADMISSION_MODES:
+        warnings.append(
+            f"{where}: admissionMode {mode} is a fairportal extension; Kueue accepts only "
+            f"{' and '.join(KUEUE_ADMISSION_MODES)}"
+        )
+    return {"admissionMode": mode}
+
+
+def _cohort_depth(cohort: Cohort, by_id: dict[int, Cohort]) -> int:
+    depth, node, seen = 0, cohort, set()
+    while node.parent_id is not None and node.parent_id in by_id and node.pk not in seen:
+        seen.add(node.pk)
+        node = by_id[node.parent_id]
+        depth += 1
+    return depth
+
+
+def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportResult:
+    """Every ResourceFlavor, WorkloadPriorityClass, Cohort, ClusterQueue and LocalQueue."""
+    if api_version not in specs.API_VERSIONS:
+        raise ValueError(f"api version must be one of {', '.join(specs.API_VERSIONS)}, got {api_version!r}")
+    result = ExportResult()
+    warnings = result.warnings
+
+    for flavor in ResourceFlavor.objects.order_by("name"):
+        spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
+        doc = _document(
+            api_version,
+            specs.RESOURCE_FLAVOR,
+            _metadata(flavor.name, flavor.description, flavor.kueue_extra),
+            spec=spec,
+        )
+        place_extra(doc, flavor.kueue_extra, f"ResourceFlavor {flavor.name}", warnings)
+        result.documents.append(doc)
+
+    for priority_class in WorkloadPriorityClass.objects.order_by("name"):
+        body: dict[str, Any] = {"value": priority_class.value}
+        if priority_class.description:
+            body["description"] = priority_class.description
+        doc = _document(
+            api_version,
+            specs.WORKLOAD_PRIORITY_CLASS,
+            _metadata(priority_class.name, "", priority_class.kueue_extra),
+            **body,
+        )
+        place_extra(doc, priority_class.kueue_extra, f"WorkloadPriorityClass {priority_class.name}", warnings)
+        result.documents.append(doc)
+
+    cohort_quotas = Prefetch(
+        "quotas", queryset=CohortQuota.objects.select_related("flavor").order_by("flavor__name", "resource")
+    )
+    cohorts = list(Cohort.objects.select_related("parent").prefetch_related(cohort_quotas))
+    by_id = {cohort.pk: cohort for cohort in cohorts}
+    for cohort in sorted(cohorts, key=lambda c: (_cohort_depth(c, by_id), c.name)):
+        where = f"Cohort {cohort.name}"
+        spec = {}
+        if cohort.parent is not None:
+            spec[specs.COHORT_PARENT_FIELD[api_version]] = cohort.parent.name
+        spec["fairSharing"] = {"weight": decimal_text(cohort.weight)}
+        if cohort.admission_mode:
+            spec["admissionScope"] = _admission_scope(cohort.admission_mode, where, warnings)
+            warnings.append(
+                f"{where}: admissionScope on a Cohort follows KEP-4136; Kueue's Cohort API does not have it yet"
+            )
+        groups = resource_groups(cohort.quotas.all())
+        if groups:
+            spec["resourceGroups"] = groups
+        doc = _document(
+            api_version, specs.COHORT, _metadata(cohort.name, cohort.description, cohort.kueue_extra), spec=spec
+        )
+        place_extra(doc, cohort.kueue_extra, where, warnings)
+        result.documents.append(doc)
+
+    queue_quotas = Prefetch(
+        "quotas",
+        queryset=ClusterQueueQuota.objects.select_related("flavor").order_by(
+            "flavor_order", "flavor__name", "resource"
+        ),
+    )
+    for queue in ClusterQueue.objects.select_related("cohort").prefetch_related(queue_quotas).order_by("name"):
+        where = f"ClusterQueue {queue.name}"
+        spec = {}
+        if queue.cohort is not None:
+            spec[specs.CLUSTER_QUEUE_COHORT_FIELD[api_version]] = queue.cohort.name
+        if "spec.namespaceSelector" not in queue.kueue_extra:
+            spec["namespaceSelector"] = {}  # fairportal does not restrict namespaces: all may submit
+        spec["queueingStrategy"] = queue.queueing_strategy
+        spec["preemption"] = {
+            "withinClusterQueue": queue.preemption_within_cluster_queue,
+            "reclaimWithinCohort": queue.reclaim_within_cohort,
+        }
+        spec["stopPolicy"] = queue.stop_policy
+        spec["fairSharing"] = {"weight": decimal_text(queue.weight)}
+        if queue.admission_mode:
+            spec["admissionScope"] = _admission_scope(queue.admission_mode, where, warnings)
+        groups = resource_groups(queue.quotas.all())
+        if groups:
+            spec["resourceGroups"] = groups
+        doc = _document(
+            api_version, specs.CLUSTER_QUEUE, _metadata(queue.name, queue.description, queue.kueue_extra), spec=spec
+        )
+        place_extra(doc, queue.kueue_extra, where, warnings)
+        result.documents.append(doc)
+
+    for local in LocalQueue.objects.select_related("namespace", "cluster_queue").order_by("namespace__name", "name"):
+        where = f"LocalQueue {local.key}"
+        spec = {
+            "clusterQueue": local.cluster_queue.name,
+            "stopPolicy": local.stop_policy,
+            "fairSharing": {"weight": decimal_text(local.weight)},
+        }
+        metadata = _metadata(local.name, local.description, local.kueue_extra, namespace=local.namespace.name)
+        doc = _document(api_version, specs.LOCAL_QUEUE, metadata, spec=spec)
+        place_extra(doc, local.kueue_extra, where, warnings)
+        result.documents.append(doc)
+    return result

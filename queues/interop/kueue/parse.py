@@ -1,0 +1,466 @@
+"""Multi-document Kueue YAML -> ``specs`` (pure Python: no database, no Django).
+
+Every problem is collected as a ``Problem`` naming the document, kind, name and field, so one
+run reports all of them. Field names follow the document's own API version: v1beta1 writes
+``spec.cohort`` and ``spec.parent``, v1beta2 ``spec.cohortName`` and ``spec.parentName``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import yaml
+from kubernetes.utils.quantity import parse_quantity
+
+from queues.engine.errors import ValidationError as EngineValidationError
+from queues.engine.policy import FairSharingPolicy
+from queues.engine.quantities import parse_millis, validate_resource_name
+from queues.interop.kueue import specs
+from queues.interop.kueue.reader import FieldError, Problem, Reader, join
+
+# Metadata the API server fills in: meaningless in another system, so not kept.
+SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Kueue's Configuration keys under admissionFairSharing -> our policy keys (same names).
+ADMISSION_FAIR_SHARING_KEYS = ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights", "resetInactivityPeriod")
+
+
+class ManifestError(Exception):
+    """The file itself cannot be read (not YAML, not a list of documents)."""
+
+
+def load_documents(text: str) -> list[Any]:
+    """The documents of a multi-document YAML text; ``kind: List`` is expanded into its items."""
+    try:
+        raw = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ManifestError(f"not valid YAML{where}: {problem}") from None
+    documents: list[Any] = []
+    for doc in raw:
+        if isinstance(doc, Mapping) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            documents.extend(doc["items"])
+        else:
+            documents.append(doc)
+    return documents
+
+
+def parse_manifests(text: str) -> specs.ParsedManifests:
+    """Parse every document; problems are collected, not raised."""
+    result = specs.ParsedManifests()
+    seen: dict[tuple[str, str], int] = {}
+    for index, doc in enumerate(load_documents(text), start=1):
+        kind = doc.get("kind", "") if isinstance(doc, Mapping) else ""
+        name = _metadata_name(doc)
+        try:
+            parsed = parse_document(index, doc)
+        except FieldError as error:
+            result.problems.append(Problem(index, str(kind), name, error.field, error.message))
+            continue
+        if isinstance(parsed, specs.ConfigurationSpec):
+            result.configurations.append(parsed)
+            continue
+        key = (parsed.kind, parsed.key)
+        if key in seen:
+            result.problems.append(
+                Problem(
+                    index,
+                    parsed.kind,
+                    parsed.name,
+                    "metadata.name",
+                    f"{parsed.key!r} is already defined by document {seen[key]}",
+                )
+            )
+            continue
+        seen[key] = index
+        result.objects.append(parsed)
+    return result
+
+
+def _metadata_name(doc: Any) -> str:
+    if isinstance(doc, Mapping) and isinstance(doc.get("metadata"), Mapping):
+        name = doc["metadata"].get("name")
+        return name if isinstance(name, str) else ""
+    return ""
+
+
+def parse_document(index: int, doc: Any) -> specs.ObjectSpec | specs.ConfigurationSpec:
+    """One document -> its spec; raises FieldError for the first bad field."""
+    if not isinstance(doc, Mapping):
+        raise FieldError("", f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
+    api_version = doc.get("apiVersion")
+    kind = doc.get("kind")
+    if not isinstance(api_version, str) or not api_version:
+        raise FieldError("apiVersion", "required (e.g. kueue.x-k8s.io/v1beta2)")
+    if not isinstance(kind, str) or not kind:
+        raise FieldError("kind", "required (e.g. ClusterQueue)")
+    group, _, version = api_version.rpartition("/")
+    if group == specs.CONFIG_GROUP and kind == specs.CONFIGURATION:
+        _check_version(version, api_version)
+        return parse_configuration(index, version, doc)
+    if group != specs.KUEUE_GROUP:
+        raise FieldError("apiVersion", f"{api_version!r} is not supported (use {specs.KUEUE_GROUP}/v1beta1 or v1beta2)")
+    _check_version(version, api_version)
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise FieldError("kind", f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration)")
+    unknown: dict[str, Any] = {}
+    root = Reader(doc, "", unknown)
+    root.ignore("apiVersion")
+    root.ignore("kind")
+    notes: list[str] = []
+    if root.has("status"):
+        root.ignore("status")
+        notes.append("status ignored: it is observed state, which fairportal computes itself")
+    name, namespace, description = _read_metadata(root, notes, namespaced=kind == specs.LOCAL_QUEUE)
+    spec = parser(index, version, name, root)
+    if isinstance(spec, specs.LocalQueueSpec):
+        spec.namespace = namespace
+    if description is not None:
+        spec.description = description
+    root.finish()
+    spec.extra = unknown
+    spec.notes = notes
+    return spec
+
+
+def _check_version(version: str, api_version: str) -> None:
+    if version not in specs.API_VERSIONS:
+        raise FieldError("apiVersion", f"{api_version!r}: version {version!r} is not supported (v1beta1 or v1beta2)")
+
+
+def _read_metadata(root: Reader, notes: list[str], *, namespaced: bool) -> tuple[str, str, str | None]:
+    meta = root.child("metadata")
+    name = meta.string("name")
+    if not name:
+        raise FieldError("metadata.name", "required")
+    namespace = ""
+    if namespaced:
+        namespace = meta.string("namespace")
+        if not namespace:
+            raise FieldError("metadata.namespace", "required for a LocalQueue (the tenant's namespace)")
+    dropped = [key for key in SERVER_METADATA if meta.has(key)]
+    for key in dropped:
+        meta.ignore(key)
+    if dropped:
+        notes.append(f"server-set metadata ignored: {', '.join(dropped)}")
+    description: str | None = None
+    if meta.has("annotations"):
+        annotations = meta.take("annotations")
+        if not isinstance(annotations, Mapping):
+            raise FieldError("metadata.annotations", "expected a mapping of strings")
+        kept = dict(annotations)
+        if specs.DESCRIPTION_ANNOTATION in kept:
+            description = str(kept.pop(specs.DESCRIPTION_ANNOTATION))
+        if LAST_APPLIED in kept:
+            kept.pop(LAST_APPLIED)
+            notes.append(f"annotation {LAST_APPLIED} ignored: it describes another system's apply history")
+        if kept:
+            meta.unknown["metadata.annotations"] = kept
+    meta.finish()
+    return name, namespace, description
+
+
+# -- field helpers ------------------------------------------------------------------------------
+
+
+def _quantity(value: Any, field: str) -> int:
+    try:
+        return parse_millis(value, field)
+    except EngineValidationError as error:
+        raise FieldError(field, error.message) from None
+
+
+def _weight(reader: Reader, key: str = "weight") -> Decimal:
+    """A fairSharing weight: a Kubernetes quantity (``1``, ``0.5``, ``500m``), 0 or more."""
+    field = reader.field(key)
+    value = reader.take(key)
+    if value is None:
+        return Decimal(1)
+    if isinstance(value, bool):
+        raise FieldError(field, f"expected a number such as 1 or 0.5, got {value!r}")
+    try:
+        weight = Decimal(parse_quantity(str(value).strip()))
+    except (ValueError, InvalidOperation, TypeError):
+        raise FieldError(field, f"{value!r} is not a valid weight (a quantity such as 1, 0.5 or 500m)") from None
+    if not weight.is_finite() or weight < 0:
+        raise FieldError(field, f"must be 0 or more, got {value!r}")
+    return weight
+
+
+def _fair_sharing_weight(spec: Reader, fields: dict[str, str]) -> Decimal:
+    fair = spec.child("fairSharing")
+    weight = _weight(fair)
+    fields["weight"] = fair.field("weight")
+    fair.finish()
+    return weight
+
+
+def _admission_mode(spec: Reader, fields: dict[str, str]) -> str:
+    if not spec.has("admissionScope"):
+        return ""
+    scope = spec.child("admissionScope")
+    if not scope.has("admissionMode"):
+        raise FieldError(scope.field("admissionMode"), f"required (one of {', '.join(specs.ADMISSION_MODES)})")
+    mode = scope.choice("admissionMode", list(specs.ADMISSION_MODES), "")
+    fields["admission_mode"] = scope.field("admissionMode")
+    scope.finish()
+    return mode
+
+
+def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) -> list[specs.QuotaSpec]:
+    """``spec.resourceGroups`` -> quota rows, in flavor order across groups."""
+    quotas: list[specs.QuotaSpec] = []
+    resource_group: dict[str, int] = {}
+    flavor_group: dict[str, int] = {}
+    order = 0
+    for group_index, raw_group in spec.items("resourceGroups"):
+        group = Reader(raw_group, join(spec.field("resourceGroups"), group_index), spec.unknown)
+        covered = group.take("coveredResources")
+        covered_field = group.field("coveredResources")
+        if not isinstance(covered, list) or not covered:
+            raise FieldError(covered_field, "expected a non-empty list of resource names (e.g. [cpu, memory])")
+        for position, resource in enumerate(covered):
+            _resource_name(resource, join(covered_field, position))
+            if resource in resource_group:
+                other = resource_group[resource]
+                raise FieldError(
+                    join(covered_field, position),
+                    f"{resource!r} is already covered by resourceGroups[{other}] (a resource belongs to one group)",
+                )
+            resource_group[resource] = group_index
+        flavors = group.items("flavors")
+        if not flavors:
+            raise FieldError(group.field("flavors"), "expected at least one flavor")
+        for flavor_index, raw_flavor in flavors:
+            flavor = Reader(raw_flavor, join(group.field("flavors"), flavor_index), spec.unknown)
+            flavor_name = flavor.string("name")
+            if not flavor_name:
+                raise FieldError(flavor.field("name"), "required (the name of a ResourceFlavor)")
+            if flavor_name in flavor_group:
+                raise FieldError(
+                    flavor.field("name"),
+                    f"flavor {flavor_name!r} is already listed in resourceGroups[{flavor_group[flavor_name]}]",
+                )
+            flavor_group[flavor_name] = group_index
+            listed: list[str] = []
+            for resource_index, raw_resource in flavor.items("resources"):
+                item = Reader(raw_resource, join(flavor.field("resources"), resource_index), spec.unknown)
+                resource = _resource_name(item.take("name"), item.field("name"))
+                if resource in listed:
+                    raise FieldError(item.field("name"), f"{resource!r} is listed twice for flavor {flavor_name!r}")
+                listed.append(resource)
+                if not item.has("nominalQuota"):
+                    raise FieldError(item.field("nominalQuota"), "required")
+                nominal = _quantity(item.take("nominalQuota"), item.field("nominalQuota"))
+                limits: dict[str, int | None] = {}
+                for key in ("borrowingLimit", "lendingLimit"):
+                    raw = item.take(key)
+                    if raw is not None and not limits_allowed:
+                        raise FieldError(item.field(key), f"must not be set {limits_reason}")
+                    limits[key] = None if raw is None else _quantity(raw, item.field(key))
+                item.finish()
+                quotas.append(
+                    specs.QuotaSpec(
+                        flavor=flavor_name,
+                        resource=resource,
+                        nominal=nominal,
+                        borrowing_limit=limits["borrowingLimit"],
+                        lending_limit=limits["lendingLimit"],
+                        flavor_order=order,
+                        path=item.path,
+                    )
+                )
+            if sorted(listed) != sorted(covered):
+                raise FieldError(
+                    flavor.field("resources"),
+                    f"must list exactly the coveredResources {covered}, got {listed}",
+                )
+            flavor.finish()
+            order += 1
+        group.finish()
+    return quotas
+
+
+def _resource_name(value: Any, field: str) -> str:
+    try:
+        return validate_resource_name(value, field)
+    except EngineValidationError as error:
+        raise FieldError(field, error.message) from None
+
+
+def _reference(spec: Reader, key: str) -> str | None:
+    value = spec.string(key)
+    return value or None
+
+
+def _reject_other_version_field(spec: Reader, version: str, names: Mapping[str, str]) -> None:
+    """A v1beta2 document using a v1beta1 field name (or the reverse) is an error, not an extra."""
+    for other_version, other_name in names.items():
+        if other_version != version and spec.has(other_name) and other_name != names[version]:
+            raise FieldError(
+                spec.field(other_name),
+                f"is the {other_version} name; {specs.KUEUE_GROUP}/{version} calls it {names[version]!r}",
+            )
+
+
+# -- kinds ------------------------------------------------------------------------------------
+
+
+def parse_resource_flavor(index: int, version: str, name: str, root: Reader) -> specs.ResourceFlavorSpec:
+    spec = root.child("spec")
+    labels = spec.take("nodeLabels", {})
+    if not isinstance(labels, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise FieldError(spec.field("nodeLabels"), "expected a mapping of label names to string values")
+    spec.finish()
+    return specs.ResourceFlavorSpec(
+        index=index,
+        api_version=version,
+        kind=specs.RESOURCE_FLAVOR,
+        name=name,
+        node_labels=dict(labels),
+        fields={"node_labels": "spec.nodeLabels", "name": "metadata.name"},
+    )
+
+
+def parse_cohort(index: int, version: str, name: str, root: Reader) -> specs.CohortSpec:
+    spec = root.child("spec")
+    _reject_other_version_field(spec, version, specs.COHORT_PARENT_FIELD)
+    parent_key = specs.COHORT_PARENT_FIELD[version]
+    parent = _reference(spec, parent_key)
+    fields = {"name": "metadata.name", "parent": spec.field(parent_key)}
+    weight = _fair_sharing_weight(spec, fields)
+    mode = _admission_mode(spec, fields)
+    quotas = _resource_groups(
+        spec, limits_allowed=parent is not None, limits_reason=f"on a cohort without spec.{parent_key}"
+    )
+    spec.finish()
+    return specs.CohortSpec(
+        index=index,
+        api_version=version,
+        kind=specs.COHORT,
+        name=name,
+        parent=parent,
+        weight=weight,
+        admission_mode=mode,
+        quotas=quotas,
+        fields=fields,
+    )
+
+
+def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> specs.ClusterQueueSpec:
+    spec = root.child("spec")
+    _reject_other_version_field(spec, version, specs.CLUSTER_QUEUE_COHORT_FIELD)
+    cohort_key = specs.CLUSTER_QUEUE_COHORT_FIELD[version]
+    cohort = _reference(spec, cohort_key)
+    fields = {"name": "metadata.name", "cohort": spec.field(cohort_key)}
+    if spec.data.get("namespaceSelector") == {}:
+        spec.ignore("namespaceSelector")  # all namespaces: what fairportal does anyway (and exports)
+    strategy = spec.choice("queueingStrategy", list(specs.QUEUEING_STRATEGIES), "BestEffortFIFO")
+    fields["queueing_strategy"] = spec.field("queueingStrategy")
+    stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
+    fields["stop_policy"] = spec.field("stopPolicy")
+    preemption = spec.child("preemption")
+    within = preemption.choice("withinClusterQueue", list(specs.WITHIN_CLUSTER_QUEUE), "Never")
+    reclaim = preemption.choice("reclaimWithinCohort", list(specs.RECLAIM_WITHIN_COHORT), "Never")
+    fields["preemption_within_cluster_queue"] = preemption.field("withinClusterQueue")
+    fields["reclaim_within_cohort"] = preemption.field("reclaimWithinCohort")
+    preemption.finish()
+    weight = _fair_sharing_weight(spec, fields)
+    mode = _admission_mode(spec, fields)
+    quotas = _resource_groups(
+        spec,
+        limits_allowed=cohort is not None,
+        limits_reason=f"when spec.{cohort_key} is empty (nothing to borrow from)",
+    )
+    spec.finish()
+    return specs.ClusterQueueSpec(
+        index=index,
+        api_version=version,
+        kind=specs.CLUSTER_QUEUE,
+        name=name,
+        cohort=cohort,
+        weight=weight,
+        queueing_strategy=strategy,
+        admission_mode=mode,
+        preemption_within_cluster_queue=within,
+        reclaim_within_cohort=reclaim,
+        stop_policy=stop_policy,
+        quotas=quotas,
+        fields=fields,
+    )
+
+
+def parse_local_queue(index: int, version: str, name: str, root: Reader) -> specs.LocalQueueSpec:
+    spec = root.child("spec")
+    cluster_queue = spec.string("clusterQueue")
+    if not cluster_queue:
+        raise FieldError(spec.field("clusterQueue"), "required (the ClusterQueue this LocalQueue submits to)")
+    fields = {"name": "metadata.name", "namespace": "metadata.namespace", "cluster_queue": spec.field("clusterQueue")}
+    stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
+    fields["stop_policy"] = spec.field("stopPolicy")
+    weight = _fair_sharing_weight(spec, fields)
+    spec.finish()
+    return specs.LocalQueueSpec(
+        index=index,
+        api_version=version,
+        kind=specs.LOCAL_QUEUE,
+        name=name,
+        cluster_queue=cluster_queue,
+        weight=weight,
+        stop_policy=stop_policy,
+        fields=fields,
+    )
+
+
+def parse_priority_class(index: int, version: str, name: str, root: Reader) -> specs.WorkloadPriorityClassSpec:
+    if not root.has("value"):
+        raise FieldError("value", "required (the integer priority of this class)")
+    value = root.take("value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FieldError("value", f"expected an integer, got {value!r}")
+    return specs.WorkloadPriorityClassSpec(
+        index=index,
+        api_version=version,
+        kind=specs.WORKLOAD_PRIORITY_CLASS,
+        name=name,
+        value=value,
+        description=root.string("description"),
+        fields={"name": "metadata.name", "value": "value", "description": "description"},
+    )
+
+
+_PARSERS: dict[str, Callable[[int, str, str, Reader], specs.ObjectSpec]] = {
+    specs.RESOURCE_FLAVOR: parse_resource_flavor,
+    specs.COHORT: parse_cohort,
+    specs.CLUSTER_QUEUE: parse_cluster_queue,
+    specs.LOCAL_QUEUE: parse_local_queue,
+    specs.WORKLOAD_PRIORITY_CLASS: parse_priority_class,
+}
+
+
+def parse_configuration(index: int, version: str, doc: Mapping[str, Any]) -> specs.ConfigurationSpec:
+    """Kueue's Configuration: ``admissionFairSharing`` becomes policy keys; the rest is reported."""
+    result = specs.ConfigurationSpec(index=index, api_version=version)
+    section = doc.get("admissionFairSharing")
+    for key in doc:
+        if key not in ("apiVersion", "kind", "admissionFairSharing"):
+            result.ignored.append(str(key))
+    if section is None:
+        return result
+    if not isinstance(section, Mapping):
+        raise FieldError("admissionFairSharing", "expected a mapping")
+    for key, value in section.items():
+        if key in ADMISSION_FAIR_SHARING_KEYS:
+            result.policy[key] = value
+        else:
+            result.ignored.append(f"admissionFairSharing.{key}")
+    try:
+        FairSharingPolicy.from_mapping(result.policy, field_prefix="admissionFairSharing")
+    except EngineValidationError as error:
+        raise FieldError(error.field, error.message) from None
+    return result

@@ -1,0 +1,134 @@
+"""What an import did (or, in a dry run, would do): per object, per configuration, and problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from queues.interop.kueue.diff import FieldChange
+from queues.interop.kueue.reader import Problem
+
+CREATED = "created"
+UPDATED = "updated"
+UNCHANGED = "unchanged"
+
+
+@dataclass
+class ObjectResult:
+    index: int
+    kind: str
+    name: str
+    action: str
+    changes: list[FieldChange] = field(default_factory=list)
+    unknown_fields: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.index,
+            "kind": self.kind,
+            "name": self.name,
+            "action": self.action,
+            "changes": [change.as_dict() for change in self.changes],
+            "unknownFields": self.unknown_fields,
+            "notes": self.notes,
+        }
+
+    def lines(self) -> list[str]:
+        head = f"{self.action:<9} {self.kind} {self.name}"
+        out = [head]
+        out += [f"    {change}" for change in self.changes if self.action == UPDATED]
+        if self.unknown_fields:
+            out.append(f"    kept (not modelled, exported again): {', '.join(self.unknown_fields)}")
+        out += [f"    note: {note}" for note in self.notes]
+        return out
+
+
+@dataclass
+class PolicyDifference:
+    key: str
+    running: Any
+    imported: Any
+    env: str  # the environment assignment that would make the running policy match
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "running": self.running, "imported": self.imported, "env": self.env}
+
+
+@dataclass
+class ConfigurationResult:
+    index: int
+    differences: list[PolicyDifference] = field(default_factory=list)
+    matching: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "document": self.index,
+            "differences": [difference.as_dict() for difference in self.differences],
+            "matching": self.matching,
+            "ignored": self.ignored,
+        }
+
+    def lines(self) -> list[str]:
+        out = [f"Configuration (document {self.index}): admissionFairSharing"]
+        if not self.differences:
+            out.append("    matches the running settings" if self.matching else "    no admissionFairSharing section")
+        for difference in self.differences:
+            out.append(f"    {difference.key}: running {difference.running!r}, file {difference.imported!r}")
+        if self.differences:
+            out.append("    settings come from the environment; to use the file's values set:")
+            out += [f"      {difference.env}" for difference in self.differences]
+        if self.ignored:
+            out.append(f"    ignored (not fair-sharing policy): {', '.join(self.ignored)}")
+        return out
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    objects: list[ObjectResult] = field(default_factory=list)
+    configurations: list[ConfigurationResult] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def count(self, action: str) -> int:
+        return sum(1 for result in self.objects if result.action == action)
+
+    def summary(self) -> str:
+        counts = f"{self.count(CREATED)} created, {self.count(UPDATED)} updated, {self.count(UNCHANGED)} unchanged"
+        return f"{counts} (dry run: nothing saved)" if self.dry_run else f"{counts} (applied)"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dryRun": self.dry_run,
+            "applied": self.ok and not self.dry_run,
+            "summary": {
+                "created": self.count(CREATED),
+                "updated": self.count(UPDATED),
+                "unchanged": self.count(UNCHANGED),
+            },
+            "objects": [result.as_dict() for result in self.objects],
+            "configurations": [result.as_dict() for result in self.configurations],
+            "errors": [str(problem) for problem in self.problems],
+        }
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for result in self.objects:
+            out += result.lines()
+        for configuration in self.configurations:
+            out += configuration.lines()
+        out.append(self.summary())
+        return out
+
+
+class ImportFailed(Exception):
+    """Bad input: nothing was saved. ``report.problems`` names every document and field."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        super().__init__("; ".join(str(problem) for problem in report.problems))

@@ -1,0 +1,132 @@
+"""What a Kueue manifest says, in fairportal's terms (pure data, no Django).
+
+Quantities are integer millis, weights ``Decimal``; ``extra`` maps the path of every field that
+fairportal does not model (``spec.flavorFungibility``) to its value, so it can be stored and
+exported again. ``fields`` maps model field names to manifest paths so that a model validation
+error can be reported against the line the user wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+CONFIG_GROUP = "config.kueue.x-k8s.io"
+API_VERSIONS = ("v1beta1", "v1beta2")
+DEFAULT_EXPORT_VERSION = "v1beta2"
+
+RESOURCE_FLAVOR = "ResourceFlavor"
+COHORT = "Cohort"
+CLUSTER_QUEUE = "ClusterQueue"
+LOCAL_QUEUE = "LocalQueue"
+WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
+CONFIGURATION = "Configuration"
+KINDS = (RESOURCE_FLAVOR, COHORT, CLUSTER_QUEUE, LOCAL_QUEUE, WORKLOAD_PRIORITY_CLASS)
+
+# Field names that differ between the two API versions (v1beta1 -> v1beta2).
+COHORT_PARENT_FIELD = {"v1beta1": "parent", "v1beta2": "parentName"}
+CLUSTER_QUEUE_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
+
+# Enumerations as Kueue spells them (the models' choices hold the same values; a test checks it).
+# Kept here as plain tuples so that parsing needs no Django.
+ADMISSION_MODES = ("NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", "DominantResourceShare", "TimeAware")
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
+
+# An annotation for the one fairportal field Kueue has no place for.
+DESCRIPTION_ANNOTATION = "fairportal.io/description"
+
+
+@dataclass
+class QuotaSpec:
+    flavor: str
+    resource: str
+    nominal: int
+    borrowing_limit: int | None
+    lending_limit: int | None
+    flavor_order: int
+    path: str  # e.g. spec.resourceGroups[0].flavors[1].resources[0]
+
+
+@dataclass
+class ObjectSpec:
+    """Common part of every imported object."""
+
+    index: int
+    api_version: str
+    kind: str
+    name: str
+    description: str | None = None  # None: the manifest does not say (keep what is stored)
+    extra: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass
+class ResourceFlavorSpec(ObjectSpec):
+    node_labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CohortSpec(ObjectSpec):
+    parent: str | None = None
+    weight: Decimal = Decimal(1)
+    admission_mode: str = ""
+    quotas: list[QuotaSpec] = field(default_factory=list)
+
+
+@dataclass
+class ClusterQueueSpec(ObjectSpec):
+    cohort: str | None = None
+    weight: Decimal = Decimal(1)
+    queueing_strategy: str = "BestEffortFIFO"
+    admission_mode: str = ""
+    preemption_within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    stop_policy: str = "None"
+    quotas: list[QuotaSpec] = field(default_factory=list)
+
+
+@dataclass
+class LocalQueueSpec(ObjectSpec):
+    namespace: str = ""
+    cluster_queue: str = ""
+    weight: Decimal = Decimal(1)
+    stop_policy: str = "None"
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class WorkloadPriorityClassSpec(ObjectSpec):
+    value: int = 0
+
+
+@dataclass
+class ConfigurationSpec:
+    """The ``admissionFairSharing`` section of Kueue's Configuration, as policy keys."""
+
+    index: int
+    api_version: str
+    policy: dict[str, Any] = field(default_factory=dict)  # camelCase keys of FairSharingPolicy
+    ignored: list[str] = field(default_factory=list)  # other sections, reported, not applied
+
+
+@dataclass
+class ParsedManifests:
+    objects: list[ObjectSpec] = field(default_factory=list)
+    configurations: list[ConfigurationSpec] = field(default_factory=list)
+    problems: list[Any] = field(default_factory=list)  # list[Problem]
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [obj for obj in self.objects if obj.kind == kind]

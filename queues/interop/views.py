@@ -1,0 +1,97 @@
+"""HTTP import and export of Kueue manifests (staff only).
+
+``POST /api/v1/kueue/import`` takes multi-document YAML (``application/yaml`` or ``text/plain``
+body, or JSON ``{"manifests": "...", "dryRun": true}``); ``?dryRun=true`` shows the diff without
+saving. ``GET /api/v1/kueue/export?apiVersion=v1beta1`` returns YAML (or JSON with
+``Accept: application/json``), export warnings as leading ``#`` comments. Authentication and
+permissions are explicit here so they do not depend on the API's defaults: session or token,
+staff users only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from queues.interop.kueue.apply import import_manifests
+from queues.interop.kueue.export import export_manifests
+from queues.interop.kueue.report import ImportFailed
+from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
+from queues.models import Surface
+
+YAML_MEDIA_TYPE = "application/yaml"
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class YamlTextParser(BaseParser):
+    """The request body as text: the importer does the YAML parsing (and reports its errors)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> str:
+        return stream.read().decode("utf-8", errors="replace")
+
+
+def _flag(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
+
+
+class StaffOnlyView(APIView):
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
+    permission_classes = [IsAdminUser]
+
+
+class KueueImportView(StaffOnlyView):
+    parser_classes = [JSONParser, YamlTextParser]
+
+    @extend_schema(
+        summary="Import Kueue manifests (dry run or apply)",
+        request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
+        parameters=[OpenApiParameter("dryRun", OpenApiTypes.BOOL, description="show the diff, save nothing")],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
+    def post(self, request: Request) -> Response:
+        data = request.data
+        dry_run = _flag(request.query_params.get("dryRun", ""))
+        if isinstance(data, dict):
+            text = data.get("manifests")
+            dry_run = dry_run or _flag(data.get("dryRun", False))
+            if not isinstance(text, str):
+                return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
+        else:
+            text = data
+        if not text.strip():
+            return Response({"errors": ["body: empty; send the YAML text of Kueue manifests"]}, status=400)
+        try:
+            report = import_manifests(text, dry_run=dry_run, actor=request.user, surface=Surface.API)
+        except ImportFailed as failure:
+            return Response(failure.report.as_dict(), status=400)
+        return Response(report.as_dict())
+
+
+class KueueExportView(StaffOnlyView):
+    @extend_schema(
+        summary="Export the policy as Kueue manifests",
+        parameters=[OpenApiParameter("apiVersion", OpenApiTypes.STR, enum=list(API_VERSIONS))],
+        responses={200: OpenApiTypes.STR},
+    )
+    def get(self, request: Request) -> Response | HttpResponse:
+        api_version = request.query_params.get("apiVersion", DEFAULT_EXPORT_VERSION)
+        if api_version not in API_VERSIONS:
+            return Response(
+                {"errors": [f"apiVersion: must be one of {', '.join(API_VERSIONS)}, got {api_version!r}"]}, status=400
+            )
+        result = export_manifests(api_version)
+        if "application/json" in request.headers.get("Accept", ""):
+            return Response({"documents": result.documents, "warnings": result.warnings})
+        comments = "".join(f"# warning: {' '.join(warning.split())}\n" for warning in result.warnings)
+        return HttpResponse(comments + result.to_yaml(), content_type=f"{YAML_MEDIA_TYPE}; charset=utf-8")

@@ -1,0 +1,82 @@
+"""Prometheus metrics: the instruments the control loop observes, and the ``/metrics`` view.
+
+Two kinds of metrics:
+
+* State read from the database at scrape time (``queues.interop.collector.DatabaseCollector``):
+  counts, usage, decayed usage, shares, quotas, budgets.
+* Events counted by the control loop (admission passes, admissions, evictions): the objects are
+  defined here, once, so the control-loop issue only has to call ``.observe()`` / ``.inc()``.
+  They live in the Celery worker's process, so run the web server and the workers with
+  ``PROMETHEUS_MULTIPROC_DIR`` set to one shared, emptied-at-start directory; ``/metrics``
+  then aggregates every process. Without it, ``/metrics`` shows this process's values only.
+
+``METRICS_TOKEN`` (settings), when set, makes ``/metrics`` require ``Authorization: Bearer``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from queues.interop.collector import DatabaseCollector
+
+CONTROL_LOOP_REGISTRY = CollectorRegistry(auto_describe=True)
+
+ADMISSION_PASS_DURATION = Histogram(
+    "fairportal_admission_pass_duration_seconds",
+    "Wall time of one admission pass over one admission scope",
+    ["scope"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+    registry=CONTROL_LOOP_REGISTRY,
+)
+ADMISSIONS = Counter(
+    "fairportal_admissions",
+    "Workloads admitted, per ClusterQueue and admission mode",
+    ["cluster_queue", "admission_mode"],
+    registry=CONTROL_LOOP_REGISTRY,
+)
+EVICTIONS = Counter(
+    "fairportal_evictions",
+    "Workloads evicted (preempted, reclaimed, drained), per ClusterQueue and reason",
+    ["cluster_queue", "reason"],
+    registry=CONTROL_LOOP_REGISTRY,
+)
+
+
+def exposition() -> bytes:
+    """The whole ``/metrics`` body: database state, then the control loop's counters."""
+    state = CollectorRegistry(auto_describe=False)
+    state.register(DatabaseCollector())
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        events = CollectorRegistry()
+        MultiProcessCollector(events)
+    else:
+        events = CONTROL_LOOP_REGISTRY
+    return generate_latest(state) + generate_latest(events)
+
+
+def _authorised(request: HttpRequest) -> bool:
+    token = getattr(settings, "METRICS_TOKEN", "")
+    if not token:
+        return True
+    header = request.headers.get("Authorization", "")
+    return header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :].encode(), token.encode())
+
+
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not _authorised(request):
+        response = HttpResponse(
+            "metrics: a bearer token is required (METRICS_TOKEN)\n", status=401, content_type="text/plain"
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    # The classic text format (0.0.4): every Prometheus 2.x and 3.x server reads it.
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_PLAIN_0_0_4)

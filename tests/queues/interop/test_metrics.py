@@ -1,0 +1,193 @@
+"""``/metrics``: Prometheus text format, values in base units, every level (LocalQueue,
+ClusterQueue, namespace, cohort subtree), a fixed number of queries per scrape."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from prometheus_client.parser import text_string_to_metric_families
+
+from budgets.models import Budget
+from queues import services
+from queues.interop.collector import BudgetState, DatabaseCollector
+from queues.interop.kueue.apply import import_manifests
+from queues.metrics import ADMISSION_PASS_DURATION, ADMISSIONS
+from queues.models import ClusterQueue, LocalQueue, ResourceFlavor, Workload, WorkloadState
+from queues.services.workloads import sync_workload_resources
+
+pytestmark = pytest.mark.django_db
+
+
+def samples(body: str) -> dict[tuple[str, frozenset], float]:
+    found = {}
+    for family in text_string_to_metric_families(body):
+        for sample in family.samples:
+            found[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return found
+
+
+def value(found: dict, name: str, **labels: str) -> float:
+    return found[(name, frozenset(labels.items()))]
+
+
+def admit(local_queue: LocalQueue, name: str, requests: dict[str, str], flavor: str, count: int = 1) -> Workload:
+    """Submit and mark admitted (the control loop's job, which is not merged yet)."""
+    workload = services.submit_workload(
+        local_queue=local_queue, name=name, pod_sets=[{"count": count, "requests": requests}]
+    )
+    workload.state = WorkloadState.ADMITTED
+    workload.cluster_queue = local_queue.cluster_queue
+    workload.flavor_assignment = {resource: flavor for resource in requests}
+    workload.save()
+    sync_workload_resources(workload)
+    return workload
+
+
+@pytest.fixture
+def busy_cluster(cluster_v1beta2):
+    import_manifests(cluster_v1beta2, dry_run=False)
+    vision = LocalQueue.objects.get(namespace__name="team-vision", name="training")
+    language = LocalQueue.objects.get(namespace__name="team-language", name="training")
+    etl = LocalQueue.objects.get(namespace__name="data-eng", name="etl")
+    admit(vision, "train-1", {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": "2"}, "a100", count=2)
+    admit(language, "train-2", {"nvidia.com/gpu": "1"}, "spot-gpu")
+    admit(etl, "etl-1", {"cpu": "100m"}, "default-cpu")
+    services.submit_workload(local_queue=vision, name="train-3", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
+    services.submit_workload(local_queue=etl, name="etl-2", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
+    LocalQueue.objects.filter(pk=vision.pk).update(
+        consumed_resources={"cpu": 2500.0, "nvidia.com/gpu": 1500.5}, weighted_share=0.83
+    )
+    return {"vision": vision, "language": language, "etl": etl}
+
+
+def test_given_busy_cluster_when_scraped_then_local_queue_counts_and_usage_are_in_base_units(client, busy_cluster):
+    response = client.get(reverse("metrics"))
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    found = samples(response.content.decode())
+    lq = {"namespace": "team-vision", "local_queue": "training", "cluster_queue": "gpu-training"}
+    assert value(found, "fairportal_local_queue_admitted_workloads", **lq) == 1
+    assert value(found, "fairportal_local_queue_pending_workloads", **lq) == 1
+    assert value(found, "fairportal_local_queue_admitted_usage", **lq, resource="cpu", flavor="a100") == 16
+    assert value(found, "fairportal_local_queue_admitted_usage", **lq, resource="memory", flavor="a100") == 128 * 2**30
+    assert value(found, "fairportal_local_queue_admitted_usage", **lq, resource="nvidia.com/gpu", flavor="a100") == 4
+    assert value(found, "fairportal_local_queue_decayed_usage", **lq, resource="cpu") == 2.5
+    assert value(found, "fairportal_local_queue_decayed_usage", **lq, resource="nvidia.com/gpu") == 1.5005
+    assert value(found, "fairportal_local_queue_weighted_share", **lq) == 0.83
+    assert value(found, "fairportal_local_queue_weight", **lq) == 3
+    etl = {"namespace": "data-eng", "local_queue": "etl", "cluster_queue": "batch-cpu"}
+    assert value(found, "fairportal_local_queue_admitted_usage", **etl, resource="cpu", flavor="default-cpu") == 0.1
+
+
+def test_given_busy_cluster_when_scraped_then_cluster_queue_namespace_and_cohort_levels_add_up(client, busy_cluster):
+    found = samples(client.get(reverse("metrics")).content.decode())
+
+    training = {"cluster_queue": "gpu-training", "cohort": "research"}
+    assert value(found, "fairportal_cluster_queue_admitted_workloads", **training) == 2
+    assert value(found, "fairportal_cluster_queue_pending_workloads", **training) == 1
+    assert (
+        value(
+            found, "fairportal_cluster_queue_admitted_usage", **training, resource="nvidia.com/gpu", flavor="spot-gpu"
+        )
+        == 1
+    )
+    assert value(found, "fairportal_namespace_admitted_workloads", namespace="data-eng") == 1
+    assert value(found, "fairportal_namespace_pending_workloads", namespace="data-eng") == 1
+    # the org cohort's subtree holds all three ClusterQueues (through research and platform)
+    assert value(found, "fairportal_cohort_admitted_workloads", cohort="org", parent="") == 3
+    assert value(found, "fairportal_cohort_pending_workloads", cohort="org", parent="") == 2
+    assert value(found, "fairportal_cohort_admitted_workloads", cohort="research", parent="org") == 2
+    assert (
+        value(found, "fairportal_cohort_admitted_usage", cohort="org", parent="", resource="cpu", flavor="default-cpu")
+        == 0.1
+    )
+    assert value(found, "fairportal_cohort_weight", cohort="platform", parent="org") == 0.5
+
+
+def test_given_quotas_when_scraped_then_nominal_quotas_and_cluster_capacity_are_exported(client, busy_cluster):
+    found = samples(client.get(reverse("metrics")).content.decode())
+
+    assert (
+        value(
+            found,
+            "fairportal_cluster_queue_nominal_quota",
+            cluster_queue="gpu-training",
+            cohort="research",
+            flavor="a100",
+            resource="nvidia.com/gpu",
+        )
+        == 16
+    )
+    assert (
+        value(found, "fairportal_cohort_nominal_quota", cohort="research", flavor="a100", resource="nvidia.com/gpu")
+        == 8
+    )
+    # 16 + 8 (gpu-training) + 4 (gpu-inference) + 8 (research's own)
+    assert value(found, "fairportal_cluster_capacity", resource="nvidia.com/gpu") == 36
+    assert value(found, "fairportal_cluster_capacity", resource="cpu") == 128 + 32 + 0.25
+
+
+def test_given_budget_when_scraped_then_allocated_hours_are_exported_and_used_only_with_accounting(
+    client, busy_cluster
+):
+    Budget.objects.create(
+        name="vision-gpu",
+        local_queue=busy_cluster["vision"],
+        kind="ResourceHours",
+        resource="nvidia.com/gpu",
+        allocated_hours=500,
+    )
+
+    found = samples(client.get(reverse("metrics")).content.decode())
+
+    labels = {
+        "budget": "vision-gpu",
+        "kind": "ResourceHours",
+        "target_kind": "local_queue",
+        "target": "team-vision/training",
+        "resource": "nvidia.com/gpu",
+    }
+    assert value(found, "fairportal_budget_allocated_hours", **labels) == 500
+    assert not any(name == "fairportal_budget_used_hours" for name, _ in found)
+
+    budget = Budget.objects.get()
+    with_accounting = DatabaseCollector(
+        budget_usage=lambda budgets: {budget.pk: BudgetState(used_hours=512.5, exhausted=True)}
+    )
+    families = {f.name: f for f in with_accounting.collect()}
+    assert families["fairportal_budget_used_hours"].samples[0].value == 512.5
+    assert families["fairportal_budget_exhausted"].samples[0].value == 1.0
+
+
+def test_given_control_loop_observations_then_they_appear_on_the_same_page(client, db):
+    ADMISSIONS.labels(cluster_queue="cq-metrics-test", admission_mode="TimeAware").inc(3)
+    ADMISSION_PASS_DURATION.labels(scope="cohort:metrics-test").observe(0.04)
+
+    found = samples(client.get(reverse("metrics")).content.decode())
+
+    assert value(found, "fairportal_admissions_total", cluster_queue="cq-metrics-test", admission_mode="TimeAware") == 3
+    assert value(found, "fairportal_admission_pass_duration_seconds_count", scope="cohort:metrics-test") == 1
+
+
+def test_given_bigger_cluster_then_a_scrape_makes_the_same_number_of_queries(busy_cluster, django_assert_num_queries):
+    def scrape() -> None:
+        list(DatabaseCollector().collect())
+
+    with django_assert_num_queries(9):
+        scrape()
+    cq = ClusterQueue.objects.get(name="batch-cpu")
+    flavor = ResourceFlavor.objects.get(name="default-cpu")
+    for i in range(10):
+        queue = LocalQueue.objects.create(namespace=busy_cluster["etl"].namespace, name=f"extra-{i}", cluster_queue=cq)
+        admit(queue, f"extra-{i}", {"cpu": "1", "memory": "1Gi"}, flavor.name)
+    with django_assert_num_queries(9):
+        scrape()
+
+
+def test_given_metrics_token_when_scraped_without_it_then_401_and_with_it_200(client, settings, db):
+    settings.METRICS_TOKEN = "s3cret"
+
+    assert client.get(reverse("metrics")).status_code == 401
+    assert client.get(reverse("metrics"), HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    assert client.get(reverse("metrics"), HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200

@@ -1,0 +1,106 @@
+"""The HTTP surface of Kueue interop: staff only (session or token), dry run and apply, export."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from queues.interop.kueue.apply import import_manifests
+from queues.models import ClusterQueue, PolicyChange
+from tests.queues.interop.conftest import manifest
+
+pytestmark = pytest.mark.django_db
+
+IMPORT = reverse("interop:kueue-import")
+EXPORT = reverse("interop:kueue-export")
+
+
+def make_user(username: str, *, staff: bool = False):
+    return get_user_model().objects.create_user(username=username, password="pw", is_staff=staff)
+
+
+@pytest.fixture
+def staff_client() -> APIClient:
+    user = make_user("ops", staff=True)
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def test_given_tenant_or_anonymous_when_importing_then_refused():
+    tenant = APIClient()
+    tenant.force_authenticate(make_user("alice"))
+
+    assert APIClient().post(IMPORT, "x", content_type="application/yaml").status_code in (401, 403)
+    assert tenant.post(IMPORT, "x", content_type="application/yaml").status_code == 403
+    assert tenant.get(EXPORT).status_code == 403
+
+
+def test_given_staff_when_dry_run_with_yaml_body_then_diff_and_nothing_saved(staff_client, cluster_v1beta2):
+    response = staff_client.post(f"{IMPORT}?dryRun=true", cluster_v1beta2, content_type="application/yaml")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["dryRun"] is True and body["applied"] is False
+    assert body["summary"] == {"created": 19, "updated": 0, "unchanged": 0}
+    assert not ClusterQueue.objects.exists()
+
+
+def test_given_staff_when_applying_json_body_then_saved_and_audited_as_api(staff_client, cluster_v1beta2):
+    response = staff_client.post(IMPORT, {"manifests": cluster_v1beta2}, format="json")
+
+    assert response.status_code == 200 and response.json()["applied"] is True
+    assert ClusterQueue.objects.count() == 3
+    rows = PolicyChange.objects.all()
+    assert {row.surface for row in rows} == {"api"} and {row.actor_name for row in rows} == {"ops"}
+
+
+def test_given_invalid_manifests_when_posted_then_400_with_every_error(staff_client):
+    response = staff_client.post(IMPORT, manifest("invalid-quantities.yaml"), content_type="text/plain")
+
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert len(errors) == 2 and errors[0].startswith("document 3 (ClusterQueue 'negative'): spec.resourceGroups[0]")
+    assert not ClusterQueue.objects.exists()
+
+
+def test_given_json_without_manifests_when_posted_then_400_names_the_field(staff_client):
+    response = staff_client.post(IMPORT, {"dryRun": True}, format="json")
+
+    assert response.status_code == 400
+    assert response.json() == {"errors": ["manifests: required, the YAML text of the manifests"]}
+
+
+def test_given_token_of_staff_user_when_exporting_then_yaml_with_warnings_as_comments(cluster_v1beta2):
+    user = make_user("robot", staff=True)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.post(IMPORT, cluster_v1beta2, content_type="application/yaml")
+
+    response = client.get(f"{EXPORT}?apiVersion=v1beta1")
+
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/yaml")
+    text = response.content.decode()
+    assert text.startswith("# warning: Cohort org: admissionScope on a Cohort follows KEP-4136")
+    assert {d["apiVersion"] for d in yaml.safe_load_all(text)} == {"kueue.x-k8s.io/v1beta1"}
+
+
+def test_given_json_accept_when_exporting_then_documents_and_warnings(staff_client, cluster_v1beta2):
+    staff_client.post(IMPORT, cluster_v1beta2, content_type="application/yaml")
+
+    body = staff_client.get(EXPORT, HTTP_ACCEPT="application/json").json()
+
+    assert len(body["documents"]) == 16 and body["warnings"]
+    assert staff_client.get(f"{EXPORT}?apiVersion=v2").status_code == 400
+
+
+def test_given_imported_priority_classes_then_staff_see_them_in_the_admin(admin_client, cluster_v1beta2):
+    import_manifests(cluster_v1beta2, dry_run=False)
+
+    page = admin_client.get(reverse("admin:queues_workloadpriorityclass_changelist")).content.decode()
+
+    assert "production" in page and "best-effort" in page
