@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import BigIntegerField, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import BigIntegerField, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
@@ -232,10 +232,6 @@ def segments(budget_id: int, start: datetime, end: datetime | None) -> list[Segm
         if high > low:
             result.append(Segment(low, high, amount / seconds))
     return result
-
-
-def last_charged(budget_id: int) -> datetime | None:
-    return BudgetCharge.objects.filter(budget_id=budget_id).aggregate(last=Max("charged_to"))["last"]
 
 
 def measure(budget: Budget, now: datetime, *, burn_window_seconds: int, previous: BudgetState | None) -> Measurement | None:

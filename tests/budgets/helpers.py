@@ -35,6 +35,13 @@ def cluster(
     return cq, make_local_queue(namespace, queue, cq)
 
 
+def add_gpu_quota(cq: ClusterQueue, gpus: str, flavor: str = "default") -> None:
+    ClusterQueueQuota.objects.create(
+        cluster_queue=cq, flavor=ResourceFlavor.objects.get_or_create(name=flavor)[0], resource="nvidia.com/gpu",
+        nominal=parse_millis(gpus),
+    )
+
+
 def budget(target: LocalQueue | Any, *, hours: str = "1", **fields: Any) -> Budget:
     """A budget anchored at ``T0`` on a LocalQueue (or ``namespace=``/``cluster_queue=`` in fields)."""
     if isinstance(target, LocalQueue):

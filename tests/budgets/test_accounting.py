@@ -13,6 +13,7 @@ from queues.engine.quantities import parse_millis
 from queues.models import AdmissionRecord, ClusterQueueQuota, ResourceFlavor
 from queues.services import cluster as cluster_service
 from tests.budgets.helpers import T0, admission_pass, at, budget, cluster, evict, finish, reconcile, submit
+from tests.queues.loop_fixtures import make_local_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -161,8 +162,6 @@ def test_given_an_interval_that_started_before_the_anchor_then_only_the_part_aft
 
 def test_given_namespace_and_cluster_queue_budgets_then_each_counts_the_intervals_of_its_target():
     cq, lq_a = cluster(cpu="16")
-    from tests.queues.loop_fixtures import make_local_queue
-
     lq_b = make_local_queue("team-b", "main", cq)
     lq_a2 = make_local_queue("team-a", "batch", cq)
     ns_budget = budget(lq_a.namespace, name="ns", hours="10", namespace=lq_a.namespace, local_queue=None)
@@ -181,7 +180,7 @@ def test_given_namespace_and_cluster_queue_budgets_then_each_counts_the_interval
 def test_given_a_gpu_hours_budget_on_one_flavor_then_only_requests_placed_on_that_flavor_count():
     cq, lq = cluster()
     a100, h100 = ResourceFlavor.objects.create(name="a100"), ResourceFlavor.objects.create(name="h100")
-    for order, (flavor, gpus) in enumerate(((a100, "2"), (h100, "4")), start=1):
+    for order, (flavor, gpus) in enumerate(((a100, "2"), (h100, "4")), start=1):  # a100 is tried first
         ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, flavor_order=order, resource="nvidia.com/gpu",
                                          nominal=parse_millis(gpus))
     all_gpus = budget(lq, name="all-gpus", hours="100", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu")

@@ -10,7 +10,18 @@ import pytest
 from budgets import services
 from budgets.models import Budget, BudgetEvent
 from queues.models import AdmissionRecord, PolicyChange, QueueHold, Surface, WorkloadState
-from tests.budgets.helpers import T0, admission_pass, at, budget, cluster, reconcile, state_of, submit
+from tests.budgets.helpers import (
+    T0,
+    add_gpu_quota,
+    admission_pass,
+    at,
+    budget,
+    cluster,
+    finish,
+    reconcile,
+    state_of,
+    submit,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -67,8 +78,6 @@ def test_given_monthly_renewal_when_the_next_period_starts_then_the_hold_lifts_b
     team = budget(lq, hours="1", renewal=Budget.Renewal.MONTHLY)
     job = submit(lq, "march", duration=3600)
     admission_pass(cq, T0 + timedelta(days=30))  # 31 March 00:00, finishes 01:00
-    from tests.budgets.helpers import finish
-
     finish(job, T0 + timedelta(days=30, hours=1))
     assert reconcile(team, T0 + timedelta(days=30, hours=2)).hold == "placed"
     waiting = submit(lq, "april")
@@ -113,11 +122,7 @@ def test_given_an_exhausted_budget_when_the_allocation_is_raised_then_the_hold_l
 
 def test_given_a_gpu_hours_budget_then_the_hold_message_names_budget_used_allocated_and_reset_date():
     cq, lq = cluster()
-    from queues.engine.quantities import parse_millis
-    from queues.models import ClusterQueueQuota, ResourceFlavor
-
-    ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=ResourceFlavor.objects.get(name="default"),
-                                     resource="nvidia.com/gpu", nominal=parse_millis("8"))
+    add_gpu_quota(cq, "8")
     gpus = budget(lq, name="vision-gpu-hours", hours="20", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu",
                   renewal=Budget.Renewal.MONTHLY)
     submit(lq, "train", requests={"cpu": "1", "nvidia.com/gpu": "8"}, duration=36000)

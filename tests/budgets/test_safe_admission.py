@@ -7,7 +7,7 @@ import pytest
 from budgets.models import Budget
 from queues import gates
 from queues.models import WorkloadState
-from tests.budgets.helpers import admission_pass, at, budget, cluster, reconcile, state_of, submit
+from tests.budgets.helpers import add_gpu_quota, admission_pass, at, budget, cluster, reconcile, state_of, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -58,11 +58,7 @@ def test_given_safe_admission_off_then_max_runtime_does_not_gate():
 
 def test_given_a_gpu_budget_then_the_worst_case_counts_the_requested_gpus():
     cq, lq = cluster()
-    from queues.engine.quantities import parse_millis
-    from queues.models import ClusterQueueQuota, ResourceFlavor
-
-    ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=ResourceFlavor.objects.get(name="default"),
-                                     resource="nvidia.com/gpu", nominal=parse_millis("8"))
+    add_gpu_quota(cq, "8")
     budget(lq, name="gpus", hours="10", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu", safe_admission=True)
     eight_gpus = submit(lq, "eight", requests={"cpu": "1", "nvidia.com/gpu": "8"}, max_runtime=2 * 3600)  # 16 GPU-h
     cpu_only = submit(lq, "cpu-only", max_runtime=100 * 3600)  # charges no GPU-hours

@@ -10,9 +10,7 @@ from django.test import override_settings
 
 from budgets.models import Budget
 from budgets.status import Measurement, build_status, first_crossing, forecast, format_hours
-from queues.engine.quantities import parse_millis
-from queues.models import ClusterQueueQuota, ResourceFlavor
-from tests.budgets.helpers import admission_pass, at, budget, cluster, finish, reconcile, submit
+from tests.budgets.helpers import add_gpu_quota, admission_pass, at, budget, cluster, finish, reconcile, submit
 
 T = datetime(2026, 5, 1, tzinfo=UTC)
 
@@ -56,8 +54,7 @@ def test_given_hours_then_they_print_with_at_most_two_decimals(hours, text):
 @override_settings(BUDGET_BURN_RATE_WINDOW_SECONDS=3600)
 def test_given_two_gpus_burning_for_two_hours_then_status_reports_rate_forecast_and_top_consumer():
     cq, lq = cluster()
-    ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=ResourceFlavor.objects.get(name="default"),
-                                     resource="nvidia.com/gpu", nominal=parse_millis("4"))
+    add_gpu_quota(cq, "4")
     gpus = budget(lq, name="gpu-hours", hours="10", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu")
     submit(lq, "one-gpu-a", requests={"cpu": "1", "nvidia.com/gpu": "1"})
     submit(lq, "one-gpu-b", requests={"cpu": "1", "nvidia.com/gpu": "1"})
