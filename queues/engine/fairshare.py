@@ -35,13 +35,15 @@ class ShareNode:
     deserved: Mapping[str, float]
     demand: Mapping[str, float]
     usage: Mapping[str, float]
-    children: list["ShareNode"] = field(default_factory=list)
+    children: list[ShareNode] = field(default_factory=list)
 
 
-def divide(total: float, weights: list[float], deserved: list[float], demand: list[float], usage: list[float], k: float) -> list[float]:
+def divide(
+    total: float, weights: list[float], deserved: list[float], demand: list[float], usage: list[float], k: float
+) -> list[float]:
     """Split ``total`` among siblings: deserved first, then weighted, usage-adjusted rounds."""
     count = len(weights)
-    given = [max(0.0, min(d, q)) for d, q in zip(deserved, demand)]
+    given = [max(0.0, min(d, q)) for d, q in zip(deserved, demand, strict=True)]
     first = sum(given)
     if first > total and first > 0:  # over-committed deserved quota: scale down evenly
         given = [g * total / first for g in given]
@@ -101,7 +103,7 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
             [child.usage.get(resource, 0.0) * scale for child in children],
             k,
         )
-        for child, amount in zip(children, split):
+        for child, amount in zip(children, split, strict=True):
             shares[child.node_id][resource] = amount
     for child in node.children:
         _descend(child, shares, capacity, k)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from queues.engine.quota import FlavorResource
-from queues.engine.types import Workload
+from queues.engine.types import PREEMPT_LOWER_OR_NEWER_EQUAL, PREEMPT_LOWER_PRIORITY, Workload
 
 T = TypeVar("T")
 
@@ -70,3 +70,14 @@ def find_victims(
     final = fits()
     assert final is not None  # the state is one that fitted
     return final, kept
+
+
+def may_preempt(policy: str, preemptor: Workload, victim: Workload) -> bool:
+    """Kueue's ``withinClusterQueue`` rule: may ``preemptor`` evict ``victim`` under ``policy``?"""
+    if policy == PREEMPT_LOWER_PRIORITY:
+        return victim.priority < preemptor.priority
+    if policy == PREEMPT_LOWER_OR_NEWER_EQUAL:
+        return victim.priority < preemptor.priority or (
+            victim.priority == preemptor.priority and victim.queued_at > preemptor.queued_at
+        )
+    return False

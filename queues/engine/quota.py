@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas, ResourceQuota
+from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas
 
 FlavorResource = tuple[str, str]
 
@@ -41,7 +41,7 @@ class FitFailure:
 
 
 class _Node:
-    __slots__ = ("name", "parent", "nominal", "borrowing", "lending", "subtree", "guaranteed", "usage", "children")
+    __slots__ = ("name", "parent", "nominal", "borrowing", "lending", "subtree", "guaranteed", "usage")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -52,7 +52,6 @@ class _Node:
         self.subtree: dict[FlavorResource, int] = {}
         self.guaranteed: dict[FlavorResource, int] = {}
         self.usage: dict[FlavorResource, int] = {}
-        self.children: list[_Node] = []
 
 
 def resource_groups(quotas: Iterable[FlavorQuotas]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -74,6 +73,9 @@ class QuotaTree:
     def __init__(self, cohorts: Iterable[Cohort], cluster_queues: Iterable[ClusterQueue]) -> None:
         self._cohorts: dict[str, _Node] = {}
         self._queues: dict[str, _Node] = {}
+        # Children live here, not on the nodes: nodes only point up, so a tree has no reference
+        # cycles and is freed as soon as a pass drops it.
+        self._children: dict[_Node, list[_Node]] = {}
         cohort_list = list(cohorts)
         for cohort in cohort_list:
             node = _Node(cohort.name)
@@ -91,33 +93,23 @@ class QuotaTree:
                 self._attach(node, queue.cohort)
             self.groups[queue.name] = resource_groups(queue.quotas)
         for node in self._roots():
-            _compute_subtree(node)
+            _compute_subtree(node, self._children)
 
     def _attach(self, node: _Node, parent_name: str) -> None:
         parent = self._cohorts.get(parent_name)
         if parent is None:  # a cohort only named by its members: an implicit empty cohort
             parent = self._cohorts[parent_name] = _Node(parent_name)
         node.parent = parent
-        parent.children.append(node)
+        self._children.setdefault(parent, []).append(node)
 
     def _roots(self) -> list[_Node]:
         return [node for node in (*self._cohorts.values(), *self._queues.values()) if node.parent is None]
 
     # --- reading ---------------------------------------------------------------------------
 
-    def queue_node(self, name: str) -> _Node:
-        return self._queues[name]
-
-    def cohort_node(self, name: str) -> _Node:
-        return self._cohorts[name]
-
     def available(self, queue: str, fr: FlavorResource) -> int:
         """How much more of ``fr`` ClusterQueue ``queue`` can take now (may be negative if overcommitted)."""
         return _available(self._queues[queue], fr, use_usage=True)
-
-    def ceiling(self, queue: str, fr: FlavorResource) -> int:
-        """The most of ``fr`` the queue could ever hold, with nothing else running."""
-        return _available(self._queues[queue], fr, use_usage=False)
 
     def usage(self, queue: str, fr: FlavorResource) -> int:
         return self._queues[queue].usage.get(fr, 0)
@@ -129,13 +121,6 @@ class QuotaTree:
         """Whether the queue uses more of ``fr`` than its nominal quota."""
         node = self._queues[queue]
         return node.usage.get(fr, 0) > node.nominal.get(fr, 0)
-
-    def root_capacity(self, queue: str) -> dict[str, int]:
-        """Per resource (all flavors), the nominal quota of the whole tree the queue belongs to."""
-        node = self._queues[queue]
-        while node.parent is not None:
-            node = node.parent
-        return _nominal_total(node)
 
     def queue_reach(self, queue: str) -> dict[str, int]:
         """Per resource (all flavors), the most the queue could ever hold (its ceilings summed)."""
@@ -153,7 +138,7 @@ class QuotaTree:
     def subtree_nominal(self, kind: str, name: str) -> dict[str, int]:
         """Per resource, the nominal quota held in a cohort's subtree or by a ClusterQueue."""
         node = self._cohorts[name] if kind == "cohort" else self._queues[name]
-        return _nominal_total(node)
+        return _nominal_total(node, self._children)
 
     # --- assignment ------------------------------------------------------------------------
 
@@ -211,11 +196,6 @@ class QuotaTree:
                 return False
         return all(any(r in covered for covered, _ in self.groups[queue]) for r in requests if requests[r] > 0)
 
-    def fits(self, queue: str, amounts: Mapping[FlavorResource, int]) -> bool:
-        """Whether every ``(flavor, resource): amount`` fits the queue's availability now."""
-        node = self._queues[queue]
-        return all(amount <= _available(node, fr, use_usage=True) for fr, amount in amounts.items())
-
     # --- usage ------------------------------------------------------------------------------
 
     def add(self, queue: str, amounts: Mapping[FlavorResource, int]) -> None:
@@ -247,10 +227,10 @@ def _load_quotas(node: _Node, quotas: Iterable[FlavorQuotas]) -> None:
                 node.lending[fr] = quota.lending_limit
 
 
-def _compute_subtree(node: _Node) -> None:
+def _compute_subtree(node: _Node, children: Mapping[_Node, list[_Node]]) -> None:
     subtree = dict(node.nominal)
-    for child in node.children:
-        _compute_subtree(child)
+    for child in children.get(node, ()):
+        _compute_subtree(child, children)
         for fr, amount in child.subtree.items():
             lent = amount - child.guaranteed.get(fr, 0)
             subtree[fr] = subtree.get(fr, 0) + lent
@@ -258,14 +238,14 @@ def _compute_subtree(node: _Node) -> None:
     node.guaranteed = {fr: max(0, subtree.get(fr, 0) - limit) for fr, limit in node.lending.items()}
 
 
-def _nominal_total(node: _Node) -> dict[str, int]:
+def _nominal_total(node: _Node, children: Mapping[_Node, list[_Node]]) -> dict[str, int]:
     total: dict[str, int] = {}
     stack = [node]
     while stack:
         current = stack.pop()
         for (_, resource), amount in current.nominal.items():
             total[resource] = total.get(resource, 0) + amount
-        stack.extend(current.children)
+        stack.extend(children.get(current, ()))
     return total
 
 
@@ -308,16 +288,3 @@ def _remove_usage(node: _Node, fr: FlavorResource, amount: int) -> None:
             return
         amount = min(amount, stored_in_parent)
         current = current.parent
-
-
-def capacity_by_resource(quotas: Iterable[FlavorQuotas]) -> dict[str, int]:
-    """Nominal quota per resource over all flavors."""
-    total: dict[str, int] = {}
-    for flavor_quotas in quotas:
-        for resource, quota in flavor_quotas.resources.items():
-            total[resource] = total.get(resource, 0) + quota.nominal
-    return total
-
-
-def empty_quota() -> ResourceQuota:
-    return ResourceQuota(nominal=0)

@@ -57,9 +57,7 @@ def format_score(mode: str, score: float) -> str:
     return f"{value:.4g}"
 
 
-def waiting_for_fair_share(
-    kind: str, ahead: str, ahead_score: str, own: str, own_score: str, shortage: str
-) -> str:
+def waiting_for_fair_share(kind: str, ahead: str, ahead_score: str, own: str, own_score: str, shortage: str) -> str:
     return (
         f"{kind} {ahead} was ahead in fair-share order (score {ahead_score}; {own} has {own_score}) "
         f"and was admitted first; now {shortage}"

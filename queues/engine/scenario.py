@@ -62,8 +62,18 @@ BUDGET_ACTIONS = (STOP_HOLD, STOP_HOLD_AND_DRAIN)
 DEFAULT_TICK_SECONDS = 60
 
 _TOP_FIELDS = (
-    "name", "description", "clock", "policy", "resourceFlavors", "cohorts", "clusterQueues",
-    "namespaces", "localQueues", "budgets", "workloads", "generators",
+    "name",
+    "description",
+    "clock",
+    "policy",
+    "resourceFlavors",
+    "cohorts",
+    "clusterQueues",
+    "namespaces",
+    "localQueues",
+    "budgets",
+    "workloads",
+    "generators",
 )
 
 
@@ -227,7 +237,11 @@ def _weight(value: Any, where: str, *, positive: bool = False) -> float:
 
 
 def _integer(value: Any, where: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not value.is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         raise ValidationError(where, f"expected a whole number, got {value!r}")
     number = int(value)
     if minimum is not None and number < minimum:
@@ -243,7 +257,7 @@ def _choice(value: Any, where: str, choices: tuple[str, ...]) -> str:
 
 def _unique(names: list[str], where_of: list[str], what: str) -> None:
     seen: dict[str, str] = {}
-    for name, where in zip(names, where_of):
+    for name, where in zip(names, where_of, strict=True):
         if name in seen:
             raise ValidationError(where, f"duplicate {what} {name!r} (also at {seen[name]})")
         seen[name] = where
@@ -268,9 +282,13 @@ def _quotas(value: Any, where: str, flavors: set[str], *, allow_limits: bool, ow
         entry = _mapping(entry, entry_where, ("flavor", "resources"))
         flavor = _name(_required(entry, "flavor", entry_where), _join(entry_where, "flavor"))
         if flavor not in flavors:
-            raise ValidationError(_join(entry_where, "flavor"), f"unknown resource flavor {flavor!r} (declare it in resourceFlavors)")
+            raise ValidationError(
+                _join(entry_where, "flavor"), f"unknown resource flavor {flavor!r} (declare it in resourceFlavors)"
+            )
         if flavor in seen:
-            raise ValidationError(_join(entry_where, "flavor"), f"flavor {flavor!r} is listed twice (also at {seen[flavor]})")
+            raise ValidationError(
+                _join(entry_where, "flavor"), f"flavor {flavor!r} is listed twice (also at {seen[flavor]})"
+            )
         seen[flavor] = entry_where
         resources_where = _join(entry_where, "resources")
         resources_data = _required(entry, "resources", entry_where)
@@ -367,10 +385,19 @@ def parse_scenario(document: Mapping[str, Any]) -> Scenario:
     workloads = _workloads(doc.get("workloads"), locals_by_key)
     generators = _generators(doc.get("generators"), locals_by_key)
     scenario = Scenario(
-        name=name, clock=clock, policy=policy, flavors=tuple(flavor_names), cohorts=cohorts,
-        cluster_queues=cluster_queues, namespaces=namespaces, local_queues=local_queues,
-        initial_usage=frozen_map(initial_usage), budgets=budgets, workloads=workloads,
-        generators=generators, description=description,
+        name=name,
+        clock=clock,
+        policy=policy,
+        flavors=tuple(flavor_names),
+        cohorts=cohorts,
+        cluster_queues=cluster_queues,
+        namespaces=namespaces,
+        local_queues=local_queues,
+        initial_usage=frozen_map(initial_usage),
+        budgets=budgets,
+        workloads=workloads,
+        generators=generators,
+        description=description,
     )
     _check_workload_names(scenario)
     return scenario
@@ -403,8 +430,13 @@ def _cohorts(value: Any, flavors: set[str]) -> tuple[Cohort, ...]:
             parent = _name(parent, _join(where, "parent"))
         weight = _weight(entry.get("weight", 1), _join(where, "weight"))
         mode = _admission_mode(entry, where)
-        quotas = _quotas(entry.get("quotas"), _join(where, "quotas"), flavors, allow_limits=parent is not None,
-                         owner=f"cohort {name}")
+        quotas = _quotas(
+            entry.get("quotas"),
+            _join(where, "quotas"),
+            flavors,
+            allow_limits=parent is not None,
+            owner=f"cohort {name}",
+        )
         parsed.append((Cohort(name, parent, weight, mode, quotas), where))
     _unique([c.name for c, _ in parsed], [_join(w, "name") for _, w in parsed], "cohort")
     names = {c.name for c, _ in parsed}
@@ -436,17 +468,32 @@ def _cluster_queues(value: Any, flavors: set[str], cohorts: set[str]) -> tuple[C
             if cohort not in cohorts:
                 raise ValidationError(_join(where, "cohort"), f"unknown cohort {cohort!r} (declare it in cohorts)")
         weight = _weight(entry.get("weight", 1), _join(where, "weight"))
-        strategy = _choice(entry.get("queueingStrategy", "BestEffortFIFO"), _join(where, "queueingStrategy"), QUEUEING_STRATEGIES)
+        strategy = _choice(
+            entry.get("queueingStrategy", "BestEffortFIFO"), _join(where, "queueingStrategy"), QUEUEING_STRATEGIES
+        )
         mode = _admission_mode(entry, where)
-        quotas = _quotas(entry.get("quotas"), _join(where, "quotas"), flavors, allow_limits=cohort is not None,
-                         owner=f"ClusterQueue {name}")
+        quotas = _quotas(
+            entry.get("quotas"),
+            _join(where, "quotas"),
+            flavors,
+            allow_limits=cohort is not None,
+            owner=f"ClusterQueue {name}",
+        )
         preemption = Preemption()
         if entry.get("preemption") is not None:
             p_where = _join(where, "preemption")
             p = _mapping(entry["preemption"], p_where, ("withinClusterQueue", "reclaimWithinCohort"))
             preemption = Preemption(
-                _choice(p.get("withinClusterQueue", "Never"), _join(p_where, "withinClusterQueue"), WITHIN_CLUSTER_QUEUE_POLICIES),
-                _choice(p.get("reclaimWithinCohort", "Never"), _join(p_where, "reclaimWithinCohort"), RECLAIM_WITHIN_COHORT_POLICIES),
+                _choice(
+                    p.get("withinClusterQueue", "Never"),
+                    _join(p_where, "withinClusterQueue"),
+                    WITHIN_CLUSTER_QUEUE_POLICIES,
+                ),
+                _choice(
+                    p.get("reclaimWithinCohort", "Never"),
+                    _join(p_where, "reclaimWithinCohort"),
+                    RECLAIM_WITHIN_COHORT_POLICIES,
+                ),
             )
         stop = _choice(entry.get("stopPolicy", "None"), _join(where, "stopPolicy"), STOP_POLICIES)
         result.append(ClusterQueue(name, cohort, weight, strategy, mode, quotas, preemption, stop))
@@ -494,11 +541,22 @@ def _local_queues(value: Any, queues: set[str]) -> tuple[tuple[LocalQueue, ...],
     return tuple(result), usage
 
 
-def _budgets(value: Any, locals_by_key: Mapping[str, LocalQueue], namespaces: set[str], queues: set[str],
-             flavors: set[str]) -> tuple[BudgetSpec, ...]:
+def _budgets(
+    value: Any, locals_by_key: Mapping[str, LocalQueue], namespaces: set[str], queues: set[str], flavors: set[str]
+) -> tuple[BudgetSpec, ...]:
     result: list[BudgetSpec] = []
     targets = {"localQueue": set(locals_by_key), "namespace": namespaces, "clusterQueue": queues}
-    known = ("name", "localQueue", "namespace", "clusterQueue", "kind", "allocatedHours", "resource", "flavor", "action")
+    known = (
+        "name",
+        "localQueue",
+        "namespace",
+        "clusterQueue",
+        "kind",
+        "allocatedHours",
+        "resource",
+        "flavor",
+        "action",
+    )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
         entry = _mapping(entry, where, known)
@@ -549,8 +607,18 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
             if duration <= 0:
                 raise ValidationError(_join(where, "duration"), "must be greater than 0s")
         pod_sets = _pod_sets(_required(entry, "podSets", where), _join(where, "podSets"))
-        result.append(WorkloadSpec(name, local_queue, priority, created_at, submit_at, duration, pod_sets,
-                                   frozen_map(total_requests(pod_sets))))
+        result.append(
+            WorkloadSpec(
+                name,
+                local_queue,
+                priority,
+                created_at,
+                submit_at,
+                duration,
+                pod_sets,
+                frozen_map(total_requests(pod_sets)),
+            )
+        )
     return tuple(result)
 
 
@@ -588,10 +656,18 @@ def expand_generators(generators: tuple[GeneratorSpec, ...]) -> list[WorkloadSpe
             if index and generator.interarrival_seconds > 0:
                 t += rng.expovariate(1.0 / generator.interarrival_seconds)
             submit = float(round(t))
-            result.append(WorkloadSpec(
-                f"{generator.name}-{index + 1:0{width}d}", generator.local_queue, generator.priority, submit, submit,
-                generator.duration_seconds, generator.pod_sets, requests,
-            ))
+            result.append(
+                WorkloadSpec(
+                    f"{generator.name}-{index + 1:0{width}d}",
+                    generator.local_queue,
+                    generator.priority,
+                    submit,
+                    submit,
+                    generator.duration_seconds,
+                    generator.pod_sets,
+                    requests,
+                )
+            )
     return result
 
 
@@ -605,8 +681,14 @@ def _check_workload_names(scenario: Scenario) -> None:
     for index, generator in enumerate(scenario.generators):
         prefix = f"{generator.name}-"
         for name, where in seen.items():
-            if name.startswith(prefix) and name[len(prefix):].isdigit() and 1 <= int(name[len(prefix):]) <= generator.count:
-                raise ValidationError(f"generators[{index}].name", f"generated names {prefix}N clash with {where} ({name!r})")
+            if (
+                name.startswith(prefix)
+                and name[len(prefix) :].isdigit()
+                and 1 <= int(name[len(prefix) :]) <= generator.count
+            ):
+                raise ValidationError(
+                    f"generators[{index}].name", f"generated names {prefix}N clash with {where} ({name!r})"
+                )
 
 
 # --- --set editing ----------------------------------------------------------------------------
@@ -625,8 +707,18 @@ _LIST_KEYS = {
     "podSets": ("name",),
 }
 # Mapping fields ``--set`` may create when they are missing.
-_CONTAINERS = {"clock", "policy", "admissionScope", "preemption", "usageWindow", "resourceWeights", "quota",
-               "initialUsage", "resources", "requests"}
+_CONTAINERS = {
+    "clock",
+    "policy",
+    "admissionScope",
+    "preemption",
+    "usageWindow",
+    "resourceWeights",
+    "quota",
+    "initialUsage",
+    "resources",
+    "requests",
+}
 _QUOTA_FIELDS = ("nominal", "borrowingLimit", "lendingLimit")
 
 
@@ -658,7 +750,7 @@ def apply_set(document: dict[str, Any], assignment: str) -> None:
         if isinstance(node, list):
             match = _find_entry(node, list_name, remaining)
             if match is None:
-                raise ValidationError(where, f"no {list_name or 'list'} entry named {'.'.join(remaining)!r}")
+                raise ValidationError(where, f"no {list_name or 'list'} entry named {remaining[0]!r}")
             node, used = match
             i += used
             if i == len(segments):

@@ -23,17 +23,19 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from queues.engine.accounting import all_nodes, node_paths
+from queues.engine.candidates import PendingIndex
 from queues.engine.errors import ValidationError
 from queues.engine.planner import plan, scope_capacities
 from queues.engine.quantities import to_base_units
 from queues.engine.scenario import BudgetSpec, Scenario, WorkloadSpec
-from queues.engine.scopes import cohort_chains, queue_chain
 from queues.engine.types import (
     BUDGET_EXHAUSTED,
     PREEMPTED,
@@ -50,7 +52,7 @@ from queues.engine.types import (
 from queues.engine.usage import add_penalty, projected, prune_samples, sample, windowed_share
 
 _FINISH, _SUBMIT, _BUDGET, _SAMPLE, _TICK = range(5)
-_MAX_PASSES_PER_STEP = 8
+_MAX_PASSES_PER_STEP = 2
 
 
 @dataclass(slots=True)
@@ -113,37 +115,37 @@ class Simulation:
         self.tick = scenario.clock.tick_seconds
         specs = scenario.all_workloads()
         if self.horizon is None and any(w.duration_seconds is None for w in specs):
-            raise ValidationError("clock.horizon", "is required when a workload has no duration (it would never finish)")
+            raise ValidationError(
+                "clock.horizon", "is required when a workload has no duration (it would never finish)"
+            )
         self.locals = {lq.key: lq for lq in scenario.local_queues}
         self.queues = {q.name: q for q in scenario.cluster_queues}
-        cohorts = {c.name: c for c in scenario.cohorts}
-        chains = cohort_chains(cohorts)
-        self.paths: dict[str, tuple[str, ...]] = {}
-        for lq in scenario.local_queues:
-            queue = self.queues[lq.cluster_queue]
-            self.paths[lq.key] = (
-                node_id("localQueue", lq.key), node_id("namespace", lq.namespace), node_id("clusterQueue", queue.name),
-                *(node_id("cohort", c) for c in queue_chain(queue, chains)),
-            )
+        self.static = Snapshot(
+            policy=self.policy,
+            flavors=scenario.flavors,
+            cohorts=scenario.cohorts,
+            cluster_queues=scenario.cluster_queues,
+            namespaces=scenario.namespaces,
+            local_queues=scenario.local_queues,
+        )
+        self.paths = node_paths(self.static)
+        self.index = PendingIndex(self.static)  # pending work as passes read it, kept up to date
         self.jobs: dict[str, _Job] = {}
         for spec in specs:
-            workload = Workload(spec.name, spec.local_queue, spec.requests, spec.priority, float(spec.created_at), spec.pod_sets)
+            workload = Workload(
+                spec.name, spec.local_queue, spec.requests, spec.priority, float(spec.created_at), spec.pod_sets
+            )
             self.jobs[spec.name] = _Job(spec, workload, path=self.paths[spec.local_queue])
         self.pending: dict[str, _Job] = {}
         self.running: dict[str, _Job] = {}
         # Usage states and the admitted usage they sample.
-        node_ids = sorted({nid for path in self.paths.values() for nid in path}
-                          | {node_id("clusterQueue", q) for q in self.queues}
-                          | {node_id("cohort", c) for c in cohorts})
+        node_ids = all_nodes(self.static)
         self.current: dict[str, dict[str, int]] = {nid: {} for nid in node_ids}
         self.states: dict[str, UsageState] = {nid: UsageState(last_update=0.0) for nid in node_ids}
         for key, usage in scenario.initial_usage.items():
-            self.states[node_id("localQueue", key)] = UsageState(consumed=frozen_map({r: float(v) for r, v in usage.items()}),
-                                                                 last_update=0.0)
-        self.static = Snapshot(
-            policy=self.policy, flavors=scenario.flavors, cohorts=scenario.cohorts,
-            cluster_queues=scenario.cluster_queues, namespaces=scenario.namespaces, local_queues=scenario.local_queues,
-        )
+            self.states[node_id("localQueue", key)] = UsageState(
+                consumed=frozen_map({r: float(v) for r, v in usage.items()}), last_update=0.0
+            )
         # Capacity and utilisation.
         self.capacity: dict[str, int] = {}
         for owner in (*scenario.cluster_queues, *scenario.cohorts):
@@ -153,9 +155,9 @@ class Simulation:
         self.total_alloc: dict[str, _Integral] = {}
         self.lq_alloc: dict[str, dict[str, _Integral]] = {key: {} for key in self.locals}
         # TimeAware history.
-        self.time_aware = any(
-            q.admission_mode == TIME_AWARE for q in scenario.cluster_queues
-        ) or any(c.admission_mode == TIME_AWARE for c in scenario.cohorts)
+        self.time_aware = any(q.admission_mode == TIME_AWARE for q in scenario.cluster_queues) or any(
+            c.admission_mode == TIME_AWARE for c in scenario.cohorts
+        )
         self.scope_capacity = scope_capacities(self.static) if self.time_aware else {}
         self.history: dict[str, dict[str, list[tuple[float, float]]]] = {key: {} for key in self.locals}
         self.historical: dict[str, Mapping[str, float]] = {}
@@ -219,6 +221,7 @@ class Simulation:
                     payload.state = "Pending"
                     payload.pending_since = t
                     self.pending[payload.spec.name] = payload
+                    self.index.add(payload.pending)
                     dirty = True
                 elif kind == _BUDGET:
                     dirty |= self._check_budget(self.budgets[payload], t)
@@ -236,12 +239,15 @@ class Simulation:
         end = now if self.horizon is None else float(self.horizon)
         if self.horizon is not None and end > now:
             self._advance_budgets(end)
-        self._passes(end, reasons=True, force=True)
+        self._passes(end, reasons=True)
         return self._result(end)
 
-    def _passes(self, t: float, *, reasons: bool, force: bool = False) -> None:
+    def _passes(self, t: float, *, reasons: bool) -> None:
         for _ in range(_MAX_PASSES_PER_STEP):
-            decided = plan(self._snapshot(), t, reasons=reasons)
+            if reasons:
+                decided = plan(self._snapshot(with_pending=True), t)
+            else:
+                decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
             self.last_plan = decided
             self.fair_shares = decided.fair_shares
             evicted = self._apply(decided, t)
@@ -253,14 +259,21 @@ class Simulation:
             for reason in self.last_plan.pending:
                 self.jobs[reason.workload].reason = reason
 
-    def _snapshot(self) -> Snapshot:
-        workloads = [job.pending for job in self.pending.values()]
+    def _snapshot(self, *, with_pending: bool) -> Snapshot:
+        workloads = [job.pending for job in self.pending.values()] if with_pending else []
         workloads.extend(job.admitted for job in self.running.values())  # type: ignore[misc]
         s = self.static
         return Snapshot(
-            policy=s.policy, flavors=s.flavors, cohorts=s.cohorts, cluster_queues=s.cluster_queues,
-            namespaces=s.namespaces, local_queues=s.local_queues, workloads=tuple(workloads),
-            usage=self.states, holds=self.holds, historical_usage=self.historical,
+            policy=s.policy,
+            flavors=s.flavors,
+            cohorts=s.cohorts,
+            cluster_queues=s.cluster_queues,
+            namespaces=s.namespaces,
+            local_queues=s.local_queues,
+            workloads=tuple(workloads),
+            usage=self.states,
+            holds=self.holds,
+            historical_usage=self.historical,
         )
 
     # --- applying decisions -----------------------------------------------------------------
@@ -277,21 +290,37 @@ class Simulation:
             job.pending_since = t
             job.token += 1
             self.pending[job.spec.name] = job
-            event = {"t": _num(t), "type": "preempted" if eviction.code == PREEMPTED else "evicted",
-                     "workload": job.spec.name, "localQueue": eviction.local_queue,
-                     "clusterQueue": eviction.cluster_queue, "reason": eviction.code, "message": eviction.message}
+            self.index.add(job.pending)
+            event = {
+                "t": _num(t),
+                "type": "preempted" if eviction.code == PREEMPTED else "evicted",
+                "workload": job.spec.name,
+                "localQueue": eviction.local_queue,
+                "clusterQueue": eviction.cluster_queue,
+                "reason": eviction.code,
+                "message": eviction.message,
+            }
             if eviction.preemptor is not None:
                 event["preemptor"] = eviction.preemptor
             self.events.append(event)
         for admission in decided.admissions:
             job = self.pending.pop(admission.workload)
+            self.index.remove(job.pending)
             job.state = "Admitted"
             job.wait += t - job.pending_since
             job.admitted_at = t
             job.reason = None
             job.admitted = Workload(
-                job.pending.key, job.pending.local_queue, job.pending.requests, job.pending.priority,
-                job.pending.queued_at, job.pending.pod_sets, True, t, admission.cluster_queue, admission.assignment,
+                job.pending.key,
+                job.pending.local_queue,
+                job.pending.requests,
+                job.pending.priority,
+                job.pending.queued_at,
+                job.pending.pod_sets,
+                True,
+                t,
+                admission.cluster_queue,
+                admission.assignment,
             )
             self._take(job, t)
             for nid in job.path:
@@ -299,18 +328,31 @@ class Simulation:
             if job.spec.duration_seconds is not None:
                 job.token += 1
                 self._push(t + job.spec.duration_seconds, _FINISH, (job, job.token))
-            self.events.append({"t": _num(t), "type": "admitted", "workload": job.spec.name,
-                                "localQueue": admission.local_queue, "clusterQueue": admission.cluster_queue,
-                                "flavors": dict(sorted(admission.assignment.items()))})
+            self.events.append(
+                {
+                    "t": _num(t),
+                    "type": "admitted",
+                    "workload": job.spec.name,
+                    "localQueue": admission.local_queue,
+                    "clusterQueue": admission.cluster_queue,
+                    "flavors": dict(sorted(admission.assignment.items())),
+                }
+            )
         return bool(decided.evictions)
 
     def _finish(self, job: _Job, t: float) -> None:
         self._release(job, t)
         job.state = "Finished"
         job.finished_at = t
-        self.events.append({"t": _num(t), "type": "finished", "workload": job.spec.name,
-                            "localQueue": job.spec.local_queue,
-                            "clusterQueue": job.admitted.cluster_queue if job.admitted else None})
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "finished",
+                "workload": job.spec.name,
+                "localQueue": job.spec.local_queue,
+                "clusterQueue": job.admitted.cluster_queue if job.admitted else None,
+            }
+        )
 
     def _take(self, job: _Job, t: float) -> None:
         self.running[job.spec.name] = job
@@ -360,8 +402,9 @@ class Simulation:
             shares: dict[str, float] = {}
             for resource, points in per_resource.items():
                 prune_samples(points, t, window.size_seconds, window.type)
-                shares[resource] = windowed_share(points, [(0.0, float(capacity.get(resource, 0)))], t,
-                                                  window.size_seconds, window.type, half_life)
+                shares[resource] = windowed_share(
+                    points, [(0.0, float(capacity.get(resource, 0)))], t, window.size_seconds, window.type, half_life
+                )
             historical[key] = frozen_map(shares)
         self.historical = frozen_map(historical)
 
@@ -378,8 +421,11 @@ class Simulation:
             else:
                 assert spec.resource is not None
                 amount = job.spec.requests.get(spec.resource, 0)
-                if amount and (spec.flavor is None or job.admitted is None
-                               or job.admitted.assignment.get(spec.resource) == spec.flavor):
+                if amount and (
+                    spec.flavor is None
+                    or job.admitted is None
+                    or job.admitted.assignment.get(spec.resource) == spec.flavor
+                ):
                     rate += to_base_units(amount)
         return rate / 3600.0
 
@@ -404,8 +450,17 @@ class Simulation:
         message = f"{spec.label} is exhausted: {budget.used_hours:.4g} of {spec.allocated_hours:g} {unit} used"
         hold = Hold(spec.target_kind, spec.target, BUDGET_EXHAUSTED, message, spec.action == STOP_HOLD_AND_DRAIN)
         self.holds = (*self.holds, hold)
-        self.events.append({"t": _num(t), "type": "held", spec.target_kind: spec.target, "budget": spec.label,
-                            "reason": BUDGET_EXHAUSTED, "action": spec.action, "message": message})
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "held",
+                spec.target_kind: spec.target,
+                "budget": spec.label,
+                "reason": BUDGET_EXHAUSTED,
+                "action": spec.action,
+                "message": message,
+            }
+        )
         return True
 
     # --- output ------------------------------------------------------------------------------
@@ -426,14 +481,16 @@ class Simulation:
                 usage.setdefault(resource, []).append(round(consumed.get(resource, 0.0) / 1000, 6))
                 if share is not None:
                     series.fair_share.setdefault(key, {}).setdefault(resource, []).append(
-                        to_base_units(share.get(resource, 0)))
+                        to_base_units(share.get(resource, 0))
+                    )
 
     def _result(self, end: float) -> dict[str, Any]:
         workloads: dict[str, Any] = {}
         waits: list[float] = []
         per_queue_waits: dict[str, list[float]] = {key: [] for key in self.locals}
-        stats: dict[str, dict[str, int]] = {key: {"submitted": 0, "admitted": 0, "finished": 0, "pending": 0,
-                                                  "evictions": 0} for key in self.locals}
+        stats: dict[str, dict[str, int]] = {
+            key: {"submitted": 0, "admitted": 0, "finished": 0, "pending": 0, "evictions": 0} for key in self.locals
+        }
         admitted_names = {e["workload"] for e in self.events if e["type"] == "admitted"}
         for name, job in self.jobs.items():
             wait = job.wait + (end - job.pending_since if job.state == "Pending" else 0.0)
@@ -441,13 +498,15 @@ class Simulation:
             if job.state == "Pending" and job.reason is not None:
                 reason = {"code": job.reason.code, "message": job.reason.message, "position": job.reason.position}
             entry = {
-                "state": job.state, "localQueue": job.spec.local_queue,
+                "state": job.state,
+                "localQueue": job.spec.local_queue,
                 "clusterQueue": job.admitted.cluster_queue if job.admitted is not None else None,
                 "submitAt": _num(job.spec.submit_at),
                 "admittedAt": _num(job.admitted_at) if job.admitted_at is not None else None,
                 "finishedAt": _num(job.finished_at) if job.finished_at is not None else None,
                 "waitSeconds": _num(wait) if job.state != "NotSubmitted" else None,
-                "evictions": job.evictions, "pendingReason": reason,
+                "evictions": job.evictions,
+                "pendingReason": reason,
             }
             workloads[name] = entry
             if job.state == "NotSubmitted":
@@ -471,9 +530,17 @@ class Simulation:
         fairness: list[float] = []
         namespaces = {n.name: n for n in self.scenario.namespaces}
         for key, lq in sorted(self.locals.items()):
-            allocation = {r: round(_average(integral, end) / 1000, 6) for r, integral in sorted(self.lq_alloc[key].items())}
-            share = max((_average(integral, end) / self.capacity[r] for r, integral in self.lq_alloc[key].items()
-                         if self.capacity.get(r, 0) > 0), default=0.0)
+            allocation = {
+                r: round(_average(integral, end) / 1000, 6) for r, integral in sorted(self.lq_alloc[key].items())
+            }
+            share = max(
+                (
+                    _average(integral, end) / self.capacity[r]
+                    for r, integral in self.lq_alloc[key].items()
+                    if self.capacity.get(r, 0) > 0
+                ),
+                default=0.0,
+            )
             weight = lq.weight * namespaces[lq.namespace].weight
             per_local[key] = {
                 **stats[key],
@@ -489,26 +556,45 @@ class Simulation:
             "scenario": self.scenario.name,
             "events": self.events,
             "workloads": workloads,
-            "series": {"t": series.t, "allocation": series.allocation, "usage": series.usage,
-                       "fairShare": series.fair_share},
+            "series": {
+                "t": series.t,
+                "allocation": series.allocation,
+                "usage": series.usage,
+                "fairShare": series.fair_share,
+            },
             "summary": {
                 "utilization": utilization,
                 "jainIndex": round(jain_index(fairness), 6),
                 "waitSeconds": _percentiles(waits),
                 "perLocalQueue": per_local,
                 "endSeconds": _num(end),
-                "workloads": {"total": len(self.jobs), "finished": sum(j.state == "Finished" for j in self.jobs.values()),
-                              "admitted": sum(j.state == "Admitted" for j in self.jobs.values()),
-                              "pending": sum(j.state == "Pending" for j in self.jobs.values()),
-                              "notSubmitted": sum(j.state == "NotSubmitted" for j in self.jobs.values())},
+                "workloads": {
+                    "total": len(self.jobs),
+                    "finished": sum(j.state == "Finished" for j in self.jobs.values()),
+                    "admitted": sum(j.state == "Admitted" for j in self.jobs.values()),
+                    "pending": sum(j.state == "Pending" for j in self.jobs.values()),
+                    "notSubmitted": sum(j.state == "NotSubmitted" for j in self.jobs.values()),
+                },
                 "evictions": sum(j.evictions for j in self.jobs.values()),
             },
         }
 
 
 def simulate(scenario: Scenario) -> dict[str, Any]:
-    """Run ``scenario`` and return the result in the JSON contract of DESIGN.md."""
-    return Simulation(scenario).run()
+    """Run ``scenario`` and return the result in the JSON contract of DESIGN.md.
+
+    The cyclic garbage collector is paused meanwhile: a run makes no reference cycles (plans
+    and quota trees only point upwards), so there is nothing for it to find, and its scans of
+    everything else the process holds would cost more than the simulation.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return Simulation(scenario).run()
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _under(job: _Job, spec: BudgetSpec, locals_by_key: Mapping[str, Any]) -> bool:

@@ -160,6 +160,11 @@ class Workload:
     ``requests`` is the total over ``pod_sets``; ``queued_at`` orders the queue. Admitted
     workloads carry their ClusterQueue, flavor ``assignment`` (resource -> flavor) and
     ``admitted_at``.
+
+    Derived once at construction (the planner reads them for every candidate of every pass):
+    ``order``, the queue order key (priority high first, then timestamp, then name); ``shape``,
+    the non-zero requests as a sorted tuple; ``shape_key`` and ``shape_priority``, the same as
+    strings (with the priority), whose hash Python caches, for grouping candidates.
     """
 
     key: str
@@ -172,6 +177,18 @@ class Workload:
     admitted_at: float | None = None
     cluster_queue: str | None = None
     assignment: Mapping[str, str] = field(default_factory=_empty_map)
+    order: tuple = field(init=False, repr=False, compare=False)
+    shape: tuple = field(init=False, repr=False, compare=False)
+    shape_key: str = field(init=False, repr=False, compare=False)
+    shape_priority: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        shape = tuple(sorted((r, a) for r, a in self.requests.items() if a))
+        shape_key = ";".join(f"{r}={a}" for r, a in shape)
+        object.__setattr__(self, "order", (-self.priority, self.queued_at, self.key))
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "shape_key", shape_key)
+        object.__setattr__(self, "shape_priority", f"{shape_key}@{self.priority}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,9 +284,11 @@ class Plan:
 
     ``admissions`` in the order they were made, ``evictions`` in the order they were decided,
     ``pending`` by ClusterQueue name then position; ``fair_shares`` (TimeAware scopes only) by
-    ``node_id`` and resource, in millis.
+    ``node_id`` and resource, in millis. ``now`` is the time the pass was planned for (the
+    admission time of its admissions).
     """
 
+    now: float = 0.0
     admissions: tuple[Admission, ...] = ()
     evictions: tuple[Eviction, ...] = ()
     pending: tuple[PendingReason, ...] = ()

@@ -8,7 +8,7 @@ simulator does both on its own clock. All amounts are millis of the resource's b
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from queues.engine.policy import FairSharingPolicy
 from queues.engine.types import UsageState, frozen_map
@@ -184,12 +184,3 @@ def prune_samples(samples: list[tuple[float, float]], now: float, size_seconds: 
         drop += 1
     if drop:
         del samples[:drop]
-
-
-def sum_mappings(mappings: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    """Per-resource sum of several ``{resource: amount}`` mappings."""
-    total: dict[str, float] = {}
-    for mapping in mappings:
-        for resource, amount in mapping.items():
-            total[resource] = total.get(resource, 0) + amount
-    return total

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from queues.engine.policy import FairSharingPolicy
+from queues.engine.usage import window_start, windowed_usage
 from queues.interop.prometheus import PrometheusClient, Series
 
 
@@ -53,39 +54,6 @@ NODE_NAME: dict[str, Callable[[Mapping[str, str]], str]] = {
 def node_id(kind: str, name: str) -> str:
     """Same key as the engine's ``types.node_id``."""
     return f"{kind}:{name}"
-
-
-def window_start(now: float, size_seconds: float, window_type: str) -> float:
-    """``now - size`` (sliding) or the start of the current bucket (tumbling, aligned to 0)."""
-    if window_type == "tumbling":
-        return math.floor(now / size_seconds) * size_seconds
-    return now - size_seconds
-
-
-def decayed_window_integral(
-    samples: Sequence[tuple[float, float]], now: float, start: float, half_life_seconds: float | None
-) -> float:
-    """``integral over [start, now] of amount(s) * 0.5 ** ((now - s) / half_life) ds``, exactly.
-
-    ``samples`` are ``(t, amount)`` in time order, each holding until the next (the last
-    until ``now``). No half-life (None or <= 0) means no decay.
-
-    The engine branch has the same integral as ``queues.engine.usage.windowed_usage``; once it
-    is merged this function is replaced by a call to it (one definition of the integral).
-    """
-    decay = half_life_seconds is not None and half_life_seconds > 0
-    rate = math.log(2) / half_life_seconds if decay else 0.0  # type: ignore[operator]
-    total = 0.0
-    for index, (t, amount) in enumerate(samples):
-        end = samples[index + 1][0] if index + 1 < len(samples) else now
-        lo, hi = max(t, start), min(end, now)
-        if hi <= lo or amount == 0:
-            continue
-        if decay:
-            total += amount * (math.exp(-rate * (now - hi)) - math.exp(-rate * (now - lo))) / rate
-        else:
-            total += amount * (hi - lo)
-    return total
 
 
 def on_grid(series: Series, grid: Sequence[float]) -> list[tuple[float, float]]:
@@ -140,20 +108,21 @@ class PrometheusUsageSource:
         }
         return usage, capacity
 
+    def integral(self, samples: Sequence[tuple[float, float]], now: float) -> float:
+        """The engine's windowed, half-life-decayed integral (one definition for both sources)."""
+        window = self.policy.usage_window
+        return windowed_usage(samples, now, window.size_seconds, window.type, self.half_life)
+
     def historical_usage(self, now: float) -> dict[str, dict[str, float]]:
         """``{node: {resource: U}}``: decayed usage over decayed capacity in the window."""
-        start, _ = self.grid(now)
         usage, capacity = self.series(now)
-        capacity_integral = {
-            resource: decayed_window_integral(samples, now, start, self.half_life)
-            for resource, samples in capacity.items()
-        }
+        capacity_integral = {resource: self.integral(samples, now) for resource, samples in capacity.items()}
         result: dict[str, dict[str, float]] = {}
         for node, per_resource in sorted(usage.items()):
             shares: dict[str, float] = {}
             for resource, samples in sorted(per_resource.items()):
                 total = capacity_integral.get(resource, 0.0)
-                used = decayed_window_integral(samples, now, start, self.half_life)
+                used = self.integral(samples, now)
                 shares[resource] = used / total if total > 0 else 0.0
             result[node] = shares
         return result

@@ -11,9 +11,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from queues import gates
+from queues import gates, metrics
 from queues import snapshot as bridge
 from queues.engine.planner import plan as plan_admissions
+from queues.engine.scopes import cohort_chains, queue_scope
+from queues.engine.types import Plan
 from queues.engine.policy import FairSharingPolicy
 from queues.locks import advisory_xact_lock
 from queues.models import LocalQueue
@@ -62,12 +64,30 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         pending=applied.pending,
         seconds=time.perf_counter() - started,
     )
+    _observe(loaded, decisions, result)
     if result.admitted or result.evicted:
         logger.info(
             "admission pass %s: admitted %d, evicted %d, pending %d in %.3fs",
             unit.key, len(result.admitted), len(result.evicted), result.pending, result.seconds,
         )
     return result
+
+
+def _observe(loaded: bridge.LoadedSnapshot, decisions: Plan, result: PassResult) -> None:
+    """Prometheus instruments: pass duration per unit, admissions and evictions per ClusterQueue."""
+    metrics.ADMISSION_PASS_DURATION.labels(scope=result.unit).observe(result.seconds)
+    snapshot = loaded.snapshot
+    cohorts = {cohort.name: cohort for cohort in snapshot.cohorts}
+    chains = cohort_chains(cohorts)
+    modes = {queue.name: queue_scope(queue, cohorts, chains).mode for queue in snapshot.cluster_queues}
+    admitted = set(result.admitted)
+    for admission in decisions.admissions:
+        if admission.workload in admitted:
+            metrics.ADMISSIONS.labels(cluster_queue=admission.cluster_queue, admission_mode=modes[admission.cluster_queue]).inc()
+    evicted = set(result.evicted)
+    for eviction in decisions.evictions:
+        if eviction.workload in evicted:
+            metrics.EVICTIONS.labels(cluster_queue=eviction.cluster_queue, reason=eviction.code).inc()
 
 
 def run_all_admission_passes(*, now: datetime | None = None) -> list[PassResult]:

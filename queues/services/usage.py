@@ -9,6 +9,7 @@ read and the write of a sample.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -22,7 +23,9 @@ from django.utils import timezone
 
 from queues.engine import usage as engine_usage
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.types import TIME_AWARE, UsageState, frozen_map
+from queues.engine.types import TIME_AWARE, UsageState, frozen_map, node_id
+from queues.interop.prometheus import PrometheusError
+from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
 from queues.models import (
     ClusterQueue,
@@ -36,6 +39,8 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+
+logger = logging.getLogger(__name__)
 
 Usage = dict[str, int]
 Kind = UsageSample.Kind
@@ -178,7 +183,7 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
         UsageSample.objects.bulk_create(series, batch_size=2000)
         for model, rows, _kind in levels:
             model.objects.bulk_update(rows, _STATUS, batch_size=1000)
-        _update_historical_shares(cohorts, cluster_queues, local_queues, moment, policy)
+        _update_historical_shares(cohorts, cluster_queues, namespaces, local_queues, moment, policy)
     return SampleResult(sampled=True, at=moment, rows=len(series))
 
 
@@ -248,14 +253,34 @@ def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -
 
 
 def _update_historical_shares(
-    cohorts: list[Cohort], cluster_queues: list[ClusterQueue], local_queues: list[LocalQueue], now: datetime,
+    cohorts: list[Cohort],
+    cluster_queues: list[ClusterQueue],
+    namespaces: list[Namespace],
+    local_queues: list[LocalQueue],
+    now: datetime,
     policy: FairSharingPolicy,
 ) -> None:
-    """KAI's ``U``: each LocalQueue's windowed decayed usage over its scope's windowed capacity."""
+    """KAI's ``U``: each LocalQueue's windowed decayed usage over its scope's windowed capacity.
+
+    From the built-in series by default; from Prometheus when ``PROMETHEUS_URL`` is set (as
+    KAI does). Prometheus being unreachable keeps the previous values and logs why.
+    """
     scopes = time_aware_scopes(cohorts, cluster_queues)
     targets = [lq for lq in local_queues if lq.cluster_queue_id in scopes]
     stale = [lq for lq in local_queues if lq.cluster_queue_id not in scopes and lq.historical_share]
-    if targets:
+    source = usage_source_from_settings(policy, getattr(settings, "PROMETHEUS_URL", ""))
+    if targets and source is not None:
+        names = {namespace.id: namespace.name for namespace in namespaces}
+        try:
+            history = source.historical_usage(now.timestamp())
+        except PrometheusError as error:
+            logger.warning("TimeAware history not refreshed: %s", error)
+            targets = []
+        else:
+            for lq in targets:
+                shares = history.get(node_id("localQueue", f"{names[lq.namespace_id]}/{lq.name}"), {})
+                lq.historical_share = {resource: value for resource, value in sorted(shares.items()) if value}
+    elif targets:
         window = policy.usage_window
         since = datetime.fromtimestamp(
             engine_usage.window_start(now.timestamp(), window.size_seconds, window.type), tz=now.tzinfo
@@ -264,9 +289,9 @@ def _update_historical_shares(
         scope_nodes = {scopes[lq.cluster_queue_id] for lq in targets}
         capacity: dict[tuple[str, int], dict[str, list[tuple[float, float]]]] = {}
         for kind in (Kind.COHORT, Kind.CLUSTER_QUEUE):
-            ids = [node_id for node_kind, node_id in scope_nodes if node_kind == kind]
-            for node_id, series in _series(kind, ids, since, "capacity").items():
-                capacity[(kind, node_id)] = series
+            ids = [object_id for node_kind, object_id in scope_nodes if node_kind == kind]
+            for object_id, series in _series(kind, ids, since, "capacity").items():
+                capacity[(kind, object_id)] = series
         for lq in targets:
             scope_capacity = capacity.get(scopes[lq.cluster_queue_id], {})
             shares = {}

@@ -4,7 +4,6 @@ through Prometheus's HTTP API."""
 
 from __future__ import annotations
 
-import math
 import time
 
 import pytest
@@ -13,7 +12,8 @@ from django.urls import reverse
 from queues.engine.policy import FairSharingPolicy
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.prometheus import PrometheusClient, PrometheusError
-from queues.interop.usage_source import PrometheusUsageSource, decayed_window_integral, window_start
+from queues.engine.usage import windowed_usage
+from queues.interop.usage_source import PrometheusUsageSource
 from queues.models import LocalQueue
 from tests.queues.interop.prometheus_server import backfill, free_port, prometheus, wait_for
 
@@ -100,11 +100,9 @@ def test_given_history_in_prometheus_when_read_by_usage_source_then_it_equals_th
         usage = PrometheusUsageSource(PrometheusClient(url), policy).historical_usage(now)
 
     # Then it equals the decayed, windowed integral of the very same series held in memory
-    window = window_start(now, 5 * 3600, "sliding")
-
     def expected(samples: list[tuple[int, float]]) -> float:
-        return decayed_window_integral(samples, now, window, 7200) / decayed_window_integral(
-            capacity, now, window, 7200
+        return windowed_usage(samples, now, 5 * 3600, "sliding", 7200) / windowed_usage(
+            capacity, now, 5 * 3600, "sliding", 7200
         )
 
     assert usage["localQueue:team-a/main"]["cpu"] == pytest.approx(expected(team_a), rel=1e-12)
@@ -146,12 +144,3 @@ def test_given_nothing_listening_when_queried_then_a_clear_error():
 
     with pytest.raises(PrometheusError, match="cannot query Prometheus"):
         client.query("up")
-
-
-def test_decayed_integral_weighs_an_hour_ago_half_with_a_one_hour_half_life():
-    # 1 unit for one second, one half-life ago, counts half as much as one second just now
-    long_ago = decayed_window_integral([(0, 1.0), (1, 0.0)], now=3601, start=0, half_life_seconds=3600)
-    just_now = decayed_window_integral([(3600, 1.0)], now=3601, start=0, half_life_seconds=3600)
-    assert long_ago / just_now == pytest.approx(0.5, rel=1e-3)
-    assert decayed_window_integral([(0, 2.0)], now=100, start=40, half_life_seconds=None) == 120
-    assert math.isclose(decayed_window_integral([], now=10, start=0, half_life_seconds=5), 0.0)

@@ -240,3 +240,23 @@ def test_given_two_passes_at_the_same_moment_then_no_double_admission_and_no_quo
     assert AdmissionRecord.objects.count() == 5
     assert AdmissionRecord.objects.values("workload").distinct().count() == 5
     assert connection.vendor == "postgresql"
+
+
+@pytest.mark.django_db
+def test_given_admissions_when_pass_runs_then_prometheus_instruments_count_them():
+    from queues import metrics
+
+    cq = make_cluster_queue("metered", cpu="2")
+    lq = make_local_queue("team-m", "main", cq)
+    submit(lq, "m-1")
+    submit(lq, "m-2")
+    counter = metrics.ADMISSIONS.labels(cluster_queue="metered", admission_mode="UsageBasedAdmissionFairSharing")
+    before = counter._value.get()
+
+    admission.run_admission_pass(unit_key(cq))
+
+    assert counter._value.get() - before == 2
+    samples = metrics.CONTROL_LOOP_REGISTRY.get_sample_value(
+        "fairportal_admission_pass_duration_seconds_count", {"scope": unit_key(cq)}
+    )
+    assert samples >= 1

@@ -1,0 +1,171 @@
+"""State of one admission pass: fair-tree nodes and per-queue bookkeeping.
+
+Shared by ``planner`` and the parts of the pass that live in ``scoring``, ``fair_tree`` and
+``preemption_rules``. Nothing here outlives a pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from queues.engine.candidates import class_flags, class_function
+from queues.engine.quota import FitFailure, QuotaTree
+from queues.engine.scopes import Scope
+from queues.engine.types import STRICT_FIFO, ClusterQueue, LocalQueue, Namespace, PendingReason, node_id
+
+# Node kinds of the fair tree (also the prefixes of their ids).
+LOCAL_QUEUE, QUEUE_NAMESPACE, CLUSTER_QUEUE, COHORT, ROOT = (
+    "localQueue",
+    "clusterQueueNamespace",
+    "clusterQueue",
+    "cohort",
+    "root",
+)
+
+
+def scope_capacity(tree: QuotaTree, scope: Scope) -> dict[str, int]:
+    if scope.kind == "cohort":
+        return tree.subtree_nominal("cohort", scope.name)
+    return tree.queue_reach(scope.name)
+
+
+class TreeNode:
+    """A node of the fair tree (LocalQueue leaves hold the sorted candidates)."""
+
+    __slots__ = (
+        "kind",
+        "name",
+        "nid",
+        "parent",
+        "heap",
+        "version",
+        "seq",
+        "key",
+        "score",
+        "use_score",
+        "direct",
+        "propagate",
+        "parked",
+        "items",
+        "idx",
+        "cq",
+        "lq",
+        "classes",
+        "heads",
+        "head_cls",
+    )
+
+    def __init__(self, kind: str, name: str, nid: str, seq: int) -> None:
+        self.kind = kind
+        self.name = name
+        self.nid = nid
+        self.parent: TreeNode | None = None
+        self.heap: list = []
+        self.version = 0
+        self.seq = seq
+        self.key: tuple | None = None
+        self.score = 0.0
+        self.use_score = False
+        self.direct = False  # ClusterQueue under a usage-based/dominant-share cohort scope
+        self.propagate = False  # cohort strictly inside such a scope: passes its best group up
+        self.parked = False
+        self.items: list = []  # with reasons: the candidates in queue order
+        self.idx = 0
+        self.classes: list = []  # without reasons: per class [candidates, next index, class]
+        self.heads: list = []  # without reasons: heap of (order key, slot in classes)
+        self.head_cls: Any = None  # the class of the candidate ``_head`` returned last
+        self.cq: QueueState | None = None
+        self.lq: LocalState | None = None
+
+
+class QueueState:
+    """Per-ClusterQueue pass state."""
+
+    __slots__ = (
+        "spec",
+        "name",
+        "scope",
+        "mode",
+        "unit",
+        "strict",
+        "node",
+        "path",
+        "failed",
+        "counts",
+        "live",
+        "position",
+        "blocked",
+        "recent",
+        "class_flags",
+        "scored_in_cohort",
+        "capacity",
+        "pending",
+        "nominal_memo",
+        "leaves",
+    )
+
+    def __init__(self, spec: ClusterQueue, scope: Scope, unit: str, path: tuple[str, ...]) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.scope = scope
+        self.mode = scope.mode
+        self.unit = unit
+        self.strict = spec.queueing_strategy == STRICT_FIFO
+        self.node: TreeNode | None = None
+        self.path = path  # node ids: the queue, then its cohorts up to the root
+        self.failed: dict[Any, ClassFailure] = {}
+        self.counts: Counter = Counter()
+        self.pending: list[PendingReason] = []
+        self.nominal_memo: dict[Any, bool] = {}
+        self.leaves: list[TreeNode] = []
+        self.live = 0
+        self.position = 0
+        self.blocked: str | None = None
+        self.recent: dict[str, float] = {}  # LocalQueues admitted this pass -> score when chosen
+        self.class_flags = class_flags(spec, scope.mode)
+        self.scored_in_cohort = False
+        self.capacity: dict[str, int] = {}
+
+
+class ClassFailure:
+    """A class that did not fit: why, whether it fitted at the start of the pass, cached sentences."""
+
+    __slots__ = ("failure", "fits_at_start", "messages")
+
+    def __init__(self, failure: FitFailure, fits_at_start: bool) -> None:
+        self.failure = failure
+        self.fits_at_start = fits_at_start
+        self.messages: dict[str | None, tuple[str, str]] = {}
+
+
+class LocalState:
+    """Per-LocalQueue pass state."""
+
+    __slots__ = ("spec", "queue", "namespace", "path", "block", "drain", "nid", "ns_nid", "class_of")
+
+    def __init__(self, spec: LocalQueue, queue: QueueState, namespace: Namespace) -> None:
+        self.spec = spec
+        self.queue = queue
+        self.namespace = namespace
+        self.nid = node_id(LOCAL_QUEUE, spec.key)
+        self.ns_nid = node_id(QUEUE_NAMESPACE, f"{queue.name}/{spec.namespace}")
+        self.path = (self.nid, self.ns_nid, *queue.path)
+        self.block: tuple[str, str] | None = None
+        self.drain: tuple[str, str] | None = None
+        self.class_of = class_function(queue.class_flags, spec.key)
+
+
+def add_amounts(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
+    for resource, amount in amounts.items():
+        if amount:
+            target[resource] = target.get(resource, 0) + sign * amount
+
+
+def sum_maps(*maps: Mapping[str, float]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for mapping in maps:
+        for resource, amount in mapping.items():
+            total[resource] = total.get(resource, 0) + amount
+    return total
