@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import BigIntegerField, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import BigIntegerField, CharField, Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
@@ -84,9 +84,10 @@ def records_under(budget: Budget) -> QuerySet[AdmissionRecord]:
             charged_amount=Cast(KeyTextTransform(budget.resource, "requests"), BigIntegerField())
         ).filter(charged_amount__gt=0)
         if budget.flavor_id:
-            records = records.annotate(charged_flavor=KeyTextTransform(budget.resource, "assignment")).filter(
-                charged_flavor=budget.flavor.name
-            )
+            # Cast to text: a bare key transform compares as JSON, which SQLite refuses for a plain name.
+            records = records.annotate(
+                charged_flavor=Cast(KeyTextTransform(budget.resource, "assignment"), CharField())
+            ).filter(charged_flavor=budget.flavor.name)
     return records
 
 
