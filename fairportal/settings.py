@@ -41,6 +41,18 @@ def env_seconds(name: str, default: str) -> int:
     return seconds
 
 
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    """A whole number from the environment, named in the error."""
+    raw = os.environ.get(name, str(default)).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}: must be at least {minimum}, got {value}")
+    return value
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -167,11 +179,18 @@ CLUSTER_TICK_SECONDS = env_seconds("CLUSTER_TICK_INTERVAL", "5s")
 WALL_TIME_ACCOUNTING_SECONDS = env_seconds("WALL_TIME_ACCOUNTING_INTERVAL", "1m")
 USAGE_SERIES_RAW_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RAW_RETENTION", "2d")
 USAGE_SERIES_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RETENTION", "30d")
+# Time budgets: accounting + enforcement + alerts cycle, burn-rate window, webhook delivery.
+BUDGET_ACCOUNTING_SECONDS = env_seconds("BUDGET_ACCOUNTING_INTERVAL", "1m")
+BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "1h")
+BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
+BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
+BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
     cluster_tick_seconds=CLUSTER_TICK_SECONDS,
     wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
+    budget_seconds=BUDGET_ACCOUNTING_SECONDS,
 )
 
 # The API's task (large what-if simulations) lives beside the API, outside autodiscovery.

@@ -27,5 +27,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
+    path("budgets/", include("budgets.urls")),
     path("", include("queues.urls")),
 ]
