@@ -122,6 +122,7 @@ class BudgetSpec:
     resource: str | None = None
     flavor: str | None = None
     name: str | None = None
+    renewal_seconds: int | None = None  # None: never renews during the run
 
     @property
     def label(self) -> str:
@@ -556,6 +557,8 @@ def _budgets(
         "resource",
         "flavor",
         "action",
+        "renewal",
+        "renewalDays",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -584,8 +587,27 @@ def _budgets(
         name = entry.get("name")
         if name is not None:
             name = _name(name, _join(where, "name"))
-        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name))
+        renewal = _budget_renewal(entry, where)
+        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, renewal))
     return tuple(result)
+
+
+def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
+    """Seconds between renewals, as the live Budget's ``renewal`` (none, weekly, days + renewalDays).
+
+    Monthly renewal needs calendar dates, which a simulation (seconds from t=0) does not have.
+    """
+    renewal = _choice(entry.get("renewal", "none"), _join(where, "renewal"), ("none", "weekly", "days", "monthly"))
+    days = entry.get("renewalDays")
+    if renewal == "monthly":
+        raise ValidationError(
+            _join(where, "renewal"), "monthly renewal needs calendar dates; use days with renewalDays: 30 in a scenario"
+        )
+    if renewal == "days":
+        return _integer(_required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1) * 86400
+    if days is not None:
+        raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
+    return 7 * 86400 if renewal == "weekly" else None
 
 
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:
