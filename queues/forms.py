@@ -1,6 +1,6 @@
 """Policy forms of the web UI. They validate with the models' ``full_clean()`` (ModelForm's own
-step), the same rules the API and the admin apply; ``queues.services.policy_edits`` validates
-again under a row lock and writes the audit row.
+step), the same rules the API and the admin apply; the API's ``queues.services.policy`` validates
+again under a row lock, writes, and records the audit row.
 
 Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
 ``QuantityFormField``; a bad one is an error on that field.
@@ -14,6 +14,7 @@ from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
+from queues.tenancy import EDITOR_LOCAL_QUEUE_FIELDS
 
 
 class PlainWeightMixin:
@@ -40,7 +41,7 @@ class LocalQueueTenantForm(forms.ModelForm):
 
     class Meta:
         model = LocalQueue
-        fields = ["stop_policy", "description"]
+        fields = sorted(EDITOR_LOCAL_QUEUE_FIELDS, reverse=True)  # the API's rule: stop_policy, description
 
 
 class NamespaceForm(PlainWeightMixin, forms.ModelForm):
@@ -79,16 +80,16 @@ class CohortForm(PlainWeightMixin, forms.ModelForm):
 class QuotaFormSet(BaseInlineFormSet):
     """Quota rows; empty extra rows are ignored, rows ticked "delete" are dropped."""
 
-    def kept_rows(self) -> list:
-        """The rows to store: unsaved instances carrying the cleaned values."""
-        rows = []
+    def kept_forms(self) -> list[forms.ModelForm]:
+        """The rows to store, as their forms (each ``instance`` carries the cleaned values)."""
+        kept = []
         for form in self.forms:
             if not form.has_changed() and form.instance.pk is None:
                 continue
             if self.can_delete and self._should_delete_form(form):
                 continue
-            rows.append(form.instance)
-        return rows
+            kept.append(form)
+        return kept
 
 
 ClusterQueueQuotaFormSet = inlineformset_factory(

@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 
 from queues import charts
 from queues.dashboard import history, live
-from queues.dashboard.access import Viewer, scoped
+from queues.dashboard.access import ADMIN, Viewer, scoped
 from queues.dashboard.reasons import title
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share, jain_index
 from queues.dashboard.structure import ClusterStructure, load_structure
@@ -195,8 +195,8 @@ def cluster_overview(range_name: str) -> Overview:
         for r in resource_order(capacity)
         if capacity.get(r)
     ]
-    overview.consumers = _consumers(_ADMIN, structure, lq_usage, capacity)
-    overview.reasons = _reasons(_ADMIN)
+    overview.consumers = _consumers(ADMIN, structure, lq_usage, capacity)
+    overview.reasons = _reasons(ADMIN)
     overview.held_queues = QueueHold.objects.count()
     overview.stopped_queues = (
         sum(1 for q in structure.cluster_queues.values() if q.stop_policy != StopPolicy.NONE)
@@ -218,9 +218,6 @@ def cluster_overview(range_name: str) -> Overview:
         "chart-capacity": charts.capacity_figure([row.__dict__ for row in overview.capacity_rows]),
     }
     return overview
-
-
-_ADMIN = Viewer(user_id=0, is_admin=True)
 
 
 def _borrowed_of(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.forms import BaseForm, BaseFormSet
 from django.http import Http404, HttpResponse
@@ -25,9 +25,11 @@ from queues.forms import (
     LocalQueueTenantForm,
     NamespaceForm,
     NamespaceQuotaFormSet,
+    QuotaFormSet,
 )
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange
-from queues.services.policy_edits import save_policy
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange, Surface
+from queues.services.errors import FieldErrors
+from queues.services.policy import save_policy_object
 from queues.views.common import DashboardRequest, dashboard_view
 from queues.views.playground import playground_url
 
@@ -45,13 +47,30 @@ def _summary(change: PolicyChange | None, label: str) -> str:
     return f"Saved {label}: {'; '.join(parts)}."
 
 
-def _attach(form: BaseForm, error: ValidationError) -> None:
-    """Errors raised by the service land on the form's fields (or on top when unnamed)."""
-    if hasattr(error, "error_dict"):
-        for field, errors in error.message_dict.items():
-            form.add_error(field if field in form.fields else None, errors)
-    else:
-        form.add_error(None, error.messages)
+def _attach(form: BaseForm, formset: QuotaFormSet | None, kept: list[BaseForm], errors: FieldErrors) -> None:
+    """The service's field errors land on the form's fields, quota rows' errors on their row."""
+    for field, messages_ in errors.errors.items():
+        if field == "quotas" and isinstance(messages_, dict) and formset is not None:
+            for key, row_errors in messages_.items():
+                row = _row_form(kept, key)
+                row_errors = row_errors if isinstance(row_errors, dict) else {"hard": row_errors}
+                for row_field, row_messages in row_errors.items():
+                    target = row if row is not None and row_field in row.fields else form
+                    target.add_error(row_field if target is row else None, row_messages)
+        else:
+            form.add_error(field if field in form.fields else None, messages_)
+
+
+def _row_form(kept: list[BaseForm], key: str) -> BaseForm | None:
+    """The form of a quota row named by position ("0") or, for a namespace, by resource."""
+    if key.isdigit() and int(key) < len(kept):
+        return kept[int(key)]
+    return next((f for f in kept if getattr(f.instance, "resource", None) == key), None)
+
+
+def _last_change_id(obj: models.Model) -> int:
+    row = PolicyChange.objects.filter(object_type=obj._meta.model_name, object_id=str(obj.pk)).order_by("-id").first()
+    return row.id if row else 0
 
 
 def _edit(
@@ -64,13 +83,23 @@ def _edit(
     back: str,
 ) -> HttpResponse:
     if request.method == "POST" and form.is_valid() and (formset is None or formset.is_valid()):
+        kept = formset.kept_forms() if formset is not None else []
+        before = _last_change_id(obj)
         try:
-            change = save_policy(
-                form.instance, quotas=formset.kept_rows() if formset is not None else None, actor=request.user
+            save_policy_object(
+                form.instance,
+                quotas=[f.instance for f in kept] if formset is not None else None,
+                actor=request.user,
+                surface=Surface.UI,
             )
-        except ValidationError as error:
-            _attach(form, error)
+        except FieldErrors as errors:
+            _attach(form, formset, kept, errors)
         else:
+            change = (
+                PolicyChange.objects.filter(object_type=obj._meta.model_name, object_id=str(obj.pk), id__gt=before)
+                .order_by("-id")
+                .first()
+            )
             messages.success(request, _summary(change, label))
             return redirect(back)
     status = 400 if request.method == "POST" else 200

@@ -233,3 +233,26 @@ def test_given_stored_weight_when_edit_page_opened_then_it_reads_as_typed(cluste
     body = login("admin").get(reverse("edit-local-queue", args=LQ)).content.decode()
 
     assert 'name="weight" value="2"' in body
+
+
+def test_given_service_rejects_after_the_form_when_saving_then_errors_land_on_the_named_field_and_row(cluster):
+    """Rules only the service sees (checked under the row lock) reach the same fields."""
+    from queues.forms import ClusterQueueForm, ClusterQueueQuotaFormSet
+    from queues.services.errors import FieldErrors
+    from queues.views.policy import _attach
+
+    cq = cluster.cq_cpu
+    flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)
+    data = quota_post(cq, [{"flavor": flavor, "resource": "cpu", "nominal": "8", "flavor_order": "0"}])
+    form, formset = ClusterQueueForm(data, instance=cq), ClusterQueueQuotaFormSet(data, instance=cq, prefix="quotas")
+    assert form.is_valid() and formset.is_valid()
+
+    _attach(
+        form,
+        formset,
+        formset.kept_forms(),
+        FieldErrors({"weight": ["too heavy"], "quotas": {"0": {"nominal": ["no"]}}}),
+    )
+
+    assert form.errors["weight"] == ["too heavy"]
+    assert formset.forms[0].errors["nominal"] == ["no"]

@@ -78,7 +78,7 @@ def test_given_engine_message_when_made_a_sentence_then_capitalised_and_closed()
 
 
 def test_given_tenant_when_message_redacted_then_only_other_namespaces_disappear():
-    tenant = Viewer(user_id=7, roles=MappingProxyType({1: "viewer"}))
+    tenant = Viewer(is_authenticated=True, roles=MappingProxyType({1: "viewer"}))
     redact = redactor(tenant, [(1, "team-a"), (2, "team-ab"), (3, "team-b")])
 
     text = redact("LocalQueue team-ab/train was ahead of team-a/train; head team-b/big-job waits (team-b quota)")
@@ -89,7 +89,7 @@ def test_given_tenant_when_message_redacted_then_only_other_namespaces_disappear
 
 
 def test_given_admin_when_message_redacted_then_it_is_unchanged():
-    admin = Viewer(user_id=1, is_admin=True)
+    admin = Viewer(is_authenticated=True, is_admin=True)
 
     assert redactor(admin, [(2, "team-b")])("team-b/train") == "team-b/train"
 
