@@ -13,10 +13,13 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from budgets.models import Budget
+from budgets.selectors import budget_status
+from budgets.status import BudgetStatus
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
+from queues.tenancy import Access, budget_visibility
 
 Usage = dict[str, int]
 T = TypeVar("T")
@@ -195,33 +198,76 @@ def holds(
 
 @dataclass(frozen=True)
 class BudgetChip:
+    """A budget attached to a queue, with where it stands this period (``budgets`` app status)."""
+
     id: int
     name: str
     kind: str
     allocated_hours: str
     action: str
+    unit: str
+    target: str
+    status: BudgetStatus
+
+    @property
+    def level(self) -> str:
+        """A CSS class: held or exhausted (bad), forecast to run out before the reset (warn), ok."""
+        if self.status.held or self.status.exhausted:
+            return "bad"
+        if self.status.forecast_exhausted_at is not None and self.status.exhausts_before_reset is not False:
+            return "warn"
+        return "ok"
 
 
 def budgets(
     *, local_queue_ids: Iterable[int] = (), namespace_ids: Iterable[int] = (), cluster_queue_ids: Iterable[int] = ()
 ) -> dict[tuple[str, int], list[BudgetChip]]:
-    """Budgets attached to the given queues, keyed like ``holds``."""
+    """Budgets attached to the given queues with their status, keyed like ``holds`` (two queries)."""
     found: dict[tuple[str, int], list[BudgetChip]] = defaultdict(list)
     query = (
         Q(local_queue_id__in=list(local_queue_ids))
         | Q(namespace_id__in=list(namespace_ids))
         | Q(cluster_queue_id__in=list(cluster_queue_ids))
     )
-    for row in (
-        Budget.objects.filter(query)
-        .order_by("name")
-        .values("id", "name", "kind", "allocated_hours", "action", "local_queue_id", "namespace_id", "cluster_queue_id")
-    ):
-        chip = BudgetChip(row["id"], row["name"], row["kind"], f"{row['allocated_hours'].normalize():f}", row["action"])
-        if row["local_queue_id"]:
-            found[("localQueue", row["local_queue_id"])].append(chip)
-        elif row["namespace_id"]:
-            found[("namespace", row["namespace_id"])].append(chip)
+    for chip, budget in _chips(Budget.objects.filter(query)):
+        if budget.local_queue_id:
+            found[("localQueue", budget.local_queue_id)].append(chip)
+        elif budget.namespace_id:
+            found[("namespace", budget.namespace_id)].append(chip)
         else:
-            found[("clusterQueue", row["cluster_queue_id"])].append(chip)
+            found[("clusterQueue", budget.cluster_queue_id)].append(chip)
     return found
+
+
+def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
+    """Budgets with their status from the last accounting run (two queries for any number)."""
+    rows = list(
+        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue").order_by(
+            "name"
+        )
+    )
+    held = set(QueueHold.objects.filter(source__in=[f"budget:{b.pk}" for b in rows]).values_list("source", flat=True))
+    return [
+        (
+            BudgetChip(
+                budget.pk,
+                budget.name,
+                budget.kind,
+                f"{budget.allocated_hours.normalize():f}",
+                budget.action,
+                budget.unit_label,
+                budget.target_label,
+                budget_status(budget, held=f"budget:{budget.pk}" in held),
+            ),
+            budget,
+        )
+        for budget in rows
+    ]
+
+
+def visible_budgets(viewer: Access, *, limit: int) -> tuple[list[BudgetChip], int]:
+    """The budgets a viewer may see (the API's rule), fullest first: ``limit`` of them and the total."""
+    queryset = Budget.objects.all() if viewer.is_admin else Budget.objects.filter(budget_visibility(viewer))
+    chips = [chip for chip, _budget in _chips(queryset)]
+    chips.sort(key=lambda chip: (-chip.status.percent, chip.name))
+    return chips[:limit], len(chips)

@@ -36,6 +36,7 @@ from queues.models import (
 )
 
 TOP_CONSUMERS = 8
+TOP_BUDGETS = 8
 JAIN_POINTS = 36  # each point reads every active namespace's sample: keep the cold path cheap
 Kind = UsageSample.Kind
 
@@ -118,6 +119,8 @@ class Overview:
     reasons: list[ReasonCount] = field(default_factory=list)
     quota_use: list[QuotaUse] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
+    budgets: list[live.BudgetChip] = field(default_factory=list)
+    budget_count: int = 0
     figures: dict[str, charts.Figure] = field(default_factory=dict)
 
 
@@ -202,6 +205,7 @@ def cluster_overview(range_name: str) -> Overview:
         sum(1 for q in structure.cluster_queues.values() if q.stop_policy != StopPolicy.NONE)
         + LocalQueue.objects.exclude(stop_policy=StopPolicy.NONE).count()
     )
+    overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
 
     start = history.since(range_name)
@@ -327,6 +331,7 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     capacity = structure.cluster_capacity(my_queues)
     overview.consumers = _consumers(viewer, structure, lq_usage, capacity, include_idle=True)
     overview.reasons = _reasons(viewer)
+    overview.budgets, overview.budget_count = live.visible_budgets(viewer, limit=TOP_BUDGETS)
     overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)

@@ -50,6 +50,12 @@ def share_bar(share: Share, label: str = "of entitlement", plain: bool = False, 
     )
 
 
+@register.simple_tag
+def budget_meter(status: Any) -> str:
+    """A budget's use this period as a plain bar (100% = the allocation)."""
+    return share_bar(Share(status.percent / 100, None), "of the allocation", plain=True, show_resource=False)
+
+
 @register.inclusion_tag("queues/includes/pager.html")
 def pager(page: Page, query: str = "", noun: str = "rows", param: str = "page") -> dict[str, Any]:
     """Previous/next and nearby page links that keep the current filters (``query``).

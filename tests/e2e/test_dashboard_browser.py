@@ -115,6 +115,21 @@ def test_given_tenant_when_signed_in_then_only_its_namespaces_appear(cluster, pa
     assert response.status == 404
 
 
+def test_given_tenant_when_budget_opened_from_overview_then_its_burn_down_is_drawn(cluster, page, screenshot):
+    sign_in(page, "alice")
+    budgets = page.locator("#budgets")
+    assert "a-gpu-hours" in budgets.inner_text() and "b-wall-time" not in budgets.inner_text()
+
+    budgets.locator("a", has_text="a-gpu-hours").click()
+
+    page.wait_for_selector("#burn-down .main-svg")
+    assert trace_points(page, "burn-down") > 0
+    screenshot("tenant-budget-burn-down")
+    page.click("nav.side-nav >> text=Budgets")
+    assert "b-wall-time" not in page.locator("body").inner_text()
+    screenshot("tenant-budgets")
+
+
 def test_given_open_queue_page_when_work_is_submitted_then_it_appears_without_reload(cluster, page):
     sign_in(page, "alice")
     page.goto(reverse("local-queue", args=["team-a", "batch"]))

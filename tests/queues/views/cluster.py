@@ -6,6 +6,7 @@
       cq-cpu  (StrictFIFO, no fair sharing, 32 CPU)
         team-a/batch, team-c/etl
 
+Budgets: ``a-gpu-hours`` on team-a/train (100 GPU-hours), ``b-wall-time`` on team-b/train (10 h).
 Users: ``admin`` (staff), ``alice`` editor of team-a, ``victor`` viewer of team-a, ``bob``
 editor of team-b (the "other tenant"), ``nobody`` signed in without any namespace.
 """
@@ -19,6 +20,8 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from budgets.models import Budget
+from budgets.services import reconcile_all_budgets
 from queues import services
 from queues.engine.quantities import parse_millis
 from queues.models import (
@@ -141,6 +144,13 @@ def build_cluster(*, history_hours: int = 2, extra_local_queues: int = 0, extra_
         run_all_admission_passes(now=moment)
         sample_usage(now=moment)
         moment += timedelta(minutes=30)
+    # Budgets on each tenant's GPU queue, measured by the budgets app's own cycle.
+    Budget.objects.create(
+        name="a-gpu-hours", local_queue=cluster.a_train, kind=Budget.Kind.RESOURCE_HOURS, resource=GPU,
+        allocated_hours=Decimal(100), renewal=Budget.Renewal.MONTHLY, anchor=start,
+    )
+    Budget.objects.create(name="b-wall-time", local_queue=cluster.b_train, allocated_hours=Decimal(10), anchor=start)
+    reconcile_all_budgets()
     # A budget hold put on after the last pass: the tree shows it, the reasons are the last pass's.
     QueueHold.objects.create(local_queue=cluster.c_etl, message="budget etl-hours is exhausted", source="budget:test")
     return cluster

@@ -256,3 +256,63 @@ def test_given_service_rejects_after_the_form_when_saving_then_errors_land_on_th
 
     assert form.errors["weight"] == ["too heavy"]
     assert formset.forms[0].errors["nominal"] == ["no"]
+
+
+def budget_post(**fields: str) -> dict[str, str]:
+    data = {
+        "allocated_hours": "100",
+        "renewal": "monthly",
+        "renewal_days": "",
+        "action": "Hold",
+        "alert_thresholds": "80, 100",
+        "alert_emails": "",
+        "webhook_url": "",
+    }
+    data.update(fields)
+    return data
+
+
+def test_given_admin_when_budget_allocation_raised_then_it_is_stored_and_audited_from_the_ui(cluster, login):
+    from budgets.models import Budget
+
+    response = login("admin").post(
+        reverse("edit-budget", args=["a-gpu-hours"]),
+        budget_post(allocated_hours="250", alert_thresholds="50, 90%, 100"),
+    )
+
+    budget = Budget.objects.get(name="a-gpu-hours")
+    assert response.status_code == 302 and response["Location"] == reverse("budgets:detail", args=["a-gpu-hours"])
+    assert (budget.allocated_hours, budget.alert_thresholds) == (Decimal(250), [50, 90, 100])
+    change = PolicyChange.objects.get(object_type="budget")
+    assert change.surface == "ui" and set(change.changed_fields()) == {"allocated_hours", "alert_thresholds"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"alert_thresholds": "80, lots"}, "alert_thresholds", "is not a percentage"),
+        ({"alert_thresholds": "0, 100"}, "alert_thresholds", "between 0 and 1000"),
+        ({"allocated_hours": "-5"}, "allocated_hours", "must not be negative"),
+        ({"renewal": "days"}, "renewal_days", "required when renewal is every N days"),
+    ],
+)
+def test_given_bad_budget_input_when_saved_then_error_names_the_field_and_nothing_is_stored(
+    cluster, login, fields, field, message
+):
+    from budgets.models import Budget
+
+    response = login("admin").post(reverse("edit-budget", args=["a-gpu-hours"]), budget_post(**fields))
+
+    assert response.status_code == 400
+    assert message in " ".join(response.context["form"].errors[field])
+    assert Budget.objects.get(name="a-gpu-hours").allocated_hours == Decimal(100)
+    assert not PolicyChange.objects.exists()
+
+
+def test_given_tenants_when_budget_edit_opened_then_members_are_refused_and_others_see_nothing(cluster, login):
+    assert login("alice").get(reverse("edit-budget", args=["a-gpu-hours"])).status_code == 403
+    assert login("bob").get(reverse("edit-budget", args=["a-gpu-hours"])).status_code == 404
+    assert (
+        login("bob").post(reverse("edit-budget", args=["a-gpu-hours"]), budget_post(allocated_hours="1")).status_code
+        == 404
+    )
