@@ -208,13 +208,19 @@ class BudgetChip:
     unit: str
     target: str
     status: BudgetStatus
+    thresholds: tuple[float, ...] = ()
 
     @property
     def level(self) -> str:
-        """A CSS class: held or exhausted (bad), forecast to run out before the reset (warn), ok."""
-        if self.status.held or self.status.exhausted:
+        """A CSS class: held or exhausted (bad); past its first alert threshold, or forecast to
+        run out before the reset (warn); ok."""
+        status = self.status
+        if status.held or status.exhausted:
             return "bad"
-        if self.status.forecast_exhausted_at is not None and self.status.exhausts_before_reset is not False:
+        first_alert = min(self.thresholds, default=None)
+        if first_alert is not None and status.percent >= first_alert:
+            return "warn"
+        if status.forecast_exhausted_at is not None and status.exhausts_before_reset is not False:
             return "warn"
         return "ok"
 
@@ -258,6 +264,7 @@ def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
                 budget.unit_label,
                 budget.target_label,
                 budget_status(budget, held=f"budget:{budget.pk}" in held),
+                tuple(float(t) for t in budget.alert_thresholds or ()),
             ),
             budget,
         )

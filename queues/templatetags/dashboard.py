@@ -51,9 +51,18 @@ def share_bar(share: Share, label: str = "of entitlement", plain: bool = False, 
 
 
 @register.simple_tag
-def budget_meter(status: Any) -> str:
-    """A budget's use this period as a plain bar (100% = the allocation)."""
-    return share_bar(Share(status.percent / 100, None), "of the allocation", plain=True, show_resource=False)
+def budget_meter(chip: Any) -> str:
+    """A budget's use this period as a bar (100% = the allocation), coloured by its level."""
+    percent = chip.status.percent
+    colour = {"bad": "over", "warn": "warn", "ok": "under"}[chip.level]
+    return format_html(
+        '<div class="share" title="{}% of the allocation"><div class="bar plain {}"><span style="width: {}%"></span>'
+        '</div><span class="val">{}%</span></div>',
+        f"{percent:.1f}",
+        colour,
+        f"{min(max(percent, 0.0), 100.0):.0f}",
+        f"{percent:.0f}",
+    )
 
 
 @register.inclusion_tag("queues/includes/pager.html")

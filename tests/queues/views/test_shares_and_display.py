@@ -101,3 +101,60 @@ def test_given_long_series_when_thinned_then_at_most_the_limit_and_the_last_poin
 
     assert len(kept) <= 101 and times[-1] in kept and times[0] in kept
     assert thin(times[:50], 100) == set(times[:50])
+
+
+def status(percent: float, **fields: object):
+    from decimal import Decimal
+
+    from budgets.status import BudgetStatus
+
+    values = dict(
+        budget_id=1,
+        name="b",
+        unit="hours",
+        measured=True,
+        as_of=None,
+        period_start=None,
+        period_end=None,
+        allocated_hours=Decimal(100),
+        used_hours=Decimal(percent),
+        remaining_hours=Decimal(100 - percent),
+        percent=percent,
+        exhausted=False,
+        exhausted_at=None,
+        burn_rate_per_hour=Decimal(0),
+        forecast_exhausted_at=None,
+        exhausts_before_reset=None,
+        held=False,
+    )
+    values.update(fields)
+    return BudgetStatus(**values)
+
+
+@pytest.mark.parametrize(
+    ("percent", "fields", "level"),
+    [
+        (10, {}, "ok"),
+        (85, {}, "warn"),  # past the first alert threshold (80)
+        (
+            10,
+            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            "warn",
+        ),
+        (
+            10,
+            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            "ok",
+        ),
+        (100, {"exhausted": True}, "bad"),
+        (50, {"held": True}, "bad"),
+    ],
+)
+def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_decide(percent, fields, level):
+    from queues.dashboard.live import BudgetChip
+
+    chip = BudgetChip(
+        1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)
+    )
+
+    assert chip.level == level
