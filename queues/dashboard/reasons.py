@@ -11,6 +11,7 @@ TITLES = {
     engine.QUEUE_STOPPED: "Queue stopped",
     engine.BLOCKED_BY_STRICT_FIFO_HEAD: "Blocked behind the StrictFIFO head",
     engine.WAITING_FOR_FAIR_SHARE: "Waiting for its fair share",
+    engine.PREEMPTED: "Preempted, waiting to run again",
     "": "Not evaluated yet",
 }
 

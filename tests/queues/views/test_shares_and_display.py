@@ -74,6 +74,7 @@ def test_given_engine_message_when_made_a_sentence_then_capitalised_and_closed()
     assert sentence("InsufficientQuota", "insufficient quota for cpu") == "Insufficient quota for cpu."
     assert sentence("", "") == "Waiting for the next admission pass to evaluate it."
     assert title("WaitingForFairShare") == "Waiting for its fair share"
+    assert title("Preempted") == "Preempted, waiting to run again"
     assert title("SomethingNew") == "SomethingNew"
 
 
