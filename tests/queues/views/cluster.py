@@ -146,8 +146,13 @@ def build_cluster(*, history_hours: int = 2, extra_local_queues: int = 0, extra_
         moment += timedelta(minutes=30)
     # Budgets on each tenant's GPU queue, measured by the budgets app's own cycle.
     Budget.objects.create(
-        name="a-gpu-hours", local_queue=cluster.a_train, kind=Budget.Kind.RESOURCE_HOURS, resource=GPU,
-        allocated_hours=Decimal(100), renewal=Budget.Renewal.MONTHLY, anchor=start,
+        name="a-gpu-hours",
+        local_queue=cluster.a_train,
+        kind=Budget.Kind.RESOURCE_HOURS,
+        resource=GPU,
+        allocated_hours=Decimal(100),
+        renewal=Budget.Renewal.MONTHLY,
+        anchor=start,
     )
     Budget.objects.create(name="b-wall-time", local_queue=cluster.b_train, allocated_hours=Decimal(10), anchor=start)
     reconcile_all_budgets()
