@@ -33,7 +33,7 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 
 seed: migrate
-	$(PY) manage.py seed_demo --if-empty
+	$(PY) manage.py seed_demo --if-empty --history 6h
 
 # Redis carries Celery's messages: start a local redis-server when installed but not running.
 redis:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -282,14 +282,15 @@ def _seed_users() -> list[tuple[str, str]]:
     return logins
 
 
-def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
-    """Finished history over the last two days and pending work; skips names that exist."""
+NewWorkload = tuple[Workload, dict[str, int], dict[str, str]]
+
+
+def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int = 3600) -> list[NewWorkload]:
+    """Finished history over the last two days and pending work, unsaved; skips names that exist."""
     rng = random.Random(SEED)
     now = timezone.now().replace(microsecond=0)
     existing = set(Workload.objects.values_list("namespace__name", "name"))
-    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
-    new_workloads: list[Workload] = []
-    resources: list[tuple[int, dict[str, int], dict[str, str]]] = []
+    built: list[NewWorkload] = []
     for key, lq in sorted(local_queues.items()):
         gpu_queue = lq.cluster_queue.name.startswith("gpu")
         shapes = GPU_SHAPES if gpu_queue else CPU_SHAPES
@@ -304,7 +305,7 @@ def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
                 admitted_at = now - timedelta(seconds=rng.randint(duration + 600, 2 * 86400))
                 queued_at = admitted_at - timedelta(seconds=rng.randint(0, 3600))
             else:
-                queued_at = now - timedelta(seconds=rng.randint(0, 3600))
+                queued_at = now - timedelta(seconds=rng.randint(0, arrival_seconds))
             if (lq.namespace.name, name) in existing:
                 continue
             normalised = normalise_pod_sets(pod_sets)
@@ -328,17 +329,24 @@ def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
                 workload.started_at = admitted_at
                 workload.finished_at = admitted_at + timedelta(seconds=duration)
                 workload.wall_time_seconds = duration
-            new_workloads.append(workload)
-            resources.append((len(new_workloads) - 1, total_requests(normalised), assignment))
+            built.append((workload, total_requests(normalised), assignment))
+    return built
+
+
+def _save_workloads(items: list[NewWorkload]) -> int:
+    """Workloads with their resource rows (and admission intervals for finished history)."""
+    if not items:
+        return 0
+    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
     with transaction.atomic():
-        created = Workload.objects.bulk_create(new_workloads, batch_size=500)
+        created = Workload.objects.bulk_create([workload for workload, _, _ in items], batch_size=500)
         WorkloadResource.objects.bulk_create(
             [
                 WorkloadResource(
-                    workload=created[index], resource=resource, amount=amount,
+                    workload=workload, resource=resource, amount=amount,
                     flavor_id=flavor_ids.get(assignment.get(resource, "")),
                 )
-                for index, totals, assignment in resources
+                for workload, (_, totals, assignment) in zip(created, items)
                 for resource, amount in totals.items()
             ],
             batch_size=1000,
@@ -359,12 +367,53 @@ def _seed_workloads(local_queues: dict[str, LocalQueue]) -> int:
     return len(created)
 
 
-def seed_demo() -> SeedReport:
+def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime | None = None) -> int:
+    """Run the control loop's own services at past moments, one sampling interval apart.
+
+    Each workload of ``arrivals`` is submitted at the step its queue timestamp falls in; then
+    the simulated cluster, admission passes and usage samples run exactly as beat would have
+    run them, so the usage series, admissions and finished work are real loop output, not
+    drawn by hand. Returns the number of samples taken.
+    """
+    from django.conf import settings
+
+    from queues.services.admission import run_all_admission_passes
+    from queues.services.cluster import complete_due_workloads
+    from queues.services.usage import sample_usage
+
+    end = end or timezone.now()
+    step = timedelta(seconds=settings.FAIR_SHARING.usage_sampling_interval_seconds)
+    moment = end - timedelta(seconds=seconds)
+    waiting = sorted(arrivals, key=lambda item: item[0].queued_at)
+    samples = 0
+    while moment <= end:
+        due = [item for item in waiting if item[0].queued_at <= moment]
+        waiting = waiting[len(due):]
+        _save_workloads(due)
+        complete_due_workloads(now=moment)
+        run_all_admission_passes(now=moment)
+        samples += int(sample_usage(now=moment).sampled)
+        moment += step
+    _save_workloads(waiting)
+    return samples
+
+
+def seed_demo(*, history_seconds: int = 0) -> SeedReport:
+    """Load the demo; with ``history_seconds``, pending work arrives over that span and the
+    control loop is replayed over it, so charts and budgets have a past from the first page."""
     with transaction.atomic():
         local_queues = _seed_policy()
         _seed_budgets(local_queues)
         logins = _seed_users()
-        created = _seed_workloads(local_queues)
+        items = _build_workloads(local_queues, arrival_seconds=history_seconds or 3600)
+        history = [item for item in items if item[0].state == WorkloadState.FINISHED]
+        arrivals = [item for item in items if item[0].state == WorkloadState.PENDING]
+        if not history_seconds:
+            history, arrivals = items, []
+        created = _save_workloads(history)
+    if arrivals:
+        replay_history(history_seconds, arrivals)
+        created += len(arrivals)
     # Charge the finished history to the budgets now, so their pages have data from the start
     # (the beat schedule would do it within BUDGET_ACCOUNTING_INTERVAL anyway).
     from budgets.services import reconcile_all_budgets

@@ -4,7 +4,12 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
+from decimal import Decimal
+
 from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from budgets.models import Budget, BudgetEvent
 from rest_framework.authtoken.models import Token
 
 from queues.audit import record_change
@@ -24,11 +29,17 @@ def test_given_demo_when_staff_opens_changelist_then_it_loads(admin_client, demo
 
 @pytest.fixture
 def every_model_has_a_row(demo, admin_user):
-    """The demo holds no groups, tokens or audit rows: make one of each."""
+    """The demo holds no groups, tokens or audit rows, and budget events only when the current
+    period (which depends on today's date) has seen enough use: make one of each."""
     Group.objects.create(name="operators")
     Token.objects.create(user=admin_user)
     lq = LocalQueue.objects.first()
     record_change(instance=lq, action="update", before={"weight": "1"}, after={"weight": "2"}, actor=admin_user)
+    budget = Budget.objects.first()
+    BudgetEvent.objects.create(
+        budget=budget, kind=BudgetEvent.Kind.HOLD_LIFTED, at=timezone.now(), period_start=budget.anchor,
+        used_hours=Decimal(0), allocated_hours=budget.allocated_hours, message="admin page check",
+    )
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)

@@ -4,7 +4,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from budgets.models import Budget
 from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange, ResourceFlavor, Workload, WorkloadState
@@ -59,3 +59,26 @@ def test_given_seed_then_workload_resources_match_pod_sets():
 def test_given_seed_then_no_audit_noise_is_written():
     call_command("seed_demo", stdout=StringIO())
     assert PolicyChange.objects.count() == 0
+
+
+def test_given_history_when_seeded_then_the_loop_has_a_past_and_nothing_ran_before_it_arrived():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from queues.models import AdmissionRecord, UsageSample
+
+    started = timezone.now()
+    call_command("seed_demo", "--history", "2h", stdout=StringIO())
+
+    assert UsageSample.objects.values("sampled_at").distinct().count() >= 24  # every 5 minutes over 2h
+    replayed = AdmissionRecord.objects.filter(admitted_at__gte=started - timedelta(hours=2))
+    assert replayed.count() > 20
+    assert replayed.filter(end_reason="Finished").exists()  # the simulated cluster ran too
+    for record in AdmissionRecord.objects.select_related("workload"):
+        assert record.admitted_at >= record.workload.queued_at
+
+
+def test_given_bad_history_then_one_line_error_names_the_option():
+    with pytest.raises(CommandError, match="--history"):
+        call_command("seed_demo", "--history", "soon", stdout=StringIO())

@@ -2,9 +2,11 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from queues.demo import seed_demo
+from queues.engine.durations import parse_duration
+from queues.engine.errors import ValidationError
 
 
 class Command(BaseCommand):
@@ -12,6 +14,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--if-empty", action="store_true", help="Do nothing when any ClusterQueue exists")
+        parser.add_argument(
+            "--history",
+            default="0s",
+            help="spread arrivals over this past span (e.g. 6h) and replay the control loop over it",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from queues.models import ClusterQueue
@@ -19,7 +26,11 @@ class Command(BaseCommand):
         if options["if_empty"] and ClusterQueue.objects.exists():
             self.stdout.write("Database already holds a cluster; demo not loaded.")
             return
-        report = seed_demo()
+        try:
+            history = parse_duration(options["history"], "--history")
+        except ValidationError as error:
+            raise CommandError(str(error)) from None
+        report = seed_demo(history_seconds=history)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo ready: {report.local_queues} LocalQueues, {report.total_workloads} workloads "
