@@ -112,7 +112,11 @@ class GeneratorSpec:
 
 @dataclass(frozen=True, slots=True)
 class BudgetSpec:
-    """A time budget; ``target_kind`` is ``localQueue``, ``namespace`` or ``clusterQueue``."""
+    """A time budget; ``target_kind`` is ``localQueue``, ``namespace`` or ``clusterQueue``.
+
+    ``used_hours`` is what was already used when the run starts (a live export carries the
+    current period's usage, so exhaustion comes as early as it would on the cluster).
+    """
 
     target_kind: str
     target: str
@@ -122,6 +126,7 @@ class BudgetSpec:
     resource: str | None = None
     flavor: str | None = None
     name: str | None = None
+    used_hours: float = 0.0
 
     @property
     def label(self) -> str:
@@ -556,6 +561,7 @@ def _budgets(
         "resource",
         "flavor",
         "action",
+        "usedHours",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -569,6 +575,7 @@ def _budgets(
             raise ValidationError(_join(where, target_kind), f"unknown {target_kind} {target!r}")
         kind = _choice(_required(entry, "kind", where), _join(where, "kind"), BUDGET_KINDS)
         hours = _weight(_required(entry, "allocatedHours", where), _join(where, "allocatedHours"))
+        used = _weight(entry.get("usedHours", 0), _join(where, "usedHours"))
         action = _choice(entry.get("action", STOP_HOLD), _join(where, "action"), BUDGET_ACTIONS)
         resource = entry.get("resource")
         if kind == "ResourceHours":
@@ -584,7 +591,7 @@ def _budgets(
         name = entry.get("name")
         if name is not None:
             name = _name(name, _join(where, "name"))
-        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name))
+        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, used))
     return tuple(result)
 
 
