@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "queues",
     "budgets",
+    "playground",
 ]
 
 MIDDLEWARE = [
