@@ -1,9 +1,16 @@
-"""Django admin for budgets; saves are audited like every policy change."""
+"""Django admin for budgets; saves are audited like every policy change.
+
+The ledger and the events are read-only here: they are written by the accounting cycle only.
+"""
+
+from typing import Any
 
 from django.contrib import admin
 from django.db import models
+from django.http import HttpRequest
 
-from budgets.models import Budget
+from budgets.models import Budget, BudgetCharge, BudgetEvent
+from budgets.services import request_reconcile
 from queues.admin_audit import AuditedAdmin
 
 
@@ -14,3 +21,32 @@ class BudgetAdmin(AuditedAdmin):
     search_fields = ("name", "local_queue__name", "namespace__name", "cluster_queue__name", "resource")
     list_select_related = ("local_queue__namespace", "namespace", "cluster_queue")
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        request_reconcile(form.instance.pk)  # a raised allocation lifts the hold right away
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(BudgetCharge)
+class BudgetChargeAdmin(ReadOnlyAdmin):
+    list_display = ("budget", "workload", "kind", "period_start", "charged_from", "charged_to", "quantity", "unit_seconds")
+    list_filter = ("kind", "budget")
+    list_select_related = ("budget", "workload__namespace")
+
+
+@admin.register(BudgetEvent)
+class BudgetEventAdmin(ReadOnlyAdmin):
+    list_display = ("at", "budget", "kind", "threshold", "used_hours", "allocated_hours", "email_sent_at", "webhook_status")
+    list_filter = ("kind", "webhook_status", "budget")
+    list_select_related = ("budget",)

@@ -1,4 +1,9 @@
-"""Time budgets: wall-time hours or resource-hours per LocalQueue, Namespace or ClusterQueue."""
+"""Time budgets: wall-time hours or resource-hours per LocalQueue, Namespace or ClusterQueue.
+
+``Budget`` is the policy; ``BudgetCharge`` the append-only ledger derived from admission
+intervals; ``BudgetState`` what the last accounting run found (used, burn rate, exhaustion);
+``BudgetEvent`` what happened (thresholds, exhaustion, holds, renewals) and its alert delivery.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,22 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import models
 from django.utils import timezone
+
+from budgets import periods
 
 from queues.models.validators import validate_dns_label, validate_resource_name
 
 
 def default_thresholds() -> list[int]:
     return [80, 100]
+
+
+# Fields that define what a budget measures. Once charges exist they are fixed: the ledger was
+# built under them, and changing them would silently mix two measures in one period.
+MEASURE_FIELDS = ("local_queue", "namespace", "cluster_queue", "kind", "resource", "flavor", "anchor")
 
 
 class Budget(models.Model):
@@ -94,6 +107,35 @@ class Budget(models.Model):
             return f"ClusterQueue {self.cluster_queue.name}"
         return "no target"
 
+    @property
+    def target_ref(self) -> tuple[str, int]:
+        """``(kind, id)`` of the target, kind as in QueueHold/AdmissionRecord field names."""
+        for field in ("local_queue", "namespace", "cluster_queue"):
+            pk = getattr(self, f"{field}_id")
+            if pk:
+                return field, pk
+        raise ValueError(f"budget {self.name} has no target")
+
+    @property
+    def unit_label(self) -> str:
+        """What the allocation counts, for messages: ``hours``, ``GPU-hours``, ``cpu-hours (a100)``."""
+        if self.kind == self.Kind.WALL_TIME:
+            return "hours"
+        short = {"nvidia.com/gpu": "GPU", "amd.com/gpu": "GPU", "cpu": "CPU"}.get(self.resource, self.resource)
+        label = f"{short}-hours"
+        if self.flavor_id:
+            label += f" ({self.flavor.name})"
+        return label
+
+    def renewal_rule(self) -> periods.Renewal:
+        """The period rule in the configured time zone (month and week boundaries are local)."""
+        return periods.Renewal(
+            kind=self.renewal, anchor=self.anchor, days=self.renewal_days, tz=timezone.get_default_timezone()
+        )
+
+    def email_recipients(self) -> list[str]:
+        return [address.strip() for address in (self.alert_emails or "").split(",") if address.strip()]
+
     def clean(self) -> None:
         super().clean()
         errors: dict[str, str] = {}
@@ -107,7 +149,20 @@ class Budget(models.Model):
         if self.kind == self.Kind.WALL_TIME and (self.resource or self.flavor_id):
             errors["resource"] = "a WallTime budget counts hours, not a resource; leave resource and flavor empty"
         if self.renewal == self.Renewal.DAYS and not self.renewal_days:
-            errors["renewal_days"] = "required when renewal is every N days"
+            errors["renewal_days"] = "required when renewal is every N days (a whole number of at least 1)"
+        for address in self.email_recipients():
+            try:
+                validate_email(address)
+            except ValidationError:
+                errors["alert_emails"] = f"{address!r} is not a valid e-mail address (separate addresses with commas)"
+                break
+        if self.pk is not None and "local_queue" not in errors:
+            changed = self._changed_measure_fields()
+            if changed and self.charges.exists():
+                errors[changed[0]] = (
+                    f"cannot change {', '.join(changed)} once the budget has charges (the ledger was built "
+                    "under them); create a new budget instead"
+                )
         thresholds = self.alert_thresholds
         if not isinstance(thresholds, list) or any(
             isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1000 for t in thresholds
@@ -115,3 +170,157 @@ class Budget(models.Model):
             errors["alert_thresholds"] = "expected a list of percentages between 0 and 1000, e.g. [80, 100]"
         if errors:
             raise ValidationError(errors)
+
+    def _changed_measure_fields(self) -> list[str]:
+        """Measure fields whose value differs from the stored row."""
+        attnames = {name: self._meta.get_field(name).attname for name in MEASURE_FIELDS}
+        stored = Budget.objects.filter(pk=self.pk).values(*attnames.values()).first()
+        if stored is None:
+            return []
+        return [name for name, attname in attnames.items() if stored[attname] != getattr(self, attname)]
+
+
+class BudgetCharge(models.Model):
+    """One line of the append-only ledger: a budget charged for part of an admission interval.
+
+    Each accounting run appends, per admission interval under the budget, the stretch not yet
+    charged (``[charged_from, charged_to)``, cut at period boundaries), so the charges of one
+    interval tile it exactly: nothing is charged twice, nothing is rounded. When an interval
+    turns out to have ended before the time already charged (a finish reported late with its
+    real, earlier end), a ``correction`` line credits the difference back, as a ledger does;
+    no line is ever updated or deleted.
+
+    ``quantity`` is what is charged per second in millis: 1000 for WallTime (one workload,
+    whatever it requests) or the requested amount of the resource for ResourceHours.
+    ``unit_seconds`` = quantity / 1000 x seconds, exact (negative for corrections): seconds of
+    wall time, or resource-seconds in base units (GPU-seconds). Hours are unit_seconds / 3600.
+    """
+
+    class Kind(models.TextChoices):
+        CHARGE = "charge", "Charge"
+        CORRECTION = "correction", "Correction"
+
+    budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="charges")
+    workload = models.ForeignKey("queues.Workload", on_delete=models.CASCADE, related_name="budget_charges")
+    admission_record = models.ForeignKey("queues.AdmissionRecord", on_delete=models.CASCADE, related_name="budget_charges")
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.CHARGE)
+    period_start = models.DateTimeField(help_text="Start of the budget period this line belongs to")
+    charged_from = models.DateTimeField()
+    charged_to = models.DateTimeField()
+    quantity = models.BigIntegerField(help_text="Millis charged per second (1000 = one workload or one unit)")
+    unit_seconds = models.DecimalField(max_digits=32, decimal_places=9, help_text="quantity x seconds, in base units")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["charged_from", "id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(charged_to__gt=models.F("charged_from")), name="budget_charge_positive_length"),
+            models.CheckConstraint(condition=models.Q(quantity__gt=0), name="budget_charge_quantity_gt_0"),
+            models.CheckConstraint(
+                condition=(models.Q(kind="charge", unit_seconds__gt=0) | models.Q(kind="correction", unit_seconds__lt=0)),
+                name="budget_charge_sign_matches_kind",
+            ),
+            # The database's own guard against double charging: two runs that both read the same
+            # charged-up-to point would both start a line there, and one of them fails.
+            models.UniqueConstraint(
+                fields=["budget", "admission_record", "kind", "charged_from"], name="budget_charge_once_per_start"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["budget", "period_start"], name="budget_charge_period"),
+            models.Index(fields=["budget", "charged_to"], name="budget_charge_to"),
+            models.Index(fields=["budget", "admission_record"], name="budget_charge_record"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.budget_id}:{self.workload_id} {self.charged_from:%Y-%m-%d %H:%M:%S}+{self.unit_seconds}"
+
+    @property
+    def hours(self) -> Decimal:
+        return self.unit_seconds / 3600
+
+
+class BudgetState(models.Model):
+    """What the last accounting run found; status reads start here (one row per budget).
+
+    ``used_unit_seconds`` and ``burn_rate`` are as of ``as_of``; percent, remaining and the
+    forecast are computed on read against the budget's *current* allocation, so raising it
+    shows at once.
+    """
+
+    budget = models.OneToOneField(Budget, on_delete=models.CASCADE, primary_key=True, related_name="state")
+    as_of = models.DateTimeField(null=True, blank=True, help_text="Time the ledger is complete up to")
+    period_start = models.DateTimeField(null=True, blank=True)
+    period_end = models.DateTimeField(null=True, blank=True)
+    used_unit_seconds = models.DecimalField(max_digits=32, decimal_places=9, default=Decimal(0))
+    burn_rate = models.DecimalField(
+        max_digits=32, decimal_places=9, default=Decimal(0), help_text="Units charged per second over the recent window"
+    )
+    exhausted_at = models.DateTimeField(null=True, blank=True, help_text="When usage reached the allocation this period")
+    allocated_hours = models.DecimalField(
+        max_digits=14, decimal_places=3, null=True, blank=True, help_text="The allocation the last run measured against"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"state of {self.budget_id} as of {self.as_of}"
+
+
+class BudgetEvent(models.Model):
+    """Something that happened to a budget, shown in the UI and API, and its alert delivery.
+
+    Threshold crossings, exhaustion and renewal happen at most once per period (database
+    constraints); holds can be placed and lifted several times (an allocation raised, then used
+    up again). E-mail goes out for threshold crossings; the webhook receives every event.
+    """
+
+    class Kind(models.TextChoices):
+        THRESHOLD = "ThresholdCrossed", "Threshold crossed"
+        EXHAUSTED = "Exhausted", "Exhausted"
+        HOLD_PLACED = "HoldPlaced", "Hold placed"
+        HOLD_LIFTED = "HoldLifted", "Hold lifted"
+        RENEWED = "Renewed", "Renewed"
+
+    class Delivery(models.TextChoices):
+        NONE = "", "Not requested"
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    at = models.DateTimeField(db_index=True)
+    period_start = models.DateTimeField()
+    threshold = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    used_hours = models.DecimalField(max_digits=24, decimal_places=6)
+    allocated_hours = models.DecimalField(max_digits=14, decimal_places=3)
+    message = models.CharField(max_length=500)
+
+    email_sent_at = models.DateTimeField(null=True, blank=True)
+    webhook_status = models.CharField(max_length=10, choices=Delivery.choices, blank=True, default=Delivery.NONE)
+    webhook_attempts = models.PositiveIntegerField(default=0)
+    webhook_delivered_at = models.DateTimeField(null=True, blank=True)
+    webhook_last_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["budget", "period_start", "threshold"],
+                condition=models.Q(kind="ThresholdCrossed"),
+                name="budget_event_threshold_once_per_period",
+            ),
+            models.UniqueConstraint(
+                fields=["budget", "period_start", "kind"],
+                condition=models.Q(kind__in=["Exhausted", "Renewed"]),
+                name="budget_event_once_per_period",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind="ThresholdCrossed", threshold__isnull=False) | ~models.Q(kind="ThresholdCrossed"),
+                name="budget_event_threshold_given",
+            ),
+        ]
+        indexes = [models.Index(fields=["budget", "at"], name="budget_event_budget_at")]
+
+    def __str__(self) -> str:
+        return f"{self.budget_id} {self.kind} {self.at:%Y-%m-%d %H:%M}"

@@ -12,6 +12,7 @@ def beat_schedule(
     cluster_tick_seconds: int,
     wall_time_seconds: int,
     retention_seconds: int = 3600,
+    budget_seconds: int = 60,
 ) -> dict[str, dict[str, Any]]:
     """Each entry expires after one period: after a broker outage, stale ticks are dropped
     instead of running in a burst (the next tick does the same work)."""
@@ -25,4 +26,5 @@ def beat_schedule(
         "simulated-cluster": every("queues.complete_due_workloads", cluster_tick_seconds),
         "wall-time": every("queues.account_wall_time", wall_time_seconds),
         "usage-series-retention": every("queues.prune_usage_series", retention_seconds),
+        "budgets": every("budgets.reconcile_budgets", budget_seconds),
     }

@@ -41,6 +41,18 @@ def env_seconds(name: str, default: str) -> int:
     return seconds
 
 
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    """A whole number from the environment, named in the error."""
+    raw = os.environ.get(name, str(default)).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected a whole number") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name}: must be at least {minimum}, got {value}")
+    return value
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -168,20 +180,65 @@ CLUSTER_TICK_SECONDS = env_seconds("CLUSTER_TICK_INTERVAL", "5s")
 WALL_TIME_ACCOUNTING_SECONDS = env_seconds("WALL_TIME_ACCOUNTING_INTERVAL", "1m")
 USAGE_SERIES_RAW_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RAW_RETENTION", "2d")
 USAGE_SERIES_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RETENTION", "30d")
+# Time budgets: accounting + enforcement + alerts cycle, burn-rate window, webhook delivery.
+BUDGET_ACCOUNTING_SECONDS = env_seconds("BUDGET_ACCOUNTING_INTERVAL", "1m")
+BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "1h")
+BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
+BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
+BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
     cluster_tick_seconds=CLUSTER_TICK_SECONDS,
     wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
+    budget_seconds=BUDGET_ACCOUNTING_SECONDS,
 )
 
+# The API's task (large what-if simulations) lives beside the API, outside autodiscovery.
+CELERY_IMPORTS = ("queues.api.tasks",)
+
+# REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",  # first: anonymous calls get 401, not 403
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["queues.api.parsers.LimitedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "queues.api.pagination.StandardPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "queues.api.exceptions.api_exception_handler",
+    "COERCE_DECIMAL_TO_STRING": False,  # weights and hours as JSON numbers
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "fairportal API",
-    "DESCRIPTION": "Fair-share control plane for shared batch and GPU clusters.",
+    "DESCRIPTION": "Fair-share control plane for shared batch and GPU clusters. Authenticate with "
+    "`Authorization: Token <key>` (`manage.py drf_create_token <user>`) or a session.",
     "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "queues.api.schema.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "AdmissionModeEnum": "queues.models.choices.AdmissionMode",
+        "StopPolicyEnum": "queues.models.choices.StopPolicy",
+        "WorkloadStateEnum": "queues.models.choices.WorkloadState",
+        "PolicyChangeActionEnum": "queues.models.audit.PolicyChange.Action",
+        "BudgetActionEnum": "budgets.models.Budget.Action",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -1,10 +1,21 @@
-"""Top-level routes: the web UI, Django admin, Prometheus metrics, Kueue interop and (later) the API."""
+"""Top-level routes: the web UI, Django admin, Prometheus metrics, Kueue interop, and the REST API
+with its schema and docs."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
 
+from budgets.api.urls import register_routes as register_budget_routes
+from queues.api.urls import register_routes as register_queue_routes
+from queues.api.views.base import api_not_found
 from queues.metrics import metrics_view
+
+api = DefaultRouter()
+api.include_format_suffixes = False  # ids are matched whole, "1.5" included (then a JSON 404)
+register_queue_routes(api)
+register_budget_routes(api)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,5 +23,10 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/kueue/", include("queues.interop.urls")),
+    path("api/v1/", include(api.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    re_path(r"^api/", api_not_found),
+    path("budgets/", include("budgets.urls")),
     path("", include("queues.urls")),
 ]

@@ -128,7 +128,8 @@ BUDGETS = [
     {"name": "speech-wall-time", "lq": ("team-speech", "training"), "kind": Budget.Kind.WALL_TIME,
      "resource": "", "hours": "300", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD_AND_DRAIN},
     {"name": "interns-weekly", "ns": "team-interns", "kind": Budget.Kind.WALL_TIME,
-     "resource": "", "hours": "40", "renewal": Budget.Renewal.WEEKLY, "action": Budget.Action.HOLD},
+     "resource": "", "hours": "40", "renewal": Budget.Renewal.WEEKLY, "action": Budget.Action.HOLD,
+     "thresholds": [50, 80, 100]},
     {"name": "inference-a100-hours", "cq": "gpu-inference", "kind": Budget.Kind.RESOURCE_HOURS,
      "resource": GPU, "flavor": "a100", "hours": "5000", "renewal": Budget.Renewal.MONTHLY,
      "action": Budget.Action.HOLD},
@@ -257,6 +258,7 @@ def _seed_budgets(local_queues: dict[str, LocalQueue]) -> None:
                 "renewal": spec["renewal"],
                 "action": spec["action"],
                 "anchor": period_start,
+                "alert_thresholds": spec.get("thresholds", [80, 100]),
             },
         )
 
@@ -363,6 +365,11 @@ def seed_demo() -> SeedReport:
         _seed_budgets(local_queues)
         logins = _seed_users()
         created = _seed_workloads(local_queues)
+    # Charge the finished history to the budgets now, so their pages have data from the start
+    # (the beat schedule would do it within BUDGET_ACCOUNTING_INTERVAL anyway).
+    from budgets.services import reconcile_all_budgets
+
+    reconcile_all_budgets()
     return SeedReport(
         created_workloads=created,
         total_workloads=Workload.objects.count(),

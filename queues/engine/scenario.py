@@ -114,8 +114,9 @@ class GeneratorSpec:
 class BudgetSpec:
     """A time budget; ``target_kind`` is ``localQueue``, ``namespace`` or ``clusterQueue``.
 
-    ``used_hours`` is what was already used when the run starts (a live export carries the
-    current period's usage, so exhaustion comes as early as it would on the cluster).
+    ``used_hours`` is what was already used when the run starts, and ``first_renewal_seconds``
+    when the current period ends (a live export starts mid-period: exhaustion and renewal come
+    when they would on the cluster).
     """
 
     target_kind: str
@@ -126,7 +127,9 @@ class BudgetSpec:
     resource: str | None = None
     flavor: str | None = None
     name: str | None = None
+    renewal_seconds: int | None = None  # None: never renews during the run
     used_hours: float = 0.0
+    first_renewal_seconds: int | None = None  # None: one whole period after t=0
 
     @property
     def label(self) -> str:
@@ -561,7 +564,10 @@ def _budgets(
         "resource",
         "flavor",
         "action",
+        "renewal",
+        "renewalDays",
         "usedHours",
+        "firstRenewalAt",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -591,8 +597,38 @@ def _budgets(
         name = entry.get("name")
         if name is not None:
             name = _name(name, _join(where, "name"))
-        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, used))
+        renewal = _budget_renewal(entry, where)
+        first_renewal = None
+        if entry.get("firstRenewalAt") is not None:
+            if renewal is None:
+                raise ValidationError(_join(where, "firstRenewalAt"), "only used with a renewal (weekly or days)")
+            first_renewal = parse_duration(entry["firstRenewalAt"], _join(where, "firstRenewalAt"))
+            if not 0 < first_renewal <= renewal:
+                raise ValidationError(
+                    _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
+                )
+        result.append(
+            BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, renewal, used, first_renewal)
+        )
     return tuple(result)
+
+
+def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
+    """Seconds between renewals, as the live Budget's ``renewal`` (none, weekly, days + renewalDays).
+
+    Monthly renewal needs calendar dates, which a simulation (seconds from t=0) does not have.
+    """
+    renewal = _choice(entry.get("renewal", "none"), _join(where, "renewal"), ("none", "weekly", "days", "monthly"))
+    days = entry.get("renewalDays")
+    if renewal == "monthly":
+        raise ValidationError(
+            _join(where, "renewal"), "monthly renewal needs calendar dates; use days with renewalDays: 30 in a scenario"
+        )
+    if renewal == "days":
+        return _integer(_required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1) * 86400
+    if days is not None:
+        raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
+    return 7 * 86400 if renewal == "weekly" else None
 
 
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:

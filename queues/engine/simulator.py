@@ -1,7 +1,7 @@
 """Discrete-event simulation of a scenario on the engine alone (no database, no Celery).
 
-Events, in this order at equal times: finishes, submissions, budget checks, the usage sample,
-ticks. After the events of a time step, if anything changed (a submission, a finish, a sample,
+Events, in this order at equal times: finishes, submissions, budget renewals, budget checks,
+the usage sample, ticks. After the events of a time step, if anything changed (a submission, a finish, a sample,
 a hold), an admission pass runs (``planner.plan``); a pass that evicted something (preemption or
 a drain) is followed at once by another one at the same time. A pass over an unchanged state
 would decide nothing new, so it is skipped. Series are recorded at every tick.
@@ -14,7 +14,11 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
 * Budgets: WallTime (hours of admitted wall time, summed over workloads) and ResourceHours
   (requests of one resource, optionally one flavor, times time) are integrated exactly; when
   one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
-  ``held`` and ``evicted``. Budgets do not renew during a simulation.
+  ``held`` and ``evicted``. A budget with ``renewal`` (weekly, or every ``renewalDays``) starts
+  each period at zero, counted from t=0 (or from ``firstRenewalAt``, when the run starts
+  mid-period with ``usedHours`` already used): a workload running across the boundary charges
+  each period its part, and a hold placed by the budget is lifted (event ``resumed``).
+  ``summary.budgets`` reports each budget's use in its last period and when it ran out.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
@@ -51,7 +55,7 @@ from queues.engine.types import (
 )
 from queues.engine.usage import add_penalty, projected, prune_samples, sample, windowed_share
 
-_FINISH, _SUBMIT, _BUDGET, _SAMPLE, _TICK = range(5)
+_FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
 _MAX_PASSES_PER_STEP = 2
 
 Progress = Callable[[float], None]
@@ -81,6 +85,9 @@ class _Budget:
     rate: float = 0.0  # hours per second
     since: float = 0.0
     held: bool = False
+    hold: Hold | None = None
+    period: int = 0
+    exhausted_at: list[float] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -205,8 +212,11 @@ class Simulation:
         self._push(0.0, _TICK, 0)
         interval = self.policy.usage_sampling_interval_seconds
         self._push(float(interval), _SAMPLE, 1)
-        for index in range(len(self.budgets)):
+        for index, budget in enumerate(self.budgets):
             self._push(0.0, _BUDGET, index)
+            if budget.spec.renewal_seconds:
+                first = budget.spec.first_renewal_seconds or budget.spec.renewal_seconds
+                self._push(float(first), _RENEW, index)
         now = 0.0
         future_submissions = len(self.jobs)
         finished = 0
@@ -236,6 +246,10 @@ class Simulation:
                     self.pending[payload.spec.name] = payload
                     self.index.add(payload.pending)
                     dirty = True
+                elif kind == _RENEW:
+                    self._renew(self.budgets[payload], t)
+                    self._push(t + float(self.budgets[payload].spec.renewal_seconds or 0), _RENEW, payload)
+                    dirty = True  # a lifted hold admits; a new period needs its exhaustion check
                 elif kind == _BUDGET:
                     dirty |= self._check_budget(self.budgets[payload], t)
                 elif kind == _SAMPLE:
@@ -466,10 +480,12 @@ class Simulation:
         if budget.held or budget.used_hours + 1e-9 < budget.spec.allocated_hours:
             return False
         budget.held = True
+        budget.exhausted_at.append(t)
         spec = budget.spec
         unit = "hours" if spec.kind == "WallTime" else f"{spec.resource}-hours"
         message = f"{spec.label} is exhausted: {budget.used_hours:.4g} of {spec.allocated_hours:g} {unit} used"
         hold = Hold(spec.target_kind, spec.target, BUDGET_EXHAUSTED, message, spec.action == STOP_HOLD_AND_DRAIN)
+        budget.hold = hold
         self.holds = (*self.holds, hold)
         self.events.append(
             {
@@ -483,6 +499,42 @@ class Simulation:
             }
         )
         return True
+
+    def _renew(self, budget: _Budget, t: float) -> None:
+        """A new period: usage starts at zero (already charged up to ``t``), a hold is lifted."""
+        budget.used_hours = 0.0
+        budget.period += 1
+        if not budget.held:
+            return
+        spec = budget.spec
+        self.holds = tuple(hold for hold in self.holds if hold is not budget.hold)
+        budget.held, budget.hold = False, None
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "resumed",
+                spec.target_kind: spec.target,
+                "budget": spec.label,
+                "reason": "BudgetRenewed",
+                "message": f"{spec.label} renewed: period {budget.period + 1} starts with {spec.allocated_hours:g} "
+                + ("hours" if spec.kind == "WallTime" else f"{spec.resource}-hours"),
+            }
+        )
+
+    def _budget_summary(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "budget": budget.spec.label,
+                budget.spec.target_kind: budget.spec.target,
+                "kind": budget.spec.kind,
+                "allocatedHours": budget.spec.allocated_hours,
+                "usedHours": round(budget.used_hours, 6),
+                "period": budget.period + 1,
+                "held": budget.held,
+                "exhaustedAt": [_num(t) for t in budget.exhausted_at],
+            }
+            for budget in self.budgets
+        ]
 
     # --- output ------------------------------------------------------------------------------
 
@@ -597,6 +649,7 @@ class Simulation:
                     "notSubmitted": sum(j.state == "NotSubmitted" for j in self.jobs.values()),
                 },
                 "evictions": sum(j.evictions for j in self.jobs.values()),
+                "budgets": self._budget_summary(),
             },
         }
 

@@ -82,7 +82,11 @@ class KueueExportView(StaffOnlyView):
     @extend_schema(
         summary="Export the policy as Kueue manifests",
         parameters=[OpenApiParameter("apiVersion", OpenApiTypes.STR, enum=list(API_VERSIONS))],
-        responses={200: OpenApiTypes.STR},
+        responses={
+            (200, YAML_MEDIA_TYPE): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (400, "application/json"): OpenApiTypes.OBJECT,
+        },
     )
     def get(self, request: Request) -> Response | HttpResponse:
         api_version = request.query_params.get("apiVersion", DEFAULT_EXPORT_VERSION)

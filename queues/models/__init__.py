@@ -13,11 +13,13 @@ from queues.models.choices import (
 from queues.models.cluster_queue import ClusterQueue
 from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
+from queues.models.idempotency import IdempotencyKey
 from queues.models.hold import QueueHold
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
+from queues.models.simulation import SimulationRun
 from queues.models.tenancy import TenantMembership
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
@@ -31,6 +33,7 @@ __all__ = [
     "ClusterQueueQuota",
     "Cohort",
     "CohortQuota",
+    "IdempotencyKey",
     "LocalQueue",
     "Namespace",
     "NamespaceQuota",
@@ -38,6 +41,7 @@ __all__ = [
     "QueueingStrategy",
     "ReclaimWithinCohort",
     "ResourceFlavor",
+    "SimulationRun",
     "StopPolicy",
     "Surface",
     "TenantMembership",

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from queues import metrics
+from queues import gates, metrics
 from queues import snapshot as bridge
 from queues.engine.planner import plan as plan_admissions
 from queues.engine.scopes import cohort_chains, queue_scope
@@ -50,10 +50,12 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
             advisory_xact_lock(f"namespace:{namespace}")
         moment = now or timezone.now()
         loaded = bridge.build_snapshot(unit, policy)
+        gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
         decisions = plan_admissions(loaded.snapshot, bridge.epoch(moment))
         applied = bridge.apply_plan(
             loaded, decisions, moment, started_on_admission=settings.CLUSTER_BACKEND == "simulated"
         )
+        gates.write_gated_reasons(loaded, gated)
     result = PassResult(
         unit=unit.key,
         admitted=applied.admitted,

@@ -296,3 +296,16 @@ def test_progress_without_a_horizon_follows_finished_work():
     result = simulate(parse_scenario(document), progress=heard.append)
     assert heard == [0.0, 0.25, 0.5, 0.75, 1.0]
     assert result == run(document)  # listening changes nothing
+
+
+def test_a_run_that_starts_mid_period_renews_at_the_first_renewal_given():
+    document = scenario(workloads=[job("a1", duration="2h"), job("late", submit="40m", duration="10m")])
+    document["budgets"] = [
+        {"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, "usedHours": 0.5, "renewal": "days",
+         "renewalDays": 1, "firstRenewalAt": "1h"}
+    ]
+    result = run(document)
+    kinds = [(e["t"], e["type"]) for e in result["events"] if e["type"] in ("held", "resumed")]
+    # 0.5 h left at one job; renewed an hour in; the new hour lasts 10 min at two jobs, 40 at one
+    assert kinds == [(1800, "held"), (3600, "resumed"), (6600, "held")]
+    assert result["workloads"]["late"]["admittedAt"] == 3600

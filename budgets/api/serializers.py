@@ -1,0 +1,73 @@
+"""Budgets: wall-time hours or resource-hours on one LocalQueue, Namespace or ClusterQueue."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from budgets.models import Budget
+from queues.api.fields import LocalQueueKeyField, NameField
+from queues.api.serializers.common import PolicySerializer
+from queues.models import ClusterQueue, Namespace, ResourceFlavor
+
+
+class PercentField(serializers.FloatField):
+    """A percentage; whole numbers stay integers (80, not 80.0) as the model's default has them."""
+
+    def to_internal_value(self, data: object) -> float | int:
+        number = super().to_internal_value(data)
+        return int(number) if number.is_integer() else number
+
+    def to_representation(self, value: float) -> float | int:
+        return value if isinstance(value, int) else super().to_representation(value)
+
+
+class BudgetSerializer(PolicySerializer):
+    """Set exactly one target: ``local_queue`` (``namespace/name``), ``namespace`` or
+    ``cluster_queue``. Usage, burn-down and events come with the budget accounting issue."""
+
+    local_queue = LocalQueueKeyField(required=False, allow_null=True, help_text="namespace/name")
+    namespace = NameField(queryset=Namespace.objects.all(), required=False, allow_null=True)
+    cluster_queue = NameField(queryset=ClusterQueue.objects.all(), required=False, allow_null=True)
+    flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
+    target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
+    alert_thresholds = serializers.ListField(
+        child=PercentField(min_value=0, max_value=1000),
+        max_length=10,
+        required=False,
+        help_text="Percentages, e.g. [80, 100]",
+    )
+
+    STAFF_ONLY_FIELDS = ("alert_emails", "webhook_url")
+
+    def to_representation(self, instance: Budget) -> dict:
+        """Alert destinations are an admin's business: tenants see the budget, not where alerts go."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None and not request.user.is_staff:
+            for field in self.STAFF_ONLY_FIELDS:
+                data.pop(field, None)
+        return data
+
+    class Meta:
+        model = Budget
+        fields = [
+            "id",
+            "name",
+            "target",
+            "local_queue",
+            "namespace",
+            "cluster_queue",
+            "kind",
+            "resource",
+            "flavor",
+            "allocated_hours",
+            "renewal",
+            "renewal_days",
+            "anchor",
+            "action",
+            "alert_thresholds",
+            "safe_admission",
+            "alert_emails",
+            "webhook_url",
+            "created_at",
+        ]

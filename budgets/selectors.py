@@ -1,0 +1,157 @@
+"""Reads for the budget pages and the API: who sees which budget, status, events, consumers.
+
+Visibility is the API's rule: staff see every budget; a tenant sees the budgets that can hold
+its work (on its namespaces, on their LocalQueues, or on the ClusterQueues those LocalQueues
+feed). On a ClusterQueue budget shared with other tenants, a tenant sees its own workloads
+among the top consumers and the rest only as one "other namespaces" total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from budgets import accounting
+from budgets.models import Budget, BudgetCharge, BudgetEvent, BudgetState
+from budgets.status import BudgetStatus, Measurement, build_status, to_hours
+from queues.models import LocalQueue, QueueHold, TenantMembership, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """What one user may see: everything (staff) or the namespaces of its memberships."""
+
+    is_staff: bool
+    namespace_ids: frozenset[int]
+
+    def sees_namespace(self, namespace_id: int) -> bool:
+        return self.is_staff or namespace_id in self.namespace_ids
+
+
+NOBODY = Viewer(is_staff=False, namespace_ids=frozenset())
+
+
+def viewer_for(user: Any) -> Viewer:
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return NOBODY
+    if user.is_staff or user.is_superuser:
+        return Viewer(is_staff=True, namespace_ids=frozenset())
+    ids = TenantMembership.objects.filter(user=user).values_list("namespace_id", flat=True)
+    return Viewer(is_staff=False, namespace_ids=frozenset(ids))
+
+
+def visible_budgets(viewer: Viewer) -> QuerySet[Budget]:
+    """Budgets ``viewer`` may see, with what status needs joined in (one query)."""
+    budgets = Budget.objects.select_related(
+        "local_queue__namespace", "namespace", "cluster_queue", "flavor", "state"
+    ).order_by("name")
+    if viewer.is_staff:
+        return budgets
+    ids = list(viewer.namespace_ids)
+    feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
+    return budgets.filter(Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding))
+
+
+def _state_of(budget: Budget) -> BudgetState | None:
+    try:
+        return budget.state
+    except BudgetState.DoesNotExist:
+        return None
+
+
+def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
+    """Status from the last accounting run against the current allocation (no ledger scan)."""
+    state = _state_of(budget)
+    measurement = None
+    if state is not None and state.as_of is not None and state.period_start is not None:
+        measurement = Measurement(
+            as_of=state.as_of, period_start=state.period_start, period_end=state.period_end,
+            used=state.used_unit_seconds, burn_rate=state.burn_rate,
+            exhausted_at=state.exhausted_at,
+        )
+    if held is None:
+        held = QueueHold.objects.filter(source=f"budget:{budget.pk}").exists()
+    return build_status(
+        budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
+        measurement=measurement, held=held,
+    )
+
+
+def budgets_with_status(viewer: Viewer) -> list[tuple[Budget, BudgetStatus]]:
+    """Every visible budget with its status (two queries)."""
+    budgets = list(visible_budgets(viewer))
+    held = set(
+        QueueHold.objects.filter(source__in=[f"budget:{b.pk}" for b in budgets]).values_list("source", flat=True)
+    )
+    return [(budget, budget_status(budget, held=f"budget:{budget.pk}" in held)) for budget in budgets]
+
+
+def budget_events(budget_id: int, *, limit: int | None = 50) -> QuerySet[BudgetEvent]:
+    """Newest first; the API pages through the full list with ``limit=None``."""
+    events = BudgetEvent.objects.filter(budget_id=budget_id).order_by("-at", "-id")
+    return events if limit is None else events[:limit]
+
+
+def ledger(budget_id: int, *, period_start: datetime | None = None) -> QuerySet[BudgetCharge]:
+    """The budget's charges (optionally one period's), oldest first, with their workloads."""
+    lines = BudgetCharge.objects.filter(budget_id=budget_id).select_related("workload__namespace")
+    if period_start is not None:
+        lines = lines.filter(period_start=period_start)
+    return lines.order_by("charged_from", "id")
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    """One workload's (or the other namespaces') share of a period's usage."""
+
+    label: str
+    namespace: str
+    local_queue: str
+    hours: Decimal
+    percent_of_used: float
+    workload_id: int | None = None
+
+
+def top_consumers(budget: Budget, status: BudgetStatus, viewer: Viewer, *, limit: int = 10) -> list[Consumer]:
+    """The workloads that used most of the current period, for what ``viewer`` may see."""
+    if not status.measured or status.period_start is None:
+        return []
+    totals = accounting.used_by_workload(budget.pk, status.period_start, status.period_end)
+    workloads = {
+        w.pk: w for w in Workload.objects.filter(pk__in=list(totals)).select_related("namespace", "local_queue")
+    }
+    used = sum(totals.values(), Decimal(0))
+    consumers: list[Consumer] = []
+    hidden = Decimal(0)
+    for workload_id, amount in sorted(totals.items(), key=lambda item: (-item[1], item[0])):
+        workload = workloads[workload_id]
+        if not viewer.sees_namespace(workload.namespace_id):
+            hidden += amount
+            continue
+        consumers.append(
+            Consumer(
+                label=workload.name, namespace=workload.namespace.name,
+                local_queue=f"{workload.namespace.name}/{workload.local_queue.name}", hours=to_hours(amount),
+                percent_of_used=_share(amount, used), workload_id=workload_id,
+            )
+        )
+    result = consumers[:limit]
+    if hidden > 0:
+        result.append(Consumer(label="other namespaces", namespace="", local_queue="", hours=to_hours(hidden),
+                               percent_of_used=_share(hidden, used)))
+    return result
+
+
+def _share(amount: Decimal, total: Decimal) -> float:
+    return round(float(amount * 100 / total), 1) if total > 0 else 0.0
+
+
+def usage_curve(budget: Budget, status: BudgetStatus) -> list[accounting.Segment]:
+    """The current period's ledger as constant-rate stretches, for the burn-down chart."""
+    if not status.measured or status.period_start is None:
+        return []
+    return accounting.segments(budget.pk, status.period_start, status.as_of)

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from budgets import views
+
+app_name = "budgets"
+
+urlpatterns = [
+    path("", views.budget_list, name="list"),
+    path("<slug:name>/", views.budget_detail, name="detail"),
+]

@@ -1,0 +1,60 @@
+"""Turn domain errors into API answers: bad input 400, conflicts 409, a reused key 422.
+
+Whatever a service refuses becomes a JSON answer naming the field or the state; nothing
+reaches the client as a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from django.db.models import ProtectedError, RestrictedError
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.serializers import as_serializer_error
+from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler
+
+from queues.models import Workload
+from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(_rename_non_field_errors(as_serializer_error(exc)))
+    elif isinstance(exc, FieldErrors):
+        exc = ValidationError(_rename_non_field_errors(exc.errors))
+    elif isinstance(exc, InvalidTransition):
+        return Response(
+            {"detail": str(exc), "code": "invalid_transition", "state": exc.state}, status=status.HTTP_409_CONFLICT
+        )
+    elif isinstance(exc, IdempotencyKeyReused):
+        return Response(
+            {"detail": str(exc), "code": "idempotency_key_reused"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
+        )
+    elif isinstance(exc, (ProtectedError, RestrictedError)):
+        return Response({"detail": _still_used(exc), "code": "protected"}, status=status.HTTP_409_CONFLICT)
+    elif isinstance(exc, IntegrityError):
+        # Validation ran first; this is a concurrent write that won the race (same name).
+        return Response(
+            {"detail": "conflicts with a concurrent change; read the current state and retry", "code": "conflict"},
+            status=status.HTTP_409_CONFLICT,
+        )
+    elif isinstance(exc, Workload.DoesNotExist):
+        return Response({"detail": "No Workload matches the given query."}, status=status.HTTP_404_NOT_FOUND)
+    return exception_handler(exc, context)
+
+
+def _rename_non_field_errors(errors: dict[str, Any]) -> dict[str, Any]:
+    key = api_settings.NON_FIELD_ERRORS_KEY
+    return {key if name == "__all__" else name: value for name, value in errors.items()}
+
+
+def _still_used(error: ProtectedError | RestrictedError) -> str:
+    users = list(getattr(error, "protected_objects", None) or getattr(error, "restricted_objects", None) or [])
+    shown = ", ".join(f"{type(obj)._meta.verbose_name} {obj}" for obj in users[:5])
+    more = f" and {len(users) - 5} more" if len(users) > 5 else ""
+    return f"cannot delete: still used by {shown}{more}; delete or move those first"

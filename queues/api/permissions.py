@@ -1,0 +1,75 @@
+"""One DRF permission class that applies ``queues.tenancy``'s rules from what each viewset declares.
+
+A viewset states, as class attributes:
+
+- ``tenant_read``: tenants may list and retrieve (their own namespaces' objects, for
+  namespace-scoped viewsets; everything, for cluster-wide policy).
+- ``tenant_scoped``: objects belong to a namespace, ``get_queryset`` filters to the user's
+  namespaces, and ``namespace_id_of(obj)`` names the namespace. Detail actions then pass the
+  view-level check so that another tenant's object is a 404 (the queryset hides it) rather
+  than a 403; the object-level check decides for visible objects.
+- ``tenant_write_actions``: actions an *editor* of the object's namespace may perform
+  (``create`` is checked against the target namespace by the view).
+- ``executor_actions``: actions members of the ``executors`` group may perform.
+
+Admins may do everything. Anonymous requests get 401 (token authentication comes first, so
+DRF answers with a ``WWW-Authenticate`` header).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from queues.tenancy import Access, access_for
+
+READ_ACTIONS = frozenset({"list", "retrieve"})
+
+
+def request_access(request: Request) -> Access:
+    """The user's roles, loaded once per request."""
+    cached = getattr(request, "_fairportal_access", None)
+    if cached is None:
+        cached = access_for(request.user)
+        request._fairportal_access = cached  # type: ignore[attr-defined]
+    return cached
+
+
+class RoleBasedAccess(BasePermission):
+    message = "Your role does not allow this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        access = request_access(request)
+        if not access.is_authenticated:
+            return False
+        if access.is_admin:
+            return True
+        action = getattr(view, "action", None)
+        if action is None:
+            return True  # a method this endpoint does not have: DRF answers 405 to everyone alike
+        if access.is_executor and action in getattr(view, "executor_actions", ()):
+            return True
+        if not access.is_tenant:
+            return False
+        if action in READ_ACTIONS:
+            return bool(getattr(view, "tenant_read", False))
+        if action == "create":
+            return "create" in getattr(view, "tenant_write_actions", ())
+        # Other actions name one object: let the scoped queryset answer 404 for another
+        # tenant's object before the object-level check answers 403 for a visible one.
+        return bool(getattr(view, "tenant_scoped", False))
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        access = request_access(request)
+        if access.is_admin:
+            return True
+        action = getattr(view, "action", None)
+        if action in READ_ACTIONS:
+            return True  # the queryset already holds only what this user may see
+        if access.is_executor and action in getattr(view, "executor_actions", ()):
+            return True
+        if action in getattr(view, "tenant_write_actions", ()):
+            return access.can_edit_namespace(view.namespace_id_of(obj))
+        return False

@@ -1,0 +1,75 @@
+"""Pieces shared by the API serializers: the fair-sharing status block and the policy base."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.db import models
+from rest_framework import serializers
+from rest_framework.validators import UniqueTogetherValidator, UniqueValidator
+
+from queues.api.fields import FormattedResourcesField, ResourceQuantitiesField
+from queues.models import Surface
+from queues.services.policy import save_policy_object
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that may be infinite inside (a weight of 0 scores +infinity): null in JSON."""
+
+    def to_representation(self, value: Any) -> float | None:
+        number = float(value)
+        return number if math.isfinite(number) else None
+
+
+class FairSharingStatusSerializer(serializers.Serializer):
+    """KEP-4136 ``FairSharingStatus``: decayed usage per resource in base units, written by the
+    control loop. ``weighted_share`` is null before the first sample and when the weight is 0."""
+
+    consumed_resources = ResourceQuantitiesField(read_only=True)
+    consumed_resources_formatted = FormattedResourcesField(lambda obj: obj.consumed_resources or {})
+    entry_penalty = ResourceQuantitiesField(read_only=True)
+    last_update = serializers.DateTimeField(source="usage_last_update", read_only=True, allow_null=True)
+    weighted_share = FiniteFloatField(read_only=True, allow_null=True)
+
+
+class PolicySerializer(serializers.ModelSerializer):
+    """Base of the policy objects' serializers: every write goes through ``save_policy_object``,
+    which validates with the model's ``clean()`` (the one validation path, uniqueness included),
+    writes in one transaction and audits the change with surface ``api``.
+
+    Subclasses with quota rows set ``quotas_field`` and define ``build_quota_rows(instance, data)``
+    returning the unsaved rows; the service replaces the stored rows with them.
+    """
+
+    quotas_field: str | None = None
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for field in fields.values():
+            field.validators = [v for v in field.validators if not isinstance(v, UniqueValidator)]
+        return fields
+
+    def get_validators(self) -> list[Any]:
+        return [v for v in super().get_validators() if not isinstance(v, UniqueTogetherValidator)]
+
+    def create(self, validated_data: dict[str, Any]) -> models.Model:
+        return self._save(self.Meta.model(), validated_data)
+
+    def update(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
+        return self._save(instance, validated_data)
+
+    def _save(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
+        rows = None
+        if self.quotas_field and self.quotas_field in validated_data:
+            rows = self.build_quota_rows(instance, validated_data.pop(self.quotas_field))
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        request = self.context.get("request")
+        return save_policy_object(
+            instance,
+            quotas=rows,
+            quotas_field=self.quotas_field or "quotas",
+            actor=getattr(request, "user", None),
+            surface=Surface.API,
+        )

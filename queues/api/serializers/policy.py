@@ -1,0 +1,171 @@
+"""Policy objects: resource flavors, cohorts, ClusterQueues, namespaces and LocalQueues.
+
+Related objects are named, not numbered (``"cohort": "org"``, ``"flavor": "a100"``), as in
+Kueue's YAML; ids appear in URLs only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from queues.api.fields import (
+    FormattedQuantityField,
+    FormattedResourcesField,
+    NameField,
+    QuantityField,
+    ResourceQuantitiesField,
+    validate_node_labels,
+)
+from queues.api.serializers.common import FairSharingStatusSerializer, PolicySerializer
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    ResourceFlavor,
+)
+from queues.models.validators import validate_resource_name
+
+MAX_QUOTA_ROWS = 64
+
+
+class ResourceFlavorSerializer(PolicySerializer):
+    node_labels = serializers.DictField(
+        child=serializers.CharField(max_length=63, allow_blank=True),
+        required=False,
+        validators=[validate_node_labels],
+        help_text="Kueue nodeLabels, kept for export",
+    )
+
+    class Meta:
+        model = ResourceFlavor
+        fields = ["id", "name", "description", "node_labels", "created_at"]
+
+
+class QuotaRowSerializer(serializers.Serializer):
+    """One flavor/resource row: nominal quota with optional borrowing and lending limits."""
+
+    flavor = NameField(queryset=ResourceFlavor.objects.all())
+    resource = serializers.CharField(max_length=253, validators=[validate_resource_name])
+    nominal = QuantityField(help_text='Guaranteed amount: 16, "500m", "64Gi"')
+    nominal_formatted = FormattedQuantityField("nominal")
+    borrowing_limit = QuantityField(
+        required=False, allow_null=True, default=None, help_text="Most it may borrow; null = unlimited"
+    )
+    borrowing_limit_formatted = FormattedQuantityField("borrowing_limit", allow_null=True)
+    lending_limit = QuantityField(
+        required=False, allow_null=True, default=None, help_text="Most it lends out; null = all unused"
+    )
+    lending_limit_formatted = FormattedQuantityField("lending_limit", allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A row is always whole, even in a PATCH (where DRF would skip missing nested fields):
+        the rows sent replace the stored ones."""
+        missing = [name for name in ("flavor", "resource", "nominal") if name not in attrs]
+        if missing:
+            raise serializers.ValidationError({name: ["This field is required."] for name in missing})
+        return attrs
+
+
+def quota_rows_field(help_text: str) -> QuotaRowSerializer:
+    return QuotaRowSerializer(many=True, required=False, max_length=MAX_QUOTA_ROWS, help_text=help_text)
+
+
+class CohortSerializer(PolicySerializer):
+    quotas_field = "quotas"
+    parent = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
+    quotas = quota_rows_field("Quota the cohort owns itself, shared by its members")
+    status = FairSharingStatusSerializer(source="*", read_only=True)
+
+    class Meta:
+        model = Cohort
+        fields = ["id", "name", "parent", "weight", "admission_mode", "description", "quotas", "status", "created_at"]
+
+    def build_quota_rows(self, instance: Cohort, rows: list[dict[str, Any]]) -> list[CohortQuota]:
+        return [CohortQuota(**row) for row in rows]
+
+
+class ClusterQueueSerializer(PolicySerializer):
+    quotas_field = "quotas"
+    cohort = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
+    quotas = quota_rows_field(
+        "Rows in flavor order: the order in which flavors first appear is the order they are tried"
+    )
+    status = FairSharingStatusSerializer(source="*", read_only=True)
+    pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)
+    admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
+
+    class Meta:
+        model = ClusterQueue
+        fields = [
+            "id",
+            "name",
+            "cohort",
+            "weight",
+            "queueing_strategy",
+            "admission_mode",
+            "preemption_within_cluster_queue",
+            "reclaim_within_cohort",
+            "stop_policy",
+            "description",
+            "quotas",
+            "status",
+            "pending_workloads",
+            "admitted_workloads",
+            "created_at",
+        ]
+
+    def build_quota_rows(self, instance: ClusterQueue, rows: list[dict[str, Any]]) -> list[ClusterQueueQuota]:
+        """Rank flavors by first appearance, as Kueue tries a ClusterQueue's flavors in order."""
+        order: dict[int, int] = {}
+        for row in rows:
+            order.setdefault(row["flavor"].pk, len(order))
+        return [ClusterQueueQuota(flavor_order=order[row["flavor"].pk], **row) for row in rows]
+
+
+class NamespaceSerializer(PolicySerializer):
+    quotas_field = "hard_quota"
+    hard_quota = ResourceQuantitiesField(
+        required=False,
+        help_text='Like a Kubernetes ResourceQuota: admitted usage never exceeds these, e.g. {"cpu": 64}',
+    )
+    hard_quota_formatted = FormattedResourcesField(lambda namespace: namespace.hard_quota())
+    status = FairSharingStatusSerializer(source="*", read_only=True)
+
+    class Meta:
+        model = Namespace
+        fields = ["id", "name", "weight", "description", "hard_quota", "hard_quota_formatted", "status", "created_at"]
+
+    def build_quota_rows(self, instance: Namespace, hard: dict[str, int]) -> list[NamespaceQuota]:
+        return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in hard.items()]
+
+
+class LocalQueueSerializer(PolicySerializer):
+    namespace = NameField(queryset=Namespace.objects.all())
+    cluster_queue = NameField(queryset=ClusterQueue.objects.all())
+    key = serializers.CharField(read_only=True, help_text="namespace/name")
+    status = FairSharingStatusSerializer(source="*", read_only=True)
+    pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)
+    admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
+
+    class Meta:
+        model = LocalQueue
+        fields = [
+            "id",
+            "key",
+            "namespace",
+            "name",
+            "cluster_queue",
+            "weight",
+            "stop_policy",
+            "description",
+            "status",
+            "pending_workloads",
+            "admitted_workloads",
+            "created_at",
+        ]

@@ -1,0 +1,146 @@
+"""Workloads: the submission an executor or a tenant's script sends, and the status it polls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.request import Request
+
+from queues.api.fields import MAX_MILLIS, FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
+from queues.api.permissions import request_access
+from queues.models import Workload
+from queues.models.validators import validate_dns_label
+from queues.models.workload import MAX_POD_SETS, total_requests
+from queues.tenancy import scope_to_namespaces
+
+MAX_POD_COUNT = 100_000
+INT32_MAX = 2**31 - 1
+
+
+def visible_local_queues(queryset: QuerySet, request: Request) -> QuerySet:
+    """A tenant may only name LocalQueues of its own namespaces; others do not exist for it."""
+    return scope_to_namespaces(queryset, request_access(request), "namespace_id")
+
+
+class PodSetSerializer(serializers.Serializer):
+    """``count`` pods, each requesting ``requests``."""
+
+    name = serializers.CharField(
+        max_length=63,
+        required=False,
+        validators=[validate_dns_label],
+        help_text="Unique within the workload; default main, set-1, ...",
+    )
+    count = serializers.IntegerField(min_value=1, max_value=MAX_POD_COUNT, default=1)
+    requests = ResourceQuantitiesField(
+        allow_empty=False, help_text='Per pod, e.g. {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": 1}'
+    )
+    requests_formatted = FormattedResourcesField(lambda pod_set: pod_set["requests"])
+
+
+class PendingReasonSerializer(serializers.Serializer):
+    code = serializers.CharField(source="pending_reason_code", help_text="Machine-readable, e.g. InsufficientQuota")
+    message = serializers.CharField(source="pending_reason_message", help_text="Which resource lacked how much, ...")
+
+
+@extend_schema_field(PendingReasonSerializer(allow_null=True))
+class PendingReasonField(serializers.Field):
+    """Null unless the admission pass left a reason."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.update(source="*", read_only=True, allow_null=True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, workload: Workload) -> dict[str, str] | None:
+        if not workload.pending_reason_code and not workload.pending_reason_message:
+            return None
+        return PendingReasonSerializer(workload).data
+
+
+class WorkloadSubmitSerializer(serializers.Serializer):
+    """What a client sends to submit a workload."""
+
+    name = serializers.CharField(max_length=63, validators=[validate_dns_label], help_text="Unique in the namespace")
+    local_queue = LocalQueueKeyField(scope=visible_local_queues, help_text="namespace/name")
+    priority = serializers.IntegerField(min_value=-INT32_MAX - 1, max_value=INT32_MAX, default=0)
+    pod_sets = PodSetSerializer(many=True, min_length=1, max_length=MAX_POD_SETS)
+    duration_seconds = serializers.IntegerField(
+        min_value=0,
+        max_value=INT32_MAX,
+        required=False,
+        allow_null=True,
+        help_text="Declared run time; the built-in simulated cluster finishes it after this long",
+    )
+    max_runtime_seconds = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True)
+
+    def validate_pod_sets(self, pod_sets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for resource, total in total_requests(pod_sets).items():
+            if total > MAX_MILLIS:
+                raise serializers.ValidationError(f"the total request of {resource} (count x requests) is too large")
+        return pod_sets
+
+
+class WorkloadSerializer(serializers.ModelSerializer):
+    """A workload's status: where it is, why it waits, what it was given, how long it ran."""
+
+    namespace = serializers.CharField(source="namespace.name", read_only=True)
+    local_queue = serializers.CharField(source="local_queue.key", read_only=True, help_text="namespace/name")
+    cluster_queue = serializers.SerializerMethodField(help_text="Where it waits, or where it was admitted")
+    pod_sets = PodSetSerializer(many=True, read_only=True)
+    total_requests = ResourceQuantitiesField(source="requests", read_only=True)
+    total_requests_formatted = FormattedResourcesField(lambda workload: workload.requests)
+    pending_reason = PendingReasonField(help_text="Why it is pending; null when there is no reason to report")
+    total_wall_time_seconds = serializers.IntegerField(read_only=True, help_text="All admissions together")
+    flavor_assignment = serializers.DictField(
+        child=serializers.CharField(), read_only=True, help_text="Resource -> flavor, once admitted"
+    )
+
+    class Meta:
+        model = Workload
+        fields = [
+            "id",
+            "name",
+            "namespace",
+            "local_queue",
+            "cluster_queue",
+            "priority",
+            "state",
+            "queue_position",
+            "pending_reason",
+            "pod_sets",
+            "total_requests",
+            "total_requests_formatted",
+            "flavor_assignment",
+            "created_at",
+            "queued_at",
+            "admitted_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "max_runtime_seconds",
+            "wall_time_seconds",
+            "accumulated_past_execution_seconds",
+            "total_wall_time_seconds",
+            "eviction_count",
+            "last_evicted_at",
+            "last_eviction_reason",
+        ]
+        read_only_fields = fields
+
+    def get_cluster_queue(self, workload: Workload) -> str:
+        return (workload.cluster_queue or workload.local_queue.cluster_queue).name
+
+
+class LifecycleReportSerializer(serializers.Serializer):
+    """The optional body of ``finish``, ``fail`` and ``cancel``."""
+
+    message = serializers.CharField(
+        max_length=300,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why it ended, e.g. OOMKilled; kept with the admission interval",
+    )

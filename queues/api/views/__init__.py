@@ -1,0 +1,1 @@
+"""Viewsets of the REST API: thin, they pick a queryset and call selectors and services."""

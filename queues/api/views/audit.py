@@ -1,0 +1,30 @@
+"""The audit trail of policy changes, read-only."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from rest_framework import mixins
+
+from queues import selectors
+from queues.api.serializers.audit import PolicyChangeSerializer
+from queues.api.views.base import ApiViewSet
+from queues.filtersets import PolicyChangeFilterSet
+from queues.tenancy import policy_change_visibility
+
+
+class PolicyChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    """Who changed which policy when, through which surface. Tenants see the rows about their
+    namespaces, their LocalQueues and the budgets they can see."""
+
+    serializer_class = PolicyChangeSerializer
+    filterset_class = PolicyChangeFilterSet
+    ordering_fields = ["at", "object_type", "actor_name"]
+    tenant_scoped = True
+
+    def base_queryset(self) -> QuerySet:
+        return selectors.policy_changes()
+
+    def scope(self, queryset: QuerySet) -> QuerySet:
+        if self.access.is_admin:
+            return queryset
+        return queryset.filter(policy_change_visibility(self.access))

@@ -1,0 +1,176 @@
+"""django-filter filtersets of the fair-share objects, shared by the API lists and the UI lists.
+
+Related objects are filtered by name (``?cluster_queue=gpu-training``), LocalQueues by their
+``namespace/name`` key, as everywhere else in the project.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import django_filters
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+from django_filters.fields import IsoDateTimeField
+
+from queues.models import (
+    AdmissionMode,
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    PolicyChange,
+    ResourceFlavor,
+    StopPolicy,
+    Surface,
+    UsageSample,
+    Workload,
+    WorkloadState,
+)
+
+
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 time, converted to UTC: Python accepts offsets up to +-23:59, PostgreSQL
+    only up to +-15:59, so a far-off offset would otherwise fail in the database."""
+
+    def to_python(self, value: Any) -> datetime.datetime | None:
+        moment = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(datetime.UTC)
+        except OverflowError:
+            raise ValidationError("the time is out of range", code="invalid") from None
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
+
+
+class ResourceFlavorFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+
+    class Meta:
+        model = ResourceFlavor
+        fields = ["name"]
+
+
+class CohortFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+    parent = django_filters.CharFilter(field_name="parent__name", help_text="Name of the parent cohort")
+    root = django_filters.BooleanFilter(field_name="parent", lookup_expr="isnull", help_text="Only top-level cohorts")
+    admission_mode = django_filters.ChoiceFilter(choices=AdmissionMode.choices)
+
+    class Meta:
+        model = Cohort
+        fields = ["name", "parent", "root", "admission_mode"]
+
+
+class ClusterQueueFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+    cohort = django_filters.CharFilter(field_name="cohort__name", help_text="Name of the cohort")
+    admission_mode = django_filters.ChoiceFilter(choices=AdmissionMode.choices)
+    stop_policy = django_filters.ChoiceFilter(choices=StopPolicy.choices)
+
+    class Meta:
+        model = ClusterQueue
+        fields = ["name", "cohort", "admission_mode", "stop_policy"]
+
+
+class NamespaceFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+
+    class Meta:
+        model = Namespace
+        fields = ["name"]
+
+
+class LocalQueueFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+    namespace = django_filters.CharFilter(field_name="namespace__name", help_text="Name of the namespace")
+    cluster_queue = django_filters.CharFilter(field_name="cluster_queue__name", help_text="Name of the ClusterQueue")
+    stop_policy = django_filters.ChoiceFilter(choices=StopPolicy.choices)
+
+    class Meta:
+        model = LocalQueue
+        fields = ["name", "namespace", "cluster_queue", "stop_policy"]
+
+
+class WorkloadFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+    state = django_filters.MultipleChoiceFilter(choices=WorkloadState.choices, help_text="Repeat for several")
+    namespace = django_filters.CharFilter(field_name="namespace__name", help_text="Name of the namespace")
+    local_queue = django_filters.CharFilter(method="filter_local_queue", help_text="namespace/name")
+    cluster_queue = django_filters.CharFilter(
+        method="filter_cluster_queue", help_text="Name of the ClusterQueue it waits in or is admitted to"
+    )
+    pending_reason = django_filters.CharFilter(field_name="pending_reason_code", help_text="Machine-readable code")
+    priority_min = django_filters.NumberFilter(field_name="priority", lookup_expr="gte")
+    priority_max = django_filters.NumberFilter(field_name="priority", lookup_expr="lte")
+    queued_after = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
+    queued_before = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="lt")
+
+    class Meta:
+        model = Workload
+        fields = ["name", "state", "namespace", "local_queue", "cluster_queue", "pending_reason"]
+
+    def filter_local_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """``?local_queue=team-a/main``; a value without a slash matches nothing."""
+        namespace, _, queue = value.partition("/")
+        return queryset.filter(local_queue__namespace__name=namespace, local_queue__name=queue)
+
+    def filter_cluster_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(Q(cluster_queue__name=value) | Q(local_queue__cluster_queue__name=value))
+
+
+class PolicyChangeFilterSet(django_filters.FilterSet):
+    object_type = django_filters.CharFilter(help_text="Model name, e.g. clusterqueue, localqueue, budget")
+    object_id = django_filters.CharFilter()
+    surface = django_filters.ChoiceFilter(choices=Surface.choices)
+    action = django_filters.ChoiceFilter(choices=PolicyChange.Action.choices)
+    actor = django_filters.CharFilter(field_name="actor_name", help_text="User name")
+    after = UtcIsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    before = UtcIsoDateTimeFilter(field_name="at", lookup_expr="lt")
+
+    class Meta:
+        model = PolicyChange
+        fields = ["object_type", "object_id", "surface", "action", "actor"]
+
+
+class UsageSampleFilterSet(django_filters.FilterSet):
+    """One queue's series: ``?local_queue=team-a/main``, ``?cluster_queue=gpu-training``, ...,
+    or ``?kind=...&object_id=...``; ``after``/``before`` bound the time."""
+
+    kind = django_filters.ChoiceFilter(choices=UsageSample.Kind.choices)
+    object_id = django_filters.NumberFilter()
+    resolution = django_filters.ChoiceFilter(choices=UsageSample.Resolution.choices)
+    local_queue = django_filters.CharFilter(method="filter_local_queue", help_text="namespace/name")
+    namespace = django_filters.CharFilter(method="filter_namespace", help_text="Name of the namespace")
+    cluster_queue = django_filters.CharFilter(method="filter_cluster_queue", help_text="Name of the ClusterQueue")
+    cohort = django_filters.CharFilter(method="filter_cohort", help_text="Name of the cohort")
+    after = UtcIsoDateTimeFilter(field_name="sampled_at", lookup_expr="gte")
+    before = UtcIsoDateTimeFilter(field_name="sampled_at", lookup_expr="lt")
+
+    class Meta:
+        model = UsageSample
+        fields = ["kind", "object_id", "resolution", "local_queue", "namespace", "cluster_queue", "cohort"]
+
+    @staticmethod
+    def _of(queryset: QuerySet, kind: str, ids: QuerySet) -> QuerySet:
+        return queryset.filter(kind=kind, object_id__in=ids.values("id"))
+
+    def filter_local_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        namespace, _, queue = value.partition("/")
+        return self._of(
+            queryset, UsageSample.Kind.LOCAL_QUEUE, LocalQueue.objects.filter(namespace__name=namespace, name=queue)
+        )
+
+    def filter_namespace(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.NAMESPACE, Namespace.objects.filter(name=value))
+
+    def filter_cluster_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.CLUSTER_QUEUE, ClusterQueue.objects.filter(name=value))
+
+    def filter_cohort(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return self._of(queryset, UsageSample.Kind.COHORT, Cohort.objects.filter(name=value))

@@ -1,0 +1,108 @@
+"""Admission gates: per-workload vetoes from outside the fair-share domain.
+
+The engine knows queue-wide holds (``QueueHold``) but nothing per workload. A gate sees the
+pending workloads of an admission unit just before the engine plans and names those that must
+wait this pass, each with a reason code and message (budgets' "safe admission": a workload whose
+maximum runtime could overrun what is left of its budget). Gated workloads are left out of the
+snapshot, so the engine neither admits them nor lets them block a StrictFIFO queue, and their
+reason is written like any other pending reason.
+
+Gates are registered by the apps that own them (``AppConfig.ready``), so this package never
+imports them: the dependency stays one-way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from queues.engine import types as engine
+from queues.models import Workload
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A pending workload as a gate sees it (ids are database ids)."""
+
+    key: str
+    workload_id: int
+    local_queue_id: int
+    namespace_id: int
+    cluster_queue_id: int
+    requests: Mapping[str, int]
+    priority: int
+    queued_at: float
+
+
+# A gate returns {workload key: (reason code, message)} for the candidates that must wait.
+Gate = Callable[[Sequence[Candidate], datetime], Mapping[str, tuple[str, str]]]
+
+_GATES: dict[str, Gate] = {}
+
+
+def register(name: str, gate: Gate) -> None:
+    """Add (or replace) a gate; ``name`` keeps registration idempotent across reloads."""
+    _GATES[name] = gate
+
+
+def unregister(name: str) -> None:
+    _GATES.pop(name, None)
+
+
+def candidates(loaded: object) -> list[Candidate]:
+    """The pending workloads of a loaded snapshot (``queues.snapshot.LoadedSnapshot``)."""
+    snapshot: engine.Snapshot = loaded.snapshot  # type: ignore[attr-defined]
+    queues = {lq.key: lq for lq in snapshot.local_queues}
+    result = []
+    for workload in snapshot.workloads:
+        if workload.admitted:
+            continue
+        lq = queues[workload.local_queue]
+        result.append(
+            Candidate(
+                key=workload.key,
+                workload_id=loaded.workload_ids[workload.key],  # type: ignore[attr-defined]
+                local_queue_id=loaded.local_queue_ids[lq.key],  # type: ignore[attr-defined]
+                namespace_id=loaded.namespace_ids[lq.namespace],  # type: ignore[attr-defined]
+                cluster_queue_id=loaded.cluster_queue_ids[lq.cluster_queue],  # type: ignore[attr-defined]
+                requests=workload.requests,
+                priority=workload.priority,
+                queued_at=workload.queued_at,
+            )
+        )
+    return result
+
+
+def apply_gates(loaded: object, now: datetime) -> dict[str, tuple[str, str]]:
+    """Run every gate; drop gated workloads from ``loaded.snapshot``; return their reasons."""
+    if not _GATES:
+        return {}
+    pending = candidates(loaded)
+    if not pending:
+        return {}
+    gated: dict[str, tuple[str, str]] = {}
+    for gate in _GATES.values():
+        for key, reason in gate(pending, now).items():
+            gated.setdefault(key, reason)
+    if gated:
+        snapshot: engine.Snapshot = loaded.snapshot  # type: ignore[attr-defined]
+        loaded.snapshot = dataclasses.replace(  # type: ignore[attr-defined]
+            snapshot, workloads=tuple(w for w in snapshot.workloads if w.key not in gated)
+        )
+    return gated
+
+
+def write_gated_reasons(loaded: object, gated: Mapping[str, tuple[str, str]]) -> int:
+    """Store the gated workloads' reasons (no queue position: they are not in line this pass)."""
+    current = loaded.current_reasons  # type: ignore[attr-defined]
+    changed = [
+        Workload(pk=loaded.workload_ids[key], pending_reason_code=code, pending_reason_message=message,  # type: ignore[attr-defined]
+                 queue_position=None)
+        for key, (code, message) in gated.items()
+        if current.get(key) != (code, message, None)
+    ]
+    if changed:
+        Workload.objects.bulk_update(changed, ["pending_reason_code", "pending_reason_message", "queue_position"])
+    return len(changed)

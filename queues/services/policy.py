@@ -1,0 +1,128 @@
+"""Writes of policy objects (flavors, cohorts, ClusterQueues, namespaces, LocalQueues, budgets).
+
+Every write validates with the models' ``clean()`` (the object and each of its quota rows),
+changes the database in one transaction and records a PolicyChange with the before and after
+picture. Validation runs inside the transaction, after the stored row is locked, so nothing is
+written when anything is wrong and two concurrent edits cannot both validate against stale data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models, transaction
+
+from queues.audit import policy_state, record_change
+from queues.models import Cohort, PolicyChange
+from queues.services.errors import FieldErrors
+
+# Related name of the quota rows and the rows' foreign key to their owner, per owner model.
+QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}
+
+
+def save_policy_object(
+    instance: models.Model,
+    *,
+    quotas: Sequence[models.Model] | None = None,
+    quotas_field: str = "quotas",
+    actor: Any,
+    surface: str,
+) -> models.Model:
+    """Create or update ``instance`` and, when ``quotas`` is given, replace its quota rows.
+
+    ``quotas`` are unsaved rows without their owner; ``quotas_field`` names them in errors (the
+    API calls a namespace's rows ``hard_quota``). Raises ``FieldErrors`` and writes nothing when
+    the object or any row is invalid.
+    """
+    model = type(instance)
+    creating = instance.pk is None
+    with transaction.atomic():
+        before = None
+        if not creating:
+            before = policy_state(model.objects.select_for_update().get(pk=instance.pk))
+        if isinstance(instance, Cohort):
+            # Cycle checks walk the tree: hold every cohort so two re-parentings cannot cross.
+            list(Cohort.objects.select_for_update().values_list("pk", flat=True))
+        _validate(instance, quotas, quotas_field)
+        instance.save()
+        if quotas is not None:
+            _replace_quotas(instance, quotas)
+        record_change(
+            instance=instance,
+            action=PolicyChange.Action.CREATE if creating else PolicyChange.Action.UPDATE,
+            before=before,
+            after=policy_state(model.objects.get(pk=instance.pk)),
+            actor=actor,
+            surface=surface,
+        )
+    return instance
+
+
+def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) -> None:
+    """Delete ``instance`` and audit it; raises ``ProtectedError`` while something still uses it."""
+    with transaction.atomic():
+        before = policy_state(type(instance).objects.select_for_update().get(pk=instance.pk))
+        pk = instance.pk
+        instance.delete()
+        instance.pk = pk  # the audit row names the deleted object's id
+        record_change(
+            instance=instance,
+            action=PolicyChange.Action.DELETE,
+            before=before,
+            after=None,
+            actor=actor,
+            surface=surface,
+        )
+
+
+def _validate(instance: models.Model, quotas: Sequence[models.Model] | None, quotas_field: str) -> None:
+    errors: dict[str, Any] = {}
+    try:
+        instance.full_clean()
+    except DjangoValidationError as error:
+        errors.update(FieldErrors.messages(error))
+    if quotas is not None:
+        row_errors = _validate_quota_rows(instance, quotas)
+        if row_errors:
+            errors[quotas_field] = row_errors
+    if errors:
+        raise FieldErrors(errors)
+
+
+def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> dict[str, Any]:
+    """Errors of the bad rows only, keyed as DRF keys nested input: by position for a list of
+    rows (``{"1": {"nominal": [...]}}``), by resource for a namespace's ``{resource: amount}``
+    mapping (``{"cpu": [...]}``)."""
+    owner_field = QUOTA_OWNER_FIELD[owner._meta.model_name or ""]
+    keyed_by_resource = owner_field == "namespace"
+    seen: set[tuple[Any, str]] = set()
+    errors: dict[str, Any] = {}
+    for index, row in enumerate(rows):
+        row_errors: dict[str, list[str]] = {}
+        try:
+            row.full_clean(exclude=[owner_field])
+        except DjangoValidationError as error:
+            row_errors = FieldErrors.messages(error)
+        identity = (getattr(row, "flavor_id", None), row.resource)
+        if identity in seen:
+            where = f"{row.flavor.name}/{row.resource}" if identity[0] else row.resource
+            row_errors.setdefault("resource", []).append(f"{where} is listed more than once")
+        seen.add(identity)
+        if not row_errors:
+            continue
+        if keyed_by_resource:
+            errors[row.resource] = [message for messages in row_errors.values() for message in messages]
+        else:
+            errors[str(index)] = row_errors
+    return errors
+
+
+def _replace_quotas(owner: models.Model, rows: Sequence[models.Model]) -> None:
+    owner_field = QUOTA_OWNER_FIELD[owner._meta.model_name or ""]
+    related = owner.quotas  # type: ignore[attr-defined]
+    related.all().delete()
+    for row in rows:
+        setattr(row, owner_field, owner)
+    related.model.objects.bulk_create(rows)

@@ -1,0 +1,82 @@
+"""Submitting workloads on behalf of clients: refuse what can never run, and never submit twice.
+
+Both wrap ``submit_workload`` (the one submission path) rather than replace it, so whatever
+that function does on submission (the control loop's admission trigger) happens here too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from queues.models import ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload
+from queues.services.errors import IdempotencyKeyReused
+from queues.services.workloads import submit_workload
+
+
+@dataclass(frozen=True)
+class Submission:
+    workload: Workload
+    replayed: bool  # True: an earlier request with the same Idempotency-Key created it
+
+
+def check_requests_covered(local_queue: LocalQueue, pod_sets: list[dict[str, Any]]) -> None:
+    """Refuse a workload asking for a resource its ClusterQueue has no quota row for.
+
+    Such a workload could never be admitted (as in Kueue, a ClusterQueue can only hand out, or
+    borrow, resources it lists), so it is rejected at the door instead of pending forever.
+    """
+    cluster_queue = local_queue.cluster_queue
+    covered = set(ClusterQueueQuota.objects.filter(cluster_queue=cluster_queue).values_list("resource", flat=True))
+    problems = []
+    for index, pod_set in enumerate(pod_sets):
+        for resource in pod_set.get("requests") or {}:
+            if resource not in covered:
+                offered = ", ".join(sorted(covered)) or "nothing"
+                problems.append(
+                    f"pod_sets[{index}].requests.{resource}: ClusterQueue {cluster_queue.name} "
+                    f"(behind LocalQueue {local_queue.key}) has no quota for {resource}; it offers {offered}"
+                )
+    if problems:
+        raise ValidationError({"pod_sets": problems})
+
+
+def submit_checked(*, local_queue: LocalQueue, **fields: Any) -> Workload:
+    """``submit_workload`` after the coverage check; the same arguments."""
+    check_requests_covered(local_queue, fields.get("pod_sets") or [])
+    return submit_workload(local_queue=local_queue, **fields)
+
+
+def request_fingerprint(body: Any) -> str:
+    """SHA-256 of the body as canonical JSON: key order and spacing do not matter."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def submit_once(*, user: Any, key: str | None, fingerprint: str, submit: Callable[[], Workload]) -> Submission:
+    """Run ``submit`` unless ``user`` already succeeded with ``key``; then return that workload.
+
+    The key row is inserted first, in the same transaction as the workload. A concurrent request
+    with the same key blocks on the unique index until the first commits, then replays its
+    result; if the first fails, its key row disappears with it and the second proceeds.
+    Raises ``IdempotencyKeyReused`` when the key comes back with a different body.
+    """
+    if key is None:
+        return Submission(workload=submit(), replayed=False)
+    with transaction.atomic():
+        record, claimed = IdempotencyKey.objects.get_or_create(
+            user=user, key=key, defaults={"request_hash": fingerprint}
+        )
+        if not claimed:
+            if record.request_hash != fingerprint:
+                raise IdempotencyKeyReused(key)
+            return Submission(workload=Workload.objects.get(pk=record.workload_id), replayed=True)
+        workload = submit()
+        IdempotencyKey.objects.filter(pk=record.pk).update(workload=workload)
+    return Submission(workload=workload, replayed=False)

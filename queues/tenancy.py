@@ -1,0 +1,124 @@
+"""Who may see and change what: staff admins, tenant members and executor service accounts.
+
+The rules, shared by the API and (later) the web UI:
+
+- **Staff admins** (``is_staff`` or ``is_superuser``) see and change everything.
+- **Tenant members** are linked to namespaces through ``TenantMembership``. Only their own
+  namespaces exist for them: namespaces, LocalQueues, workloads, budgets and audit rows of other
+  namespaces are filtered out of every list, and fetching one is a 404, never a 403.
+  *Viewers* read. *Editors* additionally submit and cancel workloads in their namespaces and may
+  change the fields in ``EDITOR_LOCAL_QUEUE_FIELDS`` of their LocalQueues. Cluster-wide policy
+  (flavors, cohorts, ClusterQueues) is readable by every tenant and writable by admins only.
+- **Executors** are service accounts in the Django group ``executors``: they read workloads (all
+  namespaces: they run whatever is admitted) and report ``start``, ``finish`` and ``fail``.
+
+A user may hold several of these roles; the permissions add up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from django.db.models import CharField, Q, QuerySet
+from django.db.models.functions import Cast
+
+from queues.models import LocalQueue, TenantMembership, UsageSample
+
+EXECUTORS_GROUP = "executors"
+
+# What an editor may change on a LocalQueue of its own namespace. Not the weight: with one
+# LocalQueue per namespace the score is usage / (namespace weight x LocalQueue weight), so a
+# tenant raising its own LocalQueue weight would jump ahead of other tenants. Not the
+# ClusterQueue or the name either: those are the admins' placement decisions.
+EDITOR_LOCAL_QUEUE_FIELDS = frozenset({"description", "stop_policy"})
+
+
+@dataclass(frozen=True)
+class Access:
+    """One user's roles, loaded once per request (two queries)."""
+
+    is_authenticated: bool = False
+    is_admin: bool = False
+    is_executor: bool = False
+    roles: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def is_tenant(self) -> bool:
+        return bool(self.roles)
+
+    @property
+    def namespace_ids(self) -> list[int]:
+        """Namespaces the user is a member of (any role)."""
+        return sorted(self.roles)
+
+    def can_read_namespace(self, namespace_id: int) -> bool:
+        return self.is_admin or namespace_id in self.roles
+
+    def can_edit_namespace(self, namespace_id: int) -> bool:
+        """Editors act on their namespace's workloads and LocalQueues; admins on all."""
+        return self.is_admin or self.roles.get(namespace_id) == TenantMembership.Role.EDITOR
+
+
+ANONYMOUS = Access()
+
+
+def access_for(user: object) -> Access:
+    """The roles of ``user``; an inactive or anonymous user has none."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return ANONYMOUS
+    is_admin = bool(user.is_staff or user.is_superuser)  # type: ignore[attr-defined]
+    roles = dict(TenantMembership.objects.filter(user=user).values_list("namespace_id", "role"))
+    is_executor = user.groups.filter(name=EXECUTORS_GROUP).exists()  # type: ignore[attr-defined]
+    return Access(is_authenticated=True, is_admin=is_admin, is_executor=is_executor, roles=MappingProxyType(roles))
+
+
+def scope_to_namespaces(queryset: QuerySet, access: Access, namespace_path: str) -> QuerySet:
+    """Only the rows of the user's namespaces (all of them for admins).
+
+    ``namespace_path`` is the lookup from the queryset's model to the namespace id, e.g.
+    ``"namespace_id"``, ``"local_queue__namespace_id"`` or ``"id"`` for namespaces themselves.
+    """
+    if access.is_admin:
+        return queryset
+    return queryset.filter(**{f"{namespace_path}__in": access.namespace_ids})
+
+
+def budget_visibility(access: Access) -> Q:
+    """Budgets that can hold a tenant's work: on its namespaces, its LocalQueues, or the
+    ClusterQueues its LocalQueues feed (a ClusterQueue budget holds every tenant in it)."""
+    ids = access.namespace_ids
+    feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
+    return Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding)
+
+
+def usage_sample_visibility(access: Access) -> Q:
+    """Series of the tenant's namespaces and LocalQueues, and of the cluster-wide ClusterQueues
+    and cohorts (readable by every tenant, like the objects themselves)."""
+    kind = UsageSample.Kind
+    ids = access.namespace_ids
+    local_queues = LocalQueue.objects.filter(namespace_id__in=ids).values("id")
+    return (
+        Q(kind__in=[kind.CLUSTER_QUEUE, kind.COHORT])
+        | Q(kind=kind.NAMESPACE, object_id__in=ids)
+        | Q(kind=kind.LOCAL_QUEUE, object_id__in=local_queues)
+    )
+
+
+def policy_change_visibility(access: Access) -> Q:
+    """Audit rows about the namespaces, LocalQueues and budgets a tenant can see."""
+    from budgets.models import Budget  # budgets depends on queues; import late to keep it one-way
+
+    ids = access.namespace_ids
+
+    def as_text(queryset: QuerySet) -> QuerySet:
+        return queryset.annotate(text_id=Cast("id", CharField())).values("text_id")
+
+    local_queues = LocalQueue.objects.filter(namespace_id__in=ids)
+    budgets = Budget.objects.filter(budget_visibility(access))
+    return (
+        Q(object_type="namespace", object_id__in=[str(i) for i in ids])
+        | Q(object_type="localqueue", object_id__in=as_text(local_queues))
+        | Q(object_type="budget", object_id__in=as_text(budgets))
+    )
