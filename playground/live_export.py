@@ -18,7 +18,7 @@ For a tenant (``visible_namespaces`` given) other namespaces, their LocalQueues,
 budgets are renamed ``other-N``, ``other-N/queue-M``, ``other-N/w-K``, ``budget-N``: the
 what-if still competes with the real load without learning who the others are.
 
-A fixed number of queries, whatever the size of the cluster.
+A fixed number of queries whatever the number of workloads (two more per budget).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from queues.models import (
     Workload,
     WorkloadState,
 )
+from playground.budget_export import exported_budgets
 from playground.documents import MAX_WORKLOADS
 
 MAX_DAYS = 30
@@ -254,8 +255,8 @@ def _local_queues(names: _Names, *, start: datetime, replay: bool) -> list[dict[
 
 
 def _budgets(names: _Names, *, start: datetime) -> list[dict[str, Any]]:
-    """Budgets with what their current period had used by ``start``."""
-    return []  # TODO(playground): budgets once the budgets branch (ledger, periods) is on main
+    """Budgets with what their current period had used by ``start`` (``budget_export``)."""
+    return exported_budgets(names.local_queues, names.namespaces, names.hides, start=start)
 
 
 def _workloads(names: _Names, *, start: datetime, now: datetime, horizon: int) -> list[dict[str, Any]]:

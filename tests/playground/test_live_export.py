@@ -180,3 +180,53 @@ def test_weights_keep_their_decimals():
     Namespace.objects.filter(pk=lq.namespace_id).update(weight=Decimal("0.25"))
     scenario = parse_scenario(export_live_state(now=timezone.now(), options=LiveOptions(days=0)))
     assert scenario.local_queues[0].weight == 2.5 and scenario.namespaces[0].weight == 0.25
+
+
+def test_given_a_charged_budget_then_it_starts_the_replay_with_what_its_period_had_used():
+    from budgets.models import Budget
+    from tests.budgets.helpers import admission_pass, at, budget, cluster, finish, reconcile, submit
+
+    cq, lq = cluster()
+    weekly = budget(lq, hours="10", renewal=Budget.Renewal.DAYS, renewal_days=7)
+    job = submit(lq, "job", cpu="1")
+    admission_pass(cq, at(hours=1))
+    finish(job, at(hours=4))
+    reconcile(weekly, at(hours=5))
+
+    from_now = export_live_state(now=at(hours=6), options=LiveOptions(days=0))
+    three_hours_back = export_live_state(now=at(hours=6), options=LiveOptions(days=0.125))
+    a_day_back = export_live_state(now=at(hours=6), options=LiveOptions(days=1))
+
+    assert from_now["budgets"] == [
+        {"name": "team-budget", "localQueue": "team-a/main", "kind": "WallTime", "allocatedHours": 10,
+         "action": "Hold", "usedHours": 3, "renewal": "days", "renewalDays": 7, "firstRenewalAt": "6d18h"}
+    ]
+    assert three_hours_back["budgets"][0]["usedHours"] == 2  # 1h..3h; the last hour is replayed
+    assert "usedHours" not in a_day_back["budgets"][0] and "renewal" not in a_day_back["budgets"][0]
+    spec = parse_scenario(from_now).budgets[0]
+    assert (spec.used_hours, spec.renewal_seconds, spec.first_renewal_seconds) == (3, 7 * 86400, 6 * 86400 + 18 * 3600)
+
+
+def test_given_the_demo_then_its_budgets_are_exported_and_monthly_ones_renew_by_the_current_month(demo):
+    from budgets.models import Budget
+
+    document = export_live_state(now=timezone.now(), options=LiveOptions(days=0))
+    budgets = {entry["name"]: entry for entry in document["budgets"]}
+    assert set(budgets) == set(Budget.objects.values_list("name", flat=True))
+    monthly = Budget.objects.filter(renewal=Budget.Renewal.MONTHLY).first()
+    assert budgets[monthly.name]["renewal"] == "days" and 28 <= budgets[monthly.name]["renewalDays"] <= 31
+    assert {b.name for b in parse_scenario(document).budgets} == set(budgets)
+
+
+def test_given_a_tenant_then_budgets_of_other_namespaces_are_renamed():
+    from tests.budgets.helpers import budget
+
+    cq = make_cluster_queue("shared", cpu="8")
+    mine = make_local_queue("team-a", "main", cq)
+    theirs = make_local_queue("secret-lab", "nlp", cq)
+    budget(mine, name="team-a-hours")
+    budget(theirs, name="secret-lab-gpu-hours")
+    document = export_live_state(now=timezone.now(), options=LiveOptions(days=0), visible_namespaces={mine.namespace_id})
+    assert [(b["name"], b["localQueue"]) for b in document["budgets"]] == [
+        ("budget-1", "other-1/queue-1"), ("team-a-hours", "team-a/main")
+    ]
