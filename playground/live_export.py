@@ -155,6 +155,25 @@ def export_live_state(
     return document
 
 
+def export_policy(*, now: datetime) -> dict[str, Any]:
+    """The stored policy alone (no workloads, no usage), in the same form as a live export:
+    what ``apply`` compares a run's baseline with before it writes anything."""
+    names = _Names(visible=None)
+    document: dict[str, Any] = {
+        "name": "policy",
+        "policy": settings.FAIR_SHARING.to_mapping(),
+        "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
+        "cohorts": _cohorts(),
+        "clusterQueues": _cluster_queues(),
+        "namespaces": _namespaces(names),
+    }
+    document["localQueues"] = _local_queues(names, start=now, replay=False)
+    for entry in document["localQueues"]:
+        entry.pop("initialUsage", None)
+    document["budgets"] = _budgets(names, start=now)
+    return document
+
+
 def _days_text(days: float) -> str:
     if days == 0:
         return "no history"

@@ -113,7 +113,7 @@ def budget_key(budget: BudgetSpec, index: int) -> str:
 # --- the comparison --------------------------------------------------------------------------
 
 
-def _fields(kind: str, obj: Any) -> dict[str, Any]:
+def object_fields(kind: str, obj: Any) -> dict[str, Any]:
     """The policy fields of one engine object in display form, keyed as in scenario files."""
     if kind == "cohort":
         return {
@@ -143,7 +143,7 @@ def _fields(kind: str, obj: Any) -> dict[str, Any]:
 BUDGET_DATABASE_FIELDS = ("allocatedHours", "action")
 
 
-def _budget_fields(budget: BudgetSpec) -> dict[str, Any]:
+def budget_fields(budget: BudgetSpec) -> dict[str, Any]:
     return {
         "target": f"{budget.target_kind} {budget.target}",
         "kind": budget.kind,
@@ -188,7 +188,7 @@ def policy_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDelta]:
     ):
         before = {getattr(obj, key): obj for obj in getattr(baseline, attribute)}
         after = {getattr(obj, key): obj for obj in getattr(edited, attribute)}
-        deltas.extend(_compare_objects(kind, before, after, _fields))
+        deltas.extend(_compare_objects(kind, before, after, object_fields))
     deltas.extend(_budget_deltas(baseline.budgets, edited.budgets))
     old_policy, new_policy = _policy_fields(baseline.policy), _policy_fields(edited.policy)
     for field, value in new_policy.items():
@@ -215,7 +215,7 @@ def _budget_deltas(before_list: tuple[BudgetSpec, ...], after_list: tuple[Budget
                 )
             )
             continue
-        old, new = _budget_fields(before[name]), _budget_fields(after[name])
+        old, new = budget_fields(before[name]), budget_fields(after[name])
         for field, value in new.items():
             if old[field] == value:
                 continue
