@@ -5,7 +5,7 @@
 * Tenants (members of namespaces) run what-ifs: presets, uploads, and the live cluster as
   they may see it (other namespaces renamed). They see their own scenarios and runs only, and
   can never apply.
-* Any other signed-in user may use presets and uploads.
+* Other signed-in users have no business here (as in the REST API: no role, no access).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class PlaygroundAccess:
     namespace_ids: tuple[int, ...]
 
     @property
-    def can_export_live(self) -> bool:
+    def can_use(self) -> bool:
         return self.is_admin or bool(self.namespace_ids)
 
     @property

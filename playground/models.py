@@ -90,6 +90,9 @@ class Run(models.Model):
     title = models.CharField(max_length=200, blank=True)
     edits = models.JSONField(default=list, help_text="--set edits: [\"localQueues.team-a/main.weight=3\"]")
     deltas = models.JSONField(default=list, help_text="What the edits change, object by object (policy_diff)")
+    environment = models.JSONField(
+        default=list, blank=True, help_text="VARIABLE=value lines for the fair-sharing knobs the edits change"
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.WAITING, blank=True)
     progress = models.FloatField(default=0.0, help_text="0..1 over both simulations and the comparison")

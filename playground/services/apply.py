@@ -80,6 +80,10 @@ class ApplyConflict(ApplyError):
     """The live policy is no longer what the run's baseline assumed."""
 
 
+class RunNotFinished(ApplyError):
+    """Only a succeeded run has a comparison to justify an apply."""
+
+
 @dataclass(frozen=True)
 class _Target:
     """One stored object and the changes to write to it."""
@@ -110,7 +114,7 @@ def apply_run(run: Run, *, actor: Any) -> Application:
     if not access_for(actor).can_apply:
         raise PermissionDenied("only admins can apply a playground run")
     if run.status != Run.Status.SUCCEEDED:
-        raise ApplyError(["only a succeeded run can be applied"])
+        raise RunNotFinished([f"only a succeeded run can be applied; this one is {run.status}"])
     if run.scenario.redacted:
         raise ApplyError(["this scenario is a tenant's view of the cluster (other namespaces renamed): apply from an admin's run"])
     baseline = documents.validate(run.scenario.document)

@@ -25,7 +25,7 @@ from playground import documents
 from playground.compare import capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
-from playground.policy_diff import policy_deltas
+from playground.policy_diff import environment_lines, policy_deltas
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario as EngineScenario
 from queues.engine.simulator import simulate
@@ -45,9 +45,16 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
         raise EditError(0, "", "add at least one edit: the baseline alone needs no comparison")
     baseline = documents.validate(scenario.document)
     _, edited = documents.apply_edits(scenario.document, edits)
-    deltas = [delta.to_dict() for delta in policy_deltas(baseline, edited)]
+    deltas = policy_deltas(baseline, edited)
     with transaction.atomic():
-        run = Run.objects.create(scenario=scenario, owner=owner, title=title[:200], edits=edits, deltas=deltas)
+        run = Run.objects.create(
+            scenario=scenario,
+            owner=owner,
+            title=title[:200],
+            edits=edits,
+            deltas=[delta.to_dict() for delta in deltas],
+            environment=environment_lines(deltas, edited.policy),
+        )
         transaction.on_commit(lambda: send(run.pk))
     return run
 

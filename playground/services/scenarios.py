@@ -56,7 +56,7 @@ def create_from_live(
 ) -> Scenario:
     """Today's cluster as the user may see it: everything for admins; for a tenant, other
     namespaces renamed (see ``live_export``). Users who are neither see nothing live."""
-    if not access.can_export_live:
+    if not access.can_use:
         raise ValidationError("source", "only admins and tenants can start from today's cluster")
     moment = now or timezone.now()
     visible = None if access.is_admin else set(access.namespace_ids)
