@@ -178,7 +178,8 @@ def utilization_figure(view: Mapping[str, Any]) -> Figure:
                 {
                     "type": "scatter", "mode": "lines", "name": f"{SIDE_LABELS[side]} {resource}",
                     "x": _x(series["t"], divisor), "y": values,
-                    "line": {"color": SIDE_COLORS[side], "width": 2, "shape": "hv",
+                    # the baseline wider underneath: where both runs agree, both stay visible
+                    "line": {"color": SIDE_COLORS[side], "width": 5 if side == "baseline" else 2, "shape": "hv",
                              "dash": "solid" if resource == (resources_of(view) or [""])[0] else "dot"},
                     "hovertemplate": "%{y:.1%}",
                 }

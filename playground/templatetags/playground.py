@@ -51,7 +51,7 @@ def kpi_delta(value: Any, unit: str) -> str:
         return f"{sign}{abs(number) * 100:.1f} pts"
     if unit == "seconds":
         return f"{sign}{format_duration(abs(number))}"
-    return f"{sign}{abs(number):g}"
+    return f"{sign}{abs(number):.3g}"
 
 
 @register.filter
