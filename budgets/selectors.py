@@ -155,3 +155,16 @@ def usage_curve(budget: Budget, status: BudgetStatus) -> list[accounting.Segment
     if not status.measured or status.period_start is None:
         return []
     return accounting.segments(budget.pk, status.period_start, status.as_of)
+
+
+def usage_for_metrics(budgets: list[Budget]) -> dict[int, Any]:
+    """Used hours and exhaustion per budget for ``/metrics`` (two queries, whatever the count)."""
+    from queues.interop.collector import BudgetState as MetricState
+
+    with_state = Budget.objects.filter(pk__in=[budget.pk for budget in budgets]).select_related("state")
+    held = set(QueueHold.objects.filter(source__startswith="budget:").values_list("source", flat=True))
+    result: dict[int, Any] = {}
+    for budget in with_state:
+        status = budget_status(budget, held=f"budget:{budget.pk}" in held)
+        result[budget.pk] = MetricState(used_hours=float(status.used_hours), exhausted=status.exhausted)
+    return result

@@ -53,7 +53,9 @@ EVICTIONS = Counter(
 def exposition() -> bytes:
     """The whole ``/metrics`` body: database state, then the control loop's counters."""
     state = CollectorRegistry(auto_describe=False)
-    state.register(DatabaseCollector())
+    from budgets.selectors import usage_for_metrics
+
+    state.register(DatabaseCollector(budget_usage=usage_for_metrics))
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         events = CollectorRegistry()
         MultiProcessCollector(events)

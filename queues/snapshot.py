@@ -387,7 +387,9 @@ def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, star
     result = AppliedPlan()
     for eviction in plan.evictions:
         workload_id = loaded.workload_ids[eviction.workload]
-        if transitions.evict(workload_id=workload_id, now=now, message=f"{eviction.code}: {eviction.message}"):
+        if transitions.evict(
+            workload_id=workload_id, now=now, message=f"{eviction.code}: {eviction.message}", code=eviction.code
+        ):
             result.evicted.append(eviction.workload)
         else:
             result.skipped.append(eviction.workload)

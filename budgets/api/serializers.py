@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from budgets.models import Budget
+from budgets.selectors import budget_status
 from queues.api.fields import LocalQueueKeyField, NameField
 from queues.api.serializers.common import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
@@ -21,6 +23,25 @@ class PercentField(serializers.FloatField):
         return value if isinstance(value, int) else super().to_representation(value)
 
 
+class BudgetStatusSerializer(serializers.Serializer):
+    """The current period as of the last accounting run (``budgets.selectors.budget_status``)."""
+
+    unit = serializers.CharField()
+    measured = serializers.BooleanField()
+    as_of = serializers.DateTimeField(allow_null=True)
+    period_start = serializers.DateTimeField(allow_null=True)
+    period_end = serializers.DateTimeField(allow_null=True)
+    used_hours = serializers.DecimalField(max_digits=24, decimal_places=6, coerce_to_string=False)
+    remaining_hours = serializers.DecimalField(max_digits=24, decimal_places=6, coerce_to_string=False)
+    percent = serializers.FloatField()
+    exhausted = serializers.BooleanField()
+    exhausted_at = serializers.DateTimeField(allow_null=True)
+    burn_rate_per_hour = serializers.DecimalField(max_digits=24, decimal_places=6, coerce_to_string=False)
+    forecast_exhausted_at = serializers.DateTimeField(allow_null=True)
+    exhausts_before_reset = serializers.BooleanField(allow_null=True)
+    held = serializers.BooleanField()
+
+
 class BudgetSerializer(PolicySerializer):
     """Set exactly one target: ``local_queue`` (``namespace/name``), ``namespace`` or
     ``cluster_queue``. Usage, burn-down and events come with the budget accounting issue."""
@@ -30,6 +51,7 @@ class BudgetSerializer(PolicySerializer):
     cluster_queue = NameField(queryset=ClusterQueue.objects.all(), required=False, allow_null=True)
     flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
     target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
+    status = serializers.SerializerMethodField()
     alert_thresholds = serializers.ListField(
         child=PercentField(min_value=0, max_value=1000),
         max_length=10,
@@ -38,6 +60,11 @@ class BudgetSerializer(PolicySerializer):
     )
 
     STAFF_ONLY_FIELDS = ("alert_emails", "webhook_url")
+
+    @extend_schema_field(BudgetStatusSerializer)
+    def get_status(self, budget: Budget) -> dict:
+        held = getattr(budget, "held", None)
+        return BudgetStatusSerializer(budget_status(budget, held=held)).data
 
     def to_representation(self, instance: Budget) -> dict:
         """Alert destinations are an admin's business: tenants see the budget, not where alerts go."""
@@ -70,4 +97,5 @@ class BudgetSerializer(PolicySerializer):
             "alert_emails",
             "webhook_url",
             "created_at",
+            "status",
         ]

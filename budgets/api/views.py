@@ -1,13 +1,17 @@
-"""Budget endpoints. Budget events (the accounting issue) get their own viewset here."""
+"""Budget endpoints: the policy (admins write) with its live status; events in ``events.py``."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import CharField, Exists, OuterRef, QuerySet, Value
+from django.db.models.functions import Cast, Concat
+from rest_framework.serializers import BaseSerializer
 from drf_spectacular.utils import extend_schema, extend_schema_view
 
 from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
 from budgets.models import Budget
+from budgets.services import request_reconcile
+from queues.models import QueueHold
 from queues.api.views.base import PolicyViewSet
 from queues.tenancy import budget_visibility
 
@@ -25,7 +29,19 @@ class BudgetViewSet(PolicyViewSet):
     tenant_scoped = True
 
     def base_queryset(self) -> QuerySet:
-        return Budget.objects.select_related("local_queue__namespace", "namespace", "cluster_queue", "flavor")
+        held = QueueHold.objects.filter(source=Concat(Value("budget:"), Cast(OuterRef("pk"), CharField())))
+        return Budget.objects.select_related(
+            "local_queue__namespace", "namespace", "cluster_queue", "flavor", "state"
+        ).annotate(held=Exists(held))
+
+    def perform_create(self, serializer: BaseSerializer) -> None:
+        super().perform_create(serializer)
+        request_reconcile(serializer.instance.pk)
+
+    def perform_update(self, serializer: BaseSerializer) -> None:
+        """A raised allocation lifts the hold right after the commit, not at the next beat."""
+        super().perform_update(serializer)
+        request_reconcile(serializer.instance.pk)
 
     def scope(self, queryset: QuerySet) -> QuerySet:
         if self.access.is_admin:

@@ -62,8 +62,12 @@ def admit(
     return True
 
 
-def evict(*, workload_id: int, now: datetime, message: str) -> bool:
-    """Admitted -> Pending (Kueue's eviction): the interval closes, its time moves to the past."""
+def evict(*, workload_id: int, now: datetime, message: str, code: str = "") -> bool:
+    """Admitted -> Pending (Kueue's eviction): the interval closes, its time moves to the past.
+
+    With ``code`` the eviction's reason is also the workload's pending reason until the next
+    pass explains its wait (a drained workload says BudgetExhausted at once, not 5 s later).
+    """
     admitted_at = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED).values_list(
         "admitted_at", flat=True
     ).first()
@@ -81,6 +85,9 @@ def evict(*, workload_id: int, now: datetime, message: str) -> bool:
         eviction_count=F("eviction_count") + 1,
         last_evicted_at=now,
         last_eviction_reason=message[:300],
+        pending_reason_code=code[:40],
+        pending_reason_message=message if code else "",
+        queue_position=None,
     )
     if not claimed:
         return False

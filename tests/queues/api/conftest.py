@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from budgets.models import Budget
+from budgets.models import Budget, BudgetEvent
 from queues.audit import policy_state, record_change
 from queues.engine.quantities import parse_millis
 from queues.models import (
@@ -62,6 +62,7 @@ class World:
     pending_b: Workload
     budget_a: Budget
     budget_b: Budget
+    event_a: BudgetEvent
     change_a: PolicyChange
     spare_flavor: ResourceFlavor
     spare_cohort: Cohort
@@ -113,6 +114,10 @@ def build_world() -> World:
     pending_b = submit_workload(local_queue=lq_b, name="b-pending", pod_sets=pod_sets(cpu="1"))
     budget_a = Budget.objects.create(name="a-hours", local_queue=lq_a, allocated_hours=Decimal(100))
     budget_b = Budget.objects.create(name="b-hours", local_queue=lq_b, allocated_hours=Decimal(100))
+    event_a = BudgetEvent.objects.create(
+        budget=budget_a, kind=BudgetEvent.Kind.THRESHOLD, at=timezone.now(), period_start=budget_a.anchor,
+        threshold=Decimal(80), used_hours=Decimal(81), allocated_hours=Decimal(100), message="a-hours at 81%",
+    )
     change_a = record_change(
         instance=lq_a,
         action=PolicyChange.Action.UPDATE,
@@ -135,6 +140,7 @@ def build_world() -> World:
         pending_b=pending_b,
         budget_a=budget_a,
         budget_b=budget_b,
+        event_a=event_a,
         change_a=change_a,
         spare_flavor=ResourceFlavor.objects.create(name="spare"),
         spare_cohort=Cohort.objects.create(name="spare"),

@@ -15,3 +15,18 @@ def test_given_tenant_when_reading_own_budget_then_alert_destinations_are_hidden
     assert tenant["name"] == world.budget_a.name
     assert "alert_emails" not in tenant and "webhook_url" not in tenant
     assert admin["webhook_url"] == "https://hooks.example.org/secret-token"
+
+
+def test_given_budget_when_read_then_status_of_the_current_period_comes_with_it(world, clients):
+    body = clients["viewer_a"].get(f"/api/v1/budgets/{world.budget_a.pk}/").json()
+
+    assert set(body["status"]) >= {"used_hours", "remaining_hours", "percent", "forecast_exhausted_at", "held"}
+    assert body["status"]["held"] is False
+
+
+def test_given_tenant_b_when_listing_budget_events_then_tenant_a_events_are_absent(world, clients):
+    rows_b = clients["tenant_b"].get("/api/v1/budget-events/").json()["results"]
+    rows_a = clients["viewer_a"].get("/api/v1/budget-events/", {"budget": "a-hours"}).json()["results"]
+
+    assert world.event_a.pk not in {row["id"] for row in rows_b}
+    assert [row["message"] for row in rows_a] == ["a-hours at 81%"]

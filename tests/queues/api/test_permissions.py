@@ -89,7 +89,7 @@ SIMULATIONS = {
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),
 }
-# The audit trail is read-only for everyone.
+# The audit trail and budget events are read-only for everyone.
 POLICY_CHANGES = {
     "list": row(200, 200, 200, 200, 403),
     "retrieve": row(200, 200, 200, 404, 403),
@@ -142,6 +142,7 @@ ENDPOINTS = [
         {"name": "new-wl", "local_queue": "team-a/main", "pod_sets": [{"count": 1, "requests": {"cpu": "1"}}]},
     ),
     Endpoint("policy-changes", POLICY_CHANGES, lambda w: w.change_a, {"note": "forged"}),
+    Endpoint("budget-events", POLICY_CHANGES, lambda w: w.event_a, {"message": "forged"}),
     Endpoint("usage-samples", USAGE_SAMPLES, lambda w: w.sample_a, {"kind": "localQueue"}),
     Endpoint("simulations", SIMULATIONS, lambda w: w.run_a, {"scenario": tiny_scenario()}),
 ]

@@ -128,7 +128,7 @@ def test_given_quotas_when_scraped_then_nominal_quotas_and_cluster_capacity_are_
     assert value(found, "fairportal_cluster_capacity", resource="cpu") == 128 + 32 + 0.25
 
 
-def test_given_budget_when_scraped_then_allocated_hours_are_exported_and_used_only_with_accounting(
+def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(
     client, busy_cluster
 ):
     Budget.objects.create(
@@ -149,7 +149,8 @@ def test_given_budget_when_scraped_then_allocated_hours_are_exported_and_used_on
         "resource": "nvidia.com/gpu",
     }
     assert value(found, "fairportal_budget_allocated_hours", **labels) == 500
-    assert not any(name == "fairportal_budget_used_hours" for name, _ in found)
+    assert value(found, "fairportal_budget_used_hours", **labels) == 0  # no accounting run yet
+    assert value(found, "fairportal_budget_exhausted", **labels) == 0
 
     budget = Budget.objects.get()
     with_accounting = DatabaseCollector(
@@ -191,3 +192,29 @@ def test_given_metrics_token_when_scraped_without_it_then_401_and_with_it_200(cl
     assert client.get(reverse("metrics")).status_code == 401
     assert client.get(reverse("metrics"), HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     assert client.get(reverse("metrics"), HTTP_AUTHORIZATION="Bearer s3cret").status_code == 200
+
+
+def test_given_budget_used_up_by_real_accounting_when_scraped_then_used_and_exhausted_show(client, db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from budgets.services import reconcile_budget
+    from queues import snapshot
+    from queues.services import admission
+    from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
+
+    cq = make_cluster_queue("metered-cq", cpu="4")
+    lq = make_local_queue("team-metered", "main", cq)
+    submit(lq, "long-job", cpu="2", duration=None)
+    now = timezone.now()
+    admission.run_admission_pass(snapshot.unit_for_cluster_queue(cq.id).key, now=now - timedelta(hours=2))
+    budget = Budget.objects.create(name="metered", local_queue=lq, allocated_hours=1, anchor=now - timedelta(days=1))
+    reconcile_budget(budget.pk, now=now)
+
+    found = samples(client.get(reverse("metrics")).content.decode())
+
+    labels = {"budget": "metered", "kind": "WallTime", "target_kind": "local_queue",
+              "target": "team-metered/main", "resource": ""}
+    assert value(found, "fairportal_budget_used_hours", **labels) == pytest.approx(2.0, abs=0.01)
+    assert value(found, "fairportal_budget_exhausted", **labels) == 1

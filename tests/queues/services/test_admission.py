@@ -137,6 +137,7 @@ def test_given_draining_hold_when_pass_runs_then_running_work_is_evicted_and_tim
     assert workload.state == WorkloadState.PENDING
     assert workload.eviction_count == 1
     assert workload.accumulated_past_execution_seconds == 600
+    assert workload.pending_reason_code == "BudgetExhausted"  # at once, not at the next pass
     record = AdmissionRecord.objects.get()
     assert (record.end_reason, record.seconds()) == ("Evicted", 600)
 

@@ -1,0 +1,47 @@
+"""Budget events (thresholds crossed, exhaustion, holds, renewals) for automation."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+from rest_framework import mixins, serializers
+
+from budgets.models import Budget, BudgetEvent
+from queues.api.views.base import ApiViewSet
+from queues.tenancy import budget_visibility
+
+
+class BudgetEventSerializer(serializers.ModelSerializer):
+    budget = serializers.CharField(source="budget.name", read_only=True)
+
+    class Meta:
+        model = BudgetEvent
+        fields = ["id", "budget", "kind", "at", "period_start", "threshold", "used_hours", "allocated_hours", "message"]
+        read_only_fields = fields
+
+
+class BudgetEventFilterSet(django_filters.FilterSet):
+    budget = django_filters.CharFilter(field_name="budget__name")
+    kind = django_filters.ChoiceFilter(choices=BudgetEvent.Kind.choices)
+    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
+
+    class Meta:
+        model = BudgetEvent
+        fields = ["budget", "kind", "since"]
+
+
+class BudgetEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    """Newest first. Tenants see the events of the budgets they can see (``GET /budgets/``)."""
+
+    serializer_class = BudgetEventSerializer
+    filterset_class = BudgetEventFilterSet
+    ordering_fields = ["at"]
+    tenant_scoped = True
+
+    def base_queryset(self) -> QuerySet:
+        return BudgetEvent.objects.select_related("budget").order_by("-at", "-id")
+
+    def scope(self, queryset: QuerySet) -> QuerySet:
+        if self.access.is_admin:
+            return queryset
+        return queryset.filter(budget__in=Budget.objects.filter(budget_visibility(self.access)))
