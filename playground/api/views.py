@@ -15,7 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -37,7 +37,7 @@ from playground.api.serializers import (
 from playground.documents import EditError
 from playground.live_export import LiveOptions
 from playground.models import Run
-from playground.presets import PRESETS
+from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyConflict, ApplyError, RunNotFinished, apply_run
 from queues.api.views.base import ApiViewSet
@@ -51,9 +51,18 @@ class PresetViewSet(viewsets.ViewSet):
     permission_classes = [PlaygroundPermission]
     serializer_class = PresetSerializer
 
+    lookup_value_regex = "[^/]+"
+
     @extend_schema(responses=PresetSerializer(many=True))
     def list(self, request: Request) -> Response:
         return Response(PresetSerializer(PRESETS, many=True).data)
+
+    @extend_schema(responses={200: PresetSerializer, 404: OpenApiResponse(description="No such preset")})
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        preset = get_preset(pk or "")
+        if preset is None:
+            raise NotFound(f"no preset named {pk!r}")
+        return Response(PresetSerializer(preset).data)
 
 
 class PlaygroundViewSet(ApiViewSet):
