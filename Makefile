@@ -19,7 +19,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium prometheus bench migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus bench bench-web migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -87,6 +87,10 @@ test: install services
 
 bench: install
 	$(PY) bench/engine.py
+
+# Web dashboard latency at 1,000 LocalQueues and 100,000 workloads (own PostgreSQL database fp_bench_web).
+bench-web: install postgres
+	$(PY) bench/web.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

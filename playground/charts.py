@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from queues.charts import FONT, GRID  # the dashboard's look: same font and grid
+
 Figure = dict[str, Any]
 
-FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
-GRID = "#eef1f6"
 PALETTE = [
     "#4055d8", "#16845b", "#b26a00", "#9c36b5", "#0b7285", "#c2255c", "#5c940d", "#e8590c",
     "#1864ab", "#862e9c", "#087f5b", "#a61e4d",

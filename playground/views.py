@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -31,8 +32,10 @@ from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelt
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_run
+from budgets.models import Budget
 from queues.engine.durations import format_duration, parse_duration
 from queues.engine.errors import ValidationError
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 
 RESENDABLE_AFTER_SECONDS = 10
 
@@ -63,7 +66,7 @@ def _access(request: HttpRequest) -> PlaygroundAccess:
 def index(request: HttpRequest) -> HttpResponse:
     """Where a what-if starts; ``?from=localqueue:12`` (the dashboard's "try in playground
     first" link) preselects today's cluster and that object's weight."""
-    focus = _focus_path(request.GET.get("from", ""))
+    focus = _focus_path(request.GET.get("from", ""), _access(request))
     form = StartForm(initial={"source": "live" if focus else "preset", "focus": focus, "preset": PRESETS[0].slug})
     return _render_index(request, form)
 
@@ -110,21 +113,34 @@ def start(request: HttpRequest) -> HttpResponse:
     return redirect(url)
 
 
-def _focus_path(reference: str) -> str:
-    """The weight path of the object a dashboard link names (``localqueue:12``), or ''."""
-    from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
+def _focus_path(reference: str, access: PlaygroundAccess) -> str:
+    """The edit path of the object a dashboard link names (``localqueue:12``), or ''.
 
+    Tenants resolve only what they may see: their namespaces, their LocalQueues and budgets,
+    and the cluster-wide cohorts and ClusterQueues (another tenant's object resolves to '').
+    """
     kind, _, pk = reference.partition(":")
     if not pk.isdigit():
         return ""
+    mine = None if access.is_admin else list(access.namespace_ids)
     if kind == "localqueue":
-        found = LocalQueue.objects.select_related("namespace").filter(pk=pk).first()
+        rows = LocalQueue.objects.select_related("namespace").filter(pk=pk)
+        found = (rows if mine is None else rows.filter(namespace_id__in=mine)).first()
         return f"localQueues.{found.key}.weight" if found else ""
-    models = {"clusterqueue": ("clusterQueues", ClusterQueue), "cohort": ("cohorts", Cohort),
-              "namespace": ("namespaces", Namespace)}
-    if kind not in models:
+    if kind == "namespace":
+        rows = Namespace.objects.filter(pk=pk)
+        found = (rows if mine is None else rows.filter(pk__in=mine)).first()
+        return f"namespaces.{found.name}.weight" if found else ""
+    if kind == "budget":
+        rows = Budget.objects.filter(pk=pk)
+        if mine is not None:
+            rows = rows.filter(Q(namespace_id__in=mine) | Q(local_queue__namespace_id__in=mine))
+        found = rows.first()
+        return f"budgets.{found.name}.allocatedHours" if found else ""
+    cluster_wide = {"clusterqueue": ("clusterQueues", ClusterQueue), "cohort": ("cohorts", Cohort)}
+    if kind not in cluster_wide:
         return ""
-    prefix, model = models[kind]
+    prefix, model = cluster_wide[kind]
     found = model.objects.filter(pk=pk).first()
     return f"{prefix}.{found.name}.weight" if found else ""
 

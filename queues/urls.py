@@ -1,7 +1,23 @@
+"""Web UI routes. Names are stable: templates, tests and the playground hook use them."""
+
 from django.urls import path
 
-from queues import views
+from queues.views import audit, detail, overview, policy, tree, workloads
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", overview.overview, name="home"),
+    path("queues/", tree.tree, name="queue-tree"),
+    path("queues/cohorts/<str:name>/", detail.cohort, name="cohort"),
+    path("queues/cohorts/<str:name>/edit/", policy.edit_cohort, name="edit-cohort"),
+    path("queues/cluster-queues/<str:name>/", detail.cluster_queue, name="cluster-queue"),
+    path("queues/cluster-queues/<str:name>/edit/", policy.edit_cluster_queue, name="edit-cluster-queue"),
+    path("namespaces/<str:name>/", detail.namespace, name="namespace"),
+    path("namespaces/<str:name>/edit/", policy.edit_namespace, name="edit-namespace"),
+    path("namespaces/<str:namespace>/queues/<str:name>/", detail.local_queue, name="local-queue"),
+    path("namespaces/<str:namespace>/queues/<str:name>/edit/", policy.edit_local_queue, name="edit-local-queue"),
+    path("namespaces/<str:namespace>/workloads/<str:name>/", workloads.workload, name="workload"),
+    path("workloads/", workloads.workload_list, name="workloads"),
+    path("audit/", audit.audit_log, name="audit-log"),
+    # After the budgets app's own /budgets/<name>/ pages (included first in fairportal/urls.py).
+    path("budgets/<slug:name>/edit/", policy.edit_budget, name="edit-budget"),
 ]

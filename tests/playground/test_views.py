@@ -223,3 +223,21 @@ def test_live_options_out_of_range_are_form_errors(admin_client):
     assert response.status_code == 400 and response.context["form"].errors["days"]
     response = admin_client.post(reverse("playground-start"), {"source": "live", "days": "1", "lookahead": "soon"})
     assert "lookahead: 'soon' is not a duration" in response.context["form"].errors["lookahead"][0]
+
+
+def test_the_dashboards_link_resolves_budgets_and_only_what_a_tenant_may_see(client, tenant, admin):
+    from budgets.models import Budget
+
+    objects = volcano_cluster()
+    mine = LocalQueue.objects.create(namespace=Namespace.objects.get(name="team-a"), name="main",
+                                     cluster_queue=objects["q1"])
+    budget = Budget.objects.create(name="ns1-hours", local_queue=objects["ns1/jobs"], allocated_hours=10)
+    client.force_login(tenant)
+    focus = lambda ref: client.get(reverse("playground") + f"?from={ref}").context["form"].initial["focus"]  # noqa: E731
+    assert focus(f"localqueue:{mine.pk}") == "localQueues.team-a/main.weight"
+    assert focus(f"localqueue:{objects['ns1/jobs'].pk}") == ""  # another tenant's queue is not even named
+    assert focus(f"budget:{budget.pk}") == ""
+    assert focus(f"clusterqueue:{objects['q2'].pk}") == "clusterQueues.q2.weight"  # cluster-wide policy
+    client.force_login(admin)
+    assert focus(f"budget:{budget.pk}") == "budgets.ns1-hours.allocatedHours"
+    assert focus("cohort:not-a-number") == ""

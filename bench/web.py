@@ -1,0 +1,343 @@
+"""Web dashboard benchmark: page latency and query counts at 1,000 LocalQueues and 100,000 workloads.
+
+Run as ``python bench/web.py`` from the repository root (``make bench-web``). It creates its own
+PostgreSQL database (``fp_bench_web``; ``BENCH_DATABASE_URL`` to change it), migrates it and
+fills it with ``bulk_create`` from a fixed seed (kept between runs; ``--refill`` starts over),
+then requests each page through Django's test client and prints p50/p95 latency and the
+number of queries. Target: p95 < 300 ms for the overview, the queue tree and the workload list.
+
+Machines here are noisy, so every figure is also printed as a ratio against a baseline measured
+in the same run: the sign-in page, which renders a template and touches no domain table.
+Not part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from datetime import timedelta
+from decimal import Decimal
+from urllib.parse import urlparse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_web")
+os.environ["DATABASE_URL"] = DATABASE_URL
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
+
+SEED = 20261121
+LOCAL_QUEUES = 1_000
+NAMESPACES = 250  # four LocalQueues each
+CLUSTER_QUEUES = 40
+COHORTS = 4  # children of one root cohort, ten ClusterQueues each
+WORKLOADS = 100_000
+SAMPLE_HOURS = 24
+SAMPLE_MINUTES = 5
+TENANT_NAMESPACES = 4
+GPU = "nvidia.com/gpu"
+GIB = 2**30 * 1000
+REQUESTS = 30
+WARMUP = 3
+TARGET_MS = 300
+
+
+def ensure_database() -> None:
+    """Create the benchmark database when it does not exist (connecting to ``postgres``)."""
+    import psycopg
+
+    url = urlparse(DATABASE_URL)
+    name = url.path.lstrip("/")
+    admin = url._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def fill(rng: random.Random) -> None:
+    """Policy, users, workloads, usage series and audit rows, all with bulk_create."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from queues.models import (
+        AdmissionMode,
+        ClusterQueue,
+        ClusterQueueQuota,
+        Cohort,
+        LocalQueue,
+        Namespace,
+        NamespaceQuota,
+        PolicyChange,
+        ResourceFlavor,
+        TenantMembership,
+        UsageSample,
+        Workload,
+        WorkloadResource,
+        WorkloadState,
+    )
+
+    now = timezone.now().replace(microsecond=0)
+    a100 = ResourceFlavor.objects.create(name="a100")
+    default = ResourceFlavor.objects.create(name="default")
+    root = Cohort.objects.create(name="org")
+    children = Cohort.objects.bulk_create(
+        [
+            Cohort(name=f"division-{c}", parent=root, admission_mode=AdmissionMode.USAGE_BASED if c % 2 == 0 else "")
+            for c in range(COHORTS)
+        ]
+    )
+    modes = [AdmissionMode.USAGE_BASED, AdmissionMode.DOMINANT_RESOURCE_SHARE, AdmissionMode.TIME_AWARE, ""]
+    queues = ClusterQueue.objects.bulk_create(
+        [
+            ClusterQueue(
+                name=f"cq-{q:03d}",
+                cohort=children[q % COHORTS],
+                admission_mode=modes[q % 4],
+                weight=Decimal(1 + q % 3),
+                consumed_resources={GPU: 4000.0 * (q % 5), "cpu": 40000.0},
+            )
+            for q in range(CLUSTER_QUEUES)
+        ]
+    )
+    quotas = []
+    for queue in queues:
+        quotas += [
+            ClusterQueueQuota(
+                cluster_queue=queue, flavor=a100, resource=GPU, nominal=16_000, borrowing_limit=8_000, flavor_order=0
+            ),
+            ClusterQueueQuota(cluster_queue=queue, flavor=a100, resource="cpu", nominal=128_000, flavor_order=0),
+            ClusterQueueQuota(cluster_queue=queue, flavor=default, resource="cpu", nominal=64_000, flavor_order=1),
+            ClusterQueueQuota(cluster_queue=queue, flavor=a100, resource="memory", nominal=1024 * GIB, flavor_order=0),
+        ]
+    ClusterQueueQuota.objects.bulk_create(quotas)
+    namespaces = Namespace.objects.bulk_create(
+        [Namespace(name=f"team-{n:03d}", weight=Decimal(rng.choice(["0.5", "1", "1", "2"]))) for n in range(NAMESPACES)]
+    )
+    NamespaceQuota.objects.bulk_create([NamespaceQuota(namespace=ns, resource=GPU, hard=64_000) for ns in namespaces])
+    per_namespace = LOCAL_QUEUES // NAMESPACES
+    lqs = LocalQueue.objects.bulk_create(
+        [
+            LocalQueue(
+                namespace=ns,
+                name=f"q{i}",
+                cluster_queue=queues[(n * per_namespace + i) % CLUSTER_QUEUES],
+                weight=Decimal(rng.choice(["1", "1", "2"])),
+                weighted_share=rng.random() * 1000,
+                consumed_resources={GPU: rng.random() * 8000, "cpu": rng.random() * 64000},
+            )
+            for n, ns in enumerate(namespaces)
+            for i in range(per_namespace)
+        ]
+    )
+
+    users = get_user_model().objects
+    users.create_user("admin", password="admin", is_staff=True, is_superuser=True)
+    tenant = users.create_user("tenant", password="tenant")
+    TenantMembership.objects.bulk_create(
+        [TenantMembership(user=tenant, namespace=ns, role="editor") for ns in namespaces[:TENANT_NAMESPACES]]
+    )
+
+    states = [WorkloadState.FINISHED] * 7 + [WorkloadState.PENDING] * 2 + [WorkloadState.ADMITTED]
+    positions: dict[int, int] = {}
+    workloads = []
+    for index in range(WORKLOADS):
+        lq = lqs[rng.randrange(len(lqs))]
+        state = states[rng.randrange(len(states))]
+        gpus = rng.choice([0, 1, 2, 4])
+        requests = {"cpu": rng.choice([1, 2, 4, 8]) * 1000, "memory": rng.choice([4, 16, 64]) * GIB}
+        if gpus:
+            requests[GPU] = gpus * 1000
+        queued = now - timedelta(seconds=rng.randrange(7 * 86400))
+        workload = Workload(
+            namespace_id=lq.namespace_id,
+            local_queue=lq,
+            name=f"job-{index:06d}",
+            priority=rng.choice([0, 0, 10, 100]),
+            pod_sets=[{"name": "main", "count": 1, "requests": requests}],
+            state=state,
+            created_at=queued,
+            queued_at=queued,
+            duration_seconds=3600,
+        )
+        if state in (WorkloadState.ADMITTED, WorkloadState.FINISHED):
+            workload.cluster_queue_id = lq.cluster_queue_id
+            workload.admitted_at = queued + timedelta(minutes=5)
+            workload.flavor_assignment = {resource: "a100" for resource in requests}
+            if state == WorkloadState.FINISHED:
+                workload.finished_at = workload.admitted_at + timedelta(hours=1)
+        else:
+            positions[lq.cluster_queue_id] = positions.get(lq.cluster_queue_id, 0) + 1
+            workload.queue_position = positions[lq.cluster_queue_id]
+            workload.pending_reason_code = rng.choice(
+                ["InsufficientQuota", "WaitingForFairShare", "NamespaceQuotaExceeded"]
+            )
+            workload.pending_reason_message = (
+                f"insufficient quota for {GPU} in flavor a100 of ClusterQueue cq-{lq.cluster_queue_id:03d}"
+            )
+        workloads.append(workload)
+    created = Workload.objects.bulk_create(workloads, batch_size=5000)
+    WorkloadResource.objects.bulk_create(
+        [
+            WorkloadResource(
+                workload=w, resource=resource, amount=amount, flavor=a100 if w.state != WorkloadState.PENDING else None
+            )
+            for w in created
+            for resource, amount in w.pod_sets[0]["requests"].items()
+        ],
+        batch_size=10000,
+    )
+
+    samples = []
+    steps = SAMPLE_HOURS * 60 // SAMPLE_MINUTES
+    targets = (
+        [("cohort", c.id, {GPU: 160_000, "cpu": 1_920_000}) for c in [root, *children]]
+        + [("clusterQueue", q.id, {GPU: 16_000, "cpu": 192_000}) for q in queues]
+        + [("namespace", ns.id, {}) for ns in namespaces]
+        + [("localQueue", lq.id, {}) for lq in lqs]
+    )
+    for step in range(steps):
+        at = now - timedelta(minutes=SAMPLE_MINUTES * (steps - step))
+        for kind, object_id, capacity in targets:
+            load = 0.5 + 0.4 * rng.random()
+            scale = 10.0 if kind == "cohort" else 1.0
+            allocated = {GPU: int(8000 * load * scale), "cpu": int(64000 * load * scale)}
+            samples.append(
+                UsageSample(
+                    sampled_at=at,
+                    kind=kind,
+                    object_id=object_id,
+                    allocated=allocated,
+                    consumed={r: v * 0.9 for r, v in allocated.items()},
+                    capacity=capacity,
+                    weighted_share=load * 100,
+                    admitted_count=rng.randrange(5),
+                    pending_count=rng.randrange(10),
+                )
+            )
+        if len(samples) >= 50_000:
+            UsageSample.objects.bulk_create(samples, batch_size=10000)
+            samples = []
+    UsageSample.objects.bulk_create(samples, batch_size=10000)
+    PolicyChange.objects.bulk_create(
+        [
+            PolicyChange(
+                surface="ui",
+                action="update",
+                object_type="localqueue",
+                object_id=str(lq.id),
+                object_repr=str(lq.id),
+                actor_name="admin",
+                before={"weight": "1"},
+                after={"weight": "2"},
+            )
+            for lq in lqs[:2000]
+        ]
+    )
+
+
+def prepare(refill: bool) -> None:
+    ensure_database()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from queues.models import Workload
+
+    if refill:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+    call_command("migrate", verbosity=0, interactive=False)
+    if Workload.objects.count() < WORKLOADS:
+        if Workload.objects.exists():
+            sys.exit("the benchmark database holds other data: run with --refill")
+        started = time.perf_counter()
+        print(f"filling {DATABASE_URL} (once; --refill to start over) ...", flush=True)
+        fill(random.Random(SEED))
+        print(f"filled in {time.perf_counter() - started:.0f} s", flush=True)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
+def measure(client, path: str, *, cold: bool = False) -> tuple[float, float, int]:
+    """p50 and p95 in ms over ``REQUESTS`` requests after ``WARMUP``, and the query count."""
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for _ in range(WARMUP):
+        assert client.get(path).status_code == 200, path
+    timings = []
+    for _ in range(REQUESTS):
+        if cold:
+            cache.clear()
+        started = time.perf_counter()
+        response = client.get(path)
+        timings.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, path
+    with CaptureQueriesContext(connection) as captured:
+        client.get(path)
+    timings.sort()
+    p95 = timings[min(len(timings) - 1, int(round(0.95 * len(timings))) - 1)]
+    return statistics.median(timings), p95, len(captured.captured_queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--refill", action="store_true", help="drop and refill the benchmark database")
+    args = parser.parse_args()
+    prepare(args.refill)
+
+    from django.test import Client
+
+    from queues.models import LocalQueue, UsageSample, Workload
+
+    admin, tenant = Client(), Client()
+    assert admin.login(username="admin", password="admin") and tenant.login(username="tenant", password="tenant")
+    print(
+        f"{LocalQueue.objects.count():,} LocalQueues, {Workload.objects.count():,} workloads "
+        f"({Workload.objects.filter(state='Pending').count():,} pending), "
+        f"{UsageSample.objects.count():,} usage samples; "
+        f"{REQUESTS} requests per page after {WARMUP} warm-up\n"
+    )
+    anonymous = Client()
+    base50, base95, _ = measure(anonymous, "/accounts/login/")
+    pages = [
+        ("baseline: sign-in page", anonymous, "/accounts/login/", False),
+        ("overview (admin)", admin, "/", False),
+        ("overview (admin, cold cache)", admin, "/", True),
+        ("overview (tenant)", tenant, "/", False),
+        ("queue tree (admin, page 1)", admin, "/queues/", False),
+        ("queue tree (admin, cold cache)", admin, "/queues/", True),
+        ("queue tree (admin, page 10)", admin, "/queues/?page=10", False),
+        ("queue tree (tenant)", tenant, "/queues/", False),
+        ("workload list (admin)", admin, "/workloads/", False),
+        ("workload list (admin, pending)", admin, "/workloads/?state=Pending", False),
+        ("workload list (admin, page 1000)", admin, "/workloads/?page=1000", False),
+        ("workload list (tenant, pending)", tenant, "/workloads/?state=Pending", False),
+        ("LocalQueue detail (admin)", admin, "/namespaces/team-000/queues/q0/", False),
+        ("overview live poll (admin)", admin, "/?live=1", False),
+    ]
+    print(f"{'page':36} {'p50 ms':>8} {'p95 ms':>8} {'p95/base':>9} {'queries':>8}  target")
+    failed = False
+    for label, client, path, cold in pages:
+        p50, p95, queries = (base50, base95, 0) if label.startswith("baseline") else measure(client, path, cold=cold)
+        gated = label.startswith(("overview (", "queue tree", "workload list")) and not cold
+        verdict = ("ok" if p95 < TARGET_MS else "SLOW") if gated else ""
+        failed |= verdict == "SLOW"
+        print(f"{label:36} {p50:8.1f} {p95:8.1f} {p95 / base95:8.1f}x {queries:8d}  {verdict}")
+    print(f"\np95 target for the overview, the queue tree and the workload list: < {TARGET_MS} ms")
+    print("cold cache: every request recomputes the shared cluster-wide aggregates (kept 5 s) and the")
+    print("fairness history (kept until the next usage sample); shown for information, not gated")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""Plotly figures as plain dicts: pure functions of already-read data, no database, no Plotly import.
+
+Every function returns ``{"data": [...], "layout": {...}}``, which the page embeds as JSON and
+``static/js/live.js`` hands to ``Plotly.react`` (the same dict on first load and on refresh).
+Amounts come in as millis and are drawn in cores, GiB and GPUs (``queues.display``); times as
+datetimes, drawn as ISO strings. Keeping these pure makes them unit-testable without a browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from queues.dashboard.shares import dominant_share
+from queues.display import resource_order, short_name, to_display, unit_label
+
+Figure = dict[str, Any]
+
+FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+GRID = "#eef1f6"
+COLORS = {"admitted": "#16845b", "pending": "#d48806", "entitlement": "#172033", "capacity": "#8a94a6"}
+RESOURCE_COLORS = ["#4055d8", "#16845b", "#b26a00", "#9c36b5", "#0b7285", "#c2255c"]
+
+
+def resource_color(resource: str, resources: Sequence[str]) -> str:
+    ordered = resource_order(resources)
+    index = ordered.index(resource) if resource in ordered else len(ordered)
+    return RESOURCE_COLORS[index % len(RESOURCE_COLORS)]
+
+
+def iso(times: Sequence[datetime]) -> list[str]:
+    return [moment.isoformat() for moment in times]
+
+
+def base_layout(*, y_title: str = "", percent: bool = False, height: int | None = None) -> dict[str, Any]:
+    """Transparent background, light grid, legend below, one hover label for all series."""
+    layout: dict[str, Any] = {
+        "margin": {"l": 56, "r": 16, "t": 12, "b": 40},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "font": {"family": FONT, "size": 12, "color": "#172033"},
+        "hovermode": "x unified",
+        "legend": {"orientation": "h", "y": -0.18, "x": 0},
+        "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False},
+        "yaxis": {"title": {"text": y_title}, "gridcolor": GRID, "rangemode": "tozero", "zeroline": False},
+    }
+    if percent:
+        layout["yaxis"]["tickformat"] = ".0%"
+    if height:
+        layout["height"] = height
+    return layout
+
+
+def empty_figure(message: str) -> Figure:
+    """A figure with no traces and a centred note (no samples yet, nothing admitted...)."""
+    layout = base_layout()
+    layout["xaxis"] = {"visible": False}
+    layout["yaxis"] = {"visible": False}
+    layout["annotations"] = [
+        {
+            "text": message,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"color": "#8a94a6", "size": 13},
+        }
+    ]
+    return {"data": [], "layout": layout}
+
+
+NO_SAMPLES = "No usage samples in this range yet: the sampler writes one every usageSamplingInterval."
+
+
+def utilisation_figure(
+    times: Sequence[datetime], allocated: Mapping[str, Sequence[float]], capacity: Mapping[str, Sequence[float]]
+) -> Figure:
+    """Admitted requests as a fraction of nominal capacity, one line per resource."""
+    if not times:
+        return empty_figure(NO_SAMPLES)
+    resources = [r for r in resource_order(capacity) if any(capacity[r])]
+    data = []
+    for resource in resources:
+        caps = capacity[resource]
+        used = allocated.get(resource, [0.0] * len(times))
+        values = [(u / c) if c else None for u, c in zip(used, caps)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": short_name(resource),
+                "x": iso(times),
+                "y": values,
+                "line": {"color": resource_color(resource, resources), "width": 2, "shape": "hv"},
+                "hovertemplate": "%{y:.1%}",
+            }
+        )
+    return {"data": data, "layout": base_layout(y_title="of nominal capacity", percent=True)}
+
+
+def fairness_figure(times: Sequence[datetime], values: Sequence[float | None]) -> Figure:
+    """Jain's index over time: 1.0 when every tenant holds the same share per unit of weight."""
+    if not times:
+        return empty_figure(NO_SAMPLES)
+    layout = base_layout(y_title="Jain index")
+    layout["yaxis"].update({"range": [0, 1.05], "rangemode": "normal"})
+    layout["showlegend"] = False
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Jain index",
+                "x": iso(times),
+                "y": list(values),
+                "line": {"color": "#4055d8", "width": 2},
+                "fill": "tozeroy",
+                "fillcolor": "rgba(64,85,216,0.08)",
+                "hovertemplate": "%{y:.3f}",
+            }
+        ],
+        "layout": layout,
+    }
+
+
+def admitted_pending_figure(times: Sequence[datetime], admitted: Sequence[int], pending: Sequence[int]) -> Figure:
+    """Workloads admitted and waiting at each sample."""
+    if not times:
+        return empty_figure(NO_SAMPLES)
+    x = iso(times)
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Admitted",
+                "x": x,
+                "y": list(admitted),
+                "line": {"color": COLORS["admitted"], "width": 2, "shape": "hv"},
+                "fill": "tozeroy",
+                "fillcolor": "rgba(22,132,91,0.12)",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Pending",
+                "x": x,
+                "y": list(pending),
+                "line": {"color": COLORS["pending"], "width": 2, "shape": "hv"},
+            },
+        ],
+        "layout": base_layout(y_title="workloads"),
+    }
+
+
+def allocation_figure(
+    times: Sequence[datetime],
+    allocated: Mapping[str, Sequence[float]],
+    consumed: Mapping[str, Sequence[float]],
+    *,
+    entitlement: Mapping[str, float] | None = None,
+    limit: Mapping[str, Sequence[float]] | None = None,
+    limit_name: str = "Nominal quota",
+) -> Figure:
+    """One panel per resource: admitted requests (steps), decayed usage, the entitlement and a
+    limit (a ClusterQueue's nominal quota over time, a namespace's hard quota)."""
+    if not times:
+        return empty_figure(NO_SAMPLES)
+    entitlement = entitlement or {}
+    limit = limit or {}
+    resources = resource_order(set(allocated) | set(consumed) | {r for r, v in entitlement.items() if v > 0})
+    if not resources:
+        return empty_figure("Nothing admitted in this range.")
+    x = iso(times)
+    count = len(resources)
+    gap = 0.08 if count > 1 else 0.0
+    height = (1.0 - gap * (count - 1)) / count
+    layout = base_layout(height=max(260, 190 * count))
+    layout.pop("yaxis")
+    layout["xaxis"]["anchor"] = f"y{count}" if count > 1 else "y"
+    data: list[dict[str, Any]] = []
+    for index, resource in enumerate(resources):
+        axis = "" if index == 0 else str(index + 1)
+        top = 1.0 - index * (height + gap)
+        layout[f"yaxis{axis}"] = {
+            "gridcolor": GRID,
+            "rangemode": "tozero",
+            "domain": [max(0.0, top - height), top],
+            "zeroline": False,
+        }
+        first = index == 0
+
+        def trace(name: str, values: list[float | None], line: dict[str, Any], group: str) -> dict[str, Any]:
+            return {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name,
+                "x": x,
+                "y": values,
+                "yaxis": f"y{axis}",
+                "line": line,
+                "legendgroup": group,
+                "showlegend": first,
+                "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",
+            }
+
+        if resource in allocated:
+            data.append(
+                trace(
+                    "Admitted",
+                    [to_display(v, resource) for v in allocated[resource]],
+                    {"color": "#4055d8", "width": 2, "shape": "hv"},
+                    "admitted",
+                )
+            )
+        if resource in consumed:
+            data.append(
+                trace(
+                    "Decayed usage",
+                    [to_display(v, resource) for v in consumed[resource]],
+                    {"color": "#b26a00", "width": 2, "dash": "dot"},
+                    "consumed",
+                )
+            )
+        if entitlement.get(resource, 0) > 0:
+            value = to_display(entitlement[resource], resource)
+            data.append(
+                trace(
+                    "Entitlement",
+                    [value] * len(x),
+                    {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
+                    "entitlement",
+                )
+            )
+        if resource in limit:
+            data.append(
+                trace(
+                    limit_name,
+                    [to_display(v, resource) for v in limit[resource]],
+                    {"color": COLORS["capacity"], "width": 1},
+                    "limit",
+                )
+            )
+        layout.setdefault("annotations", []).append(
+            {
+                "text": f"<b>{short_name(resource)}</b>"
+                + (f" ({unit_label(resource)})" if unit_label(resource) != short_name(resource) else ""),
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": top,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "font": {"size": 11, "color": "#5f6b80"},
+            }
+        )
+    return {"data": data, "layout": layout}
+
+
+def share_figure(
+    times: Sequence[datetime],
+    allocated: Mapping[str, Sequence[float]],
+    consumed: Mapping[str, Sequence[float]],
+    entitlement: Mapping[str, float],
+) -> Figure:
+    """Dominant share against the weighted entitlement over time (1.0 = exactly its part)."""
+    if not times:
+        return empty_figure(NO_SAMPLES)
+    if not any(v > 0 for v in entitlement.values()):
+        return empty_figure("No entitlement: weight 0 or no nominal quota above this queue.")
+    now_share, usage_share = [], []
+    for index in range(len(times)):
+        now_share.append(dominant_share({r: v[index] for r, v in allocated.items()}, entitlement).ratio)
+        usage_share.append(dominant_share({r: v[index] for r, v in consumed.items()}, entitlement).ratio)
+    x = iso(times)
+    layout = base_layout(y_title="× entitlement")
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "y0": 1,
+            "y1": 1,
+            "line": {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
+        }
+    ]
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Admitted ÷ entitlement",
+                "x": x,
+                "y": now_share,
+                "line": {"color": "#4055d8", "width": 2, "shape": "hv"},
+                "hovertemplate": "%{y:.2f}×",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Decayed usage ÷ entitlement",
+                "x": x,
+                "y": usage_share,
+                "line": {"color": "#b26a00", "width": 2, "dash": "dot"},
+                "hovertemplate": "%{y:.2f}×",
+            },
+        ],
+        "layout": layout,
+    }
+
+
+def capacity_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
+    """Per flavor and resource: admitted within quota, borrowed and free, as parts of capacity.
+
+    ``rows`` hold ``flavor``, ``resource``, ``capacity``, ``admitted`` and ``borrowed`` (millis).
+    """
+    rows = [row for row in rows if row["capacity"] > 0 or row["admitted"] > 0]
+    if not rows:
+        return empty_figure("No quota defined yet.")
+    labels = [f"{row['flavor']} · {short_name(row['resource'])}" for row in rows]
+
+    def part(row: Mapping[str, Any], value: float) -> float:
+        return value / row["capacity"] if row["capacity"] else 0.0
+
+    within = [part(row, row["admitted"] - row["borrowed"]) for row in rows]
+    borrowed = [part(row, row["borrowed"]) for row in rows]
+    free = [max(0.0, 1.0 - w - b) for w, b in zip(within, borrowed)]
+    text = [
+        f"{to_display(row['admitted'], row['resource']):.4g} / {to_display(row['capacity'], row['resource']):.4g} "
+        f"{unit_label(row['resource'])}"
+        for row in rows
+    ]
+    layout = base_layout(height=max(180, 34 * len(rows) + 80))
+    layout.update({"barmode": "stack", "hovermode": "y unified"})
+    layout["xaxis"] = {
+        "tickformat": ".0%",
+        "gridcolor": GRID,
+        "range": [0, max(1.0, max(w + b for w, b in zip(within, borrowed)))],
+    }
+    layout["yaxis"] = {"autorange": "reversed", "automargin": True}
+    layout["margin"]["l"] = 120
+
+    def bars(name: str, values: list[float], color: str, hover_text: list[str] | None = None) -> dict[str, Any]:
+        bar = {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": labels,
+            "x": values,
+            "marker": {"color": color},
+            "hovertemplate": "%{x:.1%}" + (" (%{text})" if hover_text else "") + "<extra>" + name + "</extra>",
+        }
+        if hover_text:
+            bar["text"] = hover_text
+            bar["textposition"] = "none"
+        return bar
+
+    return {
+        "data": [
+            bars("Admitted within quota", within, "#4055d8", text),
+            bars("Borrowed", borrowed, "#b26a00"),
+            bars("Free", free, "#e3e7ee"),
+        ],
+        "layout": layout,
+    }

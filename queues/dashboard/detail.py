@@ -1,0 +1,297 @@
+"""Detail pages of one cohort, ClusterQueue, namespace or LocalQueue: facts, state and history.
+
+Each returns None when the viewer may not see the object (the view answers 404), so another
+tenant's queue is indistinguishable from one that does not exist. Charts come from the queue's
+own usage series; entitlement uses today's weights and quotas (the help text says so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Sum
+
+from queues import charts
+from queues.dashboard import history, live
+from queues.dashboard.access import Viewer
+from queues.dashboard.audit_log import ChangeRow, change_rows
+from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
+from queues.dashboard.structure import ClusterStructure
+from queues.display import amount, amounts, resource_order
+from queues.models import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    PolicyChange,
+    UsageSample,
+    WorkloadResource,
+    WorkloadState,
+)
+
+Kind = UsageSample.Kind
+RECENT_CHANGES = 8
+
+
+@dataclass
+class QuotaRow:
+    flavor: str
+    resource: str
+    nominal: int | None
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+    used: int = 0
+
+    @property
+    def borrowed(self) -> int:
+        return max(0, self.used - (self.nominal or 0))
+
+    @property
+    def share(self) -> Share:
+        return Share(self.used / self.nominal, self.resource) if self.nominal else NO_SHARE
+
+    def text(self, name: str) -> str:
+        value = getattr(self, name)
+        return (
+            "unlimited"
+            if value is None and name == "borrowing_limit"
+            else ("all unused" if value is None and name == "lending_limit" else amount(value, self.resource))
+        )
+
+
+@dataclass
+class QueueDetail:
+    """What every detail page shows: facts, now, and the figures over ``range``."""
+
+    obj: Any
+    kind: str
+    mode: str = ""
+    scope: str = ""
+    allocated: list[str] = field(default_factory=list)
+    decayed: list[str] = field(default_factory=list)
+    entitlement: list[str] = field(default_factory=list)
+    share: Share = NO_SHARE
+    usage_share: Share = NO_SHARE
+    admitted: int = 0
+    pending: int = 0
+    quotas: list[QuotaRow] = field(default_factory=list)
+    holds: list[live.HoldView] = field(default_factory=list)
+    budgets: list[live.BudgetChip] = field(default_factory=list)
+    changes: list[ChangeRow] = field(default_factory=list)
+    figures: dict[str, charts.Figure] = field(default_factory=dict)
+    can_edit: bool = False
+
+
+def _figures(
+    series: history.Series,
+    entitlement: dict[str, float],
+    *,
+    limit_series: bool = False,
+    limit: dict[str, float] | None = None,
+    limit_name: str = "Nominal quota",
+) -> dict[str, charts.Figure]:
+    if limit_series:
+        limits = series.capacity
+    else:
+        limits = {r: [v] * len(series.times) for r, v in (limit or {}).items()}
+    return {
+        "chart-allocation": charts.allocation_figure(
+            series.times,
+            series.allocated,
+            series.consumed,
+            entitlement=entitlement,
+            limit=limits,
+            limit_name=limit_name,
+        ),
+        "chart-share": charts.share_figure(series.times, series.allocated, series.consumed, entitlement),
+        "chart-counts": charts.admitted_pending_figure(series.times, series.admitted, series.pending),
+    }
+
+
+def _changes(object_type: str, object_id: int) -> list[ChangeRow]:
+    rows = PolicyChange.objects.filter(object_type=object_type, object_id=str(object_id)).order_by("-at", "-id")
+    return change_rows(list(rows[:RECENT_CHANGES]))
+
+
+def _admitted_usage(**filters: Any) -> dict[str, int]:
+    rows = (
+        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED, **filters)
+        .values_list("resource")
+        .annotate(total=Sum("amount"))
+    )
+    return {resource: int(total) for resource, total in rows}
+
+
+def local_queue_detail(
+    viewer: Viewer, namespace: str, name: str, structure: ClusterStructure, range_name: str
+) -> QueueDetail | None:
+    lq = (
+        LocalQueue.objects.select_related("namespace", "cluster_queue", "cluster_queue__cohort")
+        .filter(namespace__name=namespace, name=name)
+        .first()
+    )
+    if lq is None or not viewer.can_read_namespace(lq.namespace_id):
+        return None
+    queue = structure.cluster_queues[lq.cluster_queue_id]
+    entitlement = structure.local_queue_entitlement(lq.id)
+    allocated = _admitted_usage(workload__local_queue_id=lq.id)
+    counts = live.counts_by_local_queue(local_queue_ids=[lq.id]).get(lq.id, live.Counts())
+    keys = {"local_queue_ids": [lq.id], "namespace_ids": [lq.namespace_id], "cluster_queue_ids": [lq.cluster_queue_id]}
+    series = history.object_series(Kind.LOCAL_QUEUE, lq.id, history.since(range_name))
+    return QueueDetail(
+        obj=lq,
+        kind="localQueue",
+        mode=queue.effective_mode,
+        scope=queue.scope,
+        allocated=amounts(allocated),
+        decayed=amounts(lq.consumed_resources),
+        entitlement=amounts(entitlement),
+        share=dominant_share(allocated, entitlement),
+        usage_share=dominant_share(lq.consumed_resources or {}, entitlement),
+        admitted=counts.admitted,
+        pending=counts.pending,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
+        changes=_changes("localqueue", lq.id),
+        figures=_figures(series, entitlement),
+        can_edit=viewer.can_edit_namespace(lq.namespace_id),
+    )
+
+
+def _flatten(found: dict[tuple[str, int], list[Any]]) -> list[Any]:
+    """Holds or budgets of a queue and of the levels above it, the queue's own first."""
+    order = {"localQueue": 0, "namespace": 1, "clusterQueue": 2}
+    return [item for key in sorted(found, key=lambda k: order[k[0]]) for item in found[key]]
+
+
+def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+    """Admins, and tenants with a LocalQueue feeding it (its capacity explains their waiting)."""
+    queue = ClusterQueue.objects.select_related("cohort").filter(name=name).first()
+    if queue is None:
+        return None
+    if not viewer.is_admin and not any(
+        lq.cluster_queue_id == queue.id and lq.namespace_id in viewer.roles for lq in structure.local_queues.values()
+    ):
+        return None
+    node = structure.cluster_queues[queue.id]
+    used = (
+        live.admitted_usage(cluster_queue_ids=[queue.id])
+        .by_cluster_queue_flavor(structure.queue_of())
+        .get(queue.id, {})
+    )
+    quotas = [
+        QuotaRow(
+            c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit, used.get((c.flavor, c.resource), 0)
+        )
+        for c in node.quotas
+    ]
+    known = {(c.flavor, c.resource) for c in node.quotas}
+    quotas += [
+        QuotaRow(flavor, resource, None, used=amount_)
+        for (flavor, resource), amount_ in sorted(used.items())
+        if (flavor, resource) not in known
+    ]
+    allocated: dict[str, float] = {}
+    for (_flavor, resource), value in used.items():
+        add(allocated, {resource: value})
+    capacity = node.capacity
+    counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
+    series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, history.since(range_name))
+    keys = {"cluster_queue_ids": [queue.id]}
+    return QueueDetail(
+        obj=queue,
+        kind="clusterQueue",
+        mode=node.effective_mode,
+        scope=node.scope,
+        allocated=amounts(allocated),
+        decayed=amounts(queue.consumed_resources),
+        entitlement=amounts(capacity),
+        share=dominant_share(allocated, capacity),
+        usage_share=dominant_share(queue.consumed_resources or {}, capacity),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=quotas,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
+        changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
+        figures=_figures(series, {r: float(v) for r, v in capacity.items()}, limit_series=True),
+        can_edit=viewer.is_admin,
+    )
+
+
+def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+    namespace = Namespace.objects.filter(name=name).first()
+    if namespace is None or not viewer.can_read_namespace(namespace.id):
+        return None
+    entitlement = structure.namespace_entitlement(namespace.id)
+    allocated = _admitted_usage(workload__namespace_id=namespace.id)
+    hard = dict(NamespaceQuota.objects.filter(namespace=namespace).values_list("resource", "hard"))
+    quotas = [
+        QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
+    ]
+    counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
+    series = history.object_series(Kind.NAMESPACE, namespace.id, history.since(range_name))
+    keys = {"namespace_ids": [namespace.id]}
+    return QueueDetail(
+        obj=namespace,
+        kind="namespace",
+        allocated=amounts(allocated),
+        decayed=amounts(namespace.consumed_resources),
+        entitlement=amounts(entitlement),
+        share=dominant_share(allocated, entitlement),
+        usage_share=dominant_share(namespace.consumed_resources or {}, entitlement),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=quotas,
+        holds=_flatten(live.holds(**keys)),
+        budgets=_flatten(live.budgets(**keys)),
+        changes=_changes("namespace", namespace.id),
+        figures=_figures(series, entitlement, limit={r: float(v) for r, v in hard.items()}, limit_name="Hard quota"),
+        can_edit=viewer.is_admin,
+    )
+
+
+def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+    """Admins only: a cohort spans many tenants."""
+    if not viewer.is_admin:
+        return None
+    cohort = Cohort.objects.select_related("parent").filter(name=name).first()
+    if cohort is None:
+        return None
+    capacity = structure.cohort_capacity(cohort.id)
+    inside = structure.subtree_queue_ids(cohort.id)
+    used = live.admitted_usage(cluster_queue_ids=inside).by_cluster_queue_flavor(structure.queue_of())
+    allocated: dict[str, float] = {}
+    for cells in used.values():
+        for (_flavor, resource), value in cells.items():
+            add(allocated, {resource: value})
+    own = [
+        QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit)
+        for c in structure.cohorts[cohort.id].quotas
+    ]
+    counts = live.counts_by_local_queue(cluster_queue_ids=inside)
+    series = history.object_series(Kind.COHORT, cohort.id, history.since(range_name))
+    mode, scope = "", ""
+    for node in structure.cohort_path(cohort.id):
+        if node.admission_mode:
+            mode, scope = node.admission_mode, f"cohort {node.name}"
+            break
+    return QueueDetail(
+        obj=cohort,
+        kind="cohort",
+        mode=mode,
+        scope=scope,
+        allocated=amounts(allocated),
+        decayed=amounts(cohort.consumed_resources),
+        entitlement=amounts(capacity),
+        share=dominant_share(allocated, capacity),
+        usage_share=dominant_share(cohort.consumed_resources or {}, capacity),
+        admitted=sum(c.admitted for c in counts.values()),
+        pending=sum(c.pending for c in counts.values()),
+        quotas=own,
+        changes=_changes("cohort", cohort.id),
+        figures=_figures(series, capacity, limit_series=True, limit_name="Subtree nominal quota"),
+        can_edit=True,
+    )

@@ -1,0 +1,168 @@
+"""The usage time series (``UsageSample``) as chart-ready columns.
+
+The sampler writes one row per queue per sample, all with the same ``sampled_at``, so rows of
+several objects line up by time and can be summed. Old rows are hourly averages; both
+resolutions read the same way. Every function here is one query; long ranges are thinned to at
+most ``MAX_POINTS`` times so a chart never ships thousands of points.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from queues.models import UsageSample
+
+RANGES: dict[str, timedelta] = {
+    "6h": timedelta(hours=6),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+DEFAULT_RANGE = "24h"
+MAX_POINTS = 400
+
+
+def parse_range(value: str | None) -> str:
+    """A known range name (``6h``, ``24h``, ``7d``, ``30d``); anything else is the default."""
+    return value if value in RANGES else DEFAULT_RANGE
+
+
+def since(range_name: str, now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) - RANGES[parse_range(range_name)]
+
+
+@dataclass
+class Series:
+    """Columns over time; amounts in millis per resource, counts as integers."""
+
+    times: list[datetime] = field(default_factory=list)
+    allocated: dict[str, list[float]] = field(default_factory=dict)
+    consumed: dict[str, list[float]] = field(default_factory=dict)
+    capacity: dict[str, list[float]] = field(default_factory=dict)
+    weighted_share: list[float | None] = field(default_factory=list)
+    admitted: list[int] = field(default_factory=list)
+    pending: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.times)
+
+
+def thin(times: list[datetime], limit: int = MAX_POINTS) -> set[datetime]:
+    """At most ``limit`` evenly spread times, always keeping the last one."""
+    if len(times) <= limit:
+        return set(times)
+    step = len(times) / limit
+    kept = {times[int(i * step)] for i in range(limit)}
+    kept.add(times[-1])
+    return kept
+
+
+def _columns(rows: list[tuple], resources_of: Iterable[str] = ()) -> Series:
+    """Sum rows ``(sampled_at, allocated, consumed, capacity, weighted_share, admitted, pending)`` per time."""
+    by_time: dict[datetime, list[tuple]] = defaultdict(list)
+    for row in rows:
+        by_time[row[0]].append(row)
+    times = sorted(by_time)
+    kept = thin(times)
+    times = [t for t in times if t in kept]
+    resources: set[str] = set(resources_of)
+    for row in rows:
+        resources.update((row[1] or {}).keys(), (row[2] or {}).keys(), (row[3] or {}).keys())
+    series = Series(times=times)
+    for name in ("allocated", "consumed", "capacity"):
+        setattr(series, name, {resource: [0.0] * len(times) for resource in sorted(resources)})
+    for index, moment in enumerate(times):
+        admitted = pending = 0
+        share: float | None = None
+        for _at, allocated, consumed, capacity, weighted_share, admitted_count, pending_count in by_time[moment]:
+            for column, amounts in (
+                (series.allocated, allocated),
+                (series.consumed, consumed),
+                (series.capacity, capacity),
+            ):
+                for resource, amount in (amounts or {}).items():
+                    column[resource][index] += float(amount)
+            admitted += admitted_count
+            pending += pending_count
+            share = weighted_share if share is None else share
+        series.admitted.append(admitted)
+        series.pending.append(pending)
+        series.weighted_share.append(share)
+    for name in ("allocated", "consumed", "capacity"):
+        column = getattr(series, name)
+        setattr(series, name, {r: values for r, values in column.items() if any(values)})
+    return series
+
+
+_FIELDS = ("sampled_at", "allocated", "consumed", "capacity", "weighted_share", "admitted_count", "pending_count")
+
+
+def object_series(kind: str, object_id: int, start: datetime) -> Series:
+    """One queue's series from ``start`` (one query)."""
+    rows = list(
+        UsageSample.objects.filter(kind=kind, object_id=object_id, sampled_at__gte=start)
+        .order_by("sampled_at")
+        .values_list(*_FIELDS)
+    )
+    return _columns(rows)
+
+
+def summed_series(targets: Iterable[tuple[str, int]], start: datetime) -> Series:
+    """Several queues' series summed per sample time (one query), e.g. a tenant's namespaces or
+    the cluster's roots (root cohorts and ClusterQueues outside any cohort)."""
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for kind, object_id in targets:
+        by_kind[kind].append(object_id)
+    if not by_kind:
+        return Series()
+    query = Q()
+    for kind, ids in by_kind.items():
+        query |= Q(kind=kind, object_id__in=ids)
+    rows = list(UsageSample.objects.filter(query, sampled_at__gte=start).order_by("sampled_at").values_list(*_FIELDS))
+    return _columns(rows)
+
+
+def count_series(
+    kind: str, start: datetime, object_ids: Iterable[int] | None = None
+) -> tuple[list[datetime], list[int], list[int]]:
+    """Admitted and pending workload counts summed per sample time, added up in SQL (one query)."""
+    rows = UsageSample.objects.filter(kind=kind, sampled_at__gte=start)
+    if object_ids is not None:
+        rows = rows.filter(object_id__in=list(object_ids))
+    grouped = list(
+        rows.values("sampled_at")
+        .annotate(admitted=Sum("admitted_count"), pending=Sum("pending_count"))
+        .order_by("sampled_at")
+    )
+    kept = thin([row["sampled_at"] for row in grouped])
+    grouped = [row for row in grouped if row["sampled_at"] in kept]
+    return (
+        [row["sampled_at"] for row in grouped],
+        [int(row["admitted"] or 0) for row in grouped],
+        [int(row["pending"] or 0) for row in grouped],
+    )
+
+
+def namespace_rows_at(times: Iterable[datetime], namespace_ids: Iterable[int] | None = None) -> list[tuple]:
+    """``(sampled_at, namespace id, allocated, admitted, pending)`` of namespaces at given times (one query)."""
+    moments = list(times)
+    if not moments:
+        return []
+    # Only namespaces with work at that moment count towards fairness: skip idle ones in SQL.
+    rows = UsageSample.objects.filter(kind=UsageSample.Kind.NAMESPACE, sampled_at__in=moments).filter(
+        Q(admitted_count__gt=0) | Q(pending_count__gt=0)
+    )
+    if namespace_ids is not None:
+        rows = rows.filter(object_id__in=list(namespace_ids))
+    return list(rows.values_list("sampled_at", "object_id", "allocated", "admitted_count", "pending_count"))
+
+
+def latest_sample_id() -> int:
+    """Changes whenever the sampler writes: the key under which derived history may be cached."""
+    return UsageSample.objects.order_by("-id").values_list("id", flat=True).first() or 0

@@ -1,0 +1,267 @@
+"""Workload list and detail: state, position, the pending reason as a sentence, and who is ahead.
+
+"Who is ahead" comes from the positions the admission pass stores: for a pending workload at
+position p in its ClusterQueue, the pending workloads with a lower position, grouped by their
+LocalQueue, with the reason their queue ranks first under the admission mode in force. One
+grouped query serves a whole page (one conditional count per pending row on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, F, Q, QuerySet
+from django.http import QueryDict
+
+from queues.dashboard.access import Viewer, scoped
+from queues.dashboard.reasons import sentence, title
+from queues.dashboard.redaction import OTHER_TENANT, redactor
+from queues.dashboard.structure import ClusterStructure
+from queues.display import amounts
+from queues.engine import types as engine
+from queues.engine.reasons import format_score
+from queues.filtersets import WorkloadFilterSet
+from queues.models import AdmissionRecord, Namespace, Workload, WorkloadState
+from queues.models.workload import total_requests
+
+PAGE_SIZE = 50
+# "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
+# queue timestamp on every page load would cost more than the whole rest of the page.
+SORTS = {
+    "newest": ("-id",),
+    "oldest": ("id",),
+    "priority": ("-priority", "queued_at", "id"),
+    # pending work in queue order per ClusterQueue, then what runs or ran (no position)
+    "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
+}
+AHEAD_SHOWN = 4
+
+
+@dataclass
+class AheadItem:
+    """Pending workloads of one LocalQueue ahead of a workload, and why that queue ranks first."""
+
+    label: str
+    count: int
+    why: str
+    namespace: str = ""
+    name: str = ""
+
+
+@dataclass
+class WorkloadRow:
+    id: int
+    namespace: str
+    name: str
+    local_queue: str
+    cluster_queue: str
+    state: str
+    priority: int
+    requests: list[str]
+    queued_at: datetime
+    admitted_at: datetime | None
+    finished_at: datetime | None
+    position: int | None
+    reason_code: str
+    reason_title: str
+    reason: str
+    wall_time_seconds: int
+    evictions: int
+    ahead: list[AheadItem] = field(default_factory=list)
+    ahead_more: int = 0
+
+    @property
+    def ahead_total(self) -> int:
+        return sum(item.count for item in self.ahead) + self.ahead_more
+
+
+def sort_key(value: str | None, state: list[str]) -> str:
+    """The requested order; lists of pending (and admitted) work default to queue order."""
+    if value in SORTS:
+        return value  # type: ignore[return-value]
+    active = {WorkloadState.PENDING, WorkloadState.ADMITTED}
+    return "position" if state and set(state) <= active else "newest"
+
+
+def _base(viewer: Viewer) -> QuerySet[Workload]:
+    return scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
+        "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
+    )
+
+
+@dataclass
+class WorkloadPage:
+    page: Page
+    rows: list[WorkloadRow]
+    filterset: WorkloadFilterSet
+    sort: str
+
+
+def workload_page(
+    viewer: Viewer,
+    params: QueryDict,
+    structure: ClusterStructure,
+    *,
+    page_size: int = PAGE_SIZE,
+    fixed: Mapping[str, Any] | None = None,
+) -> WorkloadPage:
+    """One page of the viewer's workloads, filtered by ``params`` (the API's filter names).
+
+    ``fixed`` narrows the base queryset (a queue's detail page lists only that queue's workloads).
+    """
+    queryset = _base(viewer)
+    if fixed:
+        queryset = queryset.filter(**fixed)
+    filterset = WorkloadFilterSet(params, queryset=queryset)
+    rows = filterset.qs if filterset.is_valid() else queryset.none()
+    sort = sort_key(params.get("sort"), params.getlist("state"))
+    # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
+    # rows with their queues.
+    page = Paginator(rows.order_by(*SORTS[sort]).values_list("id", flat=True), page_size).get_page(
+        params.get("page", 1)
+    )
+    ids = list(page.object_list)
+    by_id = {workload.id: workload for workload in _base(viewer).filter(id__in=ids)}
+    workloads = [by_id[i] for i in ids if i in by_id]
+    return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
+
+
+def build_rows(
+    viewer: Viewer, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN
+) -> list[WorkloadRow]:
+    redact = (
+        redactor(viewer, Namespace.objects.values_list("id", "name")) if not viewer.is_admin else (lambda text: text)
+    )
+    rows = [_row(workload, redact) for workload in workloads]
+    pending = [(row, w) for row, w in zip(rows, workloads) if w.state == WorkloadState.PENDING and w.queue_position]
+    if pending:
+        _fill_ahead(viewer, pending, structure, ahead_shown)
+    return rows
+
+
+def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
+    lq = workload.local_queue
+    pending = workload.state == WorkloadState.PENDING
+    return WorkloadRow(
+        id=workload.id,
+        namespace=workload.namespace.name,
+        name=workload.name,
+        local_queue=lq.name,
+        cluster_queue=(workload.cluster_queue or lq.cluster_queue).name,
+        state=workload.state,
+        priority=workload.priority,
+        requests=amounts(total_requests(workload.pod_sets or [])),
+        queued_at=workload.queued_at,
+        admitted_at=workload.admitted_at,
+        finished_at=workload.finished_at,
+        position=workload.queue_position if pending else None,
+        reason_code=workload.pending_reason_code if pending else "",
+        reason_title=title(workload.pending_reason_code) if pending else "",
+        reason=redact(sentence(workload.pending_reason_code, workload.pending_reason_message)) if pending else "",
+        wall_time_seconds=workload.wall_time_seconds + workload.accumulated_past_execution_seconds,
+        evictions=workload.eviction_count,
+    )
+
+
+def _why(mode: str, same_queue: bool, their_score: float | None, own_score: float | None) -> str:
+    if same_queue:
+        return "higher priority or queued earlier in the same LocalQueue"
+    if mode == engine.NO_FAIR_SHARING:
+        return "higher priority or queued earlier (no admission fair sharing)"
+    if mode == engine.DOMINANT_RESOURCE_SHARE:
+        return "its queue holds a lower dominant share per unit of weight"
+    if mode == engine.TIME_AWARE:
+        return "its queue is further below its time-aware fair share"
+    if their_score is not None and own_score is not None:
+        return (
+            f"its queue's usage score is {format_score(engine.USAGE_BASED, their_score)} "
+            f"against {format_score(engine.USAGE_BASED, own_score)} for yours"
+        )
+    return "its queue ranks first by usage score"
+
+
+def _fill_ahead(
+    viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
+) -> None:
+    """One grouped query: for each pending row, pending workloads ahead of it per LocalQueue."""
+    cq_ids = {w.local_queue.cluster_queue_id for _row, w in pending}
+    highest = max(w.queue_position for _row, w in pending)
+    counts = {
+        f"ahead_{index}": Count(
+            "id",
+            filter=Q(local_queue__cluster_queue_id=w.local_queue.cluster_queue_id, queue_position__lt=w.queue_position),
+        )
+        for index, (_row, w) in enumerate(pending)
+    }
+    groups = list(
+        Workload.objects.filter(
+            state=WorkloadState.PENDING, local_queue__cluster_queue_id__in=cq_ids, queue_position__lt=highest
+        )
+        .values("local_queue_id", "local_queue__name", "namespace_id", "namespace__name", "local_queue__weighted_share")
+        .annotate(**counts)
+        .order_by("namespace__name", "local_queue__name")
+    )
+    for index, (row, workload) in enumerate(pending):
+        mode = structure.cluster_queues[workload.local_queue.cluster_queue_id].effective_mode
+        own_score = workload.local_queue.weighted_share
+        items: list[AheadItem] = []
+        hidden = 0
+        for group in groups:
+            count = group[f"ahead_{index}"]
+            if not count:
+                continue
+            if not viewer.can_read_namespace(group["namespace_id"]):
+                hidden += count
+                continue
+            same = group["local_queue_id"] == workload.local_queue_id
+            items.append(
+                AheadItem(
+                    label="the same LocalQueue" if same else f"{group['namespace__name']}/{group['local_queue__name']}",
+                    count=count,
+                    why=_why(mode, same, group["local_queue__weighted_share"], own_score),
+                    namespace=group["namespace__name"],
+                    name=group["local_queue__name"],
+                )
+            )
+        items.sort(key=lambda item: -item.count)
+        if hidden:
+            items.append(AheadItem(label=f"{OTHER_TENANT}s", count=hidden, why=_why(mode, False, None, None)))
+        row.ahead = items[:shown]
+        row.ahead_more = sum(item.count for item in items[shown:])
+
+
+# --- one workload ---------------------------------------------------------------------------------
+
+
+@dataclass
+class WorkloadDetail:
+    workload: Workload
+    row: WorkloadRow
+    pod_sets: list[dict[str, Any]]
+    admissions: list[AdmissionRecord]
+    assignment: list[tuple[str, str]]
+
+
+def workload_detail(viewer: Viewer, namespace: str, name: str, structure: ClusterStructure) -> WorkloadDetail | None:
+    """The workload if the viewer may read it (None: not found, or another tenant's)."""
+    workload = _base(viewer).filter(namespace__name=namespace, name=name).first()
+    if workload is None:
+        return None
+    row = build_rows(viewer, [workload], structure, ahead_shown=50)[0]
+    pod_sets = [
+        {"name": p["name"], "count": p["count"], "requests": amounts(p["requests"])} for p in (workload.pod_sets or [])
+    ]
+    admissions = list(
+        AdmissionRecord.objects.filter(workload=workload).select_related("cluster_queue").order_by("-admitted_at")[:50]
+    )
+    return WorkloadDetail(
+        workload=workload,
+        row=row,
+        pod_sets=pod_sets,
+        admissions=admissions,
+        assignment=sorted((workload.flavor_assignment or {}).items()),
+    )

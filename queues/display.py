@@ -1,0 +1,95 @@
+"""Amounts as people read them on a dashboard: rounded, in cores, GiB and GPUs.
+
+Forms and files use exact Kubernetes notation (``queues.fields.format_for_humans``); tables and
+charts need approximate numbers in a readable unit instead (a decayed usage of ``12345.6``
+millicores is "12.3 CPU", not ``12346m``). Pure functions, no database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+MILLIS = 1000.0
+GIB = float(2**30)
+_BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
+_SHORT_NAMES = {
+    "cpu": "CPU",
+    "memory": "mem",
+    "nvidia.com/gpu": "GPU",
+    "amd.com/gpu": "GPU",
+    "ephemeral-storage": "disk",
+}
+# Accelerators first, then CPU, then memory: the order people scan a GPU cluster's numbers in.
+_ORDER = {"nvidia.com/gpu": 0, "amd.com/gpu": 0, "cpu": 1, "memory": 2}
+
+
+def is_bytes(resource: str) -> bool:
+    return resource in _BYTE_RESOURCES or resource.startswith("hugepages-")
+
+
+def short_name(resource: str) -> str:
+    """``nvidia.com/gpu`` -> ``GPU``; unknown resources keep the part after the last slash."""
+    return _SHORT_NAMES.get(resource, resource.rsplit("/", 1)[-1])
+
+
+def unit_label(resource: str) -> str:
+    """The unit charts use for ``resource`` (axis titles)."""
+    return "GiB" if is_bytes(resource) else short_name(resource)
+
+
+def to_display(millis: float | int | None, resource: str) -> float:
+    """Millis as a float in the chart unit: cores, GiB (bytes resources), GPUs."""
+    if millis is None:
+        return 0.0
+    value = float(millis) / MILLIS
+    return value / GIB if is_bytes(resource) else value
+
+
+def resource_order(resources: Iterable[str]) -> list[str]:
+    """Resources in reading order: accelerators, CPU, memory, then the rest by name."""
+    return sorted(set(resources), key=lambda r: (_ORDER.get(r, 3), r))
+
+
+def _number(value: float) -> str:
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:,.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}".rstrip("0").rstrip(".")
+    if magnitude >= 0.01:
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    return "<0.01"
+
+
+def amount(millis: float | int | None, resource: str) -> str:
+    """``12.3 CPU``, ``1.5 TiB``, ``4 GPU``: one rounded amount with its unit."""
+    if millis is None:
+        return "—"
+    if is_bytes(resource):
+        gib = to_display(millis, resource)
+        if abs(gib) >= 1024:
+            return f"{_number(gib / 1024)} TiB"
+        if 0 < abs(gib) < 1:
+            return f"{_number(gib * 1024)} MiB"
+        return f"{_number(gib)} GiB"
+    return f"{_number(to_display(millis, resource))} {short_name(resource)}"
+
+
+def amounts(millis_by_resource: Mapping[str, float | int] | None, *, skip_zero: bool = True) -> list[str]:
+    """Every resource of a mapping as ``amount`` strings, in reading order."""
+    data = millis_by_resource or {}
+    return [amount(data[r], r) for r in resource_order(data) if not (skip_zero and not data[r])]
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """``numerator / denominator``; None when the denominator is 0 (no entitlement, no capacity)."""
+    if denominator <= 0 or math.isnan(denominator):
+        return None
+    return numerator / denominator
+
+
+def percent(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{value * 100:.{digits}f}%"

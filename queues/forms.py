@@ -1,0 +1,164 @@
+"""Policy forms of the web UI. They validate with the models' ``full_clean()`` (ModelForm's own
+step), the same rules the API and the admin apply; the API's ``queues.services.policy`` validates
+again under a row lock, writes, and records the audit row.
+
+Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
+``QuantityFormField``; a bad one is an error on that field.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+from django.forms.models import BaseInlineFormSet, inlineformset_factory
+
+from budgets.models import Budget
+from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
+from queues.tenancy import EDITOR_LOCAL_QUEUE_FIELDS
+
+
+class PlainWeightMixin:
+    """Show a stored weight as people typed it ("2", "0.5"), not as the column stores it ("2.0000")."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        weight = getattr(self.instance, "weight", None)  # type: ignore[attr-defined]
+        if "weight" in self.fields and isinstance(weight, Decimal):  # type: ignore[attr-defined]
+            self.initial["weight"] = format(weight.normalize(), "f")  # type: ignore[attr-defined]
+
+
+class LocalQueueForm(PlainWeightMixin, forms.ModelForm):
+    """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
+
+    class Meta:
+        model = LocalQueue
+        fields = ["weight", "stop_policy", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class LocalQueueTenantForm(forms.ModelForm):
+    """Tenant editors: stop or resume their own queue, and describe it; weights stay with admins."""
+
+    class Meta:
+        model = LocalQueue
+        fields = sorted(EDITOR_LOCAL_QUEUE_FIELDS, reverse=True)  # the API's rule: stop_policy, description
+
+
+class NamespaceForm(PlainWeightMixin, forms.ModelForm):
+    class Meta:
+        model = Namespace
+        fields = ["weight", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class ClusterQueueForm(PlainWeightMixin, forms.ModelForm):
+    class Meta:
+        model = ClusterQueue
+        fields = [
+            "weight",
+            "queueing_strategy",
+            "admission_mode",
+            "preemption_within_cluster_queue",
+            "reclaim_within_cohort",
+            "stop_policy",
+            "description",
+        ]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+
+class CohortForm(PlainWeightMixin, forms.ModelForm):
+    class Meta:
+        model = Cohort
+        fields = ["parent", "weight", "admission_mode", "description"]
+        widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["parent"].queryset = Cohort.objects.exclude(pk=self.instance.pk).order_by("name")
+
+
+class PercentListField(forms.CharField):
+    """``80, 100`` in the form, ``[80, 100]`` in the model (whose ``clean()`` checks the range)."""
+
+    def prepare_value(self, value: object) -> object:
+        if isinstance(value, list):
+            return ", ".join(format(v, "g") if isinstance(v, float) else str(v) for v in value)
+        return value
+
+    def to_python(self, value: object) -> list[int | float]:
+        text = super().to_python(value)
+        if not text:
+            return []
+        numbers: list[int | float] = []
+        for part in str(text).replace(";", ",").split(","):
+            part = part.strip().rstrip("%").strip()
+            if not part:
+                continue
+            try:
+                number = float(part)
+            except ValueError:
+                raise forms.ValidationError(f"{part!r} is not a percentage: write them like 80, 100") from None
+            numbers.append(int(number) if number.is_integer() else number)
+        return numbers
+
+
+class BudgetForm(forms.ModelForm):
+    """Admins: how much a budget allows, when it renews, what happens at the end, who is told."""
+
+    alert_thresholds = PercentListField(required=False, help_text="Percent of the allocation, e.g. 80, 100")
+    webhook_url = forms.URLField(required=False, assume_scheme="https", max_length=200)
+
+    class Meta:
+        model = Budget
+        fields = [
+            "allocated_hours",
+            "renewal",
+            "renewal_days",
+            "action",
+            "alert_thresholds",
+            "safe_admission",
+            "alert_emails",
+            "webhook_url",
+        ]
+
+
+class QuotaFormSet(BaseInlineFormSet):
+    """Quota rows; empty extra rows are ignored, rows ticked "delete" are dropped."""
+
+    def kept_forms(self) -> list[forms.ModelForm]:
+        """The rows to store, as their forms (each ``instance`` carries the cleaned values)."""
+        kept = []
+        for form in self.forms:
+            if not form.has_changed() and form.instance.pk is None:
+                continue
+            if self.can_delete and self._should_delete_form(form):
+                continue
+            kept.append(form)
+        return kept
+
+
+ClusterQueueQuotaFormSet = inlineformset_factory(
+    ClusterQueue,
+    ClusterQueueQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
+    fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit", "flavor_order"],
+)
+CohortQuotaFormSet = inlineformset_factory(
+    Cohort,
+    CohortQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
+    fields=["flavor", "resource", "nominal", "borrowing_limit", "lending_limit"],
+)
+NamespaceQuotaFormSet = inlineformset_factory(
+    Namespace,
+    NamespaceQuota,
+    formset=QuotaFormSet,
+    extra=1,
+    can_delete=True,
+    fields=["resource", "hard"],
+)

@@ -1,0 +1,131 @@
+"""Detail pages of a cohort, ClusterQueue, namespace and LocalQueue (404 when not visible)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+
+from queues.dashboard import history
+from queues.dashboard.detail import (
+    QueueDetail,
+    cluster_queue_detail,
+    cohort_detail,
+    local_queue_detail,
+    namespace_detail,
+)
+from queues.dashboard.structure import ClusterStructure, load_structure
+from queues.dashboard.tree import TreeFilters, queue_tree
+from queues.dashboard.workloads import workload_page
+from queues.models import WorkloadState
+from queues.views.common import (
+    DashboardRequest,
+    dashboard_view,
+    live_interval,
+    live_response,
+    query_without,
+    wants_live,
+)
+from queues.views.playground import playground_url
+
+CHILD_PAGE_SIZE = 50
+WORKLOAD_PAGE_SIZE = 25
+
+
+def _render(
+    request: DashboardRequest,
+    template: str,
+    find: Callable[[ClusterStructure, str], QueueDetail | None],
+    *,
+    tree: TreeFilters | None,
+    workloads: Callable[[ClusterStructure], dict[str, Any]],
+) -> HttpResponse:
+    structure = load_structure()
+    range_name = history.parse_range(request.GET.get("range"))
+    detail = find(structure, range_name)
+    if detail is None:
+        raise Http404("No such queue")
+    children = queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE) if tree else None
+    params = request.GET.copy()
+    if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
+        params.setlist("state", [WorkloadState.PENDING, WorkloadState.ADMITTED])
+    work = workload_page(request.viewer, params, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure))
+    context = {
+        "detail": detail,
+        "obj": detail.obj,
+        "children": children,
+        "work": work,
+        "viewer": request.viewer,
+        "range": range_name,
+        "ranges": list(history.RANGES),
+        "query": query_without(request, "page", "live"),
+        "tree_query": query_without(request, "tpage", "live"),
+        "playground_url": playground_url(detail.obj),
+    }
+    if wants_live(request):
+        fragments = {
+            "detail-kpis": ("queues/detail/_kpis.html", context),
+            "detail-workloads": ("queues/detail/_workloads.html", context),
+        }
+        if children is not None:
+            fragments["detail-children"] = ("queues/detail/_children.html", context)
+        return live_response(request, fragments, detail.figures)
+    return render(
+        request, template, {**context, "live_interval": live_interval(), "live_query": query_without(request, "live")}
+    )
+
+
+@dashboard_view
+def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+        return local_queue_detail(request.viewer, namespace, name, structure, range_name)
+
+    return _render(
+        request,
+        "queues/detail/local_queue.html",
+        find,
+        tree=None,
+        workloads=lambda _s: {"local_queue__namespace__name": namespace, "local_queue__name": name},
+    )
+
+
+@dashboard_view
+def cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
+    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+        return cluster_queue_detail(request.viewer, name, structure, range_name)
+
+    return _render(
+        request,
+        "queues/detail/cluster_queue.html",
+        find,
+        tree=TreeFilters(cluster_queue=name),
+        workloads=lambda _s: {"local_queue__cluster_queue__name": name},
+    )
+
+
+@dashboard_view
+def namespace(request: DashboardRequest, name: str) -> HttpResponse:
+    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+        return namespace_detail(request.viewer, name, structure, range_name)
+
+    return _render(
+        request,
+        "queues/detail/namespace.html",
+        find,
+        tree=TreeFilters(namespace=name),
+        workloads=lambda _s: {"namespace__name": name},
+    )
+
+
+@dashboard_view
+def cohort(request: DashboardRequest, name: str) -> HttpResponse:
+    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+        return cohort_detail(request.viewer, name, structure, range_name)
+
+    def in_subtree(structure: ClusterStructure) -> dict[str, Any]:
+        node = next((c for c in structure.cohorts.values() if c.name == name), None)
+        return {"local_queue__cluster_queue_id__in": sorted(structure.subtree_queue_ids(node.id)) if node else []}
+
+    return _render(request, "queues/detail/cohort.html", find, tree=TreeFilters(cohort=name), workloads=in_subtree)

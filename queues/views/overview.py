@@ -1,0 +1,24 @@
+"""The overview page (``/``): the cluster for admins, their own namespaces for tenants."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from queues.dashboard import history
+from queues.dashboard.overview import overview_for
+from queues.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
+
+
+@dashboard_view
+def overview(request: DashboardRequest) -> HttpResponse:
+    range_name = history.parse_range(request.GET.get("range"))
+    data = overview_for(request.viewer, range_name)
+    context = {"overview": data, "viewer": request.viewer, "range": range_name, "ranges": list(history.RANGES)}
+    if wants_live(request):
+        fragments = {
+            "overview-kpis": ("queues/overview/_kpis.html", context),
+            "overview-tables": ("queues/overview/_tables.html", context),
+        }
+        return live_response(request, fragments, data.figures)
+    return render(request, "queues/overview/page.html", {**context, "live_interval": live_interval()})

@@ -1,0 +1,33 @@
+"""The queue tree page: cohort -> ClusterQueue -> namespace -> LocalQueue with shares."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from queues.dashboard.tree import TreeFilters, queue_tree
+from queues.views.common import (
+    DashboardRequest,
+    dashboard_view,
+    live_interval,
+    live_response,
+    query_without,
+    wants_live,
+)
+
+
+@dashboard_view
+def tree(request: DashboardRequest) -> HttpResponse:
+    filters = TreeFilters(
+        q=request.GET.get("q", "").strip()[:100], cluster_queue=request.GET.get("cluster_queue", "").strip()[:63]
+    )
+    result = queue_tree(request.viewer, filters, request.GET.get("page", 1))
+    context = {
+        "tree": result,
+        "filters": filters,
+        "viewer": request.viewer,
+        "query": query_without(request, "page", "live"),
+    }
+    if wants_live(request):
+        return live_response(request, {"tree-table": ("queues/tree/_table.html", context)})
+    return render(request, "queues/tree/page.html", {**context, "live_interval": live_interval()})

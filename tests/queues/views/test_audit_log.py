@@ -1,0 +1,50 @@
+"""The audit log: every change for admins, their own objects' changes for tenants."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from queues.audit import policy_state, record_change
+from queues.models import PolicyChange
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def changes(cluster):
+    """One audited change on each of team-a's LocalQueue, team-b's LocalQueue and a ClusterQueue."""
+    for obj, surface in ((cluster.a_train, "ui"), (cluster.b_train, "api"), (cluster.cq_gpu, "admin")):
+        before = policy_state(obj)
+        obj.description = "changed"
+        obj.save()
+        record_change(instance=obj, action="update", before=before, after=policy_state(obj), surface=surface)
+    return cluster
+
+
+def logged(response) -> list[str]:
+    return [row.change.object_repr for row in response.context["audit"].rows]
+
+
+def test_given_changes_when_admin_opens_log_then_all_are_listed_newest_first_with_diffs(changes, login):
+    response = login("admin").get(reverse("audit-log"))
+    body = response.content.decode()
+
+    assert logged(response) == ["cq-gpu", "team-b/train", "team-a/train"]
+    assert "<del>—</del> → <ins>changed</ins>" in body
+    assert reverse("local-queue", args=["team-a", "train"]) in body
+
+
+def test_given_changes_when_tenant_opens_log_then_only_its_objects_are_listed(changes, login):
+    response = login("victor").get(reverse("audit-log"))
+
+    assert logged(response) == ["team-a/train"]
+    assert "team-b" not in response.content.decode()
+
+
+def test_given_filters_when_log_opened_then_they_narrow_it(changes, login):
+    client = login("admin")
+
+    assert logged(client.get(reverse("audit-log"), {"surface": "api"})) == ["team-b/train"]
+    assert logged(client.get(reverse("audit-log"), {"object_type": "clusterqueue"})) == ["cq-gpu"]
+    assert PolicyChange.objects.count() == 3

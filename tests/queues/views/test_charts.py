@@ -1,0 +1,118 @@
+"""Chart builders are pure: data in, a Plotly figure dict out; Plotly's own schema accepts them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import plotly.graph_objects as go
+import pytest
+
+from queues import charts
+
+T0 = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+TIMES = [T0 + timedelta(minutes=5 * i) for i in range(4)]
+GPU = "nvidia.com/gpu"
+
+
+def valid(figure: dict) -> go.Figure:
+    """Plotly validates every trace and layout property; a typo raises ValueError."""
+    return go.Figure(figure)
+
+
+def test_given_allocation_and_capacity_when_utilisation_drawn_then_one_ratio_line_per_resource():
+    figure = charts.utilisation_figure(
+        TIMES, {GPU: [0, 4000, 8000, 8000], "cpu": [0, 0, 0, 0]}, {GPU: [8000] * 4, "cpu": [32000] * 4}
+    )
+
+    valid(figure)
+    assert [trace["name"] for trace in figure["data"]] == ["GPU", "CPU"]
+    assert figure["data"][0]["y"] == [0, 0.5, 1.0, 1.0]
+    assert figure["data"][0]["x"][0] == "2026-11-21T12:00:00+00:00"
+    assert figure["layout"]["yaxis"]["tickformat"] == ".0%"
+
+
+def test_given_no_samples_when_any_time_chart_drawn_then_an_empty_figure_explains_it():
+    for figure in (
+        charts.utilisation_figure([], {}, {}),
+        charts.fairness_figure([], []),
+        charts.admitted_pending_figure([], [], []),
+        charts.allocation_figure([], {}, {}),
+        charts.share_figure([], {}, {}, {GPU: 1000}),
+    ):
+        valid(figure)
+        assert figure["data"] == []
+        assert "No usage samples" in figure["layout"]["annotations"][0]["text"]
+
+
+def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in_display_units():
+    memory = [float(2**30 * 1000 * 64)] * 4
+    figure = charts.allocation_figure(
+        TIMES,
+        {GPU: [4000, 4000, 8000, 8000], "memory": memory},
+        {GPU: [1000.0, 2000.0, 3000.0, 4000.0]},
+        entitlement={GPU: 6000.0},
+        limit={GPU: [8000] * 4},
+    )
+
+    valid(figure)
+    panels = {trace["yaxis"] for trace in figure["data"]}
+    assert panels == {"y", "y2"}
+    gpu = {trace["name"]: trace for trace in figure["data"] if trace["yaxis"] == "y"}
+    assert gpu["Admitted"]["y"] == [4, 4, 8, 8]
+    assert gpu["Decayed usage"]["y"] == [1, 2, 3, 4]
+    assert gpu["Entitlement"]["y"] == [6, 6, 6, 6]
+    assert gpu["Nominal quota"]["y"] == [8, 8, 8, 8]
+    mem = [trace for trace in figure["data"] if trace["yaxis"] == "y2"][0]
+    assert mem["y"] == [64.0] * 4
+    assert "GiB" in figure["layout"]["annotations"][1]["text"]
+    assert sum(1 for trace in figure["data"] if trace["showlegend"]) == len({t["name"] for t in figure["data"]})
+
+
+def test_given_entitlement_when_share_drawn_then_dominant_ratios_and_a_reference_line_at_one():
+    figure = charts.share_figure(
+        TIMES,
+        {GPU: [0, 3000, 6000, 9000], "cpu": [0, 0, 48000, 0]},
+        {GPU: [0, 1000, 2000, 3000]},
+        {GPU: 6000.0, "cpu": 32000.0},
+    )
+
+    valid(figure)
+    admitted = figure["data"][0]["y"]
+    assert admitted == [0, 0.5, 1.5, 1.5]  # cpu dominates at the third sample (48/32)
+    assert figure["layout"]["shapes"][0]["y0"] == 1
+
+
+def test_given_no_entitlement_when_share_drawn_then_it_says_why():
+    figure = charts.share_figure(TIMES, {GPU: [1, 2, 3, 4]}, {}, {GPU: 0.0})
+
+    assert figure["data"] == [] and "weight 0" in figure["layout"]["annotations"][0]["text"]
+
+
+def test_given_capacity_rows_when_capacity_drawn_then_parts_add_up_to_the_whole():
+    rows = [
+        {"flavor": "a100", "resource": GPU, "capacity": 16000, "admitted": 20000, "borrowed": 4000},
+        {"flavor": "default", "resource": "cpu", "capacity": 64000, "admitted": 16000, "borrowed": 0},
+    ]
+
+    figure = charts.capacity_figure(rows)
+
+    valid(figure)
+    within, borrowed, free = (trace["x"] for trace in figure["data"])
+    assert within == [1.0, 0.25] and borrowed == [0.25, 0.0] and free == [0.0, 0.75]
+    assert figure["layout"]["barmode"] == "stack"
+    assert figure["data"][0]["y"] == ["a100 · GPU", "default · CPU"]
+
+
+def test_given_counts_and_jain_values_when_drawn_then_figures_are_valid():
+    valid(charts.admitted_pending_figure(TIMES, [1, 2, 3, 4], [4, 3, 2, 1]))
+    figure = charts.fairness_figure(TIMES, [1.0, 0.8, None, 0.5])
+    valid(figure)
+    assert figure["layout"]["yaxis"]["range"] == [0, 1.05]
+
+
+@pytest.mark.parametrize("resources", [["cpu"], ["memory", "cpu", GPU], ["example.com/fpga", GPU]])
+def test_given_any_resources_when_colors_assigned_then_they_are_stable_and_distinct(resources):
+    colors = [charts.resource_color(r, resources) for r in resources]
+
+    assert len(set(colors)) == len(colors)
+    assert colors == [charts.resource_color(r, list(reversed(resources))) for r in resources]

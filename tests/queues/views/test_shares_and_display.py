@@ -1,0 +1,161 @@
+"""Pure helpers behind the pages: entitlement arithmetic, dominant shares, amounts, redaction."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from types import MappingProxyType
+
+import pytest
+
+from queues.dashboard.access import Viewer
+from queues.dashboard.history import thin
+from queues.dashboard.reasons import sentence, title
+from queues.dashboard.redaction import OTHER_TENANT, redactor
+from queues.dashboard.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
+from queues.display import amount, amounts, resource_order
+
+GPU = "nvidia.com/gpu"
+
+
+def test_given_weights_when_split_then_parts_are_proportional_and_zero_weight_gets_nothing():
+    assert weighted_part({GPU: 9000}, 2, 3) == {GPU: 6000.0}
+    assert weighted_part({GPU: 9000}, 0, 3) == {GPU: 0.0}
+    assert weighted_part({GPU: 9000}, 1, 0) == {GPU: 0.0}
+
+
+def test_given_amounts_when_dominant_share_taken_then_the_largest_ratio_and_its_resource_win():
+    share = dominant_share({GPU: 3000, "cpu": 40000}, {GPU: 4000, "cpu": 32000})
+
+    assert share == Share(1.25, "cpu")
+    assert share.level == "over" and share.percent_capped == 62.5
+
+
+def test_given_no_entitlement_when_dominant_share_taken_then_there_is_none():
+    assert dominant_share({GPU: 1000}, {GPU: 0}) == NO_SHARE
+    assert NO_SHARE.level == "none" and NO_SHARE.percent_capped == 0
+
+
+@pytest.mark.parametrize(("ratio", "level"), [(0.5, "under"), (0.95, "at"), (1.1, "at"), (1.2, "over")])
+def test_given_ratio_when_levelled_then_within_ten_percent_counts_as_at(ratio, level):
+    assert Share(ratio, GPU).level == level
+
+
+def test_given_values_when_jain_index_taken_then_it_matches_the_simulator_definition():
+    assert jain_index([1, 1, 1]) == 1.0
+    assert jain_index([1, 0, 0, 0]) == pytest.approx(0.25)
+    assert jain_index([]) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("millis", "resource", "text"),
+    [
+        (12345.6, "cpu", "12.3 CPU"),
+        (500, "cpu", "0.5 CPU"),
+        (4000, GPU, "4 GPU"),
+        (2**30 * 1000 * 1536, "memory", "1.5 TiB"),
+        (2**20 * 1000 * 512, "memory", "512 MiB"),
+        (0, "cpu", "0 CPU"),
+        (None, "cpu", "—"),
+        (3, "cpu", "<0.01 CPU"),
+        (250_000, "cpu", "250 CPU"),
+        (7000, "example.com/fpga", "7 fpga"),
+    ],
+)
+def test_given_millis_when_shown_then_rounded_with_a_readable_unit(millis, resource, text):
+    assert amount(millis, resource) == text
+
+
+def test_given_resources_when_listed_then_accelerators_cpu_memory_then_the_rest():
+    assert resource_order(["memory", "zzz", "cpu", GPU]) == [GPU, "cpu", "memory", "zzz"]
+    assert amounts({"memory": 0, "cpu": 2000}) == ["2 CPU"]
+
+
+def test_given_engine_message_when_made_a_sentence_then_capitalised_and_closed():
+    assert sentence("InsufficientQuota", "insufficient quota for cpu") == "Insufficient quota for cpu."
+    assert sentence("", "") == "Waiting for the next admission pass to evaluate it."
+    assert title("WaitingForFairShare") == "Waiting for its fair share"
+    assert title("Preempted") == "Preempted, waiting to run again"
+    assert title("SomethingNew") == "SomethingNew"
+
+
+def test_given_tenant_when_message_redacted_then_only_other_namespaces_disappear():
+    tenant = Viewer(is_authenticated=True, roles=MappingProxyType({1: "viewer"}))
+    redact = redactor(tenant, [(1, "team-a"), (2, "team-ab"), (3, "team-b")])
+
+    text = redact("LocalQueue team-ab/train was ahead of team-a/train; head team-b/big-job waits (team-b quota)")
+
+    assert text == (
+        f"LocalQueue {OTHER_TENANT} was ahead of team-a/train; head {OTHER_TENANT} waits ({OTHER_TENANT} quota)"
+    )
+
+
+def test_given_admin_when_message_redacted_then_it_is_unchanged():
+    admin = Viewer(is_authenticated=True, is_admin=True)
+
+    assert redactor(admin, [(2, "team-b")])("team-b/train") == "team-b/train"
+
+
+def test_given_long_series_when_thinned_then_at_most_the_limit_and_the_last_point_is_kept():
+    times = [datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=i) for i in range(1000)]
+
+    kept = thin(times, 100)
+
+    assert len(kept) <= 101 and times[-1] in kept and times[0] in kept
+    assert thin(times[:50], 100) == set(times[:50])
+
+
+def status(percent: float, **fields: object):
+    from decimal import Decimal
+
+    from budgets.status import BudgetStatus
+
+    values = dict(
+        budget_id=1,
+        name="b",
+        unit="hours",
+        measured=True,
+        as_of=None,
+        period_start=None,
+        period_end=None,
+        allocated_hours=Decimal(100),
+        used_hours=Decimal(percent),
+        remaining_hours=Decimal(100 - percent),
+        percent=percent,
+        exhausted=False,
+        exhausted_at=None,
+        burn_rate_per_hour=Decimal(0),
+        forecast_exhausted_at=None,
+        exhausts_before_reset=None,
+        held=False,
+    )
+    values.update(fields)
+    return BudgetStatus(**values)
+
+
+@pytest.mark.parametrize(
+    ("percent", "fields", "level"),
+    [
+        (10, {}, "ok"),
+        (85, {}, "warn"),  # past the first alert threshold (80)
+        (
+            10,
+            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            "warn",
+        ),
+        (
+            10,
+            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            "ok",
+        ),
+        (100, {"exhausted": True}, "bad"),
+        (50, {"held": True}, "bad"),
+    ],
+)
+def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_decide(percent, fields, level):
+    from queues.dashboard.live import BudgetChip
+
+    chip = BudgetChip(
+        1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)
+    )
+
+    assert chip.level == level
