@@ -250,6 +250,7 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
     if view and resource not in charts.resources_of(view):
         resource = charts.default_resource(view)
     deltas = by_target(PolicyDelta.from_dict(d) for d in run.deltas)
+    applications = list(run.applications.all())
     context = {
         "run": run,
         "view": view,
@@ -260,9 +261,10 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "DATABASE": DATABASE,
         "ENVIRONMENT": ENVIRONMENT,
         "SIMULATION": SIMULATION,
+        # Once applied, the run is history: a later change is a new run from today's cluster.
         "can_apply": _access(request).can_apply and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
-        and not run.scenario.redacted,
-        "applications": list(run.applications.all()),
+        and not run.scenario.redacted and not applications,
+        "applications": applications,
         "moved_rows": (view or {}).get("moved", {}).get("rows", [])[:50],
         "stuck": _stuck(run),
         "access": _access(request),

@@ -171,6 +171,7 @@ def test_given_an_admin_when_applying_from_the_page_then_the_policy_changes_with
     assert PolicyChange.objects.get().note.startswith(f"playground run {run.pk}")
     assert "Applied: 1 object changed" in response.content.decode()
     assert 'id="applied"' in response.content.decode()
+    assert 'id="apply-form"' not in response.content.decode()  # applied once: the run is history
 
 
 def test_apply_without_the_confirmation_changes_nothing(admin_client, admin, no_broker):

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
 
+from budgets.models import Budget, BudgetEvent
 from queues.audit import record_change
 from queues.models import ClusterQueue, LocalQueue, PolicyChange
 
@@ -29,6 +30,13 @@ def every_model_has_a_row(demo, admin_user):
     Token.objects.create(user=admin_user)
     lq = LocalQueue.objects.first()
     record_change(instance=lq, action="update", before={"weight": "1"}, after={"weight": "2"}, actor=admin_user)
+    # The demo's budget events depend on the clock (a weekly budget just renewed has none yet).
+    if not BudgetEvent.objects.exists():
+        budget = Budget.objects.first()
+        BudgetEvent.objects.create(
+            budget=budget, kind=BudgetEvent.Kind.RENEWED, at=budget.anchor, period_start=budget.anchor,
+            used_hours=0, allocated_hours=budget.allocated_hours, message="renewed",
+        )
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)
