@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "queues",
     "budgets",
+    "playground",
 ]
 
 MIDDLEWARE = [

@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
+from playground.api.urls import register_routes as register_playground_routes
 from queues.api.urls import register_routes as register_queue_routes
 from queues.api.views.base import api_not_found
 from queues.metrics import metrics_view
@@ -16,6 +17,7 @@ api = DefaultRouter()
 api.include_format_suffixes = False  # ids are matched whole, "1.5" included (then a JSON 404)
 register_queue_routes(api)
 register_budget_routes(api)
+register_playground_routes(api)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -28,5 +30,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
     path("budgets/", include("budgets.urls")),
+    path("playground/", include("playground.urls")),
     path("", include("queues.urls")),
 ]

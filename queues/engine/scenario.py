@@ -112,7 +112,12 @@ class GeneratorSpec:
 
 @dataclass(frozen=True, slots=True)
 class BudgetSpec:
-    """A time budget; ``target_kind`` is ``localQueue``, ``namespace`` or ``clusterQueue``."""
+    """A time budget; ``target_kind`` is ``localQueue``, ``namespace`` or ``clusterQueue``.
+
+    ``used_hours`` is what was already used when the run starts, and ``first_renewal_seconds``
+    when the current period ends (a live export starts mid-period: exhaustion and renewal come
+    when they would on the cluster).
+    """
 
     target_kind: str
     target: str
@@ -123,6 +128,8 @@ class BudgetSpec:
     flavor: str | None = None
     name: str | None = None
     renewal_seconds: int | None = None  # None: never renews during the run
+    used_hours: float = 0.0
+    first_renewal_seconds: int | None = None  # None: one whole period after t=0
 
     @property
     def label(self) -> str:
@@ -559,6 +566,8 @@ def _budgets(
         "action",
         "renewal",
         "renewalDays",
+        "usedHours",
+        "firstRenewalAt",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -572,6 +581,7 @@ def _budgets(
             raise ValidationError(_join(where, target_kind), f"unknown {target_kind} {target!r}")
         kind = _choice(_required(entry, "kind", where), _join(where, "kind"), BUDGET_KINDS)
         hours = _weight(_required(entry, "allocatedHours", where), _join(where, "allocatedHours"))
+        used = _weight(entry.get("usedHours", 0), _join(where, "usedHours"))
         action = _choice(entry.get("action", STOP_HOLD), _join(where, "action"), BUDGET_ACTIONS)
         resource = entry.get("resource")
         if kind == "ResourceHours":
@@ -588,7 +598,18 @@ def _budgets(
         if name is not None:
             name = _name(name, _join(where, "name"))
         renewal = _budget_renewal(entry, where)
-        result.append(BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, renewal))
+        first_renewal = None
+        if entry.get("firstRenewalAt") is not None:
+            if renewal is None:
+                raise ValidationError(_join(where, "firstRenewalAt"), "only used with a renewal (weekly or days)")
+            first_renewal = parse_duration(entry["firstRenewalAt"], _join(where, "firstRenewalAt"))
+            if not 0 < first_renewal <= renewal:
+                raise ValidationError(
+                    _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
+                )
+        result.append(
+            BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, renewal, used, first_renewal)
+        )
     return tuple(result)
 
 

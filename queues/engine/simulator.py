@@ -15,8 +15,9 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
   (requests of one resource, optionally one flavor, times time) are integrated exactly; when
   one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
   ``held`` and ``evicted``. A budget with ``renewal`` (weekly, or every ``renewalDays``) starts
-  each period at zero, counted from t=0: a workload running across the boundary charges each
-  period its part, and a hold placed by the budget is lifted (event ``resumed``).
+  each period at zero, counted from t=0 (or from ``firstRenewalAt``, when the run starts
+  mid-period with ``usedHours`` already used): a workload running across the boundary charges
+  each period its part, and a hold placed by the budget is lifted (event ``resumed``).
   ``summary.budgets`` reports each budget's use in its last period and when it ran out.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
@@ -29,7 +30,7 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,9 @@ from queues.engine.usage import add_penalty, projected, prune_samples, sample, w
 
 _FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
 _MAX_PASSES_PER_STEP = 2
+
+Progress = Callable[[float], None]
+"""Called with the fraction done (0..1), at most once per percent and once more with 1.0."""
 
 
 @dataclass(slots=True)
@@ -169,7 +173,7 @@ class Simulation:
         self.historical: dict[str, Mapping[str, float]] = {}
         self.fair_shares: Mapping[str, Mapping[str, int]] = {}
         # Budgets and holds.
-        self.budgets = [_Budget(spec) for spec in scenario.budgets]
+        self.budgets = [_Budget(spec, used_hours=spec.used_hours) for spec in scenario.budgets]
         self.holds: tuple[Hold, ...] = ()
         # Output.
         self.events: list[dict[str, Any]] = []
@@ -195,7 +199,14 @@ class Simulation:
 
     # --- the run ------------------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def _fraction(self, t: float, finished: int) -> float:
+        """How far the run is: simulated time over the horizon, or finished work over all work
+        (without a horizon the run ends when the work is done)."""
+        if self.horizon is not None:
+            return min(1.0, t / self.horizon) if self.horizon > 0 else 1.0
+        return finished / len(self.jobs) if self.jobs else 1.0
+
+    def run(self, progress: Progress | None = None) -> dict[str, Any]:
         for job in self.jobs.values():
             self._push(float(job.spec.submit_at), _SUBMIT, job)
         self._push(0.0, _TICK, 0)
@@ -204,9 +215,12 @@ class Simulation:
         for index, budget in enumerate(self.budgets):
             self._push(0.0, _BUDGET, index)
             if budget.spec.renewal_seconds:
-                self._push(float(budget.spec.renewal_seconds), _RENEW, index)
+                first = budget.spec.first_renewal_seconds or budget.spec.renewal_seconds
+                self._push(float(first), _RENEW, index)
         now = 0.0
         future_submissions = len(self.jobs)
+        finished = 0
+        reported = -1
         while self._heap:
             t = self._heap[0][0]
             if self.horizon is not None and t > self.horizon:
@@ -223,6 +237,7 @@ class Simulation:
                     job, token = payload
                     if job.state == "Admitted" and job.token == token:
                         self._finish(job, t)
+                        finished += 1
                         dirty = True
                 elif kind == _SUBMIT:
                     future_submissions -= 1
@@ -248,11 +263,19 @@ class Simulation:
                 self._passes(t, reasons=False)
             if tick:
                 self._record(t)
+            if progress is not None:
+                percent = int(100 * self._fraction(t, finished))
+                if percent > reported:
+                    reported = percent
+                    progress(percent / 100)
         end = now if self.horizon is None else float(self.horizon)
         if self.horizon is not None and end > now:
             self._advance_budgets(end)
         self._passes(end, reasons=True)
-        return self._result(end)
+        result = self._result(end)
+        if progress is not None and reported < 100:
+            progress(1.0)
+        return result
 
     def _passes(self, t: float, *, reasons: bool) -> None:
         for _ in range(_MAX_PASSES_PER_STEP):
@@ -631,8 +654,11 @@ class Simulation:
         }
 
 
-def simulate(scenario: Scenario) -> dict[str, Any]:
+def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, Any]:
     """Run ``scenario`` and return the result in the JSON contract of DESIGN.md.
+
+    ``progress`` (optional) hears the fraction done, so a long run in a worker can report how
+    far it is; it must be cheap or throttle itself (it is called up to about a hundred times).
 
     The cyclic garbage collector is paused meanwhile: a run makes no reference cycles (plans
     and quota trees only point upwards), so there is nothing for it to find, and its scans of
@@ -642,7 +668,7 @@ def simulate(scenario: Scenario) -> dict[str, Any]:
     if paused:
         gc.disable()
     try:
-        return Simulation(scenario).run()
+        return Simulation(scenario).run(progress)
     finally:
         if paused:
             gc.enable()

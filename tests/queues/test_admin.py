@@ -1,17 +1,15 @@
 """Django admin: every model's pages load for staff, and policy saves are audited."""
 
 import pytest
-from django.contrib import admin
-from django.urls import reverse
-
 from decimal import Decimal
 
+from django.contrib import admin
 from django.contrib.auth.models import Group
+from django.urls import reverse
 from django.utils import timezone
-
-from budgets.models import Budget, BudgetEvent
 from rest_framework.authtoken.models import Token
 
+from budgets.models import Budget, BudgetEvent
 from queues.audit import record_change
 from queues.models import ClusterQueue, LocalQueue, PolicyChange
 

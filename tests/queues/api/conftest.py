@@ -21,6 +21,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from budgets.models import Budget, BudgetEvent
+from playground.models import Run as PlaygroundRun
+from playground.models import Scenario as PlaygroundScenario
 from queues.audit import policy_state, record_change
 from queues.engine.quantities import parse_millis
 from queues.models import (
@@ -72,6 +74,8 @@ class World:
     sample_cq: UsageSample
     users: dict[str, Any] = field(default_factory=dict)
     run_a: SimulationRun | None = None
+    playground_scenario_a: PlaygroundScenario | None = None
+    playground_run_a: PlaygroundRun | None = None
 
 
 def pod_sets(**requests: str) -> list[dict[str, Any]]:
@@ -152,6 +156,13 @@ def build_world() -> World:
     world.users = make_users(world)
     world.run_a = SimulationRun.objects.create(
         owner=world.users["editor_a"], scenario_name="what-if", document=tiny_scenario()
+    )
+    world.playground_scenario_a = PlaygroundScenario.objects.create(
+        name="what-if", source=PlaygroundScenario.Source.UPLOAD, owner=world.users["editor_a"],
+        document=tiny_scenario(), workload_count=2,
+    )
+    world.playground_run_a = PlaygroundRun.objects.create(
+        scenario=world.playground_scenario_a, owner=world.users["editor_a"], edits=["localQueues.team-a/main.weight=2"]
     )
     return world
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 
 from budgets.models import Budget
+from playground.models import Application, Outcome, Run, Scenario
 from queues.models import (
     AdmissionRecord,
     ClusterQueue,
@@ -46,6 +47,10 @@ STORED_MODELS = (
     Group,
     UsageSample,
     SimulationRun,
+    Scenario,
+    Run,
+    Outcome,
+    Application,
 )
 
 

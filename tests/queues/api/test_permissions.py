@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -89,6 +90,34 @@ SIMULATIONS = {
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),
 }
+# The playground: admins and tenants create scenarios and runs and read their own (editor_a's
+# here: anyone else but an admin gets a 404). A run names a scenario its creator may see (400
+# otherwise); only admins apply (the world's run is still queued: 409 for them, 403 for its owner).
+PLAYGROUND_PRESETS = {
+    "list": row(200, 200, 200, 200, 403),
+    "retrieve": row(200, 200, 200, 200, 403),
+    "create": row(405, 405, 405, 405, 403),
+    "update": row(405, 405, 405, 405, 403),
+    "partial_update": row(405, 405, 405, 405, 403),
+    "destroy": row(405, 405, 405, 405, 403),
+}
+PLAYGROUND_SCENARIOS = {
+    "list": row(200, 200, 200, 200, 403),
+    "retrieve": row(200, 200, 404, 404, 403),
+    "create": row(201, 201, 201, 201, 403),
+    "update": row(405, 405, 405, 405, 403),
+    "partial_update": row(405, 405, 405, 405, 403),
+    "destroy": row(405, 405, 405, 405, 403),
+}
+PLAYGROUND_RUNS = {
+    "list": row(200, 200, 200, 200, 403),
+    "retrieve": row(200, 200, 404, 404, 403),
+    "create": row(202, 202, 400, 400, 403),
+    "update": row(405, 405, 405, 405, 403),
+    "partial_update": row(405, 405, 405, 405, 403),
+    "destroy": row(405, 405, 405, 405, 403),
+    "apply": row(409, 403, 404, 404, 403),
+}
 # The audit trail and budget events are read-only for everyone.
 POLICY_CHANGES = {
     "list": row(200, 200, 200, 200, 403),
@@ -105,7 +134,7 @@ class Endpoint:
     prefix: str
     matrix: dict[str, dict[str, int]]
     target: Callable[[World], Any]
-    create_body: dict[str, Any]
+    create_body: dict[str, Any] | Callable[[World], dict[str, Any]]
 
 
 ENDPOINTS = [
@@ -145,6 +174,19 @@ ENDPOINTS = [
     Endpoint("budget-events", POLICY_CHANGES, lambda w: w.event_a, {"message": "forged"}),
     Endpoint("usage-samples", USAGE_SAMPLES, lambda w: w.sample_a, {"kind": "localQueue"}),
     Endpoint("simulations", SIMULATIONS, lambda w: w.run_a, {"scenario": tiny_scenario()}),
+    Endpoint("playground/presets", PLAYGROUND_PRESETS, lambda w: SimpleNamespace(pk="volcano-16cpu"), {}),
+    Endpoint(
+        "playground/scenarios",
+        PLAYGROUND_SCENARIOS,
+        lambda w: w.playground_scenario_a,
+        {"source": "document", "document": tiny_scenario()},
+    ),
+    Endpoint(
+        "playground/runs",
+        PLAYGROUND_RUNS,
+        lambda w: w.playground_run_a,
+        lambda w: {"scenario": str(w.playground_scenario_a.pk), "edits": ["localQueues.team-b/main.weight=3"]},
+    ),
 ]
 
 CASES = [
@@ -171,7 +213,8 @@ def call(client: Any, world: World, endpoint: Endpoint, action: str) -> Any:
     if action == "retrieve":
         return client.get(detail)
     if action == "create":
-        return client.post(collection, endpoint.create_body, format="json")
+        body = endpoint.create_body(world) if callable(endpoint.create_body) else endpoint.create_body
+        return client.post(collection, body, format="json")
     if action == "update":
         return client.put(detail, editable_body(world, endpoint), format="json")
     if action == "partial_update":

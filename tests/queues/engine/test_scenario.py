@@ -267,3 +267,22 @@ def test_a_set_value_is_validated_like_the_file():
     document = contract()
     apply_set(document, "localQueues.team-a/main.weight=-1")
     assert error_of(document) == "localQueues[0].weight: must not be negative, got -1"
+
+
+def test_budget_used_hours_default_to_zero_and_must_not_be_negative():
+    document = contract()
+    assert parse_scenario(document).budgets[0].used_hours == 0
+    document["budgets"][0]["usedHours"] = 12.5
+    assert parse_scenario(document).budgets[0].used_hours == 12.5
+    document["budgets"][0]["usedHours"] = -1
+    assert error_of(document) == "budgets[0].usedHours: must not be negative, got -1"
+
+
+def test_first_renewal_needs_a_renewal_and_falls_within_one_period():
+    document = contract()
+    document["budgets"][0]["firstRenewalAt"] = "2d"
+    assert error_of(document) == "budgets[0].firstRenewalAt: only used with a renewal (weekly or days)"
+    document["budgets"][0]["renewal"] = "weekly"
+    assert parse_scenario(document).budgets[0].first_renewal_seconds == 2 * 86400
+    document["budgets"][0]["firstRenewalAt"] = "8d"
+    assert error_of(document) == "budgets[0].firstRenewalAt: must be after 0s and at most one renewal period"

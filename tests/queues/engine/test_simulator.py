@@ -258,3 +258,54 @@ def test_a_run_leaves_no_reference_cycles_behind():
         assert gc.collect() == 0  # the collector is paused during runs, so nothing may need it
     finally:
         gc.enable()
+
+
+def test_a_budget_starts_from_the_hours_already_used():
+    """A live export carries the current period's usage: exhaustion comes that much earlier."""
+    document = scenario(workloads=[job("a1", cpu="1", duration="2h"), job("late", cpu="1", submit="90m")])
+    document["budgets"] = [
+        {"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 2, "usedHours": 1.5, "action": "Hold"}
+    ]
+    result = run(document)
+    held = [e for e in result["events"] if e["type"] == "held"]
+    assert [e["t"] for e in held] == [1800]  # 0.5 h left at one running workload
+    assert result["workloads"]["late"]["pendingReason"]["code"] == "BudgetExhausted"
+
+
+def test_a_budget_already_used_up_holds_its_queue_from_the_start():
+    document = scenario(workloads=[job("a1")])
+    document["budgets"] = [{"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, "usedHours": 3}]
+    result = run(document)
+    assert [e["type"] for e in result["events"]] == ["held"]
+    assert result["workloads"]["a1"]["state"] == "Pending"
+
+
+def test_progress_is_reported_in_order_up_to_one_with_a_horizon():
+    document = scenario(workloads=[job(f"j{i}", submit=f"{10 * i}m") for i in range(10)])
+    heard: list[float] = []
+    simulate(parse_scenario(document), progress=heard.append)
+    assert heard == sorted(heard) and heard[-1] == 1.0
+    assert len(heard) == len(set(heard)) <= 101
+    assert any(0 < value < 1 for value in heard)
+
+
+def test_progress_without_a_horizon_follows_finished_work():
+    document = scenario(workloads=[job(f"j{i}", cpu="4", duration="10m") for i in range(4)])
+    del document["clock"]
+    heard: list[float] = []
+    result = simulate(parse_scenario(document), progress=heard.append)
+    assert heard == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert result == run(document)  # listening changes nothing
+
+
+def test_a_run_that_starts_mid_period_renews_at_the_first_renewal_given():
+    document = scenario(workloads=[job("a1", duration="2h"), job("late", submit="40m", duration="10m")])
+    document["budgets"] = [
+        {"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, "usedHours": 0.5, "renewal": "days",
+         "renewalDays": 1, "firstRenewalAt": "1h"}
+    ]
+    result = run(document)
+    kinds = [(e["t"], e["type"]) for e in result["events"] if e["type"] in ("held", "resumed")]
+    # 0.5 h left at one job; renewed an hour in; the new hour lasts 10 min at two jobs, 40 at one
+    assert kinds == [(1800, "held"), (3600, "resumed"), (6600, "held")]
+    assert result["workloads"]["late"]["admittedAt"] == 3600

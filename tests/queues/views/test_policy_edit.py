@@ -219,14 +219,14 @@ def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed
     assert not PolicyChange.objects.exists()
 
 
-def test_given_edit_page_when_opened_then_playground_hook_is_absent_until_that_page_exists(cluster, login):
+def test_given_edit_page_when_opened_then_it_links_to_the_playground_with_the_object(cluster, login):
     from queues.views.playground import PLAYGROUND_URL_NAME, playground_url
 
     body = login("admin").get(reverse("edit-local-queue", args=LQ)).content.decode()
 
     assert PLAYGROUND_URL_NAME == "playground"
-    assert playground_url(cluster.a_train) == ""
-    assert 'data-hook="try-in-playground"' not in body
+    assert playground_url(cluster.a_train) == f"/playground/?from=localqueue%3A{cluster.a_train.pk}"
+    assert 'data-hook="try-in-playground"' in body
 
 
 def test_given_stored_weight_when_edit_page_opened_then_it_reads_as_typed(cluster, login):

@@ -1,0 +1,44 @@
+"""Who may do what in the playground.
+
+* Admins (``is_staff`` or ``is_superuser``) see every scenario and run, start from the whole
+  live cluster, and apply a run's edits.
+* Tenants (members of namespaces) run what-ifs: presets, uploads, and the live cluster as
+  they may see it (other namespaces renamed). They see their own scenarios and runs only, and
+  can never apply.
+* Other signed-in users have no business here (as in the REST API: no role, no access).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from queues.models import TenantMembership
+
+
+@dataclass(frozen=True)
+class PlaygroundAccess:
+    user: Any
+    is_admin: bool
+    namespace_ids: tuple[int, ...]
+
+    @property
+    def can_use(self) -> bool:
+        return self.is_admin or bool(self.namespace_ids)
+
+    @property
+    def can_apply(self) -> bool:
+        return self.is_admin
+
+    def can_see(self, owner_id: int) -> bool:
+        return self.is_admin or owner_id == self.user.pk
+
+
+def access_for(user: Any) -> PlaygroundAccess:
+    is_admin = bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False))
+    namespaces: tuple[int, ...] = ()
+    if not is_admin and getattr(user, "is_authenticated", False):
+        namespaces = tuple(
+            sorted(TenantMembership.objects.filter(user_id=user.pk).values_list("namespace_id", flat=True))
+        )
+    return PlaygroundAccess(user=user, is_admin=is_admin, namespace_ids=namespaces)

@@ -1,0 +1,1 @@
+"""The playground over the REST API: presets, scenarios, runs, comparison, results, apply."""

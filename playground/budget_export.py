@@ -1,0 +1,87 @@
+"""Budgets in a live export: each at what its current period had used at the replay's start.
+
+The ledger (``budgets.accounting``) holds the exact charges; ``used_between`` sums the current
+period's up to time 0. The simulator counts periods from t=0, so the export adds when the
+current period ends (``firstRenewalAt``). Monthly renewal has no fixed length in seconds: it
+is exported as ``days`` with the current month's length, exact up to the first boundary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from budgets import accounting
+from budgets.models import Budget
+from budgets.status import SECONDS_PER_HOUR
+from queues.engine.durations import format_duration
+
+_WEEK = 7 * 86400
+
+
+def exported_budgets(
+    local_queues: Mapping[int, str],
+    namespaces: Mapping[int, str],
+    hides: Callable[[int], bool],
+    *,
+    start: datetime,
+) -> list[dict[str, Any]]:
+    """Scenario ``budgets`` entries; ``local_queues``/``namespaces`` map ids to exported names,
+    ``hides(namespace_id)`` says whether the budget belongs to a tenant the viewer may not see."""
+    result = []
+    hidden = 0
+    budgets = Budget.objects.select_related("local_queue", "cluster_queue", "flavor").order_by("name")
+    for budget in budgets:
+        owner_namespace = budget.local_queue.namespace_id if budget.local_queue_id else budget.namespace_id
+        name = budget.name
+        if owner_namespace is not None and hides(owner_namespace):
+            hidden += 1
+            name = f"budget-{hidden}"
+        entry: dict[str, Any] = {"name": name}
+        if budget.local_queue_id:
+            entry["localQueue"] = local_queues[budget.local_queue_id]
+        elif budget.namespace_id:
+            entry["namespace"] = namespaces[budget.namespace_id]
+        else:
+            entry["clusterQueue"] = budget.cluster_queue.name
+        entry["kind"] = budget.kind
+        if budget.kind == Budget.Kind.RESOURCE_HOURS:
+            entry["resource"] = budget.resource
+            if budget.flavor_id:
+                entry["flavor"] = budget.flavor.name
+        entry["allocatedHours"] = _number(budget.allocated_hours)
+        entry["action"] = budget.action
+        entry.update(_period_at(budget, start))
+        result.append(entry)
+    return result
+
+
+def _period_at(budget: Budget, start: datetime) -> dict[str, Any]:
+    """``usedHours`` by ``start`` in the period containing it, and the renewal from there on."""
+    if start < budget.anchor:
+        return {}  # the first period has not begun: nothing used yet, nothing to renew
+    period = budget.renewal_rule().period_at(start)
+    used = accounting.used_between(budget.pk, period.start, start) / SECONDS_PER_HOUR
+    fields: dict[str, Any] = {}
+    if used > 0:
+        fields["usedHours"] = round(float(used), 6)
+    if period.end is None:
+        return fields
+    if budget.renewal == Budget.Renewal.WEEKLY:
+        fields["renewal"], length = "weekly", _WEEK
+    else:
+        days = budget.renewal_days if budget.renewal == Budget.Renewal.DAYS else math.ceil(
+            (period.end - period.start).total_seconds() / 86400
+        )
+        fields["renewal"], fields["renewalDays"], length = "days", days, int(days) * 86400
+    first = int(round((period.end - start).total_seconds()))
+    fields["firstRenewalAt"] = format_duration(min(max(first, 1), length))
+    return fields
+
+
+def _number(value: Decimal) -> int | float:
+    number = float(value)
+    return int(number) if number.is_integer() else number

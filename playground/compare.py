@@ -1,0 +1,304 @@
+"""Side-by-side comparison of two simulator results (baseline and edited): pure functions.
+
+Input is the simulator's JSON (DESIGN.md contract); output is a compact JSON "view" the run
+page, the API and the exports read, so a finished run never re-reads the full results to draw
+itself. Nothing here touches Django.
+
+Definitions the page states next to the figures:
+
+* A workload's *start* is its first admission (events), so a workload preempted later still
+  counts as started when it first ran. *Moved* compares starts: negative = earlier when edited.
+* *Wait* is the simulator's ``waitSeconds`` (all pending time, across evictions; pending work
+  counts its wait up to the end). Tenants are namespaces.
+* *Utilisation over time* is the admitted amount over the nominal capacity of the scenario.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+Result = Mapping[str, Any]
+
+MAX_SERIES_POINTS = 400
+MAX_MOVED_ROWS = 200
+SIDES = ("baseline", "edited")
+
+
+# --- small statistics ---------------------------------------------------------------------
+
+
+def nearest_rank(ordered: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile of sorted values (the simulator's definition); 0 for none."""
+    if not ordered:
+        return 0.0
+    return float(ordered[max(0, math.ceil(p * len(ordered)) - 1)])
+
+
+def distribution(values: Iterable[float]) -> dict[str, float | int]:
+    """Count, mean and the five numbers of a box plot (whiskers min..max), plus p95."""
+    ordered = sorted(float(v) for v in values)
+    if not ordered:
+        return {"count": 0, "mean": 0.0, "min": 0.0, "q1": 0.0, "median": 0.0, "q3": 0.0, "p95": 0.0, "max": 0.0}
+    return {
+        "count": len(ordered),
+        "mean": round(sum(ordered) / len(ordered), 3),
+        "min": ordered[0],
+        "q1": nearest_rank(ordered, 0.25),
+        "median": nearest_rank(ordered, 0.50),
+        "q3": nearest_rank(ordered, 0.75),
+        "p95": nearest_rank(ordered, 0.95),
+        "max": ordered[-1],
+    }
+
+
+def tenant_of(local_queue: str) -> str:
+    return local_queue.split("/", 1)[0]
+
+
+# --- starts and moves ---------------------------------------------------------------------
+
+
+def first_starts(result: Result) -> dict[str, float]:
+    """Each workload's first admission time."""
+    starts: dict[str, float] = {}
+    for event in result.get("events", ()):
+        if event["type"] == "admitted" and event["workload"] not in starts:
+            starts[event["workload"]] = event["t"]
+    return starts
+
+
+def workload_moves(baseline: Result, edited: Result) -> list[dict[str, Any]]:
+    """One row per workload: its start in both runs and the difference (edited - baseline).
+
+    ``delta`` is None when it started in only one run (or neither); rows are in workload name
+    order so two exports of the same run are identical.
+    """
+    starts = {"baseline": first_starts(baseline), "edited": first_starts(edited)}
+    rows = []
+    workloads = baseline.get("workloads", {})
+    edited_workloads = edited.get("workloads", {})
+    for name in sorted(set(workloads) | set(edited_workloads)):
+        entry = workloads.get(name) or edited_workloads[name]
+        before, after = starts["baseline"].get(name), starts["edited"].get(name)
+        rows.append(
+            {
+                "workload": name,
+                "localQueue": entry.get("localQueue"),
+                "tenant": tenant_of(entry.get("localQueue") or ""),
+                "submitAt": entry.get("submitAt"),
+                "baselineStart": before,
+                "editedStart": after,
+                "delta": None if before is None or after is None else _num(after - before),
+                "baselineWait": (workloads.get(name) or {}).get("waitSeconds"),
+                "editedWait": (edited_workloads.get(name) or {}).get("waitSeconds"),
+                "baselineState": (workloads.get(name) or {}).get("state"),
+                "editedState": (edited_workloads.get(name) or {}).get("state"),
+            }
+        )
+    return rows
+
+
+def moved_summary(rows: Sequence[Mapping[str, Any]], limit: int = MAX_MOVED_ROWS) -> dict[str, Any]:
+    """Counts of earlier/later/same/only-one-side starts, and the rows that moved most."""
+    counts = {"earlier": 0, "later": 0, "same": 0, "onlyBaseline": 0, "onlyEdited": 0, "neither": 0}
+    moved = []
+    for row in rows:
+        before, after, delta = row["baselineStart"], row["editedStart"], row["delta"]
+        if delta is not None:
+            key = "earlier" if delta < 0 else "later" if delta > 0 else "same"
+            counts[key] += 1
+            if delta:
+                moved.append(row)
+        elif before is not None:
+            counts["onlyBaseline"] += 1
+            moved.append(row)
+        elif after is not None:
+            counts["onlyEdited"] += 1
+            moved.append(row)
+        else:
+            counts["neither"] += 1
+    # Never-started-on-one-side first (the biggest change), then by how far the start moved.
+    moved.sort(key=lambda r: (r["delta"] is not None, -abs(r["delta"] or 0), r["workload"]))
+    deltas = [row["delta"] for row in rows if row["delta"] is not None]
+    return {
+        "counts": counts,
+        "meanDelta": round(sum(deltas) / len(deltas), 3) if deltas else 0.0,
+        "rows": [dict(row) for row in moved[:limit]],
+        "truncated": max(0, len(moved) - limit),
+    }
+
+
+# --- budgets ------------------------------------------------------------------------------
+
+
+def budget_exhaustion(result: Result) -> dict[str, float]:
+    """When each budget (by its label) was exhausted in a run."""
+    times: dict[str, float] = {}
+    for event in result.get("events", ()):
+        if event["type"] == "held" and "budget" in event:
+            times.setdefault(event["budget"], event["t"])
+    return times
+
+
+def budget_rows(labels: Sequence[str], baseline: Result, edited: Result) -> list[dict[str, Any]]:
+    """Exhaustion time of each budget in both runs; None = not exhausted within the run."""
+    before, after = budget_exhaustion(baseline), budget_exhaustion(edited)
+    rows = []
+    for label in list(labels) + sorted((set(before) | set(after)) - set(labels)):
+        b, a = before.get(label), after.get(label)
+        rows.append(
+            {"budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b)}
+        )
+    return rows
+
+
+# --- waits per tenant and per LocalQueue -------------------------------------------------------
+
+
+def tenant_waits(result: Result) -> dict[str, dict[str, float | int]]:
+    """Distribution of waits per tenant (namespace) over every submitted workload."""
+    waits: dict[str, list[float]] = defaultdict(list)
+    for entry in result.get("workloads", {}).values():
+        if entry.get("waitSeconds") is not None:
+            waits[tenant_of(entry["localQueue"])].append(entry["waitSeconds"])
+    return {tenant: distribution(values) for tenant, values in sorted(waits.items())}
+
+
+def local_queue_rows(baseline: Result, edited: Result) -> list[dict[str, Any]]:
+    per = {side: result["summary"].get("perLocalQueue", {}) for side, result in zip(SIDES, (baseline, edited))}
+    rows = []
+    for key in sorted(set(per["baseline"]) | set(per["edited"])):
+        rows.append({"localQueue": key, "tenant": tenant_of(key), **{side: per[side].get(key) for side in SIDES}})
+    return rows
+
+
+# --- series -------------------------------------------------------------------------------
+
+
+def stride_indices(length: int, max_points: int = MAX_SERIES_POINTS) -> list[int]:
+    """Evenly spaced indices keeping the first and last point."""
+    if length <= max_points:
+        return list(range(length))
+    step = (length - 1) / (max_points - 1)
+    return sorted({round(i * step) for i in range(max_points)})
+
+
+def _pick(values: Sequence[Any], indices: Sequence[int]) -> list[Any]:
+    return [values[i] for i in indices]
+
+
+def chart_series(result: Result, capacity: Mapping[str, float], max_points: int = MAX_SERIES_POINTS) -> dict[str, Any]:
+    """The series the charts draw, thinned to ``max_points``: allocation, decayed usage and fair
+    share per LocalQueue and resource, and utilisation (sum of allocations / capacity)."""
+    series = result.get("series", {})
+    times = series.get("t", [])
+    indices = stride_indices(len(times), max_points)
+
+    def thin(block: Mapping[str, Mapping[str, Sequence[float]]]) -> dict[str, dict[str, list[float]]]:
+        return {
+            key: {resource: _pick(values, indices) for resource, values in sorted(per.items())}
+            for key, per in sorted(block.items())
+        }
+
+    allocation = series.get("allocation", {})
+    totals: dict[str, list[float]] = {}
+    for per in allocation.values():
+        for resource, values in per.items():
+            column = totals.setdefault(resource, [0.0] * len(times))
+            for i, value in enumerate(values):
+                column[i] += value
+    utilization = {
+        resource: [round(v / capacity[resource], 6) for v in _pick(column, indices)]
+        for resource, column in sorted(totals.items())
+        if capacity.get(resource)
+    }
+    return {
+        "t": _pick(times, indices),
+        "allocation": thin(allocation),
+        "usage": thin(series.get("usage", {})),
+        "fairShare": thin(series.get("fairShare", {})),
+        "utilization": utilization,
+    }
+
+
+# --- headline figures -------------------------------------------------------------------------
+
+
+def _kpi(key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = "") -> dict[str, Any]:
+    delta = None if before is None or after is None else _num(after - before)
+    verdict = None
+    if delta and better:
+        verdict = "better" if (delta > 0) == (better == "higher") else "worse"
+    return {"key": key, "label": label, "baseline": before, "edited": after, "delta": delta, "unit": unit,
+            "better": better, "verdict": verdict}
+
+
+def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The headline numbers, with which direction is better."""
+    b, e = baseline["summary"], edited["summary"]
+    rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher")]
+    for resource in sorted(set(b["utilization"]) | set(e["utilization"])):
+        rows.append(
+            _kpi(f"utilization.{resource}", f"Utilisation {resource}", b["utilization"].get(resource),
+                 e["utilization"].get(resource), "higher", "ratio")
+        )
+    rows.append(_kpi("wait.p50", "Wait p50", b["waitSeconds"]["p50"], e["waitSeconds"]["p50"], "lower", "seconds"))
+    rows.append(_kpi("wait.p95", "Wait p95", b["waitSeconds"]["p95"], e["waitSeconds"]["p95"], "lower", "seconds"))
+    rows.append(_kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher"))
+    rows.append(_kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower"))
+    rows.append(_kpi("evictions", "Evictions", b["evictions"], e["evictions"], "lower"))
+    exhausted = [sum(row[side] is not None for row in budgets) for side in SIDES]
+    if budgets:
+        rows.append(_kpi("budgetsExhausted", "Budgets exhausted", exhausted[0], exhausted[1], None))
+    return rows
+
+
+def compare(
+    baseline: Result,
+    edited: Result,
+    *,
+    capacity: Mapping[str, float],
+    budget_labels: Sequence[str] = (),
+    max_points: int = MAX_SERIES_POINTS,
+) -> dict[str, Any]:
+    """The comparison view: headline figures, per-tenant waits, per-LocalQueue summaries,
+    budgets, moved workloads and the thinned series of both runs.
+
+    ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs).
+    """
+    budgets = budget_rows(budget_labels, baseline, edited)
+    tenants_before, tenants_after = tenant_waits(baseline), tenant_waits(edited)
+    return {
+        "kpis": kpis(baseline, edited, budgets),
+        "utilization": {
+            side: dict(result["summary"]["utilization"]) for side, result in zip(SIDES, (baseline, edited))
+        },
+        "tenants": [
+            {"tenant": tenant, "baseline": tenants_before.get(tenant), "edited": tenants_after.get(tenant)}
+            for tenant in sorted(set(tenants_before) | set(tenants_after))
+        ],
+        "localQueues": local_queue_rows(baseline, edited),
+        "budgets": budgets,
+        "moved": moved_summary(workload_moves(baseline, edited)),
+        "series": {side: chart_series(result, capacity, max_points) for side, result in zip(SIDES, (baseline, edited))},
+        "end": {side: result["summary"].get("endSeconds") for side, result in zip(SIDES, (baseline, edited))},
+    }
+
+
+def _num(value: float) -> float | int:
+    rounded = round(float(value), 6)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def capacity_of(scenario: Any) -> dict[str, float]:
+    """Nominal capacity per resource in base units: ClusterQueue plus cohort-owned quota (what
+    the simulator's utilisation divides by)."""
+    millis: dict[str, int] = defaultdict(int)
+    for owner in (*scenario.cluster_queues, *scenario.cohorts):
+        for flavor_quotas in owner.quotas:
+            for resource, quota in flavor_quotas.resources.items():
+                millis[resource] += quota.nominal
+    return {resource: amount / 1000 for resource, amount in sorted(millis.items())}

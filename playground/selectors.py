@@ -1,0 +1,29 @@
+"""Reads for the playground's pages and API: what a user may see, with what it needs joined."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Prefetch, QuerySet
+
+from playground.access import PlaygroundAccess
+from playground.models import Application, Run, Scenario
+
+
+def visible_scenarios(access: PlaygroundAccess) -> QuerySet[Scenario]:
+    """Every scenario for admins; a user's own otherwise (without the large document)."""
+    rows = Scenario.objects.select_related("owner").defer("document").annotate(run_count=Count("runs"))
+    return rows if access.is_admin else rows.filter(owner_id=access.user.pk)
+
+
+def visible_runs(access: PlaygroundAccess) -> QuerySet[Run]:
+    """Runs the user may open: all for admins, their own otherwise. The comparison (large) is
+    deferred; detail reads ask for it with ``with_comparison``."""
+    rows = (
+        Run.objects.select_related("scenario", "owner")
+        .defer("comparison", "scenario__document")
+        .prefetch_related(Prefetch("applications", queryset=Application.objects.select_related("actor")))
+    )
+    return rows if access.is_admin else rows.filter(owner_id=access.user.pk)
+
+
+def with_comparison(runs: QuerySet[Run]) -> QuerySet[Run]:
+    return runs.defer(None).defer("scenario__document")

@@ -1,0 +1,150 @@
+"""Runs: validate the edits and queue a run; the worker simulates both sides and compares.
+
+``start_run`` checks everything a run needs before writing it (the edits apply and the edited
+scenario validates; the error names ``edits[i]``), stores what the edits change
+(``policy_diff``), and sends the task once the transaction commits. ``execute_run`` is the
+worker's side: it claims the run with a conditional UPDATE (a message delivered twice runs it
+once), simulates the baseline and the edited scenario on the engine (reusing a stored outcome
+of the same scenario and edits: the engine is deterministic), writes progress as it goes, and
+stores the comparison view the page draws.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from playground import documents
+from playground.compare import capacity_of, compare
+from playground.documents import EditError
+from playground.models import Outcome, Run, Scenario
+from playground.policy_diff import environment_lines, policy_deltas
+from queues.engine.errors import ValidationError
+from queues.engine.scenario import Scenario as EngineScenario
+from queues.engine.simulator import simulate
+
+logger = logging.getLogger(__name__)
+
+# Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
+BASELINE_SPAN = (0.0, 0.45)
+EDITED_SPAN = (0.45, 0.9)
+PROGRESS_WRITE_SECONDS = 0.25  # at most four progress writes a second
+
+
+def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: str = "") -> Run:
+    """Validate ``edits`` against ``scenario`` and queue a run; raises ``EditError``."""
+    edits = [str(edit).strip() for edit in edits]
+    if not edits:
+        raise EditError(0, "", "add at least one edit: the baseline alone needs no comparison")
+    baseline = documents.validate(scenario.document)
+    _, edited = documents.apply_edits(scenario.document, edits)
+    deltas = policy_deltas(baseline, edited)
+    with transaction.atomic():
+        run = Run.objects.create(
+            scenario=scenario,
+            owner=owner,
+            title=title[:200],
+            edits=edits,
+            deltas=[delta.to_dict() for delta in deltas],
+            environment=environment_lines(deltas, edited.policy),
+        )
+        transaction.on_commit(lambda: send(run.pk))
+    return run
+
+
+def send(run_id: Any) -> bool:
+    """Publish the run to the workers; a broker outage is logged, not raised (the run stays
+    queued in the database and the page offers to send it again)."""
+    from playground.tasks import run_playground
+
+    try:
+        run_playground.delay(str(run_id))
+    except Exception:  # noqa: BLE001 - the broker is down; the run is safe in the database
+        logger.warning("could not send playground run %s to the workers; it stays queued", run_id)
+        return False
+    return True
+
+
+def resend(run: Run) -> bool:
+    """Send a run that is still queued again (its message may have been lost)."""
+    if run.status != Run.Status.QUEUED:
+        return False
+    return send(run.pk)
+
+
+def edits_key(edits: Sequence[str]) -> str:
+    return hashlib.sha256(json.dumps(list(edits)).encode("utf-8")).hexdigest()
+
+
+class _ProgressWriter:
+    """Maps a simulation's 0..1 onto the run's span and writes it, at most every 0.25 s."""
+
+    def __init__(self, run_id: Any, span: tuple[float, float]) -> None:
+        self.run_id, self.span, self.last = run_id, span, 0.0
+
+    def __call__(self, fraction: float) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_WRITE_SECONDS and fraction < 1.0:
+            return
+        self.last = now
+        low, high = self.span
+        Run.objects.filter(pk=self.run_id).update(progress=round(low + (high - low) * fraction, 4))
+
+
+def _outcome(scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, progress: Callable[[float], None]) -> Outcome:
+    key = edits_key(edits)
+    stored = Outcome.objects.filter(scenario=scenario, edits_key=key).first()
+    if stored is not None:
+        progress(1.0)
+        return stored
+    started = time.perf_counter()
+    data = simulate(parsed, progress=progress)
+    seconds = time.perf_counter() - started
+    try:
+        with transaction.atomic():
+            return Outcome.objects.create(scenario=scenario, edits_key=key, edits=list(edits), data=data, seconds=seconds)
+    except IntegrityError:  # another worker stored the same outcome meanwhile
+        return Outcome.objects.get(scenario=scenario, edits_key=key)
+
+
+def execute_run(run_id: Any) -> Run | None:
+    """The worker's side of a run; None when the run was not (or no longer) queued."""
+    claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+        status=Run.Status.RUNNING, phase=Run.Phase.BASELINE, progress=0.0, started_at=timezone.now()
+    )
+    if claimed != 1:
+        return None
+    run = Run.objects.select_related("scenario").get(pk=run_id)
+    try:
+        baseline_scenario = documents.validate(run.scenario.document)
+        _, edited_scenario = documents.apply_edits(run.scenario.document, run.edits)
+        baseline = _outcome(run.scenario, [], baseline_scenario, _ProgressWriter(run.pk, BASELINE_SPAN))
+        Run.objects.filter(pk=run.pk).update(phase=Run.Phase.EDITED, progress=EDITED_SPAN[0], baseline=baseline)
+        edited = _outcome(run.scenario, run.edits, edited_scenario, _ProgressWriter(run.pk, EDITED_SPAN))
+        Run.objects.filter(pk=run.pk).update(phase=Run.Phase.COMPARING, progress=EDITED_SPAN[1], edited=edited)
+        view = compare(
+            baseline.data,
+            edited.data,
+            capacity=capacity_of(baseline_scenario),
+            budget_labels=[budget.label for budget in baseline_scenario.budgets],
+        )
+    except (ValidationError, EditError) as problem:
+        _finish(run.pk, status=Run.Status.FAILED, error=str(problem))
+    except Exception as problem:  # a bug must not leave the page spinning: record it, then raise
+        _finish(run.pk, status=Run.Status.FAILED, error=f"internal error: {type(problem).__name__}: {problem}")
+        raise
+    else:
+        _finish(run.pk, status=Run.Status.SUCCEEDED, comparison=view, progress=1.0, phase=Run.Phase.DONE)
+    return Run.objects.get(pk=run.pk)
+
+
+def _finish(run_id: Any, **fields: Any) -> None:
+    Run.objects.filter(pk=run_id).update(finished_at=timezone.now(), **fields)
+

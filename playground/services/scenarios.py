@@ -1,0 +1,71 @@
+"""Creating scenarios: from a preset, an uploaded file or document, or today's cluster.
+
+Every path ends in ``_store``, which validates the document with the engine's loader (plus the
+playground's limits) before anything is written: a bad file is a ``ValidationError`` naming the
+field and leaves no row behind.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from playground import documents
+from playground.access import PlaygroundAccess
+from playground.live_export import LiveOptions, export_live_state
+from playground.models import Scenario
+from playground.presets import get_preset
+from queues.engine.errors import ValidationError
+
+
+def _store(document: dict[str, Any], *, owner: Any, source: str, **fields: Any) -> Scenario:
+    scenario = documents.validate(document)
+    return Scenario.objects.create(
+        name=str(document.get("name") or scenario.name)[:200],
+        description=str(document.get("description") or "")[:2000],
+        source=source,
+        owner=owner,
+        document=document,
+        workload_count=documents.workload_count(scenario),
+        **fields,
+    )
+
+
+def create_from_preset(slug: str, *, owner: Any) -> Scenario:
+    preset = get_preset(slug)
+    if preset is None:
+        raise ValidationError("preset", f"unknown preset {slug!r}")
+    return _store(preset.document(), owner=owner, source=Scenario.Source.PRESET, preset=slug)
+
+
+def create_from_text(content: str | bytes, *, owner: Any, filename: str = "") -> Scenario:
+    """An uploaded YAML or JSON file; errors name ``document`` or the scenario field."""
+    return create_from_document(documents.read_text(content, filename), owner=owner)
+
+
+def create_from_document(document: Any, *, owner: Any) -> Scenario:
+    if not isinstance(document, dict):
+        raise ValidationError("document", "a scenario must be a mapping at the top level")
+    return _store(document, owner=owner, source=Scenario.Source.UPLOAD)
+
+
+def create_from_live(
+    access: PlaygroundAccess, *, options: LiveOptions, now: datetime | None = None
+) -> Scenario:
+    """Today's cluster as the user may see it: everything for admins; for a tenant, other
+    namespaces renamed (see ``live_export``). Users who are neither see nothing live."""
+    if not access.can_use:
+        raise ValidationError("source", "only admins and tenants can start from today's cluster")
+    moment = now or timezone.now()
+    visible = None if access.is_admin else set(access.namespace_ids)
+    document = export_live_state(now=moment, options=options, visible_namespaces=visible)
+    return _store(
+        document,
+        owner=access.user,
+        source=Scenario.Source.LIVE,
+        live_as_of=moment,
+        live_options=options.to_dict(),
+        redacted=visible is not None,
+    )

@@ -1,0 +1,74 @@
+"""Filters of the playground pages: durations, signed differences, ratios."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from queues.engine.durations import format_duration
+
+register = template.Library()
+
+
+@register.filter
+def seconds(value: Any) -> str:
+    """``5400`` -> ``1h30m``; None -> an em dash (did not happen in the run)."""
+    if value is None or value == "":
+        return "—"
+    return format_duration(float(value))
+
+
+@register.filter
+def signed_seconds(value: Any) -> str:
+    """A start that moved: ``-1h`` earlier, ``+20m`` later, ``0s``."""
+    if value is None:
+        return "—"
+    number = float(value)
+    return ("+" if number > 0 else "") + format_duration(number)
+
+
+@register.filter
+def kpi(value: Any, unit: str) -> str:
+    """A headline figure in its unit: ratios as percentages, seconds as durations."""
+    if value is None:
+        return "—"
+    if unit == "ratio":
+        return f"{float(value):.1%}"
+    if unit == "seconds":
+        return format_duration(float(value))
+    number = float(value)
+    return str(int(number)) if number.is_integer() else f"{number:.3f}"
+
+
+@register.filter
+def kpi_delta(value: Any, unit: str) -> str:
+    if value is None or float(value) == 0:
+        return "no change"
+    number = float(value)
+    sign = "+" if number > 0 else "−"
+    if unit == "ratio":
+        return f"{sign}{abs(number) * 100:.1f} pts"
+    if unit == "seconds":
+        return f"{sign}{format_duration(abs(number))}"
+    return f"{sign}{abs(number):.3g}"
+
+
+@register.filter
+def percent(value: Any) -> str:
+    return "—" if value is None else f"{float(value) * 100:.0f}%"
+
+
+@register.filter
+def pretty(value: Any) -> str:
+    """A delta's before/after value for people: mappings and lists as compact text."""
+    if value is None:
+        return "—"
+    if isinstance(value, dict):
+        parts = []
+        for key, inner in value.items():
+            parts.append(f"{key}: {pretty(inner)}" if isinstance(inner, dict) else f"{key}={inner}")
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
