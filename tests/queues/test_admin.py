@@ -1,8 +1,8 @@
 """Django admin: every model's pages load for staff, and policy saves are audited."""
 
-import pytest
 from decimal import Decimal
 
+import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.urls import reverse
