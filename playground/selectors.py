@@ -10,7 +10,12 @@ from playground.models import Application, Run, Scenario
 
 def visible_scenarios(access: PlaygroundAccess) -> QuerySet[Scenario]:
     """Every scenario for admins; a user's own otherwise (without the large document)."""
-    rows = Scenario.objects.select_related("owner").defer("document").annotate(run_count=Count("runs"))
+    rows = (
+        Scenario.objects.select_related("owner")
+        .defer("document")
+        .annotate(run_count=Count("runs"))
+        .order_by("-created_at", "-id")  # GROUP BY drops the Meta ordering: say it again for stable pages
+    )
     return rows if access.is_admin else rows.filter(owner_id=access.user.pk)
 
 
