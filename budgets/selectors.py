@@ -18,7 +18,8 @@ from django.db.models import Q, QuerySet
 from budgets import accounting
 from budgets.models import Budget, BudgetCharge, BudgetEvent, BudgetState
 from budgets.status import BudgetStatus, Measurement, build_status, to_hours
-from queues.models import LocalQueue, QueueHold, TenantMembership, Workload
+from queues.models import LocalQueue, QueueHold, Workload
+from queues.tenancy import access_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +37,13 @@ NOBODY = Viewer(is_staff=False, namespace_ids=frozenset())
 
 
 def viewer_for(user: Any) -> Viewer:
-    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+    """The roles come from ``queues.tenancy`` (one rule for the API, the pages and budgets)."""
+    access = access_for(user)
+    if not access.is_authenticated:
         return NOBODY
-    if user.is_staff or user.is_superuser:
+    if access.is_admin:
         return Viewer(is_staff=True, namespace_ids=frozenset())
-    ids = TenantMembership.objects.filter(user=user).values_list("namespace_id", flat=True)
-    return Viewer(is_staff=False, namespace_ids=frozenset(ids))
+    return Viewer(is_staff=False, namespace_ids=frozenset(access.namespace_ids))
 
 
 def visible_budgets(viewer: Viewer) -> QuerySet[Budget]:

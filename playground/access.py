@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from queues.models import TenantMembership
+from queues import tenancy
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,7 @@ class PlaygroundAccess:
 
 
 def access_for(user: Any) -> PlaygroundAccess:
-    is_admin = bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False))
-    namespaces: tuple[int, ...] = ()
-    if not is_admin and getattr(user, "is_authenticated", False):
-        namespaces = tuple(
-            sorted(TenantMembership.objects.filter(user_id=user.pk).values_list("namespace_id", flat=True))
-        )
-    return PlaygroundAccess(user=user, is_admin=is_admin, namespace_ids=namespaces)
+    """The roles come from ``queues.tenancy`` (one rule for the API, the pages and the playground)."""
+    roles = tenancy.access_for(user)
+    namespaces: tuple[int, ...] = () if roles.is_admin else tuple(roles.namespace_ids)
+    return PlaygroundAccess(user=user, is_admin=roles.is_admin, namespace_ids=namespaces)
