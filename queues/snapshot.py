@@ -13,7 +13,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from datetime import timezone as dt_timezone
 from typing import Any
 
 from django.db.models import Sum
@@ -62,10 +61,6 @@ class LoadedSnapshot:
 
 def epoch(moment: datetime) -> float:
     return moment.timestamp()
-
-
-def from_epoch(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=dt_timezone.utc)
 
 
 def workload_key(namespace: str, name: str) -> str:
