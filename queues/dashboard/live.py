@@ -212,17 +212,9 @@ class BudgetChip:
 
     @property
     def level(self) -> str:
-        """A CSS class: held or exhausted (bad); past its first alert threshold, or forecast to
-        run out before the reset (warn); ok."""
-        status = self.status
-        if status.held or status.exhausted:
-            return "bad"
-        first_alert = min(self.thresholds, default=None)
-        if first_alert is not None and status.percent >= first_alert:
-            return "warn"
-        if status.forecast_exhausted_at is not None and status.exhausts_before_reset is not False:
-            return "warn"
-        return "ok"
+        """A CSS class of the budget's one state (``budgets.status.classify``): held or
+        exhausted (bad), at risk (warn), ok."""
+        return self.status.level
 
 
 def budgets(
