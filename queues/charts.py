@@ -9,6 +9,7 @@ datetimes, drawn as ISO strings. Keeping these pure makes them unit-testable wit
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -41,15 +42,82 @@ def base_layout(*, y_title: str = "", percent: bool = False, height: int | None 
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": {"family": FONT, "size": 12, "color": "#172033"},
         "hovermode": "x unified",
-        "legend": {"orientation": "h", "y": -0.18, "x": 0},
-        "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False},
-        "yaxis": {"title": {"text": y_title}, "gridcolor": GRID, "rangemode": "tozero", "zeroline": False},
+        "legend": {"orientation": "h", "y": -0.2, "x": 0, "yanchor": "top"},
+        # Stand-offs keep the y axis' "0" clear of the first time label at the corner.
+        "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False, "ticklabelstandoff": 6, "automargin": True},
+        "yaxis": {
+            "title": {"text": y_title, "standoff": 8},
+            "gridcolor": GRID,
+            "rangemode": "tozero",
+            "zeroline": False,
+            "ticklabelstandoff": 6,
+            "automargin": True,
+        },
     }
     if percent:
         layout["yaxis"]["tickformat"] = ".0%"
     if height:
         layout["height"] = height
     return layout
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A moment worth a vertical line on a time chart: a policy change from the audit log."""
+
+    at: datetime
+    text: str
+
+
+def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[Marker] = ()) -> Figure:
+    """Show exactly the requested range ``[start, end]`` (not just the span of the data), a
+    "now" line at ``end``, a shaded band and a note where the data begins later than ``start``,
+    and ``markers`` (policy changes) as dotted lines with the change on hover."""
+    layout = figure["layout"]
+    xaxis = layout.get("xaxis")
+    if not isinstance(xaxis, dict) or xaxis.get("type") != "date":
+        return figure  # not a time chart (bars), or an empty one
+    xaxis["range"] = [start.isoformat(), end.isoformat()]
+    xaxis["autorange"] = False
+    shapes = layout.setdefault("shapes", [])
+    notes = layout.setdefault("annotations", [])
+    first = _first_time(figure)
+    if first is not None and first > start + (end - start) / 100:
+        shapes.append(
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": start.isoformat(), "x1": first.isoformat(),
+             "y0": 0, "y1": 1, "fillcolor": "rgba(138,148,166,0.10)", "line": {"width": 0}, "layer": "below"}
+        )
+        notes.append(
+            {"text": f"data from {first:%b %-d %H:%M}", "showarrow": False, "xref": "x", "yref": "paper",
+             "x": first.isoformat(), "y": 1, "xanchor": "right", "yanchor": "top",
+             "font": {"size": 10, "color": "#8a94a6"}}
+        )
+    shapes.append(
+        {"type": "line", "xref": "x", "yref": "paper", "x0": end.isoformat(), "x1": end.isoformat(), "y0": 0, "y1": 1,
+         "line": {"color": "#172033", "width": 1}}
+    )
+    notes.append(
+        {"text": "now", "showarrow": False, "xref": "x", "yref": "paper", "x": end.isoformat(), "y": 1,
+         "xanchor": "right", "yanchor": "bottom", "font": {"size": 10, "color": "#172033"}}
+    )
+    for marker in markers:
+        if not start <= marker.at <= end:
+            continue
+        shapes.append(
+            {"type": "line", "xref": "x", "yref": "paper", "x0": marker.at.isoformat(), "x1": marker.at.isoformat(),
+             "y0": 0, "y1": 1, "line": {"color": "#9c36b5", "width": 1, "dash": "dot"}}
+        )
+        notes.append(
+            {"text": "✎", "hovertext": marker.text, "showarrow": False, "xref": "x", "yref": "paper",
+             "x": marker.at.isoformat(), "y": 1, "yanchor": "bottom", "font": {"size": 11, "color": "#9c36b5"},
+             "captureevents": True}
+        )
+    return figure
+
+
+def _first_time(figure: Figure) -> datetime | None:
+    firsts = [trace["x"][0] for trace in figure.get("data", ()) if trace.get("x")]
+    return datetime.fromisoformat(min(firsts)) if firsts else None
 
 
 def empty_figure(message: str) -> Figure:

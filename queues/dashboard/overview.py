@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 from queues import charts
 from queues.dashboard import history, live
 from queues.dashboard.access import ADMIN, Viewer, scoped
+from queues.dashboard.audit_log import change_markers
 from queues.dashboard.reasons import title
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share, jain_index
 from queues.dashboard.structure import ClusterStructure, load_structure
@@ -208,7 +209,8 @@ def cluster_overview(range_name: str) -> Overview:
     overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
 
-    start = history.since(range_name)
+    window = history.window(range_name)
+    start = window.start
     roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
     ]
@@ -220,6 +222,11 @@ def cluster_overview(range_name: str) -> Overview:
         "chart-fairness": charts.fairness_figure(jain_times, jain_values),
         "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
         "chart-capacity": charts.capacity_figure([row.__dict__ for row in overview.capacity_rows]),
+    }
+    markers = change_markers(ADMIN, start)
+    overview.figures = {
+        key: charts.framed(figure, start=start, end=window.end, markers=markers)
+        for key, figure in overview.figures.items()
     }
     return overview
 
@@ -340,7 +347,8 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
         stop_policy=StopPolicy.NONE
     ).count() + (ClusterQueue.objects.filter(id__in=my_queues).exclude(stop_policy=StopPolicy.NONE).count())
 
-    start = history.since(range_name)
+    window = history.window(range_name)
+    start = window.start
     series = history.summed_series([(Kind.NAMESPACE, ns_id) for ns_id in ns_ids], start)
     times, admitted, pending = history.count_series(Kind.NAMESPACE, start, ns_ids)
     entitlement: dict[str, float] = {}
@@ -359,6 +367,11 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
             limit_name="Namespace hard quota",
         ),
         "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
+    }
+    markers = change_markers(viewer, start)
+    overview.figures = {
+        key: charts.framed(figure, start=start, end=window.end, markers=markers)
+        for key, figure in overview.figures.items()
     }
     return overview
 

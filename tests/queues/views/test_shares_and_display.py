@@ -127,6 +127,7 @@ def status(percent: float, **fields: object):
         forecast_exhausted_at=None,
         exhausts_before_reset=None,
         held=False,
+        first_alert=80.0,
     )
     values.update(fields)
     return BudgetStatus(**values)
@@ -139,12 +140,22 @@ def status(percent: float, **fields: object):
         (85, {}, "warn"),  # past the first alert threshold (80)
         (
             10,
-            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
+             "period_end": datetime(2026, 1, 3, tzinfo=timezone.utc), "exhausts_before_reset": True},
             "warn",
         ),
         (
             10,
-            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
+             "period_end": datetime(2026, 1, 1, 12, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            "ok",
+        ),
+        (  # never resets: at risk only when it runs out within a week
+            10,
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=timezone.utc), "exhausts_before_reset": True},
             "ok",
         ),
         (100, {"exhausted": True}, "bad"),
@@ -158,4 +169,4 @@ def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_de
         1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)
     )
 
-    assert chip.level == level
+    assert chip.level == chip.status.level == level
