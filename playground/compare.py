@@ -227,26 +227,53 @@ def chart_series(result: Result, capacity: Mapping[str, float], max_points: int 
 # --- headline figures -------------------------------------------------------------------------
 
 
+# Differences smaller than these are noise, not a verdict: a tenth of a percentage point of a
+# ratio, a thousandth of Jain's index, a minute (or 1%) of a wait. Counts are exact.
+NOISE = {"ratio": 0.001, "index": 0.001, "seconds": 60.0}
+NOISE_RELATIVE = 0.01
+
+
+def within_noise(before: float | None, after: float | None, unit: str) -> bool:
+    """Whether a change is too small to call better or worse (and to show as one)."""
+    if before is None or after is None:
+        return True
+    delta = abs(float(after) - float(before))
+    floor = NOISE.get(unit, 0.0)
+    if unit == "seconds":
+        floor = max(floor, NOISE_RELATIVE * abs(float(before)))
+    return delta <= floor if floor else delta == 0
+
+
 def _kpi(key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = "") -> dict[str, Any]:
     delta = None if before is None or after is None else _num(after - before)
+    noise = within_noise(before, after, unit)
     verdict = None
-    if delta and better:
+    if delta and better and not noise:
         verdict = "better" if (delta > 0) == (better == "higher") else "worse"
     return {"key": key, "label": label, "baseline": before, "edited": after, "delta": delta, "unit": unit,
-            "better": better, "verdict": verdict}
+            "better": better, "verdict": verdict, "noise": noise}
+
+
+def censored(result: Result) -> int:
+    """Workloads still pending at the end of a run: their wait is cut off by the horizon, so it
+    is a lower bound (censored), not a measured wait."""
+    return sum(1 for entry in result.get("workloads", {}).values() if entry.get("state") == "Pending")
 
 
 def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The headline numbers, with which direction is better."""
     b, e = baseline["summary"], edited["summary"]
-    rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher")]
+    rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher", "index")]
     for resource in sorted(set(b["utilization"]) | set(e["utilization"])):
         rows.append(
             _kpi(f"utilization.{resource}", f"Utilisation {resource}", b["utilization"].get(resource),
                  e["utilization"].get(resource), "higher", "ratio")
         )
-    rows.append(_kpi("wait.p50", "Wait p50", b["waitSeconds"]["p50"], e["waitSeconds"]["p50"], "lower", "seconds"))
-    rows.append(_kpi("wait.p95", "Wait p95", b["waitSeconds"]["p95"], e["waitSeconds"]["p95"], "lower", "seconds"))
+    cut = {"baseline": censored(baseline), "edited": censored(edited)}
+    for key, label in (("p50", "Wait p50"), ("p95", "Wait p95")):
+        row = _kpi(f"wait.{key}", label, b["waitSeconds"][key], e["waitSeconds"][key], "lower", "seconds")
+        row["censored"] = cut  # the waits include these still-pending workloads' time so far
+        rows.append(row)
     rows.append(_kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher"))
     rows.append(_kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower"))
     rows.append(_kpi("evictions", "Evictions", b["evictions"], e["evictions"], "lower"))

@@ -93,3 +93,49 @@ def ratio(numerator: float, denominator: float) -> float | None:
 
 def percent(value: float | None, digits: int = 0) -> str:
     return "—" if value is None else f"{value * 100:.{digits}f}%"
+
+
+# --- one human format for durations and hours -----------------------------------------------------
+
+_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+
+
+def duration(seconds: float | int | None) -> str:
+    """``45 s``, ``12 min``, ``4 h 20 min``, ``2 d 5 h``: the two largest units, rounded, so a
+    reader sees how long at a glance (never ``15600 s`` nor ``1d5h22m15s``). None: an em dash."""
+    if seconds is None:
+        return "—"
+    value = float(seconds)
+    if math.isnan(value):
+        return "—"
+    sign = "−" if value < 0 else ""
+    remaining = int(round(abs(value)))
+    if remaining < 60:
+        return f"{sign}{remaining} s"
+    parts = []
+    for unit, size in _UNITS:
+        if remaining >= size and len(parts) < 2:
+            count = remaining // size
+            remaining -= count * size
+            parts.append(f"{count} {unit}")
+            if unit in ("min", "s"):
+                break
+        elif parts:
+            break  # the next unit is zero: "2 d" not "2 d 0 h"
+    return sign + " ".join(parts)
+
+
+def signed_duration(seconds: float | int | None) -> str:
+    """``+20 min`` later, ``−1 h`` earlier, ``0 s``."""
+    if seconds is None:
+        return "—"
+    return ("+" if float(seconds) > 0 else "") + duration(seconds)
+
+
+def number(value: float | int | None, places: int = 2) -> str:
+    """``2,003.5``, ``0.17``, ``2,000``: at most ``places`` decimals, no trailing zeros, thousands
+    separated (never ``40.000``)."""
+    if value is None:
+        return "—"
+    text = f"{float(value):,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

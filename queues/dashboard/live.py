@@ -18,6 +18,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from budgets.models import Budget
 from budgets.selectors import budget_status
 from budgets.status import BudgetStatus
+from queues.display import number
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 from queues.tenancy import Access, budget_visibility
 
@@ -251,7 +252,7 @@ def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
                 budget.pk,
                 budget.name,
                 budget.kind,
-                f"{budget.allocated_hours.normalize():f}",
+                number(budget.allocated_hours),
                 budget.action,
                 budget.unit_label,
                 budget.target_label,

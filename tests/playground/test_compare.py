@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from playground import compare
 from tests.playground.helpers import preset_view
 
@@ -122,3 +124,33 @@ def test_the_budget_preset_comparison_reports_both_exhaustion_times():
     assert row["budget"] == "team-a-hours"
     assert row["baseline"] < row["edited"]
     assert 3.5 * 3600 < row["delta"] < 4.5 * 3600
+
+
+def test_given_changes_within_noise_then_no_verdict_is_given():
+    # Utilisation 0.50000 -> 0.49996 (-0.004 pts), Jain 0.8 -> 0.8004, wait p95 1h -> 1h 20 s.
+    baseline = result([], {}, jain=0.8, utilization=0.5)
+    edited = result([], {}, jain=0.8004, utilization=0.49996)
+    baseline["summary"]["waitSeconds"]["p95"] = 3600
+    edited["summary"]["waitSeconds"]["p95"] = 3620
+
+    kpis = {k["key"]: k for k in compare.kpis(baseline, edited, [])}
+
+    for key in ("jainIndex", "utilization.cpu", "wait.p95"):
+        assert kpis[key]["verdict"] is None and kpis[key]["noise"], key
+
+
+def test_given_workloads_still_pending_at_the_end_then_the_wait_figures_say_how_many_are_censored():
+    baseline = result([], {"a1": entry("a/q", 0), "a2": dict(entry("a/q", 900), state="Pending")})
+    edited = result([], {"a1": entry("a/q", 0), "a2": entry("a/q", 300)})
+
+    kpis = {k["key"]: k for k in compare.kpis(baseline, edited, [])}
+
+    assert kpis["wait.p95"]["censored"] == {"baseline": 1, "edited": 0}
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [(-0.00004, "ratio", "no change"), (0.0123, "ratio", "+1.2 pts"),
+                                                      (0.2, "seconds", "no change"), (-5400, "seconds", "−1 h 30 min")])
+def test_given_a_tiny_difference_then_it_reads_no_change_not_minus_zero(value, unit, text):
+    from playground.templatetags.playground import kpi_delta
+
+    assert kpi_delta(value, unit) == text
