@@ -37,12 +37,12 @@ def iso(times: Sequence[datetime]) -> list[str]:
 def base_layout(*, y_title: str = "", percent: bool = False, height: int | None = None) -> dict[str, Any]:
     """Transparent background, light grid, legend below, one hover label for all series."""
     layout: dict[str, Any] = {
-        "margin": {"l": 56, "r": 16, "t": 12, "b": 40},
+        "margin": {"l": 56, "r": 16, "t": 16, "b": 64},
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": {"family": FONT, "size": 12, "color": "#172033"},
         "hovermode": "x unified",
-        "legend": {"orientation": "h", "y": -0.2, "x": 0, "yanchor": "top"},
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
         # Stand-offs keep the y axis' "0" clear of the first time label at the corner.
         "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False, "ticklabelstandoff": 6, "automargin": True},
         "yaxis": {

@@ -13,7 +13,8 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
+from django.db.models.functions import Cast, Concat
 
 from budgets.models import Budget
 from budgets.selectors import budget_status
@@ -239,13 +240,14 @@ def budgets(
 
 
 def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
-    """Budgets with their status from the last accounting run (two queries for any number)."""
+    """Budgets with their status from the last accounting run (one query for any number: whether
+    each is held is an ``EXISTS`` on its hold, so the count does not depend on what is shown)."""
+    hold_source = Concat(Value("budget:"), Cast(OuterRef("pk"), CharField()))
     rows = list(
-        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue").order_by(
-            "name"
-        )
+        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue")
+        .annotate(is_held=Exists(QueueHold.objects.filter(source=hold_source)))
+        .order_by("name")
     )
-    held = set(QueueHold.objects.filter(source__in=[f"budget:{b.pk}" for b in rows]).values_list("source", flat=True))
     return [
         (
             BudgetChip(
@@ -256,7 +258,7 @@ def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
                 budget.action,
                 budget.unit_label,
                 budget.target_label,
-                budget_status(budget, held=f"budget:{budget.pk}" in held),
+                budget_status(budget, held=budget.is_held),
                 tuple(float(t) for t in budget.alert_thresholds or ()),
             ),
             budget,

@@ -37,6 +37,10 @@ SORTS = {
     "priority": ("-priority", "queued_at", "id"),
     # pending work in queue order per ClusterQueue, then what runs or ran (no position)
     "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
+    # a queue's page: everything that waits first (in queue order), then what runs
+    "waiting-first": (
+        F("state").desc(), "local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"
+    ),
 }
 AHEAD_SHOWN = 4
 

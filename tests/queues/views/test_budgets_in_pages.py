@@ -49,7 +49,7 @@ def test_given_running_gpu_work_when_local_queue_opened_then_its_budget_shows_us
 def test_given_budgets_when_tree_opened_then_chips_show_percent_used(cluster, login):
     body = login("admin").get(reverse("queue-tree")).content.decode()
 
-    assert "budget a-gpu-hours ·" in body and "budget b-wall-time ·" in body
+    assert ">a-gpu-hours · " in body and ">b-wall-time · " in body
 
 
 def test_given_budget_changes_when_tenant_opens_audit_log_then_only_its_budgets_appear(cluster, login):
