@@ -435,3 +435,53 @@ def capacity_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
         ],
         "layout": layout,
     }
+
+
+def _time_unit(seconds: Sequence[float]) -> tuple[float, str]:
+    """Minutes for waits up to two hours, hours beyond."""
+    return (3600.0, "hours") if max(seconds, default=0) > 7200 else (60.0, "minutes")
+
+
+def wait_figure(times: Sequence[datetime], p50: Sequence[float], p95: Sequence[float], width_label: str) -> Figure:
+    """p50 and p95 wait of the admissions in each bucket (time from queueing, or from the last
+    eviction, to admission)."""
+    if not times:
+        return empty_figure("No admissions in this range.")
+    divisor, unit = _time_unit(p95)
+    x = iso(times)
+    layout = base_layout(y_title=f"wait ({unit})")
+    layout["xaxis"]["type"] = "date"
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "p50", "x": x, "y": [v / divisor for v in p50],
+             "line": {"color": "#4055d8", "width": 2, "shape": "hv"}, "marker": {"size": 4},
+             "hovertemplate": f"%{{y:.1f}} {unit} (p50, per {width_label})"},
+            {"type": "scatter", "mode": "lines+markers", "name": "p95", "x": x, "y": [v / divisor for v in p95],
+             "line": {"color": "#b26a00", "width": 2, "shape": "hv", "dash": "dot"}, "marker": {"size": 4},
+             "hovertemplate": f"%{{y:.1f}} {unit} (p95, per {width_label})"},
+        ],
+        "layout": layout,
+    }
+
+
+EVICTION_COLORS = {"Preempted": "#c2255c", "BudgetExhausted": "#b26a00", "Reclaimed": "#9c36b5", "Evicted": "#8a94a6"}
+
+
+def evictions_figure(times: Sequence[datetime], by_reason: Mapping[str, Sequence[int]], width_label: str) -> Figure:
+    """Evictions per bucket, stacked by reason."""
+    if not times:
+        return empty_figure("No evictions in this range.")
+    layout = base_layout(y_title="evictions")
+    layout["barmode"] = "stack"
+    layout["yaxis"]["dtick"] = 1 if max((sum(c) for c in zip(*by_reason.values())), default=0) < 8 else None
+    if layout["yaxis"]["dtick"] is None:
+        layout["yaxis"].pop("dtick")
+    return {
+        "data": [
+            {"type": "bar", "name": reason, "x": iso(times), "y": list(counts),
+             "marker": {"color": EVICTION_COLORS.get(reason, "#0b7285")},
+             "hovertemplate": f"%{{y}} {reason} (per {width_label})<extra></extra>"}
+            for reason, counts in by_reason.items()
+        ],
+        "layout": layout,
+    }

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from queues import charts
-from queues.dashboard import history, live
+from queues.dashboard import analytics, history, live
 from queues.dashboard.access import Viewer
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure
-from queues.display import amount, amounts, resource_order
+from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
     ClusterQueue,
     Cohort,
@@ -89,6 +89,7 @@ def _figures(
     entitlement: dict[str, float],
     window: history.Window,
     markers: list[charts.Marker],
+    admissions: Q,
     *,
     limit_series: bool = False,
     limit: dict[str, float] | None = None,
@@ -110,6 +111,10 @@ def _figures(
         "chart-share": charts.share_figure(series.times, series.allocated, series.consumed, entitlement),
         "chart-counts": charts.admitted_pending_figure(series.times, series.admitted, series.pending),
     }
+    waits = analytics.wait_history(admissions, window)
+    per = duration(analytics.BUCKETS[window.name].total_seconds())
+    figures["chart-waits"] = charts.wait_figure(waits.times, waits.p50, waits.p95, per)
+    figures["chart-evictions"] = charts.evictions_figure(waits.eviction_times, waits.evictions, per)
     return {
         key: charts.framed(figure, start=window.start, end=window.end, markers=markers)
         for key, figure in figures.items()
@@ -163,7 +168,11 @@ def local_queue_detail(
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes("localqueue", lq.id),
         figures=_figures(
-            series, entitlement, window, change_markers(viewer, window.start, object_type="localqueue", object_id=lq.id)
+            series,
+            entitlement,
+            window,
+            change_markers(viewer, window.start, object_type="localqueue", object_id=lq.id),
+            Q(local_queue_id=lq.id),
         ),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
@@ -229,7 +238,10 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
-        figures=_figures(series, {r: float(v) for r, v in capacity.items()}, window, markers, limit_series=True),
+        figures=_figures(
+            series, {r: float(v) for r, v in capacity.items()}, window, markers, Q(cluster_queue_id=queue.id),
+            limit_series=True,
+        ),
         can_edit=viewer.is_admin,
     )
 
@@ -267,6 +279,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
             entitlement,
             window,
             change_markers(viewer, window.start, object_type="namespace", object_id=namespace.id),
+            Q(namespace_id=namespace.id),
             limit={r: float(v) for r, v in hard.items()},
             limit_name="Hard quota",
         ),
@@ -319,6 +332,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
             capacity,
             window,
             change_markers(viewer, window.start, object_type="cohort", object_id=cohort.id),
+            Q(cluster_queue_id__in=sorted(inside)),
             limit_series=True,
             limit_name="Subtree nominal quota",
         ),

@@ -17,7 +17,7 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 
 from queues import charts
-from queues.dashboard import history, live
+from queues.dashboard import analytics, history, live
 from queues.dashboard.access import ADMIN, Viewer, scoped
 from queues.dashboard.audit_log import change_markers
 from queues.dashboard.reasons import title
@@ -122,6 +122,7 @@ class Overview:
     namespaces: list[str] = field(default_factory=list)
     budgets: list[live.BudgetChip] = field(default_factory=list)
     budget_count: int = 0
+    starved: analytics.StarvedSummary = field(default_factory=analytics.StarvedSummary)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
 
 
@@ -208,6 +209,7 @@ def cluster_overview(range_name: str) -> Overview:
     )
     overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
+    overview.starved = analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy())
 
     window = history.window(range_name)
     start = window.start
@@ -229,6 +231,11 @@ def cluster_overview(range_name: str) -> Overview:
         for key, figure in overview.figures.items()
     }
     return overview
+
+
+def _reclaim_policy() -> dict[int, str]:
+    """``reclaimWithinCohort`` per ClusterQueue id (one query)."""
+    return dict(ClusterQueue.objects.values_list("id", "reclaim_within_cohort"))
 
 
 def _borrowed_of(
@@ -340,6 +347,9 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     overview.reasons = _reasons(viewer)
     overview.budgets, overview.budget_count = live.visible_budgets(viewer, limit=TOP_BUDGETS)
     overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
+    overview.starved = analytics.starved_and_reclaimable(
+        viewer, structure, live.admitted_usage(), live.counts_by_local_queue(namespace_ids=ns_ids), _reclaim_policy()
+    )
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)
     ).count()
