@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from queues.views import audit, detail, overview, policy, tree, workloads
+from queues.views import audit, detail, flavors, overview, policy, tree, workloads
 
 urlpatterns = [
     path("", overview.overview, name="home"),
     path("queues/", tree.tree, name="queue-tree"),
+    path("queues/flavors/", flavors.flavor_list, name="flavors"),
+    path("queues/flavors/<str:name>/", flavors.flavor_detail, name="flavor"),
     path("queues/cohorts/<str:name>/", detail.cohort, name="cohort"),
     path("queues/cohorts/<str:name>/edit/", policy.edit_cohort, name="edit-cohort"),
     path("queues/cluster-queues/<str:name>/", detail.cluster_queue, name="cluster-queue"),
