@@ -2,7 +2,7 @@
 
 Every function returns ``{"data": [...], "layout": {...}}``, which the page embeds as JSON and
 ``static/js/live.js`` hands to ``Plotly.react`` (the same dict on first load and on refresh).
-Amounts come in as millis and are drawn in cores, GiB and GPUs (``queues.display``); times as
+Amounts come in as millis and are drawn in cores, Gi and GPUs (``queues.display``); times as
 datetimes, drawn as ISO strings. Keeping these pure makes them unit-testable without a browser.
 """
 

@@ -1,4 +1,7 @@
-"""Amounts as people read them on a dashboard: rounded, in cores, GiB and GPUs.
+"""Amounts as people read them on a dashboard: rounded, in cores, Gi and GPUs.
+
+Byte amounts use the Kubernetes binary suffixes (``Mi``, ``Gi``, ``Ti``) that forms, files, the
+API and the engine's pending reasons use, so one page never says "384Gi" and "384 GiB" at once.
 
 Forms and files use exact Kubernetes notation (``queues.fields.format_for_humans``); tables and
 charts need approximate numbers in a readable unit instead (a decayed usage of ``12345.6``
@@ -35,11 +38,11 @@ def short_name(resource: str) -> str:
 
 def unit_label(resource: str) -> str:
     """The unit charts use for ``resource`` (axis titles)."""
-    return "GiB" if is_bytes(resource) else short_name(resource)
+    return "Gi" if is_bytes(resource) else short_name(resource)
 
 
 def to_display(millis: float | int | None, resource: str) -> float:
-    """Millis as a float in the chart unit: cores, GiB (bytes resources), GPUs."""
+    """Millis as a float in the chart unit: cores, Gi (bytes resources), GPUs."""
     if millis is None:
         return 0.0
     value = float(millis) / MILLIS
@@ -65,16 +68,16 @@ def _number(value: float) -> str:
 
 
 def amount(millis: float | int | None, resource: str) -> str:
-    """``12.3 CPU``, ``1.5 TiB``, ``4 GPU``: one rounded amount with its unit."""
+    """``12.3 CPU``, ``1.5 Ti``, ``4 GPU``: one rounded amount with its unit."""
     if millis is None:
         return "—"
     if is_bytes(resource):
         gib = to_display(millis, resource)
         if abs(gib) >= 1024:
-            return f"{_number(gib / 1024)} TiB"
+            return f"{_number(gib / 1024)} Ti"
         if 0 < abs(gib) < 1:
-            return f"{_number(gib * 1024)} MiB"
-        return f"{_number(gib)} GiB"
+            return f"{_number(gib * 1024)} Mi"
+        return f"{_number(gib)} Gi"
     return f"{_number(to_display(millis, resource))} {short_name(resource)}"
 
 

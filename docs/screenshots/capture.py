@@ -24,7 +24,8 @@ OVERFLOW = """() => [...document.querySelectorAll('table')]
 
 
 def pending_workload(page) -> str:
-    page.goto("/workloads/?state=Pending&sort=position")
+    """The first pending workload in queue order of the LocalQueue shown (team-vision/training)."""
+    page.goto("/workloads/?state=Pending&sort=position&local_queue=team-vision/training")
     return page.locator("table.workloads tbody tr td a").first.get_attribute("href")
 
 
@@ -57,6 +58,8 @@ def main() -> None:
             page.wait_for_function(
                 "() => [...document.querySelectorAll('.chart')].every(el => el.querySelector('.main-svg'))"
             )
+            if page.locator("#estimate").count():
+                page.wait_for_selector("#estimate-result:not([data-state=busy])", timeout=60_000)
             height = page.evaluate("() => document.documentElement.scrollHeight")
             print(f"{name:18} {url:48} {height:6} px  overflow: {page.evaluate(OVERFLOW) or 'none'}")
             page.screenshot(path=str(out / f"{name}.png"), full_page=True)

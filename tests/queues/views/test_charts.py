@@ -64,7 +64,7 @@ def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in
     assert gpu["Nominal quota"]["y"] == [8, 8, 8, 8]
     mem = [trace for trace in figure["data"] if trace["yaxis"] == "y2"][0]
     assert mem["y"] == [64.0] * 4
-    assert "GiB" in figure["layout"]["annotations"][1]["text"]
+    assert "Gi" in figure["layout"]["annotations"][1]["text"]
     assert sum(1 for trace in figure["data"] if trace["showlegend"]) == len({t["name"] for t in figure["data"]})
 
 
