@@ -2,7 +2,7 @@
 
 Input is the simulator's JSON (DESIGN.md contract); output is a compact JSON "view" the run
 page, the API and the exports read, so a finished run never re-reads the full results to draw
-itself. Nothing here touches Django.
+itself. Nothing here touches Django (``budgets.status`` is pure too: the one forecast).
 
 Definitions the page states next to the figures:
 
@@ -18,7 +18,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
+
+from budgets.status import SECONDS_PER_HOUR, forecast
 
 Result = Mapping[str, Any]
 
@@ -143,14 +147,40 @@ def budget_exhaustion(result: Result) -> dict[str, float]:
     return times
 
 
+def forecast_after_end(result: Result, label: str) -> float | None:
+    """Seconds from the start of a run until a budget not exhausted by its end would run out at
+    its end-of-run burn rate: ``budgets.status.forecast``, the live pages' computation (None:
+    nothing burns at the end, or a decade away)."""
+    entry = next((b for b in result.get("summary", {}).get("budgets", ()) if b.get("budget") == label), None)
+    end = result.get("summary", {}).get("endSeconds")
+    if entry is None or end is None or entry.get("burnRatePerHour") is None:
+        return None
+    epoch = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    as_of = epoch + timedelta(seconds=float(end))
+    moment = forecast(
+        as_of,
+        Decimal(str(entry["usedHours"])) * SECONDS_PER_HOUR,
+        Decimal(str(entry["allocatedHours"])),
+        # units per hour of time = unit-seconds per second, the rate ``forecast`` takes
+        Decimal(str(entry["burnRatePerHour"])),
+    )
+    return None if moment is None else _num((moment - epoch).total_seconds())
+
+
 def budget_rows(labels: Sequence[str], baseline: Result, edited: Result) -> list[dict[str, Any]]:
-    """Exhaustion time of each budget in both runs; None = not exhausted within the run."""
+    """Exhaustion time of each budget in both runs; None = not exhausted within the run. A budget
+    still running at the end gets its forecast (``forecast_after_end``), so "not exhausted in
+    the replay" never reads as "never runs out"."""
     before, after = budget_exhaustion(baseline), budget_exhaustion(edited)
     rows = []
     for label in list(labels) + sorted((set(before) | set(after)) - set(labels)):
         b, a = before.get(label), after.get(label)
         rows.append(
-            {"budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b)}
+            {
+                "budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b),
+                "baselineForecast": forecast_after_end(baseline, label) if b is None else None,
+                "editedForecast": forecast_after_end(edited, label) if a is None else None,
+            }
         )
     return rows
 

@@ -266,6 +266,7 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "ENVIRONMENT": ENVIRONMENT,
         "SIMULATION": SIMULATION,
         # Once applied, the run is history: a later change is a new run from today's cluster.
+        "live_budgets": _live_budgets(request, run) if view and view.get("budgets") else {},
         "can_apply": can_apply,
         "apply_blockers": apply_blockers(deltas[DATABASE]) if can_apply else [],
         "applications": applications,
@@ -275,6 +276,16 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "elapsed": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None,
     }
     return render(request, "playground/run.html", context)
+
+
+def _live_budgets(request: HttpRequest, run: Run) -> dict[str, Any]:
+    """For a run of today's cluster, each budget's status as the budget pages show it now (the
+    same ``budgets.status`` state and forecast), keyed by name; other sources have none."""
+    if run.scenario.source != Scenario.Source.LIVE or run.scenario.redacted:
+        return {}
+    from budgets.selectors import budgets_with_status, viewer_for
+
+    return {budget.name: status for budget, status in budgets_with_status(viewer_for(request.user))}
 
 
 def _stuck(run: Run) -> bool:

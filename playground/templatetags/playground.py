@@ -75,3 +75,9 @@ def pretty(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    """``mapping[key]`` in a template (None when absent)."""
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -77,8 +77,10 @@ def test_budget_rows_give_exhaustion_times_and_the_shift():
     later = dict(held, t=5400)
     rows = compare.budget_rows(["hours", "never"], {"events": [held]}, {"events": [later]})
     assert rows == [
-        {"budget": "hours", "baseline": 3600, "edited": 5400, "delta": 1800},
-        {"budget": "never", "baseline": None, "edited": None, "delta": None},
+        {"budget": "hours", "baseline": 3600, "edited": 5400, "delta": 1800, "baselineForecast": None,
+         "editedForecast": None},
+        {"budget": "never", "baseline": None, "edited": None, "delta": None, "baselineForecast": None,
+         "editedForecast": None},
     ]
 
 
@@ -154,3 +156,17 @@ def test_given_a_tiny_difference_then_it_reads_no_change_not_minus_zero(value, u
     from playground.templatetags.playground import kpi_delta
 
     assert kpi_delta(value, unit) == text
+
+
+def test_given_a_budget_burning_at_the_end_of_a_replay_then_its_forecast_is_the_live_pages_computation():
+    # 10 of 40 hours used when the replay ends at 6 h, burning 5 per hour: 30 h left -> 6 h later.
+    summary = {"endSeconds": 6 * 3600, "budgets": [
+        {"budget": "team-hours", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 5},
+        {"budget": "idle", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 0},
+    ]}
+    result = {"events": [], "summary": summary}
+
+    [row, idle] = compare.budget_rows(["team-hours", "idle"], result, result)
+
+    assert row["baseline"] is None and row["baselineForecast"] == 12 * 3600
+    assert idle["baselineForecast"] is None  # nothing burns: no forecast, as on the budget pages
