@@ -6,7 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard.structure import load_structure
-from queues.dashboard.workloads import SORTS, workload_detail, workload_page
+from queues.dashboard.workloads import SORTS, filter_options, workload_detail, workload_page
 from queues.models import WorkloadState
 from queues.views.common import (
     DashboardRequest,
@@ -40,6 +40,7 @@ def workload_list(request: DashboardRequest) -> HttpResponse:
             "live_interval": live_interval(),
             "live_query": query_without(request, "live"),
             "state_tabs": STATE_TABS,
+            "options": filter_options(request.viewer),
             "current_state": states[0] if len(states) == 1 else ("" if not states else None),
         },
     )
