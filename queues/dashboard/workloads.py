@@ -28,7 +28,7 @@ from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, Namespace, Workload, WorkloadState
 from queues.models.workload import total_requests
 
-PAGE_SIZE = 50
+PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
 # queue timestamp on every page load would cost more than the whole rest of the page.
 SORTS = {
@@ -42,7 +42,7 @@ SORTS = {
         F("state").desc(), "local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"
     ),
 }
-AHEAD_SHOWN = 4
+AHEAD_SHOWN = 2
 
 
 @dataclass
