@@ -141,3 +141,28 @@ def test_given_jobs_coming_and_going_then_the_forecast_moves_little_between_runs
         for i, (earlier, later) in enumerate(zip(forecasts, forecasts[1:]))
     ]
     assert max(moves) < 0.25, [round(m, 3) for m in moves]
+
+
+@pytest.mark.parametrize(
+    ("used", "rate", "period_end", "held", "state"),
+    [
+        (Decimal(1 * 3600), Decimal(0), None, False, "ok"),  # 10%, not burning
+        (Decimal(9 * 3600), Decimal(0), None, False, "at_risk"),  # 90%: past the 80% threshold
+        (Decimal(1 * 3600), Decimal(1), T + timedelta(hours=12), False, "at_risk"),  # 9 h left at 1/h, resets in 12 h
+        (Decimal(1 * 3600), Decimal(1), T + timedelta(hours=6), False, "ok"),  # resets before it runs out
+        (Decimal(1 * 3600), Decimal(1), None, False, "at_risk"),  # never resets, runs out in 9 h (< 7 days)
+        (Decimal(10 * 3600), Decimal(0), None, False, "exhausted"),
+        (Decimal(10 * 3600), Decimal(0), None, True, "held"),
+    ],
+)
+def test_given_a_measurement_then_one_state_is_classified_from_thresholds_forecast_and_holds(
+    used, rate, period_end, held, state
+):
+    measurement = Measurement(as_of=T, period_start=T - timedelta(days=1), period_end=period_end, used=used,
+                              burn_rate=rate, exhausted_at=T if used >= 36000 else None)
+
+    status = build_status(budget_id=1, name="b", unit="hours", allocated_hours=Decimal(10), measurement=measurement,
+                          held=held, thresholds=[100, 80])
+
+    assert status.state == state
+    assert bool(status.state_reason) == (state != "ok")
