@@ -32,7 +32,8 @@ from queues.models import Workload, WorkloadState
 
 MAX_WORKLOADS = 5_000
 # A day ahead: the replay samples usage and plans after every sample, so its cost grows with the
-# horizon (the demo's 73 workloads: about 1.3 s for 6 h, 3 s for 24 h, 6 s for 3 days, one core).
+# horizon (bench/estimate.py: the demo's 82 active workloads, 0.6 s for 6 h and 0.9 s for 24 h;
+# 253 active, 1.6 s for 24 h; a 3-day horizon costs about three times a day's).
 HORIZON = timedelta(hours=24)
 CACHE_SECONDS = 120
 _CACHE_KEY = "estimate:starts:v1"
