@@ -79,7 +79,7 @@ def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
         held = QueueHold.objects.filter(source=f"budget:{budget.pk}").exists()
     return build_status(
         budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
-        measurement=measurement, held=held,
+        measurement=measurement, held=held, thresholds=[float(t) for t in budget.alert_thresholds or ()],
     )
 
 
@@ -168,5 +168,9 @@ def usage_for_metrics(budgets: list[Budget]) -> dict[int, Any]:
     result: dict[int, Any] = {}
     for budget in with_state:
         status = budget_status(budget, held=f"budget:{budget.pk}" in held)
-        result[budget.pk] = MetricState(used_hours=float(status.used_hours), exhausted=status.exhausted)
+        forecast = status.forecast_exhausted_at
+        result[budget.pk] = MetricState(
+            used_hours=float(status.used_hours), exhausted=status.exhausted, at_risk=status.state == "at_risk",
+            forecast_exhausted_at=forecast.timestamp() if forecast else None,
+        )
     return result

@@ -59,6 +59,7 @@ def reconcile_budget(budget_id: int, *, now: datetime | None = None) -> CycleRes
         status = build_status(
             budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
             measurement=measurement, held=enforcement.current_hold(budget.pk) is not None,
+            thresholds=[float(t) for t in budget.alert_thresholds or ()],
         )
         result = CycleResult(budget=budget.name, lines=charged.lines, corrections=charged.corrections, status=status)
         if measurement is not None:

@@ -7,13 +7,22 @@ of wall time, or resource-seconds in base units); status speaks hours.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 SECONDS_PER_HOUR = Decimal(3600)
 _HOURS_PLACES = Decimal("0.000001")
+
+# A budget that never resets has no "before the reset" to compare its forecast with: it is at
+# risk when the forecast falls within this horizon.
+AT_RISK_HORIZON = timedelta(days=7)
+
+# The one vocabulary of a budget's state: every page, the API, /metrics and the playground use it.
+HELD, EXHAUSTED, AT_RISK, OK = "held", "exhausted", "at_risk", "ok"
+STATE_LABELS = {HELD: "held", EXHAUSTED: "exhausted", AT_RISK: "at risk", OK: "ok"}
+STATE_LEVELS = {HELD: "bad", EXHAUSTED: "bad", AT_RISK: "warn", OK: "ok"}  # CSS classes
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +64,25 @@ class BudgetStatus:
     forecast_exhausted_at: datetime | None
     exhausts_before_reset: bool | None
     held: bool
+    first_alert: float | None = None  # the lowest alert threshold, percent
+
+    @property
+    def state(self) -> str:
+        """``held``, ``exhausted``, ``at_risk`` or ``ok`` (``classify``)."""
+        return classify(self)[0]
+
+    @property
+    def state_reason(self) -> str:
+        return classify(self)[1]
+
+    @property
+    def state_label(self) -> str:
+        return STATE_LABELS[self.state]
+
+    @property
+    def level(self) -> str:
+        """The state as a CSS class: bad, warn or ok."""
+        return STATE_LEVELS[self.state]
 
 
 def to_hours(unit_seconds: Decimal) -> Decimal:
@@ -116,6 +144,25 @@ def first_crossing(
     return None
 
 
+def classify(status: BudgetStatus) -> tuple[str, str]:
+    """``(state, why)``: held or exhausted; at risk when past the first alert threshold, or when
+    the forecast runs out before the period resets (within ``AT_RISK_HORIZON`` for a budget that
+    never resets); otherwise ok. The only place this rule lives."""
+    if status.held:
+        return HELD, "new work from its queues waits until the budget is raised or renews"
+    if status.exhausted:
+        return EXHAUSTED, "used up: the next accounting run holds its queues"
+    if status.first_alert is not None and status.measured and status.percent >= status.first_alert:
+        return AT_RISK, f"past its {status.first_alert:g}% alert threshold"
+    forecast_at, as_of, period_end = status.forecast_exhausted_at, status.as_of, status.period_end
+    if forecast_at is not None and as_of is not None:
+        if period_end is not None and forecast_at < period_end:
+            return AT_RISK, "forecast to run out before the period resets"
+        if period_end is None and forecast_at - as_of <= AT_RISK_HORIZON:
+            return AT_RISK, "forecast to run out within 7 days"
+    return OK, ""
+
+
 def build_status(
     *,
     budget_id: int,
@@ -124,15 +171,17 @@ def build_status(
     allocated_hours: Decimal,
     measurement: Measurement | None,
     held: bool,
+    thresholds: Sequence[float] = (),
 ) -> BudgetStatus:
     """Status from the last measurement and the *current* allocation (raising it shows at once)."""
+    first_alert = min((float(t) for t in thresholds), default=None)
     if measurement is None:
         return BudgetStatus(
             budget_id=budget_id, name=name, unit=unit, measured=False, as_of=None, period_start=None,
             period_end=None, allocated_hours=allocated_hours, used_hours=Decimal(0),
             remaining_hours=allocated_hours, percent=percent_used(Decimal(0), allocated_hours),
             exhausted=False, exhausted_at=None, burn_rate_per_hour=Decimal(0), forecast_exhausted_at=None,
-            exhausts_before_reset=None, held=held,
+            exhausts_before_reset=None, held=held, first_alert=first_alert,
         )
     used_hours = to_hours(measurement.used)
     exhausted = is_exhausted(measurement.used, allocated_hours)
@@ -158,6 +207,7 @@ def build_status(
         forecast_exhausted_at=predicted,
         exhausts_before_reset=before_reset,
         held=held,
+        first_alert=first_alert,
     )
 
 

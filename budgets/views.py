@@ -6,6 +6,7 @@ a page does not even confirm that a budget exists.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -40,5 +41,6 @@ def budget_detail(request: HttpRequest, name: str) -> HttpResponse:
             "chart": chart,
             "events": selectors.budget_events(budget.pk, limit=50),
             "consumers": selectors.top_consumers(budget, status, viewer),
+            "burn_window": settings.BUDGET_BURN_RATE_WINDOW_SECONDS,
         },
     )

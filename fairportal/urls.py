@@ -3,11 +3,14 @@ with its schema and docs."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
+from fairportal.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
 from queues.api.urls import register_routes as register_queue_routes
 from queues.api.views.base import api_not_found
@@ -21,7 +24,8 @@ register_playground_routes(api)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/kueue/", include("queues.interop.urls")),

@@ -32,15 +32,19 @@ def time_axis(end_seconds: float) -> tuple[float, str]:
 
 def base_layout(*, x_title: str, y_title: str, height: int = 300) -> dict[str, Any]:
     return {
-        "height": height,
-        "margin": {"l": 56, "r": 16, "t": 30, "b": 44},
+        "height": height + 40,  # the legend's own strip at the bottom
+        "margin": {"l": 56, "r": 16, "t": 30, "b": 84},
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": {"family": FONT, "size": 12, "color": "#172033"},
         "hovermode": "x unified",
-        "legend": {"orientation": "h", "y": -0.25, "x": 0},
-        "xaxis": {"title": {"text": x_title}, "gridcolor": GRID, "zeroline": False},
-        "yaxis": {"title": {"text": y_title}, "gridcolor": GRID, "rangemode": "tozero", "zeroline": False},
+        # Pinned to the bottom of the figure (not the plot), below the axis title: they never overlap.
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        # automargin: long tick labels push the titles out instead of clipping them.
+        "xaxis": {"title": {"text": x_title, "standoff": 6}, "gridcolor": GRID, "zeroline": False, "automargin": True,
+                  "ticklabelstandoff": 4},
+        "yaxis": {"title": {"text": y_title, "standoff": 6}, "gridcolor": GRID, "rangemode": "tozero",
+                  "zeroline": False, "automargin": True, "ticklabelstandoff": 4},
     }
 
 
@@ -234,7 +238,7 @@ def moved_figure(view: Mapping[str, Any]) -> Figure:
     layout = base_layout(x_title="workloads", y_title="", height=140)
     layout.update({"barmode": "stack", "hovermode": "closest", "margin": {"l": 16, "r": 16, "t": 8, "b": 36}})
     layout["yaxis"] = {"visible": False}
-    layout["legend"] = {"orientation": "h", "y": -0.6, "x": 0}
+    layout["legend"] = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
     return {
         "data": [
             {"type": "bar", "orientation": "h", "name": text, "y": ["starts"], "x": [counts[key]],

@@ -2,7 +2,7 @@
 
 Input is the simulator's JSON (DESIGN.md contract); output is a compact JSON "view" the run
 page, the API and the exports read, so a finished run never re-reads the full results to draw
-itself. Nothing here touches Django.
+itself. Nothing here touches Django (``budgets.status`` is pure too: the one forecast).
 
 Definitions the page states next to the figures:
 
@@ -18,7 +18,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
+
+from budgets.status import SECONDS_PER_HOUR, forecast
 
 Result = Mapping[str, Any]
 
@@ -143,14 +147,40 @@ def budget_exhaustion(result: Result) -> dict[str, float]:
     return times
 
 
+def forecast_after_end(result: Result, label: str) -> float | None:
+    """Seconds from the start of a run until a budget not exhausted by its end would run out at
+    its end-of-run burn rate: ``budgets.status.forecast``, the live pages' computation (None:
+    nothing burns at the end, or a decade away)."""
+    entry = next((b for b in result.get("summary", {}).get("budgets", ()) if b.get("budget") == label), None)
+    end = result.get("summary", {}).get("endSeconds")
+    if entry is None or end is None or entry.get("burnRatePerHour") is None:
+        return None
+    epoch = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    as_of = epoch + timedelta(seconds=float(end))
+    moment = forecast(
+        as_of,
+        Decimal(str(entry["usedHours"])) * SECONDS_PER_HOUR,
+        Decimal(str(entry["allocatedHours"])),
+        # units per hour of time = unit-seconds per second, the rate ``forecast`` takes
+        Decimal(str(entry["burnRatePerHour"])),
+    )
+    return None if moment is None else _num((moment - epoch).total_seconds())
+
+
 def budget_rows(labels: Sequence[str], baseline: Result, edited: Result) -> list[dict[str, Any]]:
-    """Exhaustion time of each budget in both runs; None = not exhausted within the run."""
+    """Exhaustion time of each budget in both runs; None = not exhausted within the run. A budget
+    still running at the end gets its forecast (``forecast_after_end``), so "not exhausted in
+    the replay" never reads as "never runs out"."""
     before, after = budget_exhaustion(baseline), budget_exhaustion(edited)
     rows = []
     for label in list(labels) + sorted((set(before) | set(after)) - set(labels)):
         b, a = before.get(label), after.get(label)
         rows.append(
-            {"budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b)}
+            {
+                "budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b),
+                "baselineForecast": forecast_after_end(baseline, label) if b is None else None,
+                "editedForecast": forecast_after_end(edited, label) if a is None else None,
+            }
         )
     return rows
 
@@ -227,26 +257,53 @@ def chart_series(result: Result, capacity: Mapping[str, float], max_points: int 
 # --- headline figures -------------------------------------------------------------------------
 
 
+# Differences smaller than these are noise, not a verdict: a tenth of a percentage point of a
+# ratio, a thousandth of Jain's index, a minute (or 1%) of a wait. Counts are exact.
+NOISE = {"ratio": 0.001, "index": 0.001, "seconds": 60.0}
+NOISE_RELATIVE = 0.01
+
+
+def within_noise(before: float | None, after: float | None, unit: str) -> bool:
+    """Whether a change is too small to call better or worse (and to show as one)."""
+    if before is None or after is None:
+        return True
+    delta = abs(float(after) - float(before))
+    floor = NOISE.get(unit, 0.0)
+    if unit == "seconds":
+        floor = max(floor, NOISE_RELATIVE * abs(float(before)))
+    return delta <= floor if floor else delta == 0
+
+
 def _kpi(key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = "") -> dict[str, Any]:
     delta = None if before is None or after is None else _num(after - before)
+    noise = within_noise(before, after, unit)
     verdict = None
-    if delta and better:
+    if delta and better and not noise:
         verdict = "better" if (delta > 0) == (better == "higher") else "worse"
     return {"key": key, "label": label, "baseline": before, "edited": after, "delta": delta, "unit": unit,
-            "better": better, "verdict": verdict}
+            "better": better, "verdict": verdict, "noise": noise}
+
+
+def censored(result: Result) -> int:
+    """Workloads still pending at the end of a run: their wait is cut off by the horizon, so it
+    is a lower bound (censored), not a measured wait."""
+    return sum(1 for entry in result.get("workloads", {}).values() if entry.get("state") == "Pending")
 
 
 def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The headline numbers, with which direction is better."""
     b, e = baseline["summary"], edited["summary"]
-    rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher")]
+    rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher", "index")]
     for resource in sorted(set(b["utilization"]) | set(e["utilization"])):
         rows.append(
             _kpi(f"utilization.{resource}", f"Utilisation {resource}", b["utilization"].get(resource),
                  e["utilization"].get(resource), "higher", "ratio")
         )
-    rows.append(_kpi("wait.p50", "Wait p50", b["waitSeconds"]["p50"], e["waitSeconds"]["p50"], "lower", "seconds"))
-    rows.append(_kpi("wait.p95", "Wait p95", b["waitSeconds"]["p95"], e["waitSeconds"]["p95"], "lower", "seconds"))
+    cut = {"baseline": censored(baseline), "edited": censored(edited)}
+    for key, label in (("p50", "Wait p50"), ("p95", "Wait p95")):
+        row = _kpi(f"wait.{key}", label, b["waitSeconds"][key], e["waitSeconds"][key], "lower", "seconds")
+        row["censored"] = cut  # the waits include these still-pending workloads' time so far
+        rows.append(row)
     rows.append(_kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher"))
     rows.append(_kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower"))
     rows.append(_kpi("evictions", "Evictions", b["evictions"], e["evictions"], "lower"))

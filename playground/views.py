@@ -31,7 +31,7 @@ from playground.models import Run, Scenario
 from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelta, by_target
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
-from playground.services.apply import ApplyError, apply_run
+from playground.services.apply import ApplyError, apply_blockers, apply_run
 from budgets.models import Budget
 from queues.engine.durations import format_duration, parse_duration
 from queues.engine.errors import ValidationError
@@ -251,6 +251,10 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         resource = charts.default_resource(view)
     deltas = by_target(PolicyDelta.from_dict(d) for d in run.deltas)
     applications = list(run.applications.all())
+    can_apply = (
+        _access(request).can_apply and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
+        and not run.scenario.redacted and not applications
+    )
     context = {
         "run": run,
         "view": view,
@@ -262,8 +266,9 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "ENVIRONMENT": ENVIRONMENT,
         "SIMULATION": SIMULATION,
         # Once applied, the run is history: a later change is a new run from today's cluster.
-        "can_apply": _access(request).can_apply and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
-        and not run.scenario.redacted and not applications,
+        "live_budgets": _live_budgets(request, run) if view and view.get("budgets") else {},
+        "can_apply": can_apply,
+        "apply_blockers": apply_blockers(deltas[DATABASE]) if can_apply else [],
         "applications": applications,
         "moved_rows": (view or {}).get("moved", {}).get("rows", [])[:50],
         "stuck": _stuck(run),
@@ -271,6 +276,16 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "elapsed": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None,
     }
     return render(request, "playground/run.html", context)
+
+
+def _live_budgets(request: HttpRequest, run: Run) -> dict[str, Any]:
+    """For a run of today's cluster, each budget's status as the budget pages show it now (the
+    same ``budgets.status`` state and forecast), keyed by name; other sources have none."""
+    if run.scenario.source != Scenario.Source.LIVE or run.scenario.redacted:
+        return {}
+    from budgets.selectors import budgets_with_status, viewer_for
+
+    return {budget.name: status for budget, status in budgets_with_status(viewer_for(request.user))}
 
 
 def _stuck(run: Run) -> bool:

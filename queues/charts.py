@@ -2,13 +2,14 @@
 
 Every function returns ``{"data": [...], "layout": {...}}``, which the page embeds as JSON and
 ``static/js/live.js`` hands to ``Plotly.react`` (the same dict on first load and on refresh).
-Amounts come in as millis and are drawn in cores, GiB and GPUs (``queues.display``); times as
+Amounts come in as millis and are drawn in cores, Gi and GPUs (``queues.display``); times as
 datetimes, drawn as ISO strings. Keeping these pure makes them unit-testable without a browser.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -36,20 +37,87 @@ def iso(times: Sequence[datetime]) -> list[str]:
 def base_layout(*, y_title: str = "", percent: bool = False, height: int | None = None) -> dict[str, Any]:
     """Transparent background, light grid, legend below, one hover label for all series."""
     layout: dict[str, Any] = {
-        "margin": {"l": 56, "r": 16, "t": 12, "b": 40},
+        "margin": {"l": 56, "r": 16, "t": 16, "b": 64},
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
         "font": {"family": FONT, "size": 12, "color": "#172033"},
         "hovermode": "x unified",
-        "legend": {"orientation": "h", "y": -0.18, "x": 0},
-        "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False},
-        "yaxis": {"title": {"text": y_title}, "gridcolor": GRID, "rangemode": "tozero", "zeroline": False},
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        # Stand-offs keep the y axis' "0" clear of the first time label at the corner.
+        "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False, "ticklabelstandoff": 6, "automargin": True},
+        "yaxis": {
+            "title": {"text": y_title, "standoff": 8},
+            "gridcolor": GRID,
+            "rangemode": "tozero",
+            "zeroline": False,
+            "ticklabelstandoff": 6,
+            "automargin": True,
+        },
     }
     if percent:
         layout["yaxis"]["tickformat"] = ".0%"
     if height:
         layout["height"] = height
     return layout
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A moment worth a vertical line on a time chart: a policy change from the audit log."""
+
+    at: datetime
+    text: str
+
+
+def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[Marker] = ()) -> Figure:
+    """Show exactly the requested range ``[start, end]`` (not just the span of the data), a
+    "now" line at ``end``, a shaded band and a note where the data begins later than ``start``,
+    and ``markers`` (policy changes) as dotted lines with the change on hover."""
+    layout = figure["layout"]
+    xaxis = layout.get("xaxis")
+    if not isinstance(xaxis, dict) or xaxis.get("type") != "date":
+        return figure  # not a time chart (bars), or an empty one
+    xaxis["range"] = [start.isoformat(), end.isoformat()]
+    xaxis["autorange"] = False
+    shapes = layout.setdefault("shapes", [])
+    notes = layout.setdefault("annotations", [])
+    first = _first_time(figure)
+    if first is not None and first > start + (end - start) / 100:
+        shapes.append(
+            {"type": "rect", "xref": "x", "yref": "paper", "x0": start.isoformat(), "x1": first.isoformat(),
+             "y0": 0, "y1": 1, "fillcolor": "rgba(138,148,166,0.10)", "line": {"width": 0}, "layer": "below"}
+        )
+        notes.append(
+            {"text": f"data from {first:%b %-d %H:%M}", "showarrow": False, "xref": "x", "yref": "paper",
+             "x": first.isoformat(), "y": 1, "xanchor": "right", "yanchor": "top",
+             "font": {"size": 10, "color": "#8a94a6"}}
+        )
+    shapes.append(
+        {"type": "line", "xref": "x", "yref": "paper", "x0": end.isoformat(), "x1": end.isoformat(), "y0": 0, "y1": 1,
+         "line": {"color": "#172033", "width": 1}}
+    )
+    notes.append(
+        {"text": "now", "showarrow": False, "xref": "x", "yref": "paper", "x": end.isoformat(), "y": 1,
+         "xanchor": "right", "yanchor": "bottom", "font": {"size": 10, "color": "#172033"}}
+    )
+    for marker in markers:
+        if not start <= marker.at <= end:
+            continue
+        shapes.append(
+            {"type": "line", "xref": "x", "yref": "paper", "x0": marker.at.isoformat(), "x1": marker.at.isoformat(),
+             "y0": 0, "y1": 1, "line": {"color": "#9c36b5", "width": 1, "dash": "dot"}}
+        )
+        notes.append(
+            {"text": "✎", "hovertext": marker.text, "showarrow": False, "xref": "x", "yref": "paper",
+             "x": marker.at.isoformat(), "y": 1, "yanchor": "bottom", "font": {"size": 11, "color": "#9c36b5"},
+             "captureevents": True}
+        )
+    return figure
+
+
+def _first_time(figure: Figure) -> datetime | None:
+    firsts = [trace["x"][0] for trace in figure.get("data", ()) if trace.get("x")]
+    return datetime.fromisoformat(min(firsts)) if firsts else None
 
 
 def empty_figure(message: str) -> Figure:
@@ -364,6 +432,56 @@ def capacity_figure(rows: Sequence[Mapping[str, Any]]) -> Figure:
             bars("Admitted within quota", within, "#4055d8", text),
             bars("Borrowed", borrowed, "#b26a00"),
             bars("Free", free, "#e3e7ee"),
+        ],
+        "layout": layout,
+    }
+
+
+def _time_unit(seconds: Sequence[float]) -> tuple[float, str]:
+    """Minutes for waits up to two hours, hours beyond."""
+    return (3600.0, "hours") if max(seconds, default=0) > 7200 else (60.0, "minutes")
+
+
+def wait_figure(times: Sequence[datetime], p50: Sequence[float], p95: Sequence[float], width_label: str) -> Figure:
+    """p50 and p95 wait of the admissions in each bucket (time from queueing, or from the last
+    eviction, to admission)."""
+    if not times:
+        return empty_figure("No admissions in this range.")
+    divisor, unit = _time_unit(p95)
+    x = iso(times)
+    layout = base_layout(y_title=f"wait ({unit})")
+    layout["xaxis"]["type"] = "date"
+    return {
+        "data": [
+            {"type": "scatter", "mode": "lines+markers", "name": "p50", "x": x, "y": [v / divisor for v in p50],
+             "line": {"color": "#4055d8", "width": 2, "shape": "hv"}, "marker": {"size": 4},
+             "hovertemplate": f"%{{y:.1f}} {unit} (p50, per {width_label})"},
+            {"type": "scatter", "mode": "lines+markers", "name": "p95", "x": x, "y": [v / divisor for v in p95],
+             "line": {"color": "#b26a00", "width": 2, "shape": "hv", "dash": "dot"}, "marker": {"size": 4},
+             "hovertemplate": f"%{{y:.1f}} {unit} (p95, per {width_label})"},
+        ],
+        "layout": layout,
+    }
+
+
+EVICTION_COLORS = {"Preempted": "#c2255c", "BudgetExhausted": "#b26a00", "Reclaimed": "#9c36b5", "Evicted": "#8a94a6"}
+
+
+def evictions_figure(times: Sequence[datetime], by_reason: Mapping[str, Sequence[int]], width_label: str) -> Figure:
+    """Evictions per bucket, stacked by reason."""
+    if not times:
+        return empty_figure("No evictions in this range.")
+    layout = base_layout(y_title="evictions")
+    layout["barmode"] = "stack"
+    layout["yaxis"]["dtick"] = 1 if max((sum(c) for c in zip(*by_reason.values())), default=0) < 8 else None
+    if layout["yaxis"]["dtick"] is None:
+        layout["yaxis"].pop("dtick")
+    return {
+        "data": [
+            {"type": "bar", "name": reason, "x": iso(times), "y": list(counts),
+             "marker": {"color": EVICTION_COLORS.get(reason, "#0b7285")},
+             "hovertemplate": f"%{{y}} {reason} (per {width_label})<extra></extra>"}
+            for reason, counts in by_reason.items()
         ],
         "layout": layout,
     }

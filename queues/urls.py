@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from queues.views import audit, detail, overview, policy, tree, workloads
+from queues.views import audit, detail, flavors, overview, policy, tree, workloads
 
 urlpatterns = [
     path("", overview.overview, name="home"),
     path("queues/", tree.tree, name="queue-tree"),
+    path("queues/flavors/", flavors.flavor_list, name="flavors"),
+    path("queues/flavors/<str:name>/", flavors.flavor_detail, name="flavor"),
     path("queues/cohorts/<str:name>/", detail.cohort, name="cohort"),
     path("queues/cohorts/<str:name>/edit/", policy.edit_cohort, name="edit-cohort"),
     path("queues/cluster-queues/<str:name>/", detail.cluster_queue, name="cluster-queue"),
@@ -16,6 +18,11 @@ urlpatterns = [
     path("namespaces/<str:namespace>/queues/<str:name>/", detail.local_queue, name="local-queue"),
     path("namespaces/<str:namespace>/queues/<str:name>/edit/", policy.edit_local_queue, name="edit-local-queue"),
     path("namespaces/<str:namespace>/workloads/<str:name>/", workloads.workload, name="workload"),
+    path(
+        "namespaces/<str:namespace>/workloads/<str:name>/estimate/",
+        workloads.workload_estimate,
+        name="workload-estimate",
+    ),
     path("workloads/", workloads.workload_list, name="workloads"),
     path("audit/", audit.audit_log, name="audit-log"),
     # After the budgets app's own /budgets/<name>/ pages (included first in fairportal/urls.py).

@@ -40,6 +40,11 @@ class BudgetStatusSerializer(serializers.Serializer):
     forecast_exhausted_at = serializers.DateTimeField(allow_null=True)
     exhausts_before_reset = serializers.BooleanField(allow_null=True)
     held = serializers.BooleanField()
+    state = serializers.ChoiceField(
+        choices=["held", "exhausted", "at_risk", "ok"], read_only=True,
+        help_text="The one state every page shows (budgets.status.classify)",
+    )
+    state_reason = serializers.CharField(read_only=True)
 
 
 class BudgetSerializer(PolicySerializer):

@@ -148,6 +148,25 @@ def apply_run(run: Run, *, actor: Any) -> Application:
     return application
 
 
+def apply_blockers(deltas: Iterable[PolicyDelta]) -> list[str]:
+    """Why the run page's Apply cannot work, before anyone presses it: the stored objects its
+    edits change that do not exist (a preset or a file names objects of its own). Empty: none.
+    A few queries, one per changed object; the apply itself checks again under its lock."""
+    reasons = []
+    for kind, name in sorted({(delta.kind, delta.name) for delta in deltas}):
+        if kind == "budget":
+            exists = Budget.objects.filter(name=name).exists()
+        else:
+            try:
+                _load(kind, name)
+                exists = True
+            except (models.ObjectDoesNotExist, ValueError):
+                exists = False
+        if not exists:
+            reasons.append(f"{KIND_LABELS[kind]} {name} does not exist in the database")
+    return reasons
+
+
 # --- what is left to do ----------------------------------------------------------------------
 
 

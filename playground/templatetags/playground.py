@@ -6,14 +6,14 @@ from typing import Any
 
 from django import template
 
-from queues.engine.durations import format_duration
+from queues.display import duration as format_duration
 
 register = template.Library()
 
 
 @register.filter
 def seconds(value: Any) -> str:
-    """``5400`` -> ``1h30m``; None -> an em dash (did not happen in the run)."""
+    """``5400`` -> ``1 h 30 min`` (``queues.display.duration``); None -> an em dash (did not happen)."""
     if value is None or value == "":
         return "—"
     return format_duration(float(value))
@@ -21,7 +21,7 @@ def seconds(value: Any) -> str:
 
 @register.filter
 def signed_seconds(value: Any) -> str:
-    """A start that moved: ``-1h`` earlier, ``+20m`` later, ``0s``."""
+    """A start that moved: ``−1 h`` earlier, ``+20 min`` later, ``0 s``."""
     if value is None:
         return "—"
     number = float(value)
@@ -43,15 +43,18 @@ def kpi(value: Any, unit: str) -> str:
 
 @register.filter
 def kpi_delta(value: Any, unit: str) -> str:
+    """The difference as shown; one that rounds to nothing reads "no change", never "-0.0 pts"."""
     if value is None or float(value) == 0:
         return "no change"
     number = float(value)
     sign = "+" if number > 0 else "−"
     if unit == "ratio":
-        return f"{sign}{abs(number) * 100:.1f} pts"
+        text = f"{abs(number) * 100:.1f}"
+        return "no change" if float(text) == 0 else f"{sign}{text} pts"
     if unit == "seconds":
-        return f"{sign}{format_duration(abs(number))}"
-    return f"{sign}{abs(number):.3g}"
+        return "no change" if abs(number) < 0.5 else f"{sign}{format_duration(abs(number))}"
+    text = f"{abs(number):.3g}"
+    return "no change" if float(text) == 0 else f"{sign}{text}"
 
 
 @register.filter
@@ -72,3 +75,9 @@ def pretty(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return str(value)
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    """``mapping[key]`` in a template (None when absent)."""
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -8,6 +8,7 @@ admins' business and stay out of a tenant's log.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -16,9 +17,11 @@ from django.db.models.functions import Cast
 from django.http import QueryDict
 
 from budgets.models import Budget
+from queues.charts import Marker
 from queues.dashboard.access import Viewer
 from queues.filtersets import PolicyChangeFilterSet
 from queues.models import LocalQueue, PolicyChange
+from queues.models.audit import Surface
 
 PAGE_SIZE = 50
 
@@ -87,6 +90,27 @@ def change_rows(changes: list[PolicyChange]) -> list[ChangeRow]:
         fields = [FieldChange(name, _text(before.get(name)), _text(after.get(name))) for name in names]
         rows.append(ChangeRow(change, fields))
     return rows
+
+
+MAX_MARKERS = 40
+
+
+def change_markers(
+    viewer: Viewer, start: datetime, *, object_type: str | None = None, object_id: int | None = None
+) -> list[Marker]:
+    """Policy changes since ``start`` the viewer may read, as chart markers (one query, newest
+    ``MAX_MARKERS``): the object's own when given, otherwise every visible one. The control
+    loop's own rows (budget holds) are left out: they mark enforcement, not policy."""
+    rows = visible_changes(viewer).filter(at__gte=start).exclude(surface=Surface.SYSTEM)
+    if object_type is not None:
+        rows = rows.filter(object_type=object_type, object_id=str(object_id))
+    markers = []
+    for row in change_rows(list(rows.order_by("-at", "-id")[:MAX_MARKERS])):
+        change = row.change
+        what = "; ".join(f"{f.name} {f.before} → {f.after}" for f in row.fields[:3]) or change.get_action_display()
+        who = change.actor_name or change.surface
+        markers.append(Marker(change.at, f"{change.object_repr}: {what} ({who}, {change.at:%H:%M})"))
+    return markers
 
 
 @dataclass

@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from queues import charts
-from queues.dashboard import history, live
+from queues.dashboard import analytics, history, live
 from queues.dashboard.access import Viewer
-from queues.dashboard.audit_log import ChangeRow, change_rows
+from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure
-from queues.display import amount, amounts, resource_order
+from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
     ClusterQueue,
     Cohort,
@@ -87,6 +87,9 @@ class QueueDetail:
 def _figures(
     series: history.Series,
     entitlement: dict[str, float],
+    window: history.Window,
+    markers: list[charts.Marker],
+    admissions: Q,
     *,
     limit_series: bool = False,
     limit: dict[str, float] | None = None,
@@ -96,7 +99,7 @@ def _figures(
         limits = series.capacity
     else:
         limits = {r: [v] * len(series.times) for r, v in (limit or {}).items()}
-    return {
+    figures = {
         "chart-allocation": charts.allocation_figure(
             series.times,
             series.allocated,
@@ -107,6 +110,14 @@ def _figures(
         ),
         "chart-share": charts.share_figure(series.times, series.allocated, series.consumed, entitlement),
         "chart-counts": charts.admitted_pending_figure(series.times, series.admitted, series.pending),
+    }
+    waits = analytics.wait_history(admissions, window)
+    per = duration(analytics.BUCKETS[window.name].total_seconds())
+    figures["chart-waits"] = charts.wait_figure(waits.times, waits.p50, waits.p95, per)
+    figures["chart-evictions"] = charts.evictions_figure(waits.eviction_times, waits.evictions, per)
+    return {
+        key: charts.framed(figure, start=window.start, end=window.end, markers=markers)
+        for key, figure in figures.items()
     }
 
 
@@ -139,7 +150,8 @@ def local_queue_detail(
     allocated = _admitted_usage(workload__local_queue_id=lq.id)
     counts = live.counts_by_local_queue(local_queue_ids=[lq.id]).get(lq.id, live.Counts())
     keys = {"local_queue_ids": [lq.id], "namespace_ids": [lq.namespace_id], "cluster_queue_ids": [lq.cluster_queue_id]}
-    series = history.object_series(Kind.LOCAL_QUEUE, lq.id, history.since(range_name))
+    window = history.window(range_name)
+    series = history.object_series(Kind.LOCAL_QUEUE, lq.id, window.start)
     return QueueDetail(
         obj=lq,
         kind="localQueue",
@@ -155,7 +167,13 @@ def local_queue_detail(
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes("localqueue", lq.id),
-        figures=_figures(series, entitlement),
+        figures=_figures(
+            series,
+            entitlement,
+            window,
+            change_markers(viewer, window.start, object_type="localqueue", object_id=lq.id),
+            Q(local_queue_id=lq.id),
+        ),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
 
@@ -198,7 +216,11 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         add(allocated, {resource: value})
     capacity = node.capacity
     counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
-    series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, history.since(range_name))
+    window = history.window(range_name)
+    series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, window.start)
+    markers = (
+        change_markers(viewer, window.start, object_type="clusterqueue", object_id=queue.id) if viewer.is_admin else []
+    )
     keys = {"cluster_queue_ids": [queue.id]}
     return QueueDetail(
         obj=queue,
@@ -216,7 +238,10 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
-        figures=_figures(series, {r: float(v) for r, v in capacity.items()}, limit_series=True),
+        figures=_figures(
+            series, {r: float(v) for r, v in capacity.items()}, window, markers, Q(cluster_queue_id=queue.id),
+            limit_series=True,
+        ),
         can_edit=viewer.is_admin,
     )
 
@@ -232,7 +257,8 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
     ]
     counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
-    series = history.object_series(Kind.NAMESPACE, namespace.id, history.since(range_name))
+    window = history.window(range_name)
+    series = history.object_series(Kind.NAMESPACE, namespace.id, window.start)
     keys = {"namespace_ids": [namespace.id]}
     return QueueDetail(
         obj=namespace,
@@ -248,7 +274,15 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes("namespace", namespace.id),
-        figures=_figures(series, entitlement, limit={r: float(v) for r, v in hard.items()}, limit_name="Hard quota"),
+        figures=_figures(
+            series,
+            entitlement,
+            window,
+            change_markers(viewer, window.start, object_type="namespace", object_id=namespace.id),
+            Q(namespace_id=namespace.id),
+            limit={r: float(v) for r, v in hard.items()},
+            limit_name="Hard quota",
+        ),
         can_edit=viewer.is_admin,
     )
 
@@ -272,7 +306,8 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         for c in structure.cohorts[cohort.id].quotas
     ]
     counts = live.counts_by_local_queue(cluster_queue_ids=inside)
-    series = history.object_series(Kind.COHORT, cohort.id, history.since(range_name))
+    window = history.window(range_name)
+    series = history.object_series(Kind.COHORT, cohort.id, window.start)
     mode, scope = "", ""
     for node in structure.cohort_path(cohort.id):
         if node.admission_mode:
@@ -292,6 +327,14 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         pending=sum(c.pending for c in counts.values()),
         quotas=own,
         changes=_changes("cohort", cohort.id),
-        figures=_figures(series, capacity, limit_series=True, limit_name="Subtree nominal quota"),
+        figures=_figures(
+            series,
+            capacity,
+            window,
+            change_markers(viewer, window.start, object_type="cohort", object_id=cohort.id),
+            Q(cluster_queue_id__in=sorted(inside)),
+            limit_series=True,
+            limit_name="Subtree nominal quota",
+        ),
         can_edit=True,
     )

@@ -37,6 +37,21 @@ def since(range_name: str, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - RANGES[parse_range(range_name)]
 
 
+@dataclass(frozen=True)
+class Window:
+    """The time range a page asked for: charts show exactly ``[start, end]``."""
+
+    name: str
+    start: datetime
+    end: datetime
+
+
+def window(range_name: str | None, now: datetime | None = None) -> Window:
+    name = parse_range(range_name)
+    end = now or timezone.now()
+    return Window(name, end - RANGES[name], end)
+
+
 @dataclass
 class Series:
     """Columns over time; amounts in millis per resource, counts as integers."""

@@ -13,11 +13,13 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
+from django.db.models.functions import Cast, Concat
 
 from budgets.models import Budget
 from budgets.selectors import budget_status
 from budgets.status import BudgetStatus
+from queues.display import number
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 from queues.tenancy import Access, budget_visibility
 
@@ -212,17 +214,9 @@ class BudgetChip:
 
     @property
     def level(self) -> str:
-        """A CSS class: held or exhausted (bad); past its first alert threshold, or forecast to
-        run out before the reset (warn); ok."""
-        status = self.status
-        if status.held or status.exhausted:
-            return "bad"
-        first_alert = min(self.thresholds, default=None)
-        if first_alert is not None and status.percent >= first_alert:
-            return "warn"
-        if status.forecast_exhausted_at is not None and status.exhausts_before_reset is not False:
-            return "warn"
-        return "ok"
+        """A CSS class of the budget's one state (``budgets.status.classify``): held or
+        exhausted (bad), at risk (warn), ok."""
+        return self.status.level
 
 
 def budgets(
@@ -246,24 +240,25 @@ def budgets(
 
 
 def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
-    """Budgets with their status from the last accounting run (two queries for any number)."""
+    """Budgets with their status from the last accounting run (one query for any number: whether
+    each is held is an ``EXISTS`` on its hold, so the count does not depend on what is shown)."""
+    hold_source = Concat(Value("budget:"), Cast(OuterRef("pk"), CharField()))
     rows = list(
-        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue").order_by(
-            "name"
-        )
+        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue")
+        .annotate(is_held=Exists(QueueHold.objects.filter(source=hold_source)))
+        .order_by("name")
     )
-    held = set(QueueHold.objects.filter(source__in=[f"budget:{b.pk}" for b in rows]).values_list("source", flat=True))
     return [
         (
             BudgetChip(
                 budget.pk,
                 budget.name,
                 budget.kind,
-                f"{budget.allocated_hours.normalize():f}",
+                number(budget.allocated_hours),
                 budget.action,
                 budget.unit_label,
                 budget.target_label,
-                budget_status(budget, held=f"budget:{budget.pk}" in held),
+                budget_status(budget, held=budget.is_held),
                 tuple(float(t) for t in budget.alert_thresholds or ()),
             ),
             budget,

@@ -17,8 +17,9 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 
 from queues import charts
-from queues.dashboard import history, live
+from queues.dashboard import analytics, history, live
 from queues.dashboard.access import ADMIN, Viewer, scoped
+from queues.dashboard.audit_log import change_markers
 from queues.dashboard.reasons import title
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share, jain_index
 from queues.dashboard.structure import ClusterStructure, load_structure
@@ -121,6 +122,7 @@ class Overview:
     namespaces: list[str] = field(default_factory=list)
     budgets: list[live.BudgetChip] = field(default_factory=list)
     budget_count: int = 0
+    starved: analytics.StarvedSummary = field(default_factory=analytics.StarvedSummary)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
 
 
@@ -207,8 +209,10 @@ def cluster_overview(range_name: str) -> Overview:
     )
     overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
+    overview.starved = analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy())
 
-    start = history.since(range_name)
+    window = history.window(range_name)
+    start = window.start
     roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
     ]
@@ -221,7 +225,17 @@ def cluster_overview(range_name: str) -> Overview:
         "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
         "chart-capacity": charts.capacity_figure([row.__dict__ for row in overview.capacity_rows]),
     }
+    markers = change_markers(ADMIN, start)
+    overview.figures = {
+        key: charts.framed(figure, start=start, end=window.end, markers=markers)
+        for key, figure in overview.figures.items()
+    }
     return overview
+
+
+def _reclaim_policy() -> dict[int, str]:
+    """``reclaimWithinCohort`` per ClusterQueue id (one query)."""
+    return dict(ClusterQueue.objects.values_list("id", "reclaim_within_cohort"))
 
 
 def _borrowed_of(
@@ -333,6 +347,9 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     overview.reasons = _reasons(viewer)
     overview.budgets, overview.budget_count = live.visible_budgets(viewer, limit=TOP_BUDGETS)
     overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
+    overview.starved = analytics.starved_and_reclaimable(
+        viewer, structure, live.admitted_usage(), live.counts_by_local_queue(namespace_ids=ns_ids), _reclaim_policy()
+    )
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)
     ).count()
@@ -340,7 +357,8 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
         stop_policy=StopPolicy.NONE
     ).count() + (ClusterQueue.objects.filter(id__in=my_queues).exclude(stop_policy=StopPolicy.NONE).count())
 
-    start = history.since(range_name)
+    window = history.window(range_name)
+    start = window.start
     series = history.summed_series([(Kind.NAMESPACE, ns_id) for ns_id in ns_ids], start)
     times, admitted, pending = history.count_series(Kind.NAMESPACE, start, ns_ids)
     entitlement: dict[str, float] = {}
@@ -359,6 +377,11 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
             limit_name="Namespace hard quota",
         ),
         "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
+    }
+    markers = change_markers(viewer, start)
+    overview.figures = {
+        key: charts.framed(figure, start=start, end=window.end, markers=markers)
+        for key, figure in overview.figures.items()
     }
     return overview
 

@@ -56,6 +56,9 @@ class TreeRow:
     budgets: list[live.BudgetChip] = field(default_factory=list)
     continued: bool = False
     editable: bool = False
+    score_value: float | None = None
+    node: str = ""  # a stable id per row (``cq-gpu-training``), for collapsing and sorting in the page
+    parent: str = ""  # the node of the row it sits under ('' at the top)
 
 
 @dataclass(frozen=True)
@@ -153,9 +156,25 @@ def queue_tree(viewer: Viewer, filters: TreeFilters, page_number: Any = 1, page_
         holds=live.holds(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
         budgets=live.budgets(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
     )
-    return TreePage(
-        rows=builder.rows_for(page.object_list, first_on_page=page.number > 1), page=page, total_local_queues=len(lqs)
-    )
+    rows = builder.rows_for(page.object_list, first_on_page=page.number > 1)
+    _link_parents(rows)
+    return TreePage(rows=rows, page=page, total_local_queues=len(lqs))
+
+
+_NODE_PREFIX = {"cohort": "co", "clusterQueue": "cq", "namespace": "ns", "localQueue": "lq", "empty": "empty"}
+
+
+def _link_parents(rows: list[TreeRow]) -> None:
+    """Give each row a node id and its parent's, from the depths (a row's parent is the nearest
+    row above it that is one level shallower)."""
+    stack: list[TreeRow] = []
+    for index, row in enumerate(rows):
+        while stack and stack[-1].depth >= row.depth:
+            stack.pop()
+        parent = stack[-1].node if stack else ""
+        row.node = f"{parent}/{_NODE_PREFIX[row.kind]}-{row.name}" if row.kind != "empty" else f"{parent}/empty-{index}"
+        row.parent = parent
+        stack.append(row)
 
 
 @dataclass
@@ -273,6 +292,7 @@ class _RowBuilder:
             share=dominant_share(allocated, capacity),
             usage_share=dominant_share(queue.consumed, capacity),
             score=usage_score(queue.weighted_share),
+            score_value=queue.weighted_share,
             admitted=counts.admitted,
             pending=counts.pending,
             stop_policy=queue.stop_policy,
@@ -330,6 +350,7 @@ class _RowBuilder:
             share=dominant_share(allocated, entitlement),
             usage_share=dominant_share(consumed, entitlement),
             score=usage_score(lq["weighted_share"]),
+            score_value=lq["weighted_share"],
             admitted=counts.admitted,
             pending=counts.pending,
             stop_policy=lq["stop_policy"],

@@ -18,17 +18,17 @@ from django.db.models import Count, F, Q, QuerySet
 from django.http import QueryDict
 
 from queues.dashboard.access import Viewer, scoped
-from queues.dashboard.reasons import sentence, title
+from queues.dashboard.reasons import TITLES, sentence, title
 from queues.dashboard.redaction import OTHER_TENANT, redactor
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts
 from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
-from queues.models import AdmissionRecord, Namespace, Workload, WorkloadState
+from queues.models import AdmissionRecord, LocalQueue, Namespace, Workload, WorkloadState
 from queues.models.workload import total_requests
 
-PAGE_SIZE = 50
+PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
 # queue timestamp on every page load would cost more than the whole rest of the page.
 SORTS = {
@@ -37,8 +37,12 @@ SORTS = {
     "priority": ("-priority", "queued_at", "id"),
     # pending work in queue order per ClusterQueue, then what runs or ran (no position)
     "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
+    # a queue's page: everything that waits first (in queue order), then what runs
+    "waiting-first": (
+        F("state").desc(), "local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"
+    ),
 }
-AHEAD_SHOWN = 4
+AHEAD_SHOWN = 2
 
 
 @dataclass
@@ -264,4 +268,32 @@ def workload_detail(viewer: Viewer, namespace: str, name: str, structure: Cluste
         pod_sets=pod_sets,
         admissions=admissions,
         assignment=sorted((workload.flavor_assignment or {}).items()),
+    )
+
+
+# --- dropdown filters ------------------------------------------------------------------------------
+
+
+@dataclass
+class FilterOptions:
+    """The names a viewer may filter by (its own namespaces and their queues; admins: all)."""
+
+    namespaces: list[str]
+    local_queues: list[str]
+    cluster_queues: list[str]
+    reasons: list[tuple[str, str]]
+
+
+def filter_options(viewer: Viewer) -> FilterOptions:
+    """One query: the visible LocalQueues with their namespace and ClusterQueue names."""
+    rows = list(
+        scoped(LocalQueue.objects.all(), viewer, "namespace_id")
+        .order_by("namespace__name", "name")
+        .values_list("namespace__name", "name", "cluster_queue__name")
+    )
+    return FilterOptions(
+        namespaces=sorted({namespace for namespace, _name, _cq in rows}),
+        local_queues=[f"{namespace}/{name}" for namespace, name, _cq in rows],
+        cluster_queues=sorted({cq for _ns, _name, cq in rows}),
+        reasons=[(code, text) for code, text in TITLES.items() if code],
     )

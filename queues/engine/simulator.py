@@ -532,6 +532,9 @@ class Simulation:
                 "period": budget.period + 1,
                 "held": budget.held,
                 "exhaustedAt": [_num(t) for t in budget.exhausted_at],
+                # what runs under it at the end, per hour: the rate the same forecast as the live
+                # budget pages (budgets.status.forecast) extrapolates from
+                "burnRatePerHour": round(budget.rate * 3600, 6),
             }
             for budget in self.budgets
         ]

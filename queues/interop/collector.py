@@ -49,6 +49,8 @@ class BudgetState:
 
     used_hours: float
     exhausted: bool
+    at_risk: bool = False
+    forecast_exhausted_at: float | None = None  # unix seconds
 
 
 # Seam for the budgets issue: a function from the budgets to their accounting state. Until it
@@ -247,12 +249,25 @@ def _budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
     exhausted = GaugeMetricFamily(
         f"{PREFIX}_budget_exhausted", "1 when a budget is used up (its queue is held)", labels=labels
     )
+    at_risk = GaugeMetricFamily(
+        f"{PREFIX}_budget_at_risk",
+        "1 when a budget is at risk: past its first alert threshold or forecast to run out before it resets",
+        labels=labels,
+    )
+    forecast = GaugeMetricFamily(
+        f"{PREFIX}_budget_forecast_exhaustion_timestamp_seconds",
+        "When a budget runs out at its recent burn rate (absent when it does not burn)",
+        labels=labels,
+    )
     for budget, values in rows:
         state = states.get(budget.pk)
         if state is not None:
             used.add_metric(values, state.used_hours)
             exhausted.add_metric(values, 1.0 if state.exhausted else 0.0)
-    yield from (used, exhausted)
+            at_risk.add_metric(values, 1.0 if state.at_risk else 0.0)
+            if state.forecast_exhausted_at is not None:
+                forecast.add_metric(values, state.forecast_exhausted_at)
+    yield from (used, exhausted, at_risk, forecast)
 
 
 def _budget_target(budget: Budget) -> list[str]:

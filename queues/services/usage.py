@@ -151,6 +151,7 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
         usage[Kind.COHORT] = _cohort_rollup(cohorts, cluster_queues, usage[Kind.CLUSTER_QUEUE])
         queue_capacity, cohort_capacity = capacities(cohorts, cluster_queues)
         counts = _counts_per_local_queue()
+        counts.update(_cohort_counts(cohorts, cluster_queues, counts))
 
         now_s = moment.timestamp()
         levels: list[tuple[type[Model], list[Any], str]] = [
@@ -207,6 +208,25 @@ def _counts_per_local_queue() -> dict[tuple[str, int], tuple[int, int]]:
             counts[key][0] += row["admitted"]
             counts[key][1] += row["pending"]
     return {key: (value[0], value[1]) for key, value in counts.items()}
+
+
+def _cohort_counts(
+    cohorts: list[Cohort], cluster_queues: list[ClusterQueue], counts: Mapping[tuple[str, int], tuple[int, int]]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """Each cohort's admitted and pending counts: the sums over the ClusterQueues of its subtree
+    (as its usage is), so a cohort's chart agrees with its cards."""
+    per_cohort: dict[int, dict[str, int]] = _cohort_rollup(
+        cohorts,
+        cluster_queues,
+        {
+            queue.id: dict(zip(("admitted", "pending"), counts.get((Kind.CLUSTER_QUEUE, queue.id), (0, 0))))
+            for queue in cluster_queues
+        },
+    )
+    return {
+        (Kind.COHORT, cohort_id): (totals.get("admitted", 0), totals.get("pending", 0))
+        for cohort_id, totals in per_cohort.items()
+    }
 
 
 # --- TimeAware: windowed, decayed history per LocalQueue ----------------------------------------

@@ -12,7 +12,10 @@ from django.utils.safestring import mark_safe
 
 from queues.dashboard.shares import Share
 from queues.dashboard.tree import usage_score as format_usage_score
+from queues.display import duration as format_duration
+from queues.display import number as format_number
 from queues.display import short_name
+from queues.display import signed_duration as format_signed_duration
 
 register = template.Library()
 
@@ -111,3 +114,25 @@ def usage_score(value: float | None) -> str:
 @register.filter
 def ratio_percent(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.0f}%"
+
+
+@register.filter
+def duration(seconds: float | int | None) -> str:
+    """Seconds as ``4 h 20 min`` (``queues.display.duration``): every page says time one way."""
+    return format_duration(seconds)
+
+
+@register.filter
+def signed_duration(seconds: float | int | None) -> str:
+    return format_signed_duration(seconds)
+
+
+@register.filter
+def hours(value: Any) -> str:
+    """Hours (a budget's allocation or use) as ``2,003.5``, ``0.17``, ``2,000``."""
+    return format_number(value)
+
+
+@register.filter
+def number(value: Any, places: int = 2) -> str:
+    return format_number(value, int(places))

@@ -30,8 +30,9 @@ from queues.views.common import (
 )
 from queues.views.playground import playground_url
 
-CHILD_PAGE_SIZE = 50
-WORKLOAD_PAGE_SIZE = 25
+# Short pages keep a queue's page within a few screens at 1440x900; the lists page on.
+CHILD_PAGE_SIZE = 20
+WORKLOAD_PAGE_SIZE = 10
 
 
 def _render(
@@ -51,6 +52,8 @@ def _render(
     params = request.GET.copy()
     if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
         params.setlist("state", [WorkloadState.PENDING, WorkloadState.ADMITTED])
+    if "sort" not in params:  # what waits first: the short page shows who waits and why
+        params["sort"] = "waiting-first"
     work = workload_page(request.viewer, params, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure))
     context = {
         "detail": detail,

@@ -6,6 +6,8 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard.tree import TreeFilters, queue_tree
+from queues.dashboard.workloads import filter_options
+from queues.models import ClusterQueue
 from queues.views.common import (
     DashboardRequest,
     dashboard_view,
@@ -24,10 +26,18 @@ def tree(request: DashboardRequest) -> HttpResponse:
     result = queue_tree(request.viewer, filters, request.GET.get("page", 1))
     context = {
         "tree": result,
+
         "filters": filters,
         "viewer": request.viewer,
         "query": query_without(request, "page", "live"),
     }
     if wants_live(request):
         return live_response(request, {"tree-table": ("queues/tree/_table.html", context)})
-    return render(request, "queues/tree/page.html", {**context, "live_interval": live_interval()})
+    names = (
+        list(ClusterQueue.objects.order_by("name").values_list("name", flat=True))
+        if request.viewer.is_admin
+        else filter_options(request.viewer).cluster_queues
+    )
+    return render(
+        request, "queues/tree/page.html", {**context, "live_interval": live_interval(), "cluster_queue_names": names}
+    )

@@ -6,7 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from queues.dashboard.structure import load_structure
-from queues.dashboard.workloads import SORTS, workload_detail, workload_page
+from queues.dashboard.workloads import SORTS, filter_options, workload_detail, workload_page
 from queues.models import WorkloadState
 from queues.views.common import (
     DashboardRequest,
@@ -40,6 +40,7 @@ def workload_list(request: DashboardRequest) -> HttpResponse:
             "live_interval": live_interval(),
             "live_query": query_without(request, "live"),
             "state_tabs": STATE_TABS,
+            "options": filter_options(request.viewer),
             "current_state": states[0] if len(states) == 1 else ("" if not states else None),
         },
     )
@@ -54,3 +55,15 @@ def workload(request: DashboardRequest, namespace: str, name: str) -> HttpRespon
     if wants_live(request):
         return live_response(request, {"workload-state": ("queues/workloads/_state.html", context)})
     return render(request, "queues/workloads/detail.html", {**context, "live_interval": live_interval()})
+
+
+@dashboard_view
+def workload_estimate(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    """The estimated start of a pending workload, as an HTML fragment the workload page fetches
+    after it is drawn (the replay may take a moment; the page itself never waits for it)."""
+    from playground.estimate import estimate_for  # the playground's machinery, read-only
+
+    detail = workload_detail(request.viewer, namespace, name, load_structure())
+    if detail is None:
+        raise Http404("No such workload")
+    return render(request, "queues/workloads/_estimate.html", {"estimate": estimate_for(detail.workload)})

@@ -51,7 +51,10 @@
         .then(function (data) {
           Object.keys(data.fragments || {}).forEach(function (id) {
             var el = document.getElementById(id);
-            if (el) { el.innerHTML = data.fragments[id]; }
+            if (el) {
+              el.innerHTML = data.fragments[id];
+              el.dispatchEvent(new CustomEvent("live:updated", { bubbles: true }));
+            }
           });
           Object.keys(data.figures || {}).forEach(function (id) { drawFigure(id, data.figures[id]); });
           var at = new Date(data.at || Date.now());

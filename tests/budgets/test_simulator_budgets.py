@@ -65,7 +65,7 @@ def test_given_a_wall_time_budget_then_a_multi_pod_workload_counts_once_and_hold
     assert result["workloads"]["late"]["pendingReason"]["code"] == "BudgetExhausted"
     assert result["summary"]["budgets"] == [
         {"budget": "team", "localQueue": "a/main", "kind": "WallTime", "allocatedHours": 2.0, "usedHours": 3.0,
-         "period": 1, "held": True, "exhaustedAt": [7200]},
+         "period": 1, "held": True, "exhaustedAt": [7200], "burnRatePerHour": 0.0},
     ]
 
 
@@ -106,7 +106,7 @@ def test_given_daily_renewal_then_the_hold_lifts_at_the_boundary_and_held_work_r
     # Day two only saw "waits" (00:00-01:00): one hour of its two.
     assert result["summary"]["budgets"][0] == {
         "budget": "daily", "localQueue": "a/main", "kind": "WallTime", "allocatedHours": 2.0, "usedHours": 1.0,
-        "period": 2, "held": False, "exhaustedAt": [79200],
+        "period": 2, "held": False, "exhaustedAt": [79200], "burnRatePerHour": 0.0,
     }
 
 

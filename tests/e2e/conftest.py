@@ -42,7 +42,7 @@ def browser() -> Iterator[object]:
 @pytest.fixture
 def page(browser, live_server) -> Iterator[object]:
     """A fresh browser context per test; requests to anything but the live server fail the test."""
-    context = browser.new_context(viewport={"width": 1440, "height": 1000}, base_url=live_server.url)
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=live_server.url)
     outside: list[str] = []
 
     def guard(route) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from playground import compare
 from tests.playground.helpers import preset_view
 
@@ -75,8 +77,10 @@ def test_budget_rows_give_exhaustion_times_and_the_shift():
     later = dict(held, t=5400)
     rows = compare.budget_rows(["hours", "never"], {"events": [held]}, {"events": [later]})
     assert rows == [
-        {"budget": "hours", "baseline": 3600, "edited": 5400, "delta": 1800},
-        {"budget": "never", "baseline": None, "edited": None, "delta": None},
+        {"budget": "hours", "baseline": 3600, "edited": 5400, "delta": 1800, "baselineForecast": None,
+         "editedForecast": None},
+        {"budget": "never", "baseline": None, "edited": None, "delta": None, "baselineForecast": None,
+         "editedForecast": None},
     ]
 
 
@@ -122,3 +126,47 @@ def test_the_budget_preset_comparison_reports_both_exhaustion_times():
     assert row["budget"] == "team-a-hours"
     assert row["baseline"] < row["edited"]
     assert 3.5 * 3600 < row["delta"] < 4.5 * 3600
+
+
+def test_given_changes_within_noise_then_no_verdict_is_given():
+    # Utilisation 0.50000 -> 0.49996 (-0.004 pts), Jain 0.8 -> 0.8004, wait p95 1h -> 1h 20 s.
+    baseline = result([], {}, jain=0.8, utilization=0.5)
+    edited = result([], {}, jain=0.8004, utilization=0.49996)
+    baseline["summary"]["waitSeconds"]["p95"] = 3600
+    edited["summary"]["waitSeconds"]["p95"] = 3620
+
+    kpis = {k["key"]: k for k in compare.kpis(baseline, edited, [])}
+
+    for key in ("jainIndex", "utilization.cpu", "wait.p95"):
+        assert kpis[key]["verdict"] is None and kpis[key]["noise"], key
+
+
+def test_given_workloads_still_pending_at_the_end_then_the_wait_figures_say_how_many_are_censored():
+    baseline = result([], {"a1": entry("a/q", 0), "a2": dict(entry("a/q", 900), state="Pending")})
+    edited = result([], {"a1": entry("a/q", 0), "a2": entry("a/q", 300)})
+
+    kpis = {k["key"]: k for k in compare.kpis(baseline, edited, [])}
+
+    assert kpis["wait.p95"]["censored"] == {"baseline": 1, "edited": 0}
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [(-0.00004, "ratio", "no change"), (0.0123, "ratio", "+1.2 pts"),
+                                                      (0.2, "seconds", "no change"), (-5400, "seconds", "−1 h 30 min")])
+def test_given_a_tiny_difference_then_it_reads_no_change_not_minus_zero(value, unit, text):
+    from playground.templatetags.playground import kpi_delta
+
+    assert kpi_delta(value, unit) == text
+
+
+def test_given_a_budget_burning_at_the_end_of_a_replay_then_its_forecast_is_the_live_pages_computation():
+    # 10 of 40 hours used when the replay ends at 6 h, burning 5 per hour: 30 h left -> 6 h later.
+    summary = {"endSeconds": 6 * 3600, "budgets": [
+        {"budget": "team-hours", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 5},
+        {"budget": "idle", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 0},
+    ]}
+    result = {"events": [], "summary": summary}
+
+    [row, idle] = compare.budget_rows(["team-hours", "idle"], result, result)
+
+    assert row["baseline"] is None and row["baselineForecast"] == 12 * 3600
+    assert idle["baselineForecast"] is None  # nothing burns: no forecast, as on the budget pages

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,22 @@ def test_the_dashboards_link_resolves_budgets_and_only_what_a_tenant_may_see(cli
     client.force_login(admin)
     assert focus(f"budget:{budget.pk}") == "budgets.ns1-hours.allocatedHours"
     assert focus("cohort:not-a-number") == ""
+
+
+def test_given_a_preset_run_whose_objects_are_not_stored_then_apply_is_disabled_and_says_why(admin_client, admin, no_broker):
+    # Given: the Volcano preset's ClusterQueue q2 does not exist in this database.
+    run = done_run(admin)
+
+    body = admin_client.get(reverse("playground-run", args=[run.pk])).content.decode()
+
+    assert 'id="apply-blocked"' in body and "ClusterQueue q2 does not exist in the database" in body
+    assert re.search(r'<button[^>]*id="apply-button"[^>]*disabled', body)
+
+
+def test_given_the_presets_objects_stored_then_apply_is_offered(admin_client, admin, no_broker):
+    volcano_cluster()
+    run = done_run(admin)
+
+    body = admin_client.get(reverse("playground-run", args=[run.pk])).content.decode()
+
+    assert 'id="apply-blocked"' not in body and not re.search(r'id="apply-button"[^>]*disabled', body)

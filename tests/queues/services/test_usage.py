@@ -146,3 +146,31 @@ def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_ca
     lq.refresh_from_db()
     # 8 CPU x 3h out of 10 CPU x 10h: KAI's 0.24 example (half-life long enough to ignore decay)
     assert lq.historical_share["cpu"] == pytest.approx(0.24, rel=1e-3)
+
+
+def test_given_work_in_a_nested_cohort_when_sampled_then_every_cohort_sample_counts_its_subtree():
+    # Given: org -> research -> cq-r (2 admitted of 3, 1 pending) and org -> cq-o (1 admitted).
+    from queues.models import Cohort
+
+    org = Cohort.objects.create(name="org")
+    research = Cohort.objects.create(name="research", parent=org)
+    cq_r = make_cluster_queue("cq-r", cpu="2", cohort=research, borrowing_limit="0")
+    cq_o = make_cluster_queue("cq-o", cpu="4", cohort=org)
+    lq_r = make_local_queue("team-r", "main", cq_r)
+    lq_o = make_local_queue("team-o", "main", cq_o)
+    for name in ("r1", "r2", "r3"):
+        submit(lq_r, name, cpu="1", duration=None)
+    submit(lq_o, "o1", cpu="1", duration=None)
+    moment = timezone.now()
+    admission.run_all_admission_passes(now=moment)
+
+    # When
+    usage.sample_usage(now=moment, policy=POLICY)
+
+    # Then: the cohort rows carry the counts their cards show, not zeros.
+    def counts(cohort):
+        row = UsageSample.objects.get(kind=UsageSample.Kind.COHORT, object_id=cohort.id)
+        return row.admitted_count, row.pending_count
+
+    assert counts(research) == (2, 1)
+    assert counts(org) == (3, 1)

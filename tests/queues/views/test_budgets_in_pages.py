@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 import pytest
 from django.urls import reverse
+
+from budgets.models import Budget
+from budgets.services import reconcile_all_budgets
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +49,7 @@ def test_given_running_gpu_work_when_local_queue_opened_then_its_budget_shows_us
 def test_given_budgets_when_tree_opened_then_chips_show_percent_used(cluster, login):
     body = login("admin").get(reverse("queue-tree")).content.decode()
 
-    assert "budget a-gpu-hours ·" in body and "budget b-wall-time ·" in body
+    assert ">a-gpu-hours · " in body and ">b-wall-time · " in body
 
 
 def test_given_budget_changes_when_tenant_opens_audit_log_then_only_its_budgets_appear(cluster, login):
@@ -63,3 +69,31 @@ def test_given_budgets_app_when_sidebar_drawn_then_it_links_the_budget_pages(clu
     body = login("victor").get(reverse("home")).content.decode()
 
     assert f'href="{reverse("budgets:list")}"' in body
+
+
+def _states(body: str) -> dict[str, str]:
+    """``data-budget-state="name"`` badges of a page: budget name -> the state label shown."""
+    return dict(re.findall(r'data-budget-state="([^"]+)"[^>]*>([^<]+)<', body))
+
+
+def test_given_a_budget_past_its_first_alert_threshold_then_every_surface_says_at_risk(cluster, login):
+    # Given: a-gpu-hours used past 80% of a lowered allocation (its use is unchanged), b-wall-time fine.
+    budget = Budget.objects.get(name="a-gpu-hours")
+    used = login("admin").get(reverse("budgets:detail", args=["a-gpu-hours"])).context["status"].used_hours
+    budget.allocated_hours = (used / Decimal("0.85")).quantize(Decimal("0.001"))
+    budget.save()
+    reconcile_all_budgets()
+    admin = login("admin")
+
+    # When: the overview, the budgets list, each budget's page and the API are read.
+    overview = _states(admin.get(reverse("home")).content.decode())
+    listing = _states(admin.get(reverse("budgets:list")).content.decode())
+    pages = {}
+    for name in ("a-gpu-hours", "b-wall-time"):
+        pages.update(_states(admin.get(reverse("budgets:detail", args=[name])).content.decode()))
+    api = {row["name"]: row["status"]["state"] for row in admin.get("/api/v1/budgets/").json()["results"]}
+
+    # Then: one state per budget, the same words everywhere.
+    assert overview["a-gpu-hours"] == "at risk"
+    assert overview == listing == pages
+    assert {name: label.replace(" ", "_") for name, label in overview.items()} == api

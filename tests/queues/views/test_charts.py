@@ -64,7 +64,7 @@ def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in
     assert gpu["Nominal quota"]["y"] == [8, 8, 8, 8]
     mem = [trace for trace in figure["data"] if trace["yaxis"] == "y2"][0]
     assert mem["y"] == [64.0] * 4
-    assert "GiB" in figure["layout"]["annotations"][1]["text"]
+    assert "Gi" in figure["layout"]["annotations"][1]["text"]
     assert sum(1 for trace in figure["data"] if trace["showlegend"]) == len({t["name"] for t in figure["data"]})
 
 
@@ -116,3 +116,36 @@ def test_given_any_resources_when_colors_assigned_then_they_are_stable_and_disti
 
     assert len(set(colors)) == len(colors)
     assert colors == [charts.resource_color(r, list(reversed(resources))) for r in resources]
+
+
+def test_given_a_range_longer_than_the_data_when_framed_then_the_axis_shows_the_range_and_where_data_begins():
+    figure = charts.admitted_pending_figure(TIMES, [1, 2, 3, 4], [0, 1, 0, 2])
+    start, end = T0 - timedelta(days=7), TIMES[-1] + timedelta(minutes=1)
+    change = charts.Marker(T0 + timedelta(minutes=7), "team-a/train: weight 2 → 4 (admin, 12:07)")
+
+    framed = charts.framed(figure, start=start, end=end, markers=[change, charts.Marker(start - timedelta(days=1), "old")])
+
+    valid(framed)
+    layout = framed["layout"]
+    assert layout["xaxis"]["range"] == [start.isoformat(), end.isoformat()]
+    notes = {note["text"]: note for note in layout["annotations"]}
+    assert "data from Nov 21 12:00" in notes and "now" in notes
+    assert notes["✎"]["hovertext"] == change.text  # the change in range; the older one is left out
+    lines = [shape for shape in layout["shapes"] if shape["type"] == "line"]
+    assert [line["x0"] for line in lines] == [end.isoformat(), change.at.isoformat()]
+
+
+def test_given_data_from_the_start_of_the_range_when_framed_then_no_data_begins_note():
+    figure = charts.fairness_figure(TIMES, [1.0, 0.9, 0.8, 1.0])
+
+    framed = charts.framed(figure, start=TIMES[0], end=TIMES[-1])
+
+    assert [note["text"] for note in framed["layout"]["annotations"]] == ["now"]
+
+
+def test_given_admin_when_local_queue_opened_with_7d_then_its_charts_span_7_days(cluster, login):
+    response = login("admin").get("/namespaces/team-a/queues/train/?range=7d")
+
+    for key in ("chart-allocation", "chart-share", "chart-counts"):
+        start, end = response.context["detail"].figures[key]["layout"]["xaxis"]["range"]
+        assert datetime.fromisoformat(end) - datetime.fromisoformat(start) == timedelta(days=7)

@@ -9,7 +9,7 @@ from queues.models import PolicyChange
 
 pytestmark = pytest.mark.django_db
 
-CHARTS = {"chart-allocation", "chart-share", "chart-counts"}
+CHARTS = {"chart-allocation", "chart-share", "chart-counts", "chart-waits", "chart-evictions"}
 
 
 def test_given_local_queue_when_opened_then_entitlement_share_charts_and_workloads_are_shown(cluster, login):

@@ -85,3 +85,16 @@ def test_given_tenant_live_poll_when_overview_refreshes_then_other_tenants_stay_
     data = login("alice").get(reverse("home"), {"live": "1"}).content.decode()
 
     assert "team-b" not in data and "team-c" not in data
+
+
+def test_given_tenant_when_overview_opened_then_the_starved_summary_names_only_its_own_namespaces(cluster, login):
+    starved = login("alice").get(reverse("home")).context["overview"].starved
+
+    assert {tenant.namespace for tenant in starved.tenants} <= {"team-a"}
+    assert all(row.lenders == ["other queues"] for row in starved.reclaimable)
+
+
+def test_given_admin_when_overview_opened_then_it_has_the_starved_and_reclaimable_card(cluster, login):
+    body = login("admin").get(reverse("home")).content.decode()
+
+    assert 'id="starved"' in body and "Starved and reclaimable" in body

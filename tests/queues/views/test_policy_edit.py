@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from queues.dashboard.tree import usage_score
 from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, NamespaceQuota, PolicyChange
 
 pytestmark = pytest.mark.django_db
@@ -316,3 +317,20 @@ def test_given_tenants_when_budget_edit_opened_then_members_are_refused_and_othe
         login("bob").post(reverse("edit-budget", args=["a-gpu-hours"]), budget_post(allocated_hours="1")).status_code
         == 404
     )
+
+
+def test_given_a_weight_edit_when_saved_then_the_usage_score_and_who_is_ahead_change_at_once(cluster, login):
+    # Given: team-a/train has a score from the last sample (weight 2).
+    before = LocalQueue.objects.get(pk=cluster.a_train.pk).weighted_share
+    assert before
+
+    # When: its weight is doubled, with no usage sample in between.
+    login("admin").post(reverse("edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""})
+
+    # Then: the stored score is halved now, and the tree shows it.
+    after = LocalQueue.objects.get(pk=cluster.a_train.pk).weighted_share
+    assert after == pytest.approx(before / 2)
+    rows = login("admin").get(reverse("queue-tree")).context["tree"].rows
+    shown = next(row.score for row in rows if row.kind == "localQueue" and row.key.get("namespace") == "team-a"
+                 and row.key.get("name") == "train")
+    assert shown == usage_score(after)

@@ -31,10 +31,13 @@ PAGES = [
     ("admin", "workload", ["team-a", "a-job-2"]),
     ("admin", "audit-log", []),
     ("admin", "edit-cluster-queue", ["cq-gpu"]),
+    ("admin", "flavors", []),
+    ("admin", "flavor", ["default"]),
     ("alice", "home", []),
     ("alice", "queue-tree", []),
     ("alice", "workloads?state=Pending", []),
     ("alice", "local-queue", ["team-a", "train"]),
+    ("alice", "flavors", []),
 ]
 CEILING = 40
 

@@ -52,8 +52,8 @@ def test_given_values_when_jain_index_taken_then_it_matches_the_simulator_defini
         (12345.6, "cpu", "12.3 CPU"),
         (500, "cpu", "0.5 CPU"),
         (4000, GPU, "4 GPU"),
-        (2**30 * 1000 * 1536, "memory", "1.5 TiB"),
-        (2**20 * 1000 * 512, "memory", "512 MiB"),
+        (2**30 * 1000 * 1536, "memory", "1.5 Ti"),
+        (2**20 * 1000 * 512, "memory", "512 Mi"),
         (0, "cpu", "0 CPU"),
         (None, "cpu", "—"),
         (3, "cpu", "<0.01 CPU"),
@@ -127,6 +127,7 @@ def status(percent: float, **fields: object):
         forecast_exhausted_at=None,
         exhausts_before_reset=None,
         held=False,
+        first_alert=80.0,
     )
     values.update(fields)
     return BudgetStatus(**values)
@@ -139,12 +140,22 @@ def status(percent: float, **fields: object):
         (85, {}, "warn"),  # past the first alert threshold (80)
         (
             10,
-            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
+             "period_end": datetime(2026, 1, 3, tzinfo=timezone.utc), "exhausts_before_reset": True},
             "warn",
         ),
         (
             10,
-            {"forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
+             "period_end": datetime(2026, 1, 1, 12, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            "ok",
+        ),
+        (  # never resets: at risk only when it runs out within a week
+            10,
+            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
+             "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=timezone.utc), "exhausts_before_reset": True},
             "ok",
         ),
         (100, {"exhausted": True}, "bad"),
@@ -158,4 +169,35 @@ def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_de
         1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)
     )
 
-    assert chip.level == level
+    assert chip.level == chip.status.level == level
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(0, "0 s"), (45, "45 s"), (720, "12 min"), (15600, "4 h 20 min"), (105735, "1 d 5 h"), (86400, "1 d"),
+     (-3600, "−1 h"), (None, "—")],
+)
+def test_given_seconds_when_shown_then_the_two_largest_units_are_used(seconds, text):
+    from queues.display import duration
+
+    assert duration(seconds) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(40.000, "40"), (2003.5, "2,003.5"), (0.166667, "0.17"), (2000, "2,000")])
+def test_given_hours_when_shown_then_no_trailing_zeros_and_thousands_separated(value, text):
+    from queues.display import number
+
+    assert number(value) == text
+
+
+def test_given_a_workload_page_when_rendered_then_wall_time_reads_as_a_duration(cluster, login):
+    from queues.models import Workload
+
+    workload = Workload.objects.filter(wall_time_seconds__gt=0).select_related("namespace").first() or (
+        Workload.objects.select_related("namespace").first()
+    )
+    Workload.objects.filter(pk=workload.pk).update(wall_time_seconds=15600)
+
+    body = login("admin").get(f"/namespaces/{workload.namespace.name}/workloads/{workload.name}/").content.decode()
+
+    assert "wall time 4 h 20 min in total" in body and "15600 s" not in body

@@ -105,3 +105,19 @@ def test_given_live_poll_when_workload_list_refreshes_then_table_fragment_comes_
 
     assert set(data["fragments"]) == {"workload-table"}
     assert "a-batch-0" in data["fragments"]["workload-table"]
+
+
+def test_given_tenant_when_workload_list_opened_then_filters_are_dropdowns_of_its_own_names(cluster, login):
+    body = login("alice").get(reverse("workloads")).content.decode()
+    options = login("alice").get(reverse("workloads")).context["options"]
+
+    assert options.namespaces == ["team-a"]
+    assert set(options.local_queues) == {"team-a/train", "team-a/batch"}
+    assert '<select name="namespace"' in body and '<select name="pending_reason"' in body
+    assert "team-b" not in " ".join(options.local_queues + options.namespaces)
+
+
+def test_given_admin_when_tree_opened_then_the_cluster_queue_filter_lists_every_cluster_queue(cluster, login):
+    body = login("admin").get(reverse("queue-tree") + "?cluster_queue=cq-gpu").content.decode()
+
+    assert '<option value="cq-gpu" selected>' in body and '<option value="cq-cpu" >' in body
