@@ -152,6 +152,9 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self._seq = 0
         self._index()
         self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
+        self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``_profile``)
+        self.profiles: dict = {}
+        self.lendables: dict[str, dict[str, int]] = {}
         self._blocks()
         self._load_admitted()
         self.initial: QuotaTree | None = None
@@ -268,14 +271,14 @@ class _Planner(Scoring, FairTree, PreemptionRules):
     def _take(self, item: Running, path: tuple[str, ...]) -> None:
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
-        self.queues[item.cluster_queue].nominal_memo.clear()
+        self.tree_version += 1
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
 
     def _release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
-        self.queues[item.cluster_queue].nominal_memo.clear()
+        self.tree_version += 1
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, -1)
@@ -359,7 +362,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             key = self._key(root)
             if key is None:
                 break
-            self._visit(key[3], key[2], None)
+            self._visit(key[4], key[3], None)
         pending: list[PendingReason] = []
         if self.reasons:
             for name in sorted(self.queues):
@@ -413,24 +416,26 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 key = self._key(node)
                 if key is None:
                     break
-                self._visit(key[3], key[2], node)
+                self._visit(key[4], key[3], node)
         node.parked = True
         self._refresh(node)
 
     def _drain_sorted(self, queue: QueueState) -> bool:
-        buckets: dict[tuple[float, float], list[TreeNode]] = {}
-        ns_scores: dict[float, set[float]] = {}
+        buckets: dict[tuple, list[TreeNode]] = {}
+        ns_scores: dict[tuple, set[tuple]] = {}
         for leaf in queue.leaves:
             if leaf.idx >= len(leaf.items):
                 continue
             parent = leaf.parent
             ns_score = (
-                parent.score if parent is not None and parent.kind == QUEUE_NAMESPACE and parent.use_score else 0.0
+                (parent.score, parent.tie)
+                if parent is not None and parent.kind == QUEUE_NAMESPACE and parent.use_score
+                else (0.0, 0.0)
             )
-            lq_score = leaf.score if leaf.use_score else 0.0
+            lq_score = (leaf.score, leaf.tie) if leaf.use_score else (0.0, 0.0)
             buckets.setdefault((ns_score, lq_score), []).append(leaf)
             ns_scores.setdefault(ns_score, set()).add(lq_score)
-        owners: dict[float, set[int]] = {}
+        owners: dict[tuple, set[int]] = {}
         for (ns_score, _), leaves in buckets.items():
             owners.setdefault(ns_score, set()).update(id(leaf.parent) for leaf in leaves)
         for ns_score, lq_scores in ns_scores.items():
@@ -552,7 +557,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 )
             )
         self.tree.add(queue.name, amounts)
-        queue.nominal_memo.clear()
+        self.tree_version += 1
         add_amounts(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
         for nid in local.path:
             add_amounts(self.alloc.setdefault(nid, {}), requests, 1)
@@ -585,23 +590,23 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         """
         key = local.spec.key
         queue = local.queue
-        self.local_scores[key] = self._local_score(local)
+        self.local_scores[key], self.local_ties[key] = self._local_score(local)
         leaf = self.lq_nodes.get(key)
         if leaf is not None and leaf.use_score:
-            leaf.score = self.local_scores[key]
+            leaf.score, leaf.tie = self.local_scores[key], self.local_ties[key]
         ns_node = self.ns_nodes.get(local.ns_nid)
         if ns_node is not None and ns_node.use_score:
-            ns_node.score = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+            ns_node.score, ns_node.tie = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
         cq_node = queue.node
         if cq_node is not None and cq_node.use_score:
-            cq_node.score = self._queue_score(queue)
+            cq_node.score, cq_node.tie = self._queue_score(queue)
         node = cq_node.parent if cq_node is not None else None
         while node is not None and node.kind == COHORT:
             if node.use_score:
                 parent_name = self.cohorts[node.name].parent if node.name in self.cohorts else None
                 scope = self.cohort_scopes.get(parent_name) if parent_name is not None else None
                 if scope is not None:
-                    node.score = self._cohort_score(node.name, scope.mode, self._capacity(scope))
+                    node.score, node.tie = self._cohort_score(node.name, scope.mode, self._capacity(scope))
             node = node.parent
         if refresh:
             start = leaf or ns_node or cq_node

@@ -25,6 +25,7 @@ from queues.engine.types import (
     PREEMPT_ANY,
     PREEMPT_NEVER,
     TIME_AWARE,
+    USAGE_BASED,
     Workload,
     node_id,
 )
@@ -83,6 +84,7 @@ class PreemptionRules:
             ]
             if candidates:
                 candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
+                self._usage_first_within_queues(candidates)
 
                 def fits_nominal() -> dict[str, str] | None:
                     assignment = fits()
@@ -120,6 +122,28 @@ class PreemptionRules:
                     del self.running[item.cluster_queue][item.workload.key]
                 return assignment, [(item, rule) for item in chosen]
         return None
+
+    def _usage_first_within_queues(self, candidates: list[Running]) -> None:
+        """Kueue's CandidatesOrdering compares LocalQueue usage only between workloads of one
+        ClusterQueue: in the places a usage-based ClusterQueue's victims hold in the priority
+        order, they are reordered so the LocalQueue with the higher usage score loses first."""
+        slots: dict[str, list[int]] = {}
+        for index, item in enumerate(candidates):
+            if self.queues[item.cluster_queue].mode == USAGE_BASED:
+                slots.setdefault(item.cluster_queue, []).append(index)
+        scores = self.local_scores
+        for positions in slots.values():
+            items = sorted(
+                (candidates[i] for i in positions),
+                key=lambda item: (
+                    -scores.get(item.local_queue, 0.0),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                ),
+            )
+            for index, item in zip(positions, items, strict=True):
+                candidates[index] = item
 
     def _time_aware_attempts(self, workload: Workload, local: LocalState, queue: QueueState, fits, overlaps) -> list:
         """KAI reclaim: a queue whose allocation plus this job stays within its fair share may evict

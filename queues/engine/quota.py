@@ -140,6 +140,59 @@ class QuotaTree:
         node = self._cohorts[name] if kind == "cohort" else self._queues[name]
         return _nominal_total(node, self._children)
 
+    def borrowed_path(
+        self, queue: str, amounts: Mapping[FlavorResource, int]
+    ) -> list[tuple[str, dict[FlavorResource, int]]]:
+        """What each node from the ClusterQueue up would borrow from its parent with ``amounts`` added.
+
+        One entry per node that has a parent (the ClusterQueue, then its cohorts below the root):
+        ``(parent cohort name, {flavor-resource: usage + added - subtree quota > 0})``, over every
+        flavor-resource of the node, as Kueue's ``dominantResourceShare`` measures a node "after
+        the candidate is admitted". The amounts climb as ``add`` would carry them (a node's
+        unused guaranteed quota absorbs its part first). Nothing is changed.
+        """
+        node: _Node | None = self._queues[queue]
+        passed = {fr: amount for fr, amount in amounts.items() if amount > 0}
+        result: list[tuple[str, dict[FlavorResource, int]]] = []
+        while node is not None and node.parent is not None:
+            borrowed: dict[FlavorResource, int] = {}
+            usage, subtree = node.usage, node.subtree
+            for fr in {*subtree, *usage, *passed}:
+                amount = usage.get(fr, 0) + passed.get(fr, 0) - subtree.get(fr, 0)
+                if amount > 0:
+                    borrowed[fr] = amount
+            result.append((node.parent.name, borrowed))
+            climbing: dict[FlavorResource, int] = {}
+            for fr, amount in passed.items():
+                rest = amount - max(0, node.guaranteed.get(fr, 0) - usage.get(fr, 0))
+                if rest > 0:
+                    climbing[fr] = rest
+            passed = climbing
+            node = node.parent
+        return result
+
+    def cohort_borrowed(self, cohort: str) -> dict[FlavorResource, int]:
+        """What a cohort's subtree uses above its subtree quota now, per flavor-resource."""
+        node = self._cohorts[cohort]
+        result = {}
+        for fr in {*node.subtree, *node.usage}:
+            amount = node.usage.get(fr, 0) - node.subtree.get(fr, 0)
+            if amount > 0:
+                result[fr] = amount
+        return result
+
+    def lendable(self, cohort: str) -> dict[str, int]:
+        """Per resource (flavors summed), the most the cohort's subtree could ever take: Kueue's
+        ``calculateLendable``, the denominator of the dominant share of the cohort's children."""
+        node = self._cohorts[cohort]
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        total: dict[str, int] = {}
+        for fr in sorted(root.subtree):
+            total[fr[1]] = total.get(fr[1], 0) + max(0, _available(node, fr, use_usage=False))
+        return total
+
     # --- assignment ------------------------------------------------------------------------
 
     def assign(self, queue: str, requests: Mapping[str, int]) -> tuple[dict[str, str] | None, FitFailure | None]:
