@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from queues.engine.durations import format_duration
+from queues.engine.policy import COHORT_DOMINANT_SHARES, IN_PASS_ACCOUNTINGS
 from queues.engine.quantities import format_quantity
 from queues.engine.scenario import Scenario
 from queues.engine.types import (
@@ -63,6 +64,16 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
     fields.append(
         EditableField("policy.usageWindow.type", "Fair sharing", "policy", "window type", policy.usage_window.type,
                       choices=(("sliding", "sliding"), ("tumbling", "tumbling")))
+    )
+    fields.append(
+        EditableField("policy.inPassAccounting", "Fair sharing", "policy", "in-pass accounting",
+                      policy.in_pass_accounting, choices=tuple((v, v) for v in IN_PASS_ACCOUNTINGS),
+                      hint="UsageBased: what an admission adds to its queue's score for the rest of the pass")
+    )
+    fields.append(
+        EditableField("policy.cohortDominantShare", "Fair sharing", "policy", "cohort dominant share",
+                      policy.cohort_dominant_share, choices=tuple((v, v) for v in COHORT_DOMINANT_SHARES),
+                      hint="DominantResourceShare between ClusterQueues: Kueue's borrowing, or allocation")
     )
     for resource in _resources(scenario):
         fields.append(

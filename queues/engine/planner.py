@@ -53,7 +53,7 @@ from queues.engine.pass_state import (
     add_amounts,
     scope_capacity,
 )
-from queues.engine.policy import FairSharingPolicy
+from queues.engine.policy import FULL_USAGE, FairSharingPolicy
 from queues.engine.preemption import Running
 from queues.engine.preemption_rules import PreemptionRules
 from queues.engine.quota import QuotaTree, flavor_amounts
@@ -147,6 +147,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.reasons = reasons
         self.policy: FairSharingPolicy = snapshot.policy
         self.use_penalty = use_penalty
+        self.full_usage = snapshot.policy.in_pass_accounting == FULL_USAGE
         self.admissions: list[Admission] = []
         self.evictions: list[Eviction] = []
         self._seq = 0
@@ -562,8 +563,11 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         for nid in local.path:
             add_amounts(self.alloc.setdefault(nid, {}), requests, 1)
         penalty = entry_penalty(requests, self.policy) if self.use_penalty else {}
-        if penalty and queue.mode == USAGE_BASED:
-            extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(penalty.items()))
+        if queue.mode == USAGE_BASED and (penalty or self.full_usage):
+            # What the rest of this pass sees: the entry penalty (Kueue), or with
+            # ``inPassAccounting: FullUsage`` the whole request, so one pass spreads capacity.
+            counted = requests if self.full_usage else penalty
+            extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(counted.items()) if a)
             for nid in (local.nid, *local.path[2:]):
                 current = self.weighted.get(nid)
                 if current is None:

@@ -3,8 +3,11 @@ function it comes from, and each case here failed on the engine before the rule 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from queues.engine.scenario import load_scenario
+from queues.engine.simulator import simulate
 from tests.queues.engine.builders import run_scenario
 
 
@@ -61,3 +64,39 @@ def test_reclaim_takes_victims_from_the_local_queue_with_higher_usage_first():
     assert preempted(result) == ["heavy-job"]
     assert states(result)["owner-job"] == "Admitted"
     assert states(result)["light-job"] == "Admitted"
+
+
+BURSTY = Path(__file__).resolve().parents[3] / "playground" / "presets" / "bursty_tenant.yaml"
+
+
+def hourly(result: dict[str, Any], key: str) -> list[int]:
+    return result["series"]["allocation"][key]["cpu"][::6]  # ticks of 10 minutes
+
+
+def test_bursty_tenant_flips_the_whole_queue_every_hour_with_kueues_entry_penalty():
+    # Given one tenant bursting 400 jobs and three steady tenants, equal weights, 16 CPU
+    result = simulate(load_scenario(BURSTY))
+    # Then each pass hands the ClusterQueue to one side: the burst holds 8-16 CPU, then 0
+    burst = hourly(result, "burst/main")
+    assert 0 in burst[1:] and max(burst[1:]) >= 8
+    assert result["summary"]["jainIndex"] < 0.95
+
+
+def test_full_usage_in_pass_accounting_spreads_one_pass_across_the_tenants():
+    # When each admission counts at its full request for the rest of the pass
+    result = simulate(load_scenario(BURSTY, ["policy.inPassAccounting=FullUsage"]))
+    # Then from the fourth hour on every tenant runs exactly its quarter, and fairness rises
+    for key in ("burst/main", "steady-a/main", "steady-b/main", "steady-c/main"):
+        assert hourly(result, key)[3:] == [4, 4, 4, 4], key
+    assert result["summary"]["jainIndex"] > 0.97
+    # and the stored entry penalty stays Kueue's (the option only changes the pass)
+    assert result["summary"]["utilization"] == {"cpu": 1.0}
+
+
+def test_full_usage_changes_nothing_outside_usage_based_scopes():
+    document = load_scenario(BURSTY, ["clusterQueues.shared.admissionScope.admissionMode=TimeAware"])
+    edited = load_scenario(
+        BURSTY,
+        ["clusterQueues.shared.admissionScope.admissionMode=TimeAware", "policy.inPassAccounting=FullUsage"],
+    )
+    assert simulate(document)["events"] == simulate(edited)["events"]
