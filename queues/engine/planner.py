@@ -63,6 +63,7 @@ from queues.engine.types import (
     BLOCKED_BY_STRICT_FIFO_HEAD,
     INSUFFICIENT_QUOTA,
     NAMESPACE_QUOTA_EXCEEDED,
+    PREEMPT_NEVER,
     PREEMPTED,
     QUEUE_STOPPED,
     STOP_HOLD_AND_DRAIN,
@@ -156,6 +157,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``_profile``)
         self.profiles: dict = {}
         self.lendables: dict[str, dict[str, int]] = {}
+        self.reaches: dict[str, dict[str, int]] = {}
         self._blocks()
         self._load_admitted()
         self.initial: QuotaTree | None = None
@@ -512,6 +514,11 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 limit = namespace.quota[resource]
                 if amount and used.get(resource, 0) + amount > limit:
                     message = text.namespace_quota(namespace.name, resource, limit, used.get(resource, 0), amount)
+                    if namespace.within_namespace != PREEMPT_NEVER:
+                        found = self._preempt_for_namespace(workload, local, queue)
+                        if found is not None:
+                            self._admit(workload, local, queue, found[0], found[1])
+                            return True
                     self._pending(workload, queue, NAMESPACE_QUOTA_EXCEEDED, message)
                     if queue.strict:
                         queue.blocked = text.blocked_by_head(queue.name, workload.key, NAMESPACE_QUOTA_EXCEEDED)

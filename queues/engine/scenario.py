@@ -39,12 +39,14 @@ from queues.engine.quota import resource_groups
 from queues.engine.scopes import cohort_chains
 from queues.engine.types import (
     ADMISSION_MODES,
+    PREEMPT_NEVER,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     STOP_HOLD,
     STOP_HOLD_AND_DRAIN,
     STOP_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
+    WITHIN_NAMESPACE_POLICIES,
     ClusterQueue,
     Cohort,
     FlavorQuotas,
@@ -515,11 +517,18 @@ def _namespaces(value: Any) -> tuple[Namespace, ...]:
     wheres: list[str] = []
     for index, entry in enumerate(_list(value, "namespaces")):
         where = f"namespaces[{index}]"
-        entry = _mapping(entry, where, ("name", "weight", "quota"))
+        entry = _mapping(entry, where, ("name", "weight", "quota", "preemption"))
         name = _name(_required(entry, "name", where), _join(where, "name"))
         weight = _weight(entry.get("weight", 1), _join(where, "weight"), positive=True)
         quota = parse_resource_list(entry.get("quota") or {}, _join(where, "quota"))
-        result.append(Namespace(name, weight, frozen_map(quota)))
+        within = PREEMPT_NEVER
+        if entry.get("preemption") is not None:
+            p_where = _join(where, "preemption")
+            p = _mapping(entry["preemption"], p_where, ("withinNamespace",))
+            within = _choice(
+                p.get("withinNamespace", PREEMPT_NEVER), _join(p_where, "withinNamespace"), WITHIN_NAMESPACE_POLICIES
+            )
+        result.append(Namespace(name, weight, frozen_map(quota), within))
         wheres.append(_join(where, "name"))
     _unique([n.name for n in result], wheres, "namespace")
     return tuple(result)

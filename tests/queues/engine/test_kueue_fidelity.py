@@ -100,3 +100,44 @@ def test_full_usage_changes_nothing_outside_usage_based_scopes():
         ["clusterQueues.shared.admissionScope.admissionMode=TimeAware", "policy.inPassAccounting=FullUsage"],
     )
     assert simulate(document)["events"] == simulate(edited)["events"]
+
+
+def admitted_count(result: dict[str, Any], local_queue: str) -> int:
+    return sum(
+        1 for entry in result["workloads"].values() if entry["localQueue"] == local_queue and entry["state"] == "Admitted"
+    )
+
+
+def test_exceed_weight_preempts_the_local_queue_above_its_weight_until_both_hold_their_half():
+    # Given greedy/main holding all 8 CPU and fair/main (same weight, lower priority) asking for 6
+    result = run_scenario("kep752_exceed_weight.yaml")
+    # Then fair/main takes greedy's jobs until each LocalQueue holds its half, and no further
+    assert admitted_count(result, "greedy/main") == 4
+    assert admitted_count(result, "fair/main") == 4
+    assert len(preempted(result)) == 4 and all(name.startswith("greedy-") for name in preempted(result))
+
+
+def test_exceed_weight_follows_the_weights():
+    # When fair/main weighs 3: it is entitled to three quarters of the ClusterQueue
+    result = run_scenario("kep752_exceed_weight.yaml", "localQueues.fair/main.weight=3")
+    assert admitted_count(result, "fair/main") == 6
+    assert admitted_count(result, "greedy/main") == 2
+
+
+def test_priority_preemption_does_not_do_what_exceed_weight_does():
+    result = run_scenario("kep752_exceed_weight.yaml", "clusterQueues.shared.preemption.withinClusterQueue=LowerPriority")
+    assert preempted(result) == [] and admitted_count(result, "fair/main") == 0
+
+
+def test_a_workload_over_its_namespace_quota_preempts_lower_priority_work_of_that_namespace():
+    # Given a namespace at its 4-CPU quota with low-priority batch work and withinNamespace: LowerPriority
+    result = run_scenario("namespace_quota_preemption.yaml")
+    # Then the urgent job evicts the two most recently admitted batch jobs and runs
+    assert states(result)["urgent"] == "Admitted"
+    assert sorted(preempted(result)) == ["batch-3", "batch-4"]
+
+
+def test_without_the_namespace_policy_the_quota_only_makes_the_job_wait():
+    result = run_scenario("namespace_quota_preemption.yaml", "namespaces.team.preemption.withinNamespace=Never")
+    assert preempted(result) == []
+    assert result["workloads"]["urgent"]["pendingReason"]["code"] == "NamespaceQuotaExceeded"
