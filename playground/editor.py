@@ -20,6 +20,7 @@ from queues.engine.types import (
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
+    WITHIN_NAMESPACE_POLICIES,
 )
 
 NO_MODE = "null"  # the edit value that removes an admissionScope's mode
@@ -103,6 +104,10 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
     for namespace in scenario.namespaces:
         fields.append(EditableField(f"namespaces.{namespace.name}.weight", "Namespaces", namespace.name, "weight",
                                     _number(namespace.weight)))
+        fields.append(EditableField(f"namespaces.{namespace.name}.preemption.withinNamespace", "Namespaces",
+                                    namespace.name, "preempt for quota", namespace.within_namespace,
+                                    choices=tuple((p, p) for p in WITHIN_NAMESPACE_POLICIES),
+                                    hint="a workload over the namespace quota may evict the namespace's own work"))
     for local_queue in scenario.local_queues:
         fields.append(EditableField(f"localQueues.{local_queue.key}.weight", "LocalQueues", local_queue.key, "weight",
                                     _number(local_queue.weight)))

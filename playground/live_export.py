@@ -228,7 +228,8 @@ def _namespaces(names: _Names) -> list[dict[str, Any]]:
         quotas[namespace_id][resource] = format_quantity(hard, resource)
     result = []
     hidden = 0
-    for namespace_id, name, weight in Namespace.objects.order_by("id").values_list("id", "name", "weight"):
+    rows = Namespace.objects.order_by("id").values_list("id", "name", "weight", "preemption_within_namespace")
+    for namespace_id, name, weight, within in rows:
         if names.hides(namespace_id):
             hidden += 1
             name = f"other-{hidden}"
@@ -236,6 +237,8 @@ def _namespaces(names: _Names) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"name": name, "weight": _weight(weight)}
         if quotas[namespace_id]:
             entry["quota"] = dict(sorted(quotas[namespace_id].items()))
+        if within != "Never":
+            entry["preemption"] = {"withinNamespace": within}
         result.append(entry)
     result.sort(key=lambda entry: entry["name"])
     return result

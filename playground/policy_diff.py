@@ -134,7 +134,11 @@ def object_fields(kind: str, obj: Any) -> dict[str, Any]:
             "stopPolicy": obj.stop_policy,
         }
     if kind == "namespace":
-        return {"weight": _number(obj.weight), "quota": resource_list_form(obj.quota)}
+        return {
+            "weight": _number(obj.weight),
+            "quota": resource_list_form(obj.quota),
+            "preemption.withinNamespace": obj.within_namespace,
+        }
     if kind == "localQueue":
         return {"clusterQueue": obj.cluster_queue, "weight": _number(obj.weight), "stopPolicy": obj.stop_policy}
     raise ValueError(kind)
