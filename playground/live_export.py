@@ -140,7 +140,13 @@ def export_live_state(
             f"Today's cluster at {now:%Y-%m-%d %H:%M} UTC: {_days_text(options.days)} of finished work replayed, "
             f"then {format_duration(options.lookahead_seconds)} ahead."
         ),
-        "clock": {"horizon": format_duration(horizon), "tick": format_duration(_tick(horizon))},
+        "clock": {
+            "horizon": format_duration(horizon),
+            "tick": format_duration(_tick(horizon)),
+            # t=0 on the calendar, for budgets that renew monthly (``budget_export``)
+            "start": start.isoformat(),
+            "timeZone": settings.TIME_ZONE,
+        },
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
         "cohorts": _cohorts(),

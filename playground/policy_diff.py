@@ -262,10 +262,15 @@ def _scenario_only_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDe
 
 def _clock_form(scenario: Scenario) -> dict[str, Any]:
     horizon = scenario.clock.horizon_seconds
-    return {
+    form: dict[str, Any] = {
         "horizon": None if horizon is None else format_duration(horizon),
         "tick": format_duration(scenario.clock.tick_seconds),
     }
+    if scenario.clock.start is not None:
+        form["start"] = scenario.clock.start.isoformat()
+    if scenario.clock.time_zone is not None:
+        form["timeZone"] = str(scenario.clock.time_zone)
+    return form
 
 
 def _usage_form(scenario: Scenario) -> dict[str, dict[str, str]]:
