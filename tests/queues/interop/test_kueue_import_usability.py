@@ -7,13 +7,17 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+import yaml
 from django.core.management import call_command
 
 from queues.engine.policy import FairSharingPolicy
+from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.configuration import compare_configuration
+from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.parse import parse_manifests
 from queues.models import ClusterQueue, LocalQueue
 from tests.queues.interop.conftest import MANIFESTS
+from tests.queues.loop_fixtures import make_cluster_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +110,15 @@ def test_given_a_configuration_without_resource_weights_then_the_report_says_kue
 def test_given_a_configuration_with_resource_weights_then_no_such_note():
     parsed = parse_manifests(CONFIGURATION + "  resourceWeights: {cpu: 1}\n")
     assert compare_configuration(parsed.configurations[0], FairSharingPolicy()).notes == []
+
+
+def test_given_exceed_weight_when_exported_then_kept_with_a_warning_and_imported_back():
+    cq = make_cluster_queue("shared", cpu="8")
+    cq.preemption_within_cluster_queue = "ExceedWeight"
+    cq.save()
+    result = export_manifests()
+    [queue] = [doc for doc in result.documents if doc["kind"] == "ClusterQueue"]
+    assert queue["spec"]["preemption"]["withinClusterQueue"] == "ExceedWeight"
+    assert any("withinClusterQueue ExceedWeight is a fairportal extension (KEP-752)" in w for w in result.warnings)
+    report = import_manifests(yaml.safe_dump_all(result.documents), dry_run=True)
+    assert report.count("unchanged") == len(result.documents)
