@@ -33,7 +33,7 @@ from queues.engine.types import (
 )
 
 
-_NEVER = 1  # group of a candidate that cannot be placed at all: ranked with the borrowers
+_UNPLACED = 1  # group of a candidate with no flavor assignment (or none left): ranked with the borrowers
 
 
 class Profile:
@@ -52,7 +52,7 @@ class Profile:
         if assignment is None:  # does not fit at all (its visit fails or preempts): with the borrowers
             self.borrows: list[int] = []
             self.borrowed: list = []
-            self.height = _NEVER
+            self.height = _UNPLACED
             return
         amounts = flavor_amounts(requests, assignment)
         self.borrowed = tree.borrowed_path(queue, amounts)
@@ -187,13 +187,13 @@ class FairTree:
             if node.grouped:
                 head = self._head(leaf)
                 if head is None:  # its remaining classes failed since its key was computed
-                    group = _NEVER
+                    group = _UNPLACED
                 else:
                     queue = leaf.cq
                     profile = self._profile(queue, head, leaf.head_cls)
                     level = queue.levels[node.nid]
                     if node.fair_parent:
-                        group = profile.borrows[level] if level < len(profile.borrows) else _NEVER
+                        group = profile.borrows[level] if level < len(profile.borrows) else _UNPLACED
                         if node.borrowing_score and level < len(profile.borrowed):
                             parent, borrowed = profile.borrowed[level]
                             score, tie = self._share_of(borrowed, parent, node.weight)
