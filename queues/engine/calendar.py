@@ -69,7 +69,9 @@ def parse_moment(value: object, field: str, tz: tzinfo | None = None) -> datetim
         try:
             moment = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise ValidationError(field, f"expected an ISO 8601 date-time such as 2026-11-01T00:00:00Z, got {value!r}") from None
+            raise ValidationError(
+                field, f"expected an ISO 8601 date-time such as 2026-11-01T00:00:00Z, got {value!r}"
+            ) from None
     else:
         raise ValidationError(field, "expected an ISO 8601 date-time such as 2026-11-01T00:00:00Z")
     if moment.tzinfo is None:

@@ -174,7 +174,9 @@ class PreemptionRules:
             return share(key) > entitled[key] + _EPSILON
 
         candidates = [
-            item for item in running.values() if item.local_queue != own and exceeds(item.local_queue) and overlaps(item)
+            item
+            for item in running.values()
+            if item.local_queue != own and exceeds(item.local_queue) and overlaps(item)
         ]
         excess = {key: share(key) / entitled[key] if entitled[key] > 0 else math.inf for key in active}
         candidates.sort(

@@ -61,7 +61,8 @@ class KueueImportView(StaffOnlyView):
             OpenApiParameter(
                 "skipUnsupported",
                 OpenApiTypes.BOOL,
-                description="skip (and list) documents of kinds fairportal does not model (Topology, AdmissionCheck, ...)",
+                description="skip (and list) documents of kinds fairportal does not model "
+                "(Topology, AdmissionCheck, ...)",
             ),
             OpenApiParameter(
                 "namespace", OpenApiTypes.STR, description="namespace of LocalQueues without metadata.namespace"

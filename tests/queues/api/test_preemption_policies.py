@@ -43,7 +43,9 @@ def test_given_a_bad_policy_then_400_naming_the_field_and_nothing_changes(world,
         f"/api/v1/namespaces/{namespace.pk}/", {"preemption_within_namespace": "Any"}, format="json"
     )
     cq_response = clients["admin"].patch(
-        f"/api/v1/cluster-queues/{world.cluster_queue.pk}/", {"preemption_within_cluster_queue": "Always"}, format="json"
+        f"/api/v1/cluster-queues/{world.cluster_queue.pk}/",
+        {"preemption_within_cluster_queue": "Always"},
+        format="json",
     )
 
     assert response.status_code == 400 and "preemption_within_namespace" in response.json()

@@ -6,8 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from queues.engine.quota import QuotaTree
+from queues.engine.ranking import borrowing_share, weighted
 from queues.engine.scenario import load_scenario
 from queues.engine.simulator import simulate
+from queues.engine.types import ClusterQueue, Cohort, FlavorQuotas, ResourceQuota
 from tests.queues.engine.builders import run_scenario
 
 
@@ -103,9 +108,8 @@ def test_full_usage_changes_nothing_outside_usage_based_scopes():
 
 
 def admitted_count(result: dict[str, Any], local_queue: str) -> int:
-    return sum(
-        1 for entry in result["workloads"].values() if entry["localQueue"] == local_queue and entry["state"] == "Admitted"
-    )
+    entries = result["workloads"].values()
+    return sum(1 for entry in entries if entry["localQueue"] == local_queue and entry["state"] == "Admitted")
 
 
 def test_exceed_weight_preempts_the_local_queue_above_its_weight_until_both_hold_their_half():
@@ -125,7 +129,9 @@ def test_exceed_weight_follows_the_weights():
 
 
 def test_priority_preemption_does_not_do_what_exceed_weight_does():
-    result = run_scenario("kep752_exceed_weight.yaml", "clusterQueues.shared.preemption.withinClusterQueue=LowerPriority")
+    result = run_scenario(
+        "kep752_exceed_weight.yaml", "clusterQueues.shared.preemption.withinClusterQueue=LowerPriority"
+    )
     assert preempted(result) == [] and admitted_count(result, "fair/main") == 0
 
 
@@ -141,3 +147,58 @@ def test_without_the_namespace_policy_the_quota_only_makes_the_job_wait():
     result = run_scenario("namespace_quota_preemption.yaml", "namespaces.team.preemption.withinNamespace=Never")
     assert preempted(result) == []
     assert result["workloads"]["urgent"]["pendingReason"]["code"] == "NamespaceQuotaExceeded"
+
+
+# Kueue's TestDominantResourceShare (pkg/cache/scheduler/fair_sharing_test.go): a ClusterQueue
+# "cq" (cpu 2, gpu 5) and "lending-cq" (cpu 8, gpu 5) in one cohort; Kueue prints shares x 1000.
+GPU = "example.com/gpu"
+
+
+def kueue_share(usage: dict, request: dict, *, weight: float = 1.0, cq_quota=None, lender_quota=None) -> float:
+    cq_quota = cq_quota or {"default": {"cpu": (2, None), GPU: (5, None)}}
+    lender_quota = lender_quota or {"default": {"cpu": (8, None), GPU: (5, None)}}
+
+    def flavor_quotas(spec: dict) -> tuple[FlavorQuotas, ...]:
+        def quota(nominal: int, lending: int | None) -> ResourceQuota:
+            return ResourceQuota(nominal * 1000, None, None if lending is None else lending * 1000)
+
+        return tuple(
+            FlavorQuotas(flavor, {resource: quota(*limits) for resource, limits in resources.items()})
+            for flavor, resources in spec.items()
+        )
+
+    tree = QuotaTree(
+        [Cohort("test-cohort")],
+        [
+            ClusterQueue("cq", "test-cohort", quotas=flavor_quotas(cq_quota)),
+            ClusterQueue("lending-cq", "test-cohort", quotas=flavor_quotas(lender_quota)),
+        ],
+    )
+    tree.add("cq", {fr: amount * 1000 for fr, amount in usage.items()})
+    [(parent, borrowed)] = tree.borrowed_path("cq", {fr: amount * 1000 for fr, amount in request.items()})
+    by_resource: dict[str, int] = {}
+    for (_, resource), amount in borrowed.items():
+        by_resource[resource] = by_resource.get(resource, 0) + amount
+    return weighted(borrowing_share(by_resource, tree.lendable(parent)), weight)[0] * 1000
+
+
+def test_kueue_dominant_resource_share_cases():
+    cpu, gpu = ("default", "cpu"), ("default", GPU)
+    assert kueue_share({cpu: 1, gpu: 2}, {}) == 0  # "usage below nominal"
+    assert kueue_share({cpu: 3, gpu: 7}, {}) == pytest.approx(200)  # "usage above nominal": (7-5)*1000/10
+    assert kueue_share({cpu: 3, gpu: 3}, {}) == pytest.approx(100)  # "one resource above nominal"
+    assert kueue_share({cpu: 1, gpu: 2}, {cpu: 4, gpu: 4}) == pytest.approx(300)  # "usage with workload above nominal"
+    assert kueue_share({gpu: 7}, {}, weight=2) == pytest.approx(100)  # "above nominal with integer weight"
+    assert kueue_share({gpu: 7}, {}, weight=0.5) == pytest.approx(400)  # "above nominal with decimal weight"
+    # "A resource with zero lendable": gpu lends nothing, so only cpu counts
+    assert kueue_share(
+        {cpu: 1, gpu: 1}, {cpu: 4, gpu: 4},
+        cq_quota={"default": {"cpu": (2, None), GPU: (2, 0)}},
+        lender_quota={"default": {"cpu": (8, None), GPU: (64, 0)}},
+    ) == pytest.approx(300)
+    # "multiple flavors": ((15 + 10 - 20) + 0) * 1000 / 200
+    assert kueue_share(
+        {("on-demand", "cpu"): 15, ("spot", "cpu"): 5}, {("on-demand", "cpu"): 10},
+        cq_quota={"on-demand": {"cpu": (20, None)}, "spot": {"cpu": (80, None)}},
+        lender_quota={"default": {"cpu": (100, None)}},
+    ) == pytest.approx(25)

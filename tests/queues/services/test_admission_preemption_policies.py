@@ -55,7 +55,8 @@ def test_given_within_namespace_when_the_quota_is_full_then_lower_priority_work_
     run_pass(cq)
 
     assert states()["u-1"] == WorkloadState.ADMITTED
-    assert sorted(s for n, s in states().items() if n.startswith("b-")) == [WorkloadState.ADMITTED, WorkloadState.PENDING]
+    batch_states = sorted(state for name, state in states().items() if name.startswith("b-"))
+    assert batch_states == [WorkloadState.ADMITTED, WorkloadState.PENDING]
 
 
 def test_given_no_namespace_policy_then_the_quota_only_makes_work_wait():
