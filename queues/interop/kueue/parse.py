@@ -187,8 +187,8 @@ def _read_metadata(
         if namespace and default_namespace and namespace != default_namespace:
             raise FieldError(
                 "metadata.namespace",
-                f"{namespace!r} does not match --namespace {default_namespace!r} (as kubectl, the file wins only "
-                "when they agree)",
+                f"{namespace[:63]!r} does not match --namespace {default_namespace[:63]!r} (as kubectl, the file "
+                "wins only when they agree)",
             )
         if not namespace and default_namespace:
             namespace = default_namespace
