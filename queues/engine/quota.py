@@ -171,15 +171,18 @@ class QuotaTree:
             node = node.parent
         return result
 
-    def cohort_borrowed(self, cohort: str) -> dict[FlavorResource, int]:
-        """What a cohort's subtree uses above its subtree quota now, per flavor-resource."""
-        node = self._cohorts[cohort]
-        result = {}
+    def borrowed_now(self, kind: str, name: str) -> tuple[str | None, dict[FlavorResource, int]]:
+        """A ClusterQueue's or cohort's parent cohort and what it uses above its (subtree) quota
+        now, per flavor-resource (parent None: a root, which borrows from nobody)."""
+        node = self._cohorts[name] if kind == "cohort" else self._queues[name]
+        if node.parent is None:
+            return None, {}
+        borrowed = {}
         for fr in {*node.subtree, *node.usage}:
             amount = node.usage.get(fr, 0) - node.subtree.get(fr, 0)
             if amount > 0:
-                result[fr] = amount
-        return result
+                borrowed[fr] = amount
+        return node.parent.name, borrowed
 
     def lendable(self, cohort: str) -> dict[str, int]:
         """Per resource (flavors summed), the most the cohort's subtree could ever take: Kueue's

@@ -178,19 +178,22 @@ class Scoring:
         return (score, tie) if tie or total != INFINITE_SCORE else (score, ties)
 
     def _queue_score(self, queue: QueueState) -> tuple[float, float]:
-        return self._group_score(node_id(CLUSTER_QUEUE, queue.name), queue.spec.weight, queue.mode, queue.capacity)
+        return self._group_score(CLUSTER_QUEUE, queue.name, queue.spec.weight, queue.mode, queue.capacity)
 
     def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]:
         weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-        return self._group_score(node_id(COHORT, name), weight, mode, capacity)
+        return self._group_score(COHORT, name, weight, mode, capacity)
 
-    def _group_score(self, nid: str, weight: float, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]:
+    def _group_score(
+        self, kind: str, name: str, weight: float, mode: str, capacity: Mapping[str, int]
+    ) -> tuple[float, float]:
         """(score, tie) of a ClusterQueue or cohort among its siblings, without any candidate.
 
         Under ``cohortDominantShare: Borrowing`` the fair tree ranks DominantResourceShare
         siblings by their share with their candidate admitted (``FairTree._key``); this value
         is what pending reasons quote.
         """
+        nid = node_id(kind, name)
         if mode == USAGE_BASED:
             value = self.weighted.get(nid)
             if value is None:
@@ -198,31 +201,13 @@ class Scoring:
             return weighted(value, weight)
         if mode == DOMINANT_RESOURCE_SHARE:
             if self.policy.cohort_dominant_share == BORROWING_SHARE:
-                return self._borrowing_score(nid, weight, {})
+                parent, borrowed = self.tree.borrowed_now(kind, name)
+                return self._share_of(borrowed, parent, weight) if parent is not None else (0.0, 0.0)
             return weighted(dominant_share(self.alloc.get(nid, {}), capacity), weight)
         if mode == TIME_AWARE:
             ratio = fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
             return ratio, 0.0
         return 0.0, 0.0
-
-    def _borrowing_score(self, nid: str, weight: float, amounts: Mapping) -> tuple[float, float]:
-        """Kueue's fair-sharing share of a ClusterQueue or cohort with ``amounts`` added at it."""
-        kind, name = nid.split(":", 1)
-        queue = name if kind == CLUSTER_QUEUE else None
-        if queue is None:
-            return self._cohort_borrowing(name, weight)
-        levels = self.tree.borrowed_path(queue, amounts)
-        if not levels:
-            return 0.0, 0.0
-        parent, borrowed = levels[0]
-        return self._share_of(borrowed, parent, weight)
-
-    def _cohort_borrowing(self, name: str, weight: float) -> tuple[float, float]:
-        parent = self.cohorts[name].parent if name in self.cohorts else None
-        if parent is None:
-            return 0.0, 0.0
-        borrowed = self.tree.cohort_borrowed(name)
-        return self._share_of(borrowed, parent, weight)
 
     def _share_of(self, borrowed: Mapping, parent: str, weight: float) -> tuple[float, float]:
         """``borrowed`` per flavor-resource -> weighted Kueue dominant share against ``parent``'s lendable."""
