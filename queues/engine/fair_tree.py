@@ -39,16 +39,20 @@ _UNPLACED = 1  # group of a candidate with no flavor assignment (or none left): 
 class Profile:
     """A candidate's borrowing along its path (ClusterQueue first), with its flavors assigned.
 
-    ``borrows[i]``: 1 when the node at level ``i`` would borrow from its parent on one of the
-    candidate's flavor-resources; ``borrowed[i]``: ``(parent, {flavor-resource: amount})`` of
-    everything that node would borrow; ``height``: Kueue's classical borrowing height (0 when
-    the candidate fits its ClusterQueue's nominal quota in some flavor).
+    Flavors: the first in which the candidate fits its ClusterQueue's nominal quota, else the
+    first that fits at all. ``borrows[i]``: 1 when the node at level ``i`` would borrow from its
+    parent on one of the candidate's flavor-resources; ``borrowed[i]``: ``(parent,
+    {flavor-resource: amount})`` of everything that node would borrow; ``height``: Kueue's
+    classical borrowing height (0 within the ClusterQueue's nominal quota).
     """
 
     __slots__ = ("borrows", "borrowed", "height")
 
     def __init__(self, tree: QuotaTree, queue: str, requests: Mapping[str, int]) -> None:
-        assignment = tree.assign(queue, requests)[0]
+        nominal = tree.nominal_assignment(queue, requests)
+        # A candidate within its nominal quota keeps those flavors even when the cohort lent the
+        # room away (reclaim may give it back): Kueue assigns it in preemption mode, not borrowing.
+        assignment = nominal or tree.assign(queue, requests)[0]
         if assignment is None:  # does not fit at all (its visit fails or preempts): with the borrowers
             self.borrows: list[int] = []
             self.borrowed: list = []
@@ -60,7 +64,7 @@ class Profile:
         height = 0
         while height < len(self.borrows) and self.borrows[height]:
             height += 1
-        self.height = 0 if tree.within_nominal(queue, requests) else max(1, height)
+        self.height = 0 if nominal is not None else max(1, height)
 
 
 class FairTree:

@@ -239,18 +239,28 @@ class QuotaTree:
 
     def within_nominal(self, queue: str, requests: Mapping[str, int]) -> bool:
         """Whether the request fits the queue's own nominal quota on top of its usage (no borrowing)."""
+        return self.nominal_assignment(queue, requests) is not None
+
+    def nominal_assignment(self, queue: str, requests: Mapping[str, int]) -> dict[str, str] | None:
+        """The first flavors in which the request fits the queue's own nominal quota on top of its
+        usage (whether or not the cohort has that room free now: reclaim may make it), or None."""
         node = self._queues[queue]
         usage, nominal = node.usage, node.nominal
+        assignment: dict[str, str] = {}
         for covered, flavors in self.groups[queue]:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue
             for flavor in flavors:
                 if all(usage.get((flavor, r), 0) + requests[r] <= nominal.get((flavor, r), 0) for r in needed):
+                    for resource in needed:
+                        assignment[resource] = flavor
                     break
             else:
-                return False
-        return all(any(r in covered for covered, _ in self.groups[queue]) for r in requests if requests[r] > 0)
+                return None
+        if any(requests[r] > 0 and r not in assignment for r in requests):
+            return None
+        return assignment
 
     # --- usage ------------------------------------------------------------------------------
 
