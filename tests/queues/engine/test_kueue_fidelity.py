@@ -202,3 +202,11 @@ def test_kueue_dominant_resource_share_cases():
         cq_quota={"on-demand": {"cpu": (20, None)}, "spot": {"cpu": (80, None)}},
         lender_quota={"default": {"cpu": (100, None)}},
     ) == pytest.approx(25)
+
+
+def test_classical_order_borrows_from_the_nearest_cohort_first():
+    # Given two borrowers without fair sharing, one borrowing inside its cohort, the older one from root
+    result = run_scenario("kueue_classical_borrowing_height.yaml")
+    # Then the smaller borrowing height goes first (Kueue's entryOrdering), not the older one
+    assert states(result)["a-borrows-in-its-cohort"] == "Admitted"
+    assert states(result)["b-borrows-from-root"] == "Pending"
