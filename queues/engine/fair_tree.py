@@ -194,8 +194,13 @@ class FairTree:
                     group = _UNPLACED
                 else:
                     queue = leaf.cq
-                    profile = self._profile(queue, head, leaf.head_cls)
                     level = queue.levels[node.nid]
+                    if level == 0 and not node.borrowing_score and (node.fair_parent or len(queue.path) == 2):
+                        # The ClusterQueue's own level, its cohort a root or the order fair: all
+                        # that counts is whether it fits its nominal quota (the common case, cheap).
+                        group = 0 if self._within_nominal(queue, head, leaf.head_cls) else 1
+                        return (group, score, tie, child_key[3], leaf)
+                    profile = self._profile(queue, head, leaf.head_cls)
                     if node.fair_parent:
                         group = profile.borrows[level] if level < len(profile.borrows) else _UNPLACED
                         if node.borrowing_score and level < len(profile.borrowed):
@@ -205,6 +210,17 @@ class FairTree:
                         group = profile.height
             return (group, score, tie, child_key[3], leaf)
         return None
+
+    def _within_nominal(self, queue: QueueState, head: Workload, cls: object) -> bool:
+        """Whether the candidate fits its ClusterQueue's nominal quota, memoised per class until
+        that ClusterQueue's usage changes."""
+        if cls is None:
+            return self.tree.within_nominal(queue.name, head.requests)
+        memo = queue.nominal_memo
+        found = memo.get(cls)
+        if found is None:
+            found = memo[cls] = self.tree.within_nominal(queue.name, head.requests)
+        return found
 
     def _profile(self, queue: QueueState, head: Workload, cls: object) -> "Profile":
         """How the candidate would borrow at each level of its path, memoised per class until

@@ -115,6 +115,7 @@ class QueueState:
         "capacity",
         "pending",
         "levels",
+        "nominal_memo",
         "leaves",
     )
 
@@ -131,6 +132,7 @@ class QueueState:
         self.counts: Counter = Counter()
         self.pending: list[PendingReason] = []
         self.levels = {nid: index for index, nid in enumerate(path)}  # node id -> level in ``path``
+        self.nominal_memo: dict[Any, bool] = {}  # class -> fits the nominal quota (until usage changes)
         self.leaves: list[TreeNode] = []
         self.live = 0
         self.position = 0

@@ -275,6 +275,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
         self.tree_version += 1
+        self.queues[item.cluster_queue].nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
@@ -282,6 +283,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
     def _release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
         self.tree_version += 1
+        self.queues[item.cluster_queue].nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, -1)
@@ -566,6 +568,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             )
         self.tree.add(queue.name, amounts)
         self.tree_version += 1
+        queue.nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
         for nid in local.path:
             add_amounts(self.alloc.setdefault(nid, {}), requests, 1)
