@@ -12,9 +12,10 @@ at midnight across daylight-saving changes.
 
 from __future__ import annotations
 
-import calendar
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+
+from queues.engine.calendar import add_months
 
 NONE = "none"
 WEEKLY = "weekly"
@@ -71,7 +72,7 @@ class Renewal:
                 raise PeriodError("renewal", "a budget that never renews has a single period")
             return self.anchor
         if self.kind == MONTHLY:
-            shifted = _add_months(local, index)
+            shifted = add_months(local, index)
         else:
             step = 7 if self.kind == WEEKLY else int(self.days or 0)
             shifted = local + timedelta(days=step * index)
@@ -111,13 +112,3 @@ class Renewal:
             return int(elapsed_days // 30.436875)
         step = 7 if self.kind == WEEKLY else int(self.days or 1)
         return int(elapsed_days // step)
-
-
-def _add_months(moment: datetime, months: int) -> datetime:
-    """Same day of the month (clamped to the month's length) and wall-clock time."""
-    total = moment.year * 12 + (moment.month - 1) + months
-    year, month = divmod(total, 12)
-    month += 1
-    day = min(moment.day, calendar.monthrange(year, month)[1])
-    return moment.replace(year=year, month=month, day=day)
-

@@ -25,6 +25,8 @@ ENV_KEYS: dict[str, str] = {
     "RESET_INACTIVITY_PERIOD": "resetInactivityPeriod",
     "K_VALUE": "kValue",
     "USAGE_WINDOW": "usageWindow",
+    "COHORT_DOMINANT_SHARE": "cohortDominantShare",
+    "IN_PASS_ACCOUNTING": "inPassAccounting",
 }
 
 

@@ -1,14 +1,13 @@
 """Budgets in a live export: each at what its current period had used at the replay's start.
 
 The ledger (``budgets.accounting``) holds the exact charges; ``used_between`` sums the current
-period's up to time 0. The simulator counts periods from t=0, so the export adds when the
-current period ends (``firstRenewalAt``). Monthly renewal has no fixed length in seconds: it
-is exported as ``days`` with the current month's length, exact up to the first boundary.
+period's up to time 0. The simulator counts weekly and N-day periods from t=0, so the export
+adds when the current period ends (``firstRenewalAt``); a monthly budget is exported with its
+``anchor`` and renews on the calendar (the live export's ``clock.start`` is t=0).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
@@ -70,12 +69,14 @@ def _period_at(budget: Budget, start: datetime) -> dict[str, Any]:
         fields["usedHours"] = round(float(used), 6)
     if period.end is None:
         return fields
+    if budget.renewal == Budget.Renewal.MONTHLY:
+        # the simulator renews on the calendar from the anchor (the live export sets clock.start)
+        fields["renewal"], fields["anchor"] = "monthly", budget.anchor.isoformat()
+        return fields
     if budget.renewal == Budget.Renewal.WEEKLY:
         fields["renewal"], length = "weekly", _WEEK
     else:
-        days = budget.renewal_days if budget.renewal == Budget.Renewal.DAYS else math.ceil(
-            (period.end - period.start).total_seconds() / 86400
-        )
+        days = budget.renewal_days
         fields["renewal"], fields["renewalDays"], length = "days", days, int(days) * 86400
     first = int(round((period.end - start).total_seconds()))
     fields["firstRenewalAt"] = format_duration(min(max(first, 1), length))

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from queues.engine.durations import format_duration
+from queues.engine.policy import COHORT_DOMINANT_SHARES, IN_PASS_ACCOUNTINGS
 from queues.engine.quantities import format_quantity
 from queues.engine.scenario import Scenario
 from queues.engine.types import (
@@ -19,6 +20,7 @@ from queues.engine.types import (
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
+    WITHIN_NAMESPACE_POLICIES,
 )
 
 NO_MODE = "null"  # the edit value that removes an admissionScope's mode
@@ -64,6 +66,16 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
         EditableField("policy.usageWindow.type", "Fair sharing", "policy", "window type", policy.usage_window.type,
                       choices=(("sliding", "sliding"), ("tumbling", "tumbling")))
     )
+    fields.append(
+        EditableField("policy.inPassAccounting", "Fair sharing", "policy", "in-pass accounting",
+                      policy.in_pass_accounting, choices=tuple((v, v) for v in IN_PASS_ACCOUNTINGS),
+                      hint="UsageBased: what an admission adds to its queue's score for the rest of the pass")
+    )
+    fields.append(
+        EditableField("policy.cohortDominantShare", "Fair sharing", "policy", "cohort dominant share",
+                      policy.cohort_dominant_share, choices=tuple((v, v) for v in COHORT_DOMINANT_SHARES),
+                      hint="DominantResourceShare between ClusterQueues: Kueue's borrowing, or allocation")
+    )
     for resource in _resources(scenario):
         fields.append(
             EditableField(f"policy.resourceWeights.{resource}", "Fair sharing", "policy", f"weight of {resource}",
@@ -92,6 +104,10 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
     for namespace in scenario.namespaces:
         fields.append(EditableField(f"namespaces.{namespace.name}.weight", "Namespaces", namespace.name, "weight",
                                     _number(namespace.weight)))
+        fields.append(EditableField(f"namespaces.{namespace.name}.preemption.withinNamespace", "Namespaces",
+                                    namespace.name, "preempt for quota", namespace.within_namespace,
+                                    choices=tuple((p, p) for p in WITHIN_NAMESPACE_POLICIES),
+                                    hint="a workload over the namespace quota may evict the namespace's own work"))
     for local_queue in scenario.local_queues:
         fields.append(EditableField(f"localQueues.{local_queue.key}.weight", "LocalQueues", local_queue.key, "weight",
                                     _number(local_queue.weight)))

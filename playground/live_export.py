@@ -140,7 +140,13 @@ def export_live_state(
             f"Today's cluster at {now:%Y-%m-%d %H:%M} UTC: {_days_text(options.days)} of finished work replayed, "
             f"then {format_duration(options.lookahead_seconds)} ahead."
         ),
-        "clock": {"horizon": format_duration(horizon), "tick": format_duration(_tick(horizon))},
+        "clock": {
+            "horizon": format_duration(horizon),
+            "tick": format_duration(_tick(horizon)),
+            # t=0 on the calendar, for budgets that renew monthly (``budget_export``)
+            "start": start.isoformat(),
+            "timeZone": settings.TIME_ZONE,
+        },
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
         "cohorts": _cohorts(),
@@ -228,7 +234,8 @@ def _namespaces(names: _Names) -> list[dict[str, Any]]:
         quotas[namespace_id][resource] = format_quantity(hard, resource)
     result = []
     hidden = 0
-    for namespace_id, name, weight in Namespace.objects.order_by("id").values_list("id", "name", "weight"):
+    rows = Namespace.objects.order_by("id").values_list("id", "name", "weight", "preemption_within_namespace")
+    for namespace_id, name, weight, within in rows:
         if names.hides(namespace_id):
             hidden += 1
             name = f"other-{hidden}"
@@ -236,6 +243,8 @@ def _namespaces(names: _Names) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"name": name, "weight": _weight(weight)}
         if quotas[namespace_id]:
             entry["quota"] = dict(sorted(quotas[namespace_id].items()))
+        if within != "Never":
+            entry["preemption"] = {"withinNamespace": within}
         result.append(entry)
     result.sort(key=lambda entry: entry["name"])
     return result

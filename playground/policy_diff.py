@@ -134,7 +134,11 @@ def object_fields(kind: str, obj: Any) -> dict[str, Any]:
             "stopPolicy": obj.stop_policy,
         }
     if kind == "namespace":
-        return {"weight": _number(obj.weight), "quota": resource_list_form(obj.quota)}
+        return {
+            "weight": _number(obj.weight),
+            "quota": resource_list_form(obj.quota),
+            "preemption.withinNamespace": obj.within_namespace,
+        }
     if kind == "localQueue":
         return {"clusterQueue": obj.cluster_queue, "weight": _number(obj.weight), "stopPolicy": obj.stop_policy}
     raise ValueError(kind)
@@ -258,10 +262,15 @@ def _scenario_only_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDe
 
 def _clock_form(scenario: Scenario) -> dict[str, Any]:
     horizon = scenario.clock.horizon_seconds
-    return {
+    form: dict[str, Any] = {
         "horizon": None if horizon is None else format_duration(horizon),
         "tick": format_duration(scenario.clock.tick_seconds),
     }
+    if scenario.clock.start is not None:
+        form["start"] = scenario.clock.start.isoformat()
+    if scenario.clock.time_zone is not None:
+        form["timeZone"] = str(scenario.clock.time_zone)
+    return form
 
 
 def _usage_form(scenario: Scenario) -> dict[str, dict[str, str]]:

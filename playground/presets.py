@@ -81,6 +81,16 @@ PRESETS: tuple[Preset, ...] = (
         suggested_edits=("localQueues.user-a/tasks.weight=2",),
         filename="dominant_share.yaml",
     ),
+    Preset(
+        slug="bursty-tenant",
+        title="A bursty tenant on 16 CPU (Kueue AFS accounting)",
+        seed="000 Kueue KEP-4136, admission fair sharing",
+        story="One tenant submits 400 one-hour jobs at once, three submit steadily; with Kueue's entry "
+        "penalty each pass hands the whole queue to one side and it flips every hour. Count each "
+        "admission at its full request for the rest of the pass (FullUsage) and every tenant keeps 4 CPU.",
+        suggested_edits=("policy.inPassAccounting=FullUsage",),
+        filename="bursty_tenant.yaml",
+    ),
 )
 
 _BY_SLUG = {preset.slug: preset for preset in PRESETS}

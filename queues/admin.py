@@ -128,7 +128,7 @@ class ClusterQueueAdmin(AuditedAdmin):
 
 @admin.register(Namespace)
 class NamespaceAdmin(AuditedAdmin):
-    list_display = ("name", "weight", "hard_quota_text", "local_queue_count")
+    list_display = ("name", "weight", "hard_quota_text", "preemption_within_namespace", "local_queue_count")
     search_fields = ("name", "description")
     inlines = [NamespaceQuotaInline]
     readonly_fields = ("consumed_resources", "usage_last_update", "weighted_share")

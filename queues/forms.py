@@ -48,7 +48,7 @@ class LocalQueueTenantForm(forms.ModelForm):
 class NamespaceForm(PlainWeightMixin, forms.ModelForm):
     class Meta:
         model = Namespace
-        fields = ["weight", "description"]
+        fields = ["weight", "preemption_within_namespace", "description"]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 

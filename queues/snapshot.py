@@ -266,7 +266,11 @@ def _namespaces(
     loaded: LoadedSnapshot, namespace_ids: set[int], unit: AdmissionUnit, usage: dict[str, engine.UsageState]
 ) -> tuple[engine.Namespace, ...]:
     """Namespaces of the unit; hard quota reduced by what the namespace holds in other units."""
-    rows = list(Namespace.objects.filter(id__in=namespace_ids).values("id", "name", "weight", *_STATUS_FIELDS))
+    rows = list(
+        Namespace.objects.filter(id__in=namespace_ids).values(
+            "id", "name", "weight", "preemption_within_namespace", *_STATUS_FIELDS
+        )
+    )
     hard: dict[int, dict[str, int]] = defaultdict(dict)
     for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=namespace_ids).values_list(
         "namespace_id", "resource", "hard"
@@ -289,7 +293,14 @@ def _namespaces(
             resource: max(0, amount - elsewhere[row["id"]].get(resource, 0))
             for resource, amount in sorted(hard[row["id"]].items())
         }
-        namespaces.append(engine.Namespace(name=row["name"], weight=float(row["weight"]), quota=engine.frozen_map(quota)))
+        namespaces.append(
+            engine.Namespace(
+                name=row["name"],
+                weight=float(row["weight"]),
+                quota=engine.frozen_map(quota),
+                within_namespace=row["preemption_within_namespace"],
+            )
+        )
         usage[engine.node_id("namespace", row["name"])] = _usage_state(row)
     return tuple(sorted(namespaces, key=lambda n: n.name))
 

@@ -102,7 +102,7 @@ _MODEL_FIELDS = {
         "preemption.withinClusterQueue": "preemption_within_cluster_queue",
         "preemption.reclaimWithinCohort": "reclaim_within_cohort",
     },
-    "namespace": {"weight": "weight"},
+    "namespace": {"weight": "weight", "preemption.withinNamespace": "preemption_within_namespace"},
     "localQueue": {"clusterQueue": "cluster_queue", "weight": "weight", "stopPolicy": "stop_policy"},
     "budget": {"allocatedHours": "allocated_hours", "action": "action"},
 }

@@ -17,7 +17,14 @@ from operator import attrgetter
 from typing import Any
 
 from queues.engine.scopes import cohort_chains, queue_scope
-from queues.engine.types import PREEMPT_LOWER_OR_NEWER_EQUAL, TIME_AWARE, ClusterQueue, Snapshot, Workload
+from queues.engine.types import (
+    PREEMPT_EXCEED_WEIGHT,
+    PREEMPT_LOWER_OR_NEWER_EQUAL,
+    TIME_AWARE,
+    ClusterQueue,
+    Snapshot,
+    Workload,
+)
 
 order_key = attrgetter("order")
 _shape = attrgetter("shape_key")
@@ -27,12 +34,16 @@ ClassFunction = Callable[[Workload], Any]
 
 
 def class_flags(queue: ClusterQueue, mode: str) -> tuple[bool, bool, bool]:
-    """(by priority, by timestamp, by LocalQueue): what besides requests a class depends on."""
+    """(by priority, by timestamp, by LocalQueue): what besides requests a class depends on.
+
+    TimeAware reclaim and ExceedWeight preemption depend on the preemptor's LocalQueue (its
+    share against its fair share or weight).
+    """
     preemption = queue.preemption
     return (
         preemption.enabled,
         preemption.within_cluster_queue == PREEMPT_LOWER_OR_NEWER_EQUAL,
-        preemption.enabled and mode == TIME_AWARE,
+        preemption.enabled and (mode == TIME_AWARE or preemption.within_cluster_queue == PREEMPT_EXCEED_WEIGHT),
     )
 
 

@@ -11,6 +11,7 @@ A mixin of the planner's ``_Planner``: it reads the pass state the planner build
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 
 from queues.engine.pass_state import (
     CLUSTER_QUEUE,
@@ -19,13 +20,51 @@ from queues.engine.pass_state import (
     QUEUE_NAMESPACE,
     ROOT,
     LocalState,
+    QueueState,
     TreeNode,
 )
+from queues.engine.policy import BORROWING_SHARE
+from queues.engine.quota import QuotaTree, flavor_amounts
 from queues.engine.types import (
+    DOMINANT_RESOURCE_SHARE,
     TIME_AWARE,
     Workload,
     node_id,
 )
+
+
+_UNPLACED = 1  # group of a candidate with no flavor assignment (or none left): ranked with the borrowers
+
+
+class Profile:
+    """A candidate's borrowing along its path (ClusterQueue first), with its flavors assigned.
+
+    Flavors: the first in which the candidate fits its ClusterQueue's nominal quota, else the
+    first that fits at all. ``borrows[i]``: 1 when the node at level ``i`` would borrow from its
+    parent on one of the candidate's flavor-resources; ``borrowed[i]``: ``(parent,
+    {flavor-resource: amount})`` of everything that node would borrow; ``height``: Kueue's
+    classical borrowing height (0 within the ClusterQueue's nominal quota).
+    """
+
+    __slots__ = ("borrows", "borrowed", "height")
+
+    def __init__(self, tree: QuotaTree, queue: str, requests: Mapping[str, int]) -> None:
+        nominal = tree.nominal_assignment(queue, requests)
+        # A candidate within its nominal quota keeps those flavors even when the cohort lent the
+        # room away (reclaim may give it back): Kueue assigns it in preemption mode, not borrowing.
+        assignment = nominal or tree.assign(queue, requests)[0]
+        if assignment is None:  # does not fit at all (its visit fails or preempts): with the borrowers
+            self.borrows: list[int] = []
+            self.borrowed: list = []
+            self.height = _UNPLACED
+            return
+        amounts = flavor_amounts(requests, assignment)
+        self.borrowed = tree.borrowed_path(queue, amounts)
+        self.borrows = [int(any(fr in borrowed for fr in amounts)) for _, borrowed in self.borrowed]
+        height = 0
+        while height < len(self.borrows) and self.borrows[height]:
+            height += 1
+        self.height = 0 if nominal is not None else max(1, height)
 
 
 class FairTree:
@@ -64,10 +103,13 @@ class FairTree:
                 cq_node.cq = queue
                 cohort = queue.spec.cohort
                 cq_node.parent = self._cohort_node(cohort) if cohort is not None else self.root
-                cq_node.direct = cohort is not None and not (queue.scored_in_cohort and queue.mode == TIME_AWARE)
+                cq_node.grouped = cohort is not None and not (queue.scored_in_cohort and queue.mode == TIME_AWARE)
+                cq_node.fair_parent = queue.scored_in_cohort
+                cq_node.weight = queue.spec.weight
                 if queue.scored_in_cohort:
                     cq_node.use_score = True
-                    cq_node.score = self._queue_score(queue)
+                    cq_node.score, cq_node.tie = self._queue_score(queue)
+                    cq_node.borrowing_score = self._borrowing_mode(queue.mode)
             parent = queue.node
             if queue.scope.fair:  # the namespace level only matters where scores do
                 ns_node = self.ns_nodes.get(local.ns_nid)
@@ -78,7 +120,7 @@ class FairTree:
                     ns_node.parent = queue.node
                     ns_node.cq = queue
                     ns_node.use_score = True
-                    ns_node.score = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+                    ns_node.score, ns_node.tie = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
                 parent = ns_node
             lq_node = self.lq_nodes[key] = self._new_node(LOCAL_QUEUE, key, local.nid)
             lq_node.parent = parent
@@ -94,6 +136,7 @@ class FairTree:
             if queue.scope.fair:
                 lq_node.use_score = True
                 lq_node.score = self.local_scores[key]
+                lq_node.tie = self.local_ties[key]
         # Bottom-up initial keys: leaves first, then every level once.
         for lq_node in self.lq_nodes.values():
             self._refresh(lq_node, force=True)
@@ -109,20 +152,29 @@ class FairTree:
         node = self.cohort_nodes[name] = self._new_node(COHORT, name, node_id(COHORT, name))
         parent_name = self.cohorts[name].parent if name in self.cohorts else None
         node.parent = self._cohort_node(parent_name) if parent_name is not None else self.root
+        node.weight = self.cohorts[name].weight if name in self.cohorts else 1.0
         if parent_name is not None:
             parent_scope = self.cohort_scopes.get(parent_name)
-            node.propagate = parent_scope is None or parent_scope.mode != TIME_AWARE
+            node.grouped = parent_scope is None or parent_scope.mode != TIME_AWARE
             if parent_scope is not None and parent_scope.fair:
+                node.fair_parent = True
                 node.use_score = True
-                node.score = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
+                node.score, node.tie = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
+                node.borrowing_score = self._borrowing_mode(parent_scope.mode)
         return node
 
+    def _borrowing_mode(self, mode: str) -> bool:
+        return mode == DOMINANT_RESOURCE_SHARE and self.policy.cohort_dominant_share == BORROWING_SHARE
+
     def _key(self, node: TreeNode) -> tuple | None:
+        """The node's key in its parent's heap: ``(group, score, tie, best order, leaf)``."""
         if node.kind == LOCAL_QUEUE:
             head = self._head(node)
             if head is None:
                 return None
-            return (0, node.score if node.use_score else 0.0, head.order, node)
+            if node.use_score:
+                return (0, node.score, node.tie, head.order, node)
+            return (0, 0.0, 0.0, head.order, node)
         if node.parked:
             return None
         heap = node.heap
@@ -133,25 +185,55 @@ class FairTree:
                 heapq.heappop(heap)
                 continue
             child_key = entry[0]
-            if node.direct:
-                leaf = child_key[3]
+            leaf = child_key[4]
+            score, tie = (node.score, node.tie) if node.use_score else (0.0, 0.0)
+            group = 0
+            if node.grouped:
                 head = self._head(leaf)
                 if head is None:  # its remaining classes failed since its key was computed
-                    group = 1
+                    group = _UNPLACED
                 else:
-                    cls = leaf.head_cls
-                    memo = node.cq.nominal_memo  # type: ignore[union-attr]
-                    group = memo.get(cls) if cls is not None else None
-                    if group is None:
-                        group = 0 if self.tree.within_nominal(node.name, head.requests) else 1
-                        if cls is not None:
-                            memo[cls] = group
-            elif node.propagate:
-                group = child_key[0]
-            else:
-                group = 0
-            return (group, node.score if node.use_score else 0.0, child_key[2], child_key[3])
+                    queue = leaf.cq
+                    level = queue.levels[node.nid]
+                    if level == 0 and not node.borrowing_score and (node.fair_parent or len(queue.path) == 2):
+                        # The ClusterQueue's own level, its cohort a root or the order fair: all
+                        # that counts is whether it fits its nominal quota (the common case, cheap).
+                        group = 0 if self._within_nominal(queue, head, leaf.head_cls) else 1
+                        return (group, score, tie, child_key[3], leaf)
+                    profile = self._profile(queue, head, leaf.head_cls)
+                    if node.fair_parent:
+                        group = profile.borrows[level] if level < len(profile.borrows) else _UNPLACED
+                        if node.borrowing_score and level < len(profile.borrowed):
+                            parent, borrowed = profile.borrowed[level]
+                            score, tie = self._share_of(borrowed, parent, node.weight)
+                    else:
+                        group = profile.height
+            return (group, score, tie, child_key[3], leaf)
         return None
+
+    def _within_nominal(self, queue: QueueState, head: Workload, cls: object) -> bool:
+        """Whether the candidate fits its ClusterQueue's nominal quota, memoised per class until
+        that ClusterQueue's usage changes."""
+        if cls is None:
+            return self.tree.within_nominal(queue.name, head.requests)
+        memo = queue.nominal_memo
+        found = memo.get(cls)
+        if found is None:
+            found = memo[cls] = self.tree.within_nominal(queue.name, head.requests)
+        return found
+
+    def _profile(self, queue: QueueState, head: Workload, cls: object) -> "Profile":
+        """How the candidate would borrow at each level of its path, memoised per class until
+        the quota tree changes."""
+        memo_key = (queue.name, cls)
+        if cls is not None:
+            found = self.profiles.get(memo_key)
+            if found is not None and found[0] == self.tree_version:
+                return found[1]
+        profile = Profile(self.tree, queue.name, head.requests)
+        if cls is not None:
+            self.profiles[memo_key] = (self.tree_version, profile)
+        return profile
 
     def _head(self, leaf: TreeNode) -> Workload | None:
         """The leaf's next live candidate (its class in ``leaf.head_cls``), or None.

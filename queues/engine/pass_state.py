@@ -44,9 +44,12 @@ class TreeNode:
         "seq",
         "key",
         "score",
+        "tie",
         "use_score",
-        "direct",
-        "propagate",
+        "grouped",
+        "fair_parent",
+        "borrowing_score",
+        "weight",
         "parked",
         "items",
         "idx",
@@ -67,9 +70,18 @@ class TreeNode:
         self.seq = seq
         self.key: tuple | None = None
         self.score = 0.0
+        self.tie = 0.0  # breaks ties between +inf scores (weight 0): the unweighted value
         self.use_score = False
-        self.direct = False  # ClusterQueue under a usage-based/dominant-share cohort scope
-        self.propagate = False  # cohort strictly inside such a scope: passes its best group up
+        # ClusterQueues in a cohort and cohorts below another (outside TimeAware scopes): the
+        # parent compares them by whether their candidate must borrow first (``group``).
+        self.grouped = False
+        # The parent is a fair scope: group = "this subtree borrows from the parent on the
+        # candidate's flavor-resources" (Kueue's FairSharingPrioritizeNonBorrowing, at every
+        # level); otherwise the borrowing height (0 within nominal quota, 1 borrowing from the
+        # cohort, 2 from the cohort's parent...), Kueue's classical order.
+        self.fair_parent = False
+        self.borrowing_score = False  # DominantResourceShare with cohortDominantShare: Borrowing
+        self.weight = 1.0
         self.parked = False
         self.items: list = []  # with reasons: the candidates in queue order
         self.idx = 0
@@ -102,6 +114,7 @@ class QueueState:
         "scored_in_cohort",
         "capacity",
         "pending",
+        "levels",
         "nominal_memo",
         "leaves",
     )
@@ -118,7 +131,8 @@ class QueueState:
         self.failed: dict[Any, ClassFailure] = {}
         self.counts: Counter = Counter()
         self.pending: list[PendingReason] = []
-        self.nominal_memo: dict[Any, bool] = {}
+        self.levels = {nid: index for index, nid in enumerate(path)}  # node id -> level in ``path``
+        self.nominal_memo: dict[Any, bool] = {}  # class -> fits the nominal quota (until usage changes)
         self.leaves: list[TreeNode] = []
         self.live = 0
         self.position = 0

@@ -53,7 +53,7 @@ from queues.engine.pass_state import (
     add_amounts,
     scope_capacity,
 )
-from queues.engine.policy import FairSharingPolicy
+from queues.engine.policy import FULL_USAGE, FairSharingPolicy
 from queues.engine.preemption import Running
 from queues.engine.preemption_rules import PreemptionRules
 from queues.engine.quota import QuotaTree, flavor_amounts
@@ -63,6 +63,7 @@ from queues.engine.types import (
     BLOCKED_BY_STRICT_FIFO_HEAD,
     INSUFFICIENT_QUOTA,
     NAMESPACE_QUOTA_EXCEEDED,
+    PREEMPT_NEVER,
     PREEMPTED,
     QUEUE_STOPPED,
     STOP_HOLD_AND_DRAIN,
@@ -147,11 +148,16 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.reasons = reasons
         self.policy: FairSharingPolicy = snapshot.policy
         self.use_penalty = use_penalty
+        self.full_usage = snapshot.policy.in_pass_accounting == FULL_USAGE
         self.admissions: list[Admission] = []
         self.evictions: list[Eviction] = []
         self._seq = 0
         self._index()
         self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
+        self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``_profile``)
+        self.profiles: dict = {}
+        self.lendables: dict[str, dict[str, int]] = {}
+        self.reaches: dict[str, dict[str, int]] = {}
         self._blocks()
         self._load_admitted()
         self.initial: QuotaTree | None = None
@@ -268,6 +274,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
     def _take(self, item: Running, path: tuple[str, ...]) -> None:
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
+        self.tree_version += 1
         self.queues[item.cluster_queue].nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
@@ -275,6 +282,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
 
     def _release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
+        self.tree_version += 1
         self.queues[item.cluster_queue].nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, -1)
         for nid in path:
@@ -359,7 +367,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             key = self._key(root)
             if key is None:
                 break
-            self._visit(key[3], key[2], None)
+            self._visit(key[4], key[3], None)
         pending: list[PendingReason] = []
         if self.reasons:
             for name in sorted(self.queues):
@@ -413,24 +421,26 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 key = self._key(node)
                 if key is None:
                     break
-                self._visit(key[3], key[2], node)
+                self._visit(key[4], key[3], node)
         node.parked = True
         self._refresh(node)
 
     def _drain_sorted(self, queue: QueueState) -> bool:
-        buckets: dict[tuple[float, float], list[TreeNode]] = {}
-        ns_scores: dict[float, set[float]] = {}
+        buckets: dict[tuple, list[TreeNode]] = {}
+        ns_scores: dict[tuple, set[tuple]] = {}
         for leaf in queue.leaves:
             if leaf.idx >= len(leaf.items):
                 continue
             parent = leaf.parent
             ns_score = (
-                parent.score if parent is not None and parent.kind == QUEUE_NAMESPACE and parent.use_score else 0.0
+                (parent.score, parent.tie)
+                if parent is not None and parent.kind == QUEUE_NAMESPACE and parent.use_score
+                else (0.0, 0.0)
             )
-            lq_score = leaf.score if leaf.use_score else 0.0
+            lq_score = (leaf.score, leaf.tie) if leaf.use_score else (0.0, 0.0)
             buckets.setdefault((ns_score, lq_score), []).append(leaf)
             ns_scores.setdefault(ns_score, set()).add(lq_score)
-        owners: dict[float, set[int]] = {}
+        owners: dict[tuple, set[int]] = {}
         for (ns_score, _), leaves in buckets.items():
             owners.setdefault(ns_score, set()).update(id(leaf.parent) for leaf in leaves)
         for ns_score, lq_scores in ns_scores.items():
@@ -506,6 +516,11 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 limit = namespace.quota[resource]
                 if amount and used.get(resource, 0) + amount > limit:
                     message = text.namespace_quota(namespace.name, resource, limit, used.get(resource, 0), amount)
+                    if namespace.within_namespace != PREEMPT_NEVER:
+                        found = self._preempt_for_namespace(workload, local, queue)
+                        if found is not None:
+                            self._admit(workload, local, queue, found[0], found[1])
+                            return True
                     self._pending(workload, queue, NAMESPACE_QUOTA_EXCEEDED, message)
                     if queue.strict:
                         queue.blocked = text.blocked_by_head(queue.name, workload.key, NAMESPACE_QUOTA_EXCEEDED)
@@ -552,13 +567,17 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 )
             )
         self.tree.add(queue.name, amounts)
+        self.tree_version += 1
         queue.nominal_memo.clear()
         add_amounts(self.ns_used.setdefault(local.namespace.name, {}), requests, 1)
         for nid in local.path:
             add_amounts(self.alloc.setdefault(nid, {}), requests, 1)
         penalty = entry_penalty(requests, self.policy) if self.use_penalty else {}
-        if penalty and queue.mode == USAGE_BASED:
-            extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(penalty.items()))
+        if queue.mode == USAGE_BASED and (penalty or self.full_usage):
+            # What the rest of this pass sees: the entry penalty (Kueue), or with
+            # ``inPassAccounting: FullUsage`` the whole request, so one pass spreads capacity.
+            counted = requests if self.full_usage else penalty
+            extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(counted.items()) if a)
             for nid in (local.nid, *local.path[2:]):
                 current = self.weighted.get(nid)
                 if current is None:
@@ -585,23 +604,23 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         """
         key = local.spec.key
         queue = local.queue
-        self.local_scores[key] = self._local_score(local)
+        self.local_scores[key], self.local_ties[key] = self._local_score(local)
         leaf = self.lq_nodes.get(key)
         if leaf is not None and leaf.use_score:
-            leaf.score = self.local_scores[key]
+            leaf.score, leaf.tie = self.local_scores[key], self.local_ties[key]
         ns_node = self.ns_nodes.get(local.ns_nid)
         if ns_node is not None and ns_node.use_score:
-            ns_node.score = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+            ns_node.score, ns_node.tie = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
         cq_node = queue.node
         if cq_node is not None and cq_node.use_score:
-            cq_node.score = self._queue_score(queue)
+            cq_node.score, cq_node.tie = self._queue_score(queue)
         node = cq_node.parent if cq_node is not None else None
         while node is not None and node.kind == COHORT:
             if node.use_score:
                 parent_name = self.cohorts[node.name].parent if node.name in self.cohorts else None
                 scope = self.cohort_scopes.get(parent_name) if parent_name is not None else None
                 if scope is not None:
-                    node.score = self._cohort_score(node.name, scope.mode, self._capacity(scope))
+                    node.score, node.tie = self._cohort_score(node.name, scope.mode, self._capacity(scope))
             node = node.parent
         if refresh:
             start = leaf or ns_node or cq_node

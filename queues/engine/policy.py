@@ -17,6 +17,14 @@ from queues.engine.errors import ValidationError
 from queues.engine.quantities import validate_resource_name
 
 WINDOW_TYPES = ("sliding", "tumbling")
+# cohortDominantShare: how DominantResourceShare ranks ClusterQueues and cohorts among siblings.
+BORROWING_SHARE = "Borrowing"  # Kueue's fair sharing: borrowed above quota / lendable, candidate included
+ALLOCATION_SHARE = "Allocation"  # allocated / capacity of the scope (KEP-752, Volcano)
+COHORT_DOMINANT_SHARES = (BORROWING_SHARE, ALLOCATION_SHARE)
+# inPassAccounting: what an admission adds to its queues' scores for the rest of the same pass.
+ENTRY_PENALTY = "EntryPenalty"  # Kueue: alpha_s x requests (the stored entry penalty)
+FULL_USAGE = "FullUsage"  # the full requests: one pass spreads capacity across queues
+IN_PASS_ACCOUNTINGS = (ENTRY_PENALTY, FULL_USAGE)
 POLICY_FIELDS = (
     "usageHalfLifeTime",
     "usageSamplingInterval",
@@ -24,6 +32,8 @@ POLICY_FIELDS = (
     "resetInactivityPeriod",
     "kValue",
     "usageWindow",
+    "cohortDominantShare",
+    "inPassAccounting",
 )
 
 
@@ -45,6 +55,8 @@ class FairSharingPolicy:
     reset_inactivity_seconds: int = 0  # 0: never reset
     k_value: float = 1.0
     usage_window: UsageWindow = field(default_factory=UsageWindow)
+    cohort_dominant_share: str = BORROWING_SHARE
+    in_pass_accounting: str = ENTRY_PENALTY
 
     def resource_weight(self, resource: str) -> float:
         """Weight of ``resource`` in scores; unlisted resources weigh 1."""
@@ -64,6 +76,8 @@ class FairSharingPolicy:
             "resetInactivityPeriod": format_duration(self.reset_inactivity_seconds),
             "kValue": self.k_value,
             "usageWindow": {"size": format_duration(self.usage_window.size_seconds), "type": self.usage_window.type},
+            "cohortDominantShare": self.cohort_dominant_share,
+            "inPassAccounting": self.in_pass_accounting,
         }
 
     @classmethod
@@ -108,6 +122,14 @@ class FairSharingPolicy:
             changes["k_value"] = _non_negative_number(data["kValue"], name("kValue"))
         if "usageWindow" in data:
             changes["usage_window"] = _parse_window(data["usageWindow"], name("usageWindow"), self.usage_window)
+        for key, attribute, choices in (
+            ("cohortDominantShare", "cohort_dominant_share", COHORT_DOMINANT_SHARES),
+            ("inPassAccounting", "in_pass_accounting", IN_PASS_ACCOUNTINGS),
+        ):
+            if key in data:
+                if data[key] not in choices:
+                    raise ValidationError(name(key), f"must be one of {', '.join(choices)}, got {data[key]!r}")
+                changes[attribute] = str(data[key])
         return replace(self, **changes)
 
 

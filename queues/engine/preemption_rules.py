@@ -9,7 +9,8 @@ A mixin of the planner's ``_Planner``: it reads and changes the pass state (``ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from queues.engine.pass_state import (
@@ -20,14 +21,19 @@ from queues.engine.pass_state import (
 )
 from queues.engine.preemption import Running, find_victims, may_preempt
 from queues.engine.quota import flavor_amounts
-from queues.engine.ranking import fair_share_ratio
+from queues.engine.ranking import dominant_share, fair_share_ratio
 from queues.engine.types import (
     PREEMPT_ANY,
+    PREEMPT_EXCEED_WEIGHT,
     PREEMPT_NEVER,
     TIME_AWARE,
+    USAGE_BASED,
     Workload,
     node_id,
 )
+
+
+_EPSILON = 1e-9  # shares are float ratios: equal within rounding counts as equal
 
 
 class PreemptionRules:
@@ -55,7 +61,9 @@ class PreemptionRules:
             return tree.assign(queue.name, requests)[0]
 
         within = preemption.within_cluster_queue
-        if within != PREEMPT_NEVER:
+        if within == PREEMPT_EXCEED_WEIGHT:
+            attempts.extend(self._exceed_weight_attempts(workload, local, queue, fits, overlaps))
+        elif within != PREEMPT_NEVER:
             candidates = [
                 item
                 for item in self.running[queue.name].values()
@@ -83,6 +91,7 @@ class PreemptionRules:
             ]
             if candidates:
                 candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
+                self._usage_first_within_queues(candidates)
 
                 def fits_nominal() -> dict[str, str] | None:
                     assignment = fits()
@@ -120,6 +129,133 @@ class PreemptionRules:
                     del self.running[item.cluster_queue][item.workload.key]
                 return assignment, [(item, rule) for item in chosen]
         return None
+
+    def _exceed_weight_attempts(self, workload: Workload, local: LocalState, queue: QueueState, fits, overlaps) -> list:
+        """KEP-752 ``ExceedWeight``: a LocalQueue that stays within its weight's share of the
+        ClusterQueue with this workload admitted may evict workloads of LocalQueues above theirs.
+
+        A LocalQueue's share is its dominant share of what the ClusterQueue can reach (nominal
+        plus what it may borrow); its weight's share is ``weight / sum of weights`` over the
+        LocalQueues with admitted or pending work in the ClusterQueue (weights are LocalQueue x
+        namespace weight, as in the fair tree). Victims go from the most exceeding LocalQueue
+        first, then lower priority, then most recently admitted; a LocalQueue stops being a
+        target once it is back within its share. Priority does not protect a victim: the rule
+        is about shares.
+        """
+        reach = self.reaches.get(queue.name)
+        if reach is None:
+            reach = self.reaches[queue.name] = self.tree.queue_reach(queue.name)
+        running = self.running[queue.name]
+        active = {item.local_queue for item in running.values()} | {
+            key for key in self.by_local if self.locals[key].queue is queue
+        }
+        active.add(local.spec.key)
+
+        def weight_of(key: str) -> float:
+            lq = self.locals[key]
+            return max(0.0, lq.spec.weight) * max(0.0, lq.namespace.weight)
+
+        total = sum(weight_of(key) for key in active)
+        if total <= 0:
+            return []
+        entitled = {key: weight_of(key) / total for key in active}
+
+        def share(key: str, extra: Mapping[str, int] | None = None) -> float:
+            alloc = self.alloc.get(self.locals[key].nid, {})
+            if extra:
+                alloc = {r: alloc.get(r, 0) + extra.get(r, 0) for r in {*alloc, *extra}}
+            return dominant_share(alloc, reach)
+
+        own = local.spec.key
+        if share(own, workload.requests) > entitled[own] + _EPSILON:
+            return []
+
+        def exceeds(key: str) -> bool:
+            return share(key) > entitled[key] + _EPSILON
+
+        candidates = [
+            item
+            for item in running.values()
+            if item.local_queue != own and exceeds(item.local_queue) and overlaps(item)
+        ]
+        excess = {key: share(key) / entitled[key] if entitled[key] > 0 else math.inf for key in active}
+        candidates.sort(
+            key=lambda item: (-excess[item.local_queue], item.workload.priority, -item.admitted_at, item.workload.key)
+        )
+        return [
+            (
+                candidates,
+                fits,
+                lambda item: exceeds(item.local_queue),
+                f"to give LocalQueue {own} its weight's share of ClusterQueue {queue.name} (ExceedWeight)",
+            )
+        ]
+
+    def _preempt_for_namespace(
+        self, workload: Workload, local: LocalState, queue: QueueState
+    ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
+        """A workload over its namespace's hard quota evicts the namespace's own admitted
+        workloads its ``withinNamespace`` policy allows (lower priority first, most recently
+        admitted first), if that makes it fit both the namespace quota and its ClusterQueue."""
+        namespace = local.namespace
+        policy = namespace.within_namespace
+        requests = workload.requests
+        limited = [r for r in namespace.quota if requests.get(r, 0)]
+        candidates = [
+            item
+            for running in self.running.values()
+            for item in running.values()
+            if item.namespace == namespace.name
+            and may_preempt(policy, workload, item.workload)
+            and any(item.workload.requests.get(r, 0) for r in limited)
+        ]
+        if not candidates:
+            return None
+        candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
+        tree = self.tree
+
+        def fits() -> dict[str, str] | None:
+            used = self.ns_used.get(namespace.name, {})
+            if any(used.get(r, 0) + requests[r] > namespace.quota[r] for r in limited):
+                return None
+            return tree.assign(queue.name, requests)[0]
+
+        def release(item: Running) -> None:
+            self._release(item, self._victim_path(item))
+
+        def restore(item: Running) -> None:
+            self._take(item, self._victim_path(item))
+
+        found = find_victims(candidates, fits, release, restore)
+        if found is None:
+            return None
+        assignment, chosen = found
+        for item in chosen:
+            del self.running[item.cluster_queue][item.workload.key]
+        rule = f"to fit namespace {namespace.name}'s quota ({policy})"
+        return assignment, [(item, rule) for item in chosen]
+
+    def _usage_first_within_queues(self, candidates: list[Running]) -> None:
+        """Kueue's CandidatesOrdering compares LocalQueue usage only between workloads of one
+        ClusterQueue: in the places a usage-based ClusterQueue's victims hold in the priority
+        order, they are reordered so the LocalQueue with the higher usage score loses first."""
+        slots: dict[str, list[int]] = {}
+        for index, item in enumerate(candidates):
+            if self.queues[item.cluster_queue].mode == USAGE_BASED:
+                slots.setdefault(item.cluster_queue, []).append(index)
+        scores = self.local_scores
+        for positions in slots.values():
+            items = sorted(
+                (candidates[i] for i in positions),
+                key=lambda item: (
+                    -scores.get(item.local_queue, 0.0),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                ),
+            )
+            for index, item in zip(positions, items, strict=True):
+                candidates[index] = item
 
     def _time_aware_attempts(self, workload: Workload, local: LocalState, queue: QueueState, fits, overlaps) -> list:
         """KAI reclaim: a queue whose allocation plus this job stays within its fair share may evict

@@ -140,6 +140,62 @@ class QuotaTree:
         node = self._cohorts[name] if kind == "cohort" else self._queues[name]
         return _nominal_total(node, self._children)
 
+    def borrowed_path(
+        self, queue: str, amounts: Mapping[FlavorResource, int]
+    ) -> list[tuple[str, dict[FlavorResource, int]]]:
+        """What each node from the ClusterQueue up would borrow from its parent with ``amounts`` added.
+
+        One entry per node that has a parent (the ClusterQueue, then its cohorts below the root):
+        ``(parent cohort name, {flavor-resource: usage + added - subtree quota > 0})``, over every
+        flavor-resource of the node, as Kueue's ``dominantResourceShare`` measures a node "after
+        the candidate is admitted". The amounts climb as ``add`` would carry them (a node's
+        unused guaranteed quota absorbs its part first). Nothing is changed.
+        """
+        node: _Node | None = self._queues[queue]
+        passed = {fr: amount for fr, amount in amounts.items() if amount > 0}
+        result: list[tuple[str, dict[FlavorResource, int]]] = []
+        while node is not None and node.parent is not None:
+            borrowed: dict[FlavorResource, int] = {}
+            usage, subtree = node.usage, node.subtree
+            for fr in {*subtree, *usage, *passed}:
+                amount = usage.get(fr, 0) + passed.get(fr, 0) - subtree.get(fr, 0)
+                if amount > 0:
+                    borrowed[fr] = amount
+            result.append((node.parent.name, borrowed))
+            climbing: dict[FlavorResource, int] = {}
+            for fr, amount in passed.items():
+                rest = amount - max(0, node.guaranteed.get(fr, 0) - usage.get(fr, 0))
+                if rest > 0:
+                    climbing[fr] = rest
+            passed = climbing
+            node = node.parent
+        return result
+
+    def borrowed_now(self, kind: str, name: str) -> tuple[str | None, dict[FlavorResource, int]]:
+        """A ClusterQueue's or cohort's parent cohort and what it uses above its (subtree) quota
+        now, per flavor-resource (parent None: a root, which borrows from nobody)."""
+        node = self._cohorts[name] if kind == "cohort" else self._queues[name]
+        if node.parent is None:
+            return None, {}
+        borrowed = {}
+        for fr in {*node.subtree, *node.usage}:
+            amount = node.usage.get(fr, 0) - node.subtree.get(fr, 0)
+            if amount > 0:
+                borrowed[fr] = amount
+        return node.parent.name, borrowed
+
+    def lendable(self, cohort: str) -> dict[str, int]:
+        """Per resource (flavors summed), the most the cohort's subtree could ever take: Kueue's
+        ``calculateLendable``, the denominator of the dominant share of the cohort's children."""
+        node = self._cohorts[cohort]
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        total: dict[str, int] = {}
+        for fr in sorted(root.subtree):
+            total[fr[1]] = total.get(fr[1], 0) + max(0, _available(node, fr, use_usage=False))
+        return total
+
     # --- assignment ------------------------------------------------------------------------
 
     def assign(self, queue: str, requests: Mapping[str, int]) -> tuple[dict[str, str] | None, FitFailure | None]:
@@ -183,18 +239,28 @@ class QuotaTree:
 
     def within_nominal(self, queue: str, requests: Mapping[str, int]) -> bool:
         """Whether the request fits the queue's own nominal quota on top of its usage (no borrowing)."""
+        return self.nominal_assignment(queue, requests) is not None
+
+    def nominal_assignment(self, queue: str, requests: Mapping[str, int]) -> dict[str, str] | None:
+        """The first flavors in which the request fits the queue's own nominal quota on top of its
+        usage (whether or not the cohort has that room free now: reclaim may make it), or None."""
         node = self._queues[queue]
         usage, nominal = node.usage, node.nominal
+        assignment: dict[str, str] = {}
         for covered, flavors in self.groups[queue]:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue
             for flavor in flavors:
                 if all(usage.get((flavor, r), 0) + requests[r] <= nominal.get((flavor, r), 0) for r in needed):
+                    for resource in needed:
+                        assignment[resource] = flavor
                     break
             else:
-                return False
-        return all(any(r in covered for covered, _ in self.groups[queue]) for r in requests if requests[r] > 0)
+                return None
+        if any(requests[r] > 0 and r not in assignment for r in requests):
+            return None
+        return assignment
 
     # --- usage ------------------------------------------------------------------------------
 

@@ -47,3 +47,32 @@ def fair_share_ratio(alloc: Mapping[str, float], share: Mapping[str, float], dem
         if value > worst:
             worst = value
     return worst
+
+
+def borrowing_share(borrowed: Mapping[str, int], lendable: Mapping[str, int]) -> float:
+    """Kueue's fair-sharing dominant share of a node, unweighted: ``max_r borrowed_r / lendable_r``.
+
+    ``borrowed`` is what the node uses above its own (subtree) quota per resource, flavors
+    summed; ``lendable`` what its parent's subtree could lend it. 0 when nothing is borrowed;
+    a resource with nothing lendable is skipped (as Kueue does).
+    """
+    share = 0.0
+    for resource, amount in borrowed.items():
+        cap = lendable.get(resource, 0)
+        if amount > 0 and cap > 0:
+            value = amount / cap
+            if value > share:
+                share = value
+    return share
+
+
+def weighted(value: float, weight: float) -> tuple[float, float]:
+    """``(value / weight, tie)``: the score and what breaks ties between +inf scores.
+
+    A weight <= 0 gives +inf for any positive value and for 0 (a weight-0 queue is never ahead
+    of a weighted one); two such queues are then compared by the unweighted value (Kueue's
+    ``CompareDRS`` compares how much each zero-weight node borrows).
+    """
+    if not weight > 0:  # also catches NaN
+        return INFINITE_SCORE, value
+    return value / weight, 0.0

@@ -26,11 +26,13 @@ import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from queues.engine.calendar import parse_moment, parse_time_zone
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
 from queues.engine.policy import FairSharingPolicy
@@ -39,12 +41,14 @@ from queues.engine.quota import resource_groups
 from queues.engine.scopes import cohort_chains
 from queues.engine.types import (
     ADMISSION_MODES,
+    PREEMPT_NEVER,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     STOP_HOLD,
     STOP_HOLD_AND_DRAIN,
     STOP_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
+    WITHIN_NAMESPACE_POLICIES,
     ClusterQueue,
     Cohort,
     FlavorQuotas,
@@ -79,10 +83,16 @@ _TOP_FIELDS = (
 
 @dataclass(frozen=True, slots=True)
 class Clock:
-    """``horizon_seconds`` None: run until every workload has finished (or nothing can change)."""
+    """``horizon_seconds`` None: run until every workload has finished (or nothing can change).
+
+    ``start`` (optional): the calendar moment of t=0, which monthly budget renewal needs;
+    ``time_zone``: the wall clock months are counted on (default: ``start``'s own offset).
+    """
 
     horizon_seconds: int | None = None
     tick_seconds: int = DEFAULT_TICK_SECONDS
+    start: datetime | None = None
+    time_zone: tzinfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +137,10 @@ class BudgetSpec:
     resource: str | None = None
     flavor: str | None = None
     name: str | None = None
-    renewal_seconds: int | None = None  # None: never renews during the run
+    renewal_seconds: int | None = None  # None: never renews during the run (or renews monthly)
     used_hours: float = 0.0
     first_renewal_seconds: int | None = None  # None: one whole period after t=0
+    monthly_anchor: datetime | None = None  # renewal: monthly, counted from this moment
 
     @property
     def label(self) -> str:
@@ -389,7 +400,7 @@ def parse_scenario(document: Mapping[str, Any]) -> Scenario:
     implicit = sorted({lq.namespace for lq in local_queues} - declared)
     namespaces = namespaces + tuple(Namespace(n) for n in implicit)
     locals_by_key = {lq.key: lq for lq in local_queues}
-    budgets = _budgets(doc.get("budgets"), locals_by_key, {n.name for n in namespaces}, queue_names, flavors)
+    budgets = _budgets(doc.get("budgets"), locals_by_key, {n.name for n in namespaces}, queue_names, flavors, clock)
     workloads = _workloads(doc.get("workloads"), locals_by_key)
     generators = _generators(doc.get("generators"), locals_by_key)
     scenario = Scenario(
@@ -414,7 +425,9 @@ def parse_scenario(document: Mapping[str, Any]) -> Scenario:
 def _clock(value: Any) -> Clock:
     if value is None:
         return Clock()
-    data = _mapping(value, "clock", ("horizon", "tick"))
+    data = _mapping(value, "clock", ("horizon", "tick", "start", "timeZone"))
+    zone = parse_time_zone(data["timeZone"], "clock.timeZone") if data.get("timeZone") is not None else None
+    start = parse_moment(data["start"], "clock.start", zone) if data.get("start") is not None else None
     horizon = None
     if data.get("horizon") is not None:
         horizon = parse_duration(data["horizon"], "clock.horizon")
@@ -423,7 +436,7 @@ def _clock(value: Any) -> Clock:
         tick = parse_duration(data["tick"], "clock.tick")
         if tick <= 0:
             raise ValidationError("clock.tick", "must be greater than 0s")
-    return Clock(horizon, tick)
+    return Clock(horizon, tick, start, zone)
 
 
 def _cohorts(value: Any, flavors: set[str]) -> tuple[Cohort, ...]:
@@ -515,11 +528,18 @@ def _namespaces(value: Any) -> tuple[Namespace, ...]:
     wheres: list[str] = []
     for index, entry in enumerate(_list(value, "namespaces")):
         where = f"namespaces[{index}]"
-        entry = _mapping(entry, where, ("name", "weight", "quota"))
+        entry = _mapping(entry, where, ("name", "weight", "quota", "preemption"))
         name = _name(_required(entry, "name", where), _join(where, "name"))
         weight = _weight(entry.get("weight", 1), _join(where, "weight"), positive=True)
         quota = parse_resource_list(entry.get("quota") or {}, _join(where, "quota"))
-        result.append(Namespace(name, weight, frozen_map(quota)))
+        within = PREEMPT_NEVER
+        if entry.get("preemption") is not None:
+            p_where = _join(where, "preemption")
+            p = _mapping(entry["preemption"], p_where, ("withinNamespace",))
+            within = _choice(
+                p.get("withinNamespace", PREEMPT_NEVER), _join(p_where, "withinNamespace"), WITHIN_NAMESPACE_POLICIES
+            )
+        result.append(Namespace(name, weight, frozen_map(quota), within))
         wheres.append(_join(where, "name"))
     _unique([n.name for n in result], wheres, "namespace")
     return tuple(result)
@@ -550,7 +570,12 @@ def _local_queues(value: Any, queues: set[str]) -> tuple[tuple[LocalQueue, ...],
 
 
 def _budgets(
-    value: Any, locals_by_key: Mapping[str, LocalQueue], namespaces: set[str], queues: set[str], flavors: set[str]
+    value: Any,
+    locals_by_key: Mapping[str, LocalQueue],
+    namespaces: set[str],
+    queues: set[str],
+    flavors: set[str],
+    clock: Clock = Clock(),
 ) -> tuple[BudgetSpec, ...]:
     result: list[BudgetSpec] = []
     targets = {"localQueue": set(locals_by_key), "namespace": namespaces, "clusterQueue": queues}
@@ -568,6 +593,7 @@ def _budgets(
         "renewalDays",
         "usedHours",
         "firstRenewalAt",
+        "anchor",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -598,17 +624,45 @@ def _budgets(
         if name is not None:
             name = _name(name, _join(where, "name"))
         renewal = _budget_renewal(entry, where)
+        monthly_anchor = None
+        if entry.get("renewal") == "monthly":
+            if clock.start is None:
+                raise ValidationError(
+                    _join(where, "renewal"),
+                    "monthly renewal needs calendar dates: set clock.start (e.g. 2026-11-01T00:00:00Z)",
+                )
+            monthly_anchor = clock.start
+            if entry.get("anchor") is not None:
+                monthly_anchor = parse_moment(entry["anchor"], _join(where, "anchor"), clock.time_zone)
+        elif entry.get("anchor") is not None:
+            raise ValidationError(_join(where, "anchor"), "only used with renewal: monthly (others use firstRenewalAt)")
         first_renewal = None
         if entry.get("firstRenewalAt") is not None:
             if renewal is None:
-                raise ValidationError(_join(where, "firstRenewalAt"), "only used with a renewal (weekly or days)")
+                raise ValidationError(
+                    _join(where, "firstRenewalAt"),
+                    "only used with a weekly or days renewal (a monthly one counts from its anchor)",
+                )
             first_renewal = parse_duration(entry["firstRenewalAt"], _join(where, "firstRenewalAt"))
             if not 0 < first_renewal <= renewal:
                 raise ValidationError(
                     _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
                 )
         result.append(
-            BudgetSpec(target_kind, target, kind, hours, action, resource, flavor, name, renewal, used, first_renewal)
+            BudgetSpec(
+                target_kind,
+                target,
+                kind,
+                hours,
+                action,
+                resource,
+                flavor,
+                name,
+                renewal,
+                used,
+                first_renewal,
+                monthly_anchor,
+            )
         )
     return tuple(result)
 
@@ -616,14 +670,15 @@ def _budgets(
 def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
     """Seconds between renewals, as the live Budget's ``renewal`` (none, weekly, days + renewalDays).
 
-    Monthly renewal needs calendar dates, which a simulation (seconds from t=0) does not have.
+    Monthly renewal has no fixed length: None here, its calendar boundaries come from the
+    budget's ``anchor`` (``BudgetSpec.monthly_anchor``).
     """
     renewal = _choice(entry.get("renewal", "none"), _join(where, "renewal"), ("none", "weekly", "days", "monthly"))
     days = entry.get("renewalDays")
     if renewal == "monthly":
-        raise ValidationError(
-            _join(where, "renewal"), "monthly renewal needs calendar dates; use days with renewalDays: 30 in a scenario"
-        )
+        if days is not None:
+            raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
+        return None
     if renewal == "days":
         return _integer(_required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1) * 86400
     if days is not None:

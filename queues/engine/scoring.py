@@ -23,7 +23,8 @@ from queues.engine.pass_state import (
     scope_capacity,
     sum_maps,
 )
-from queues.engine.ranking import dominant_share, fair_share_ratio
+from queues.engine.policy import BORROWING_SHARE
+from queues.engine.ranking import borrowing_share, dominant_share, fair_share_ratio, weighted
 from queues.engine.scopes import Scope
 from queues.engine.types import (
     DOMINANT_RESOURCE_SHARE,
@@ -34,7 +35,7 @@ from queues.engine.types import (
     UsageState,
     node_id,
 )
-from queues.engine.usage import score_of, weighted_usage
+from queues.engine.usage import INFINITE_SCORE, weighted_usage
 
 _EMPTY_STATE = UsageState()
 
@@ -131,6 +132,7 @@ class Scoring:
     def _initial_scores(self) -> None:
         self.weighted: dict[str, float] = {}
         self.local_scores: dict[str, float] = {}
+        self.local_ties: dict[str, float] = {}
         self.ns_members: dict[str, list[str]] = {}
         for queue in self.queues.values():
             queue.capacity = self._capacity(queue.scope) if queue.scope.fair else {}
@@ -142,48 +144,80 @@ class Scoring:
             if local.queue.mode == USAGE_BASED:
                 self.weighted[local.nid] = weighted_usage(self._usage_state(local.nid), self.policy)
         for key, local in self.locals.items():
-            self.local_scores[key] = self._local_score(local)
+            self.local_scores[key], self.local_ties[key] = self._local_score(local)
 
-    def _local_score(self, local: LocalState) -> float:
+    def _local_score(self, local: LocalState) -> tuple[float, float]:
+        """(score, tie) of a LocalQueue inside its ClusterQueue (see ``ranking.weighted``)."""
         queue = local.queue
         mode = queue.mode
         if mode == USAGE_BASED:
-            return score_of(self.weighted[local.nid], local.spec.weight)
+            return weighted(self.weighted[local.nid], local.spec.weight)
         if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(dominant_share(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
+            return weighted(dominant_share(self.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
-            return fair_share_ratio(
+            ratio = fair_share_ratio(
                 self.alloc.get(local.nid, {}), self.shares.get(local.nid, {}), self.ta_demand.get(local.nid, {})
             )
-        return 0.0
+            return ratio, 0.0
+        return 0.0, 0.0
 
-    def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> float:
+    def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
         if mode == TIME_AWARE:
-            return fair_share_ratio(
+            ratio = fair_share_ratio(
                 self.alloc.get(ns_nid, {}), self.shares.get(ns_nid, {}), self.ta_demand.get(ns_nid, {})
             )
+            return ratio, 0.0
         if mode == NO_FAIR_SHARING:
-            return 0.0
+            return 0.0, 0.0
         total = 0.0
+        ties = 0.0
         for key in self.ns_members.get(ns_nid, ()):
             total += self.local_scores[key]
-        return score_of(total, namespace.weight)
+            ties += self.local_ties[key]
+        score, tie = weighted(total, namespace.weight)
+        return (score, tie) if tie or total != INFINITE_SCORE else (score, ties)
 
-    def _queue_score(self, queue: QueueState) -> float:
-        return self._group_score(node_id(CLUSTER_QUEUE, queue.name), queue.spec.weight, queue.mode, queue.capacity)
+    def _queue_score(self, queue: QueueState) -> tuple[float, float]:
+        return self._group_score(CLUSTER_QUEUE, queue.name, queue.spec.weight, queue.mode, queue.capacity)
 
-    def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> float:
+    def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]:
         weight = self.cohorts[name].weight if name in self.cohorts else 1.0
-        return self._group_score(node_id(COHORT, name), weight, mode, capacity)
+        return self._group_score(COHORT, name, weight, mode, capacity)
 
-    def _group_score(self, nid: str, weight: float, mode: str, capacity: Mapping[str, int]) -> float:
+    def _group_score(
+        self, kind: str, name: str, weight: float, mode: str, capacity: Mapping[str, int]
+    ) -> tuple[float, float]:
+        """(score, tie) of a ClusterQueue or cohort among its siblings, without any candidate.
+
+        Under ``cohortDominantShare: Borrowing`` the fair tree ranks DominantResourceShare
+        siblings by their share with their candidate admitted (``FairTree._key``); this value
+        is what pending reasons quote.
+        """
+        nid = node_id(kind, name)
         if mode == USAGE_BASED:
             value = self.weighted.get(nid)
             if value is None:
                 value = self.weighted[nid] = weighted_usage(self._usage_state(nid), self.policy)
-            return score_of(value, weight)
+            return weighted(value, weight)
         if mode == DOMINANT_RESOURCE_SHARE:
-            return score_of(dominant_share(self.alloc.get(nid, {}), capacity), weight)
+            if self.policy.cohort_dominant_share == BORROWING_SHARE:
+                parent, borrowed = self.tree.borrowed_now(kind, name)
+                return self._share_of(borrowed, parent, weight) if parent is not None else (0.0, 0.0)
+            return weighted(dominant_share(self.alloc.get(nid, {}), capacity), weight)
         if mode == TIME_AWARE:
-            return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
-        return 0.0
+            ratio = fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.ta_demand.get(nid, {}))
+            return ratio, 0.0
+        return 0.0, 0.0
+
+    def _share_of(self, borrowed: Mapping, parent: str, weight: float) -> tuple[float, float]:
+        """``borrowed`` per flavor-resource -> weighted Kueue dominant share against ``parent``'s lendable."""
+        by_resource: dict[str, int] = {}
+        for (_, resource), amount in borrowed.items():
+            by_resource[resource] = by_resource.get(resource, 0) + amount
+        lendable = self.lendables.get(parent)
+        if lendable is None:
+            lendable = self.lendables[parent] = self.tree.lendable(parent)
+        share = borrowing_share(by_resource, lendable)
+        if share == 0.0:
+            return 0.0, 0.0  # not borrowing: no share, whatever the weight (Kueue)
+        return weighted(share, weight)

@@ -16,8 +16,10 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
   one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
   ``held`` and ``evicted``. A budget with ``renewal`` (weekly, or every ``renewalDays``) starts
   each period at zero, counted from t=0 (or from ``firstRenewalAt``, when the run starts
-  mid-period with ``usedHours`` already used): a workload running across the boundary charges
-  each period its part, and a hold placed by the budget is lifted (event ``resumed``).
+  mid-period with ``usedHours`` already used); a ``monthly`` one renews on the calendar, from
+  its ``anchor`` (default ``clock.start``) on ``clock.timeZone``'s wall clock: a workload
+  running across the boundary charges each period its part, and a hold placed by the budget is
+  lifted (event ``resumed``).
   ``summary.budgets`` reports each budget's use in its last period and when it ran out.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
@@ -30,11 +32,12 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from queues.engine.accounting import all_nodes, node_paths
+from queues.engine.calendar import monthly_boundaries
 from queues.engine.candidates import PendingIndex
 from queues.engine.errors import ValidationError
 from queues.engine.planner import plan, scope_capacities
@@ -88,6 +91,7 @@ class _Budget:
     hold: Hold | None = None
     period: int = 0
     exhausted_at: list[float] = field(default_factory=list)
+    renewals: Iterator[float] | None = None  # monthly: seconds from t=0 of the next renewals
 
 
 @dataclass(slots=True)
@@ -214,8 +218,14 @@ class Simulation:
         self._push(float(interval), _SAMPLE, 1)
         for index, budget in enumerate(self.budgets):
             self._push(0.0, _BUDGET, index)
-            if budget.spec.renewal_seconds:
-                first = budget.spec.first_renewal_seconds or budget.spec.renewal_seconds
+            spec = budget.spec
+            if spec.monthly_anchor is not None:
+                clock = self.scenario.clock
+                assert clock.start is not None  # the loader requires it for monthly renewal
+                budget.renewals = monthly_boundaries(spec.monthly_anchor, clock.start, clock.time_zone)
+                self._push(next(budget.renewals), _RENEW, index)
+            elif spec.renewal_seconds:
+                first = spec.first_renewal_seconds or spec.renewal_seconds
                 self._push(float(first), _RENEW, index)
         now = 0.0
         future_submissions = len(self.jobs)
@@ -247,8 +257,12 @@ class Simulation:
                     self.index.add(payload.pending)
                     dirty = True
                 elif kind == _RENEW:
-                    self._renew(self.budgets[payload], t)
-                    self._push(t + float(self.budgets[payload].spec.renewal_seconds or 0), _RENEW, payload)
+                    renewed = self.budgets[payload]
+                    self._renew(renewed, t)
+                    if renewed.renewals is not None:
+                        self._push(next(renewed.renewals), _RENEW, payload)
+                    else:
+                        self._push(t + float(renewed.spec.renewal_seconds or 0), _RENEW, payload)
                     dirty = True  # a lifted hold admits; a new period needs its exhaustion check
                 elif kind == _BUDGET:
                     dirty |= self._check_budget(self.budgets[payload], t)

@@ -34,7 +34,17 @@ PREEMPT_NEVER = "Never"
 PREEMPT_LOWER_PRIORITY = "LowerPriority"
 PREEMPT_LOWER_OR_NEWER_EQUAL = "LowerOrNewerEqualPriority"
 PREEMPT_ANY = "Any"
-WITHIN_CLUSTER_QUEUE_POLICIES = (PREEMPT_NEVER, PREEMPT_LOWER_PRIORITY, PREEMPT_LOWER_OR_NEWER_EQUAL)
+# KEP-752: preempt from LocalQueues whose dominant share of the ClusterQueue exceeds their weight's.
+PREEMPT_EXCEED_WEIGHT = "ExceedWeight"
+WITHIN_CLUSTER_QUEUE_POLICIES = (
+    PREEMPT_NEVER,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_LOWER_OR_NEWER_EQUAL,
+    PREEMPT_EXCEED_WEIGHT,
+)
+# A namespace's ``preemption.withinNamespace``: may a workload over its namespace's hard quota
+# evict admitted workloads of the same namespace (priority rules as ``withinClusterQueue``)?
+WITHIN_NAMESPACE_POLICIES = (PREEMPT_NEVER, PREEMPT_LOWER_PRIORITY, PREEMPT_LOWER_OR_NEWER_EQUAL)
 RECLAIM_WITHIN_COHORT_POLICIES = (PREEMPT_NEVER, PREEMPT_LOWER_PRIORITY, PREEMPT_ANY)
 
 HOLD_TARGETS = ("localQueue", "namespace", "clusterQueue")
@@ -117,11 +127,16 @@ class ClusterQueue:
 
 @dataclass(frozen=True, slots=True)
 class Namespace:
-    """A tenant: weight inside each ClusterQueue's fair tree and a hard quota (missing = unlimited)."""
+    """A tenant: weight inside each ClusterQueue's fair tree and a hard quota (missing = unlimited).
+
+    ``within_namespace``: whether a workload over the hard quota may preempt the namespace's own
+    admitted workloads (``Never``, ``LowerPriority``, ``LowerOrNewerEqualPriority``).
+    """
 
     name: str
     weight: float = 1.0
     quota: Mapping[str, int] = field(default_factory=_empty_map)
+    within_namespace: str = PREEMPT_NEVER
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,23 +56,47 @@ class KueueImportView(StaffOnlyView):
     @extend_schema(
         summary="Import Kueue manifests (dry run or apply)",
         request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
-        parameters=[OpenApiParameter("dryRun", OpenApiTypes.BOOL, description="show the diff, save nothing")],
+        parameters=[
+            OpenApiParameter("dryRun", OpenApiTypes.BOOL, description="show the diff, save nothing"),
+            OpenApiParameter(
+                "skipUnsupported",
+                OpenApiTypes.BOOL,
+                description="skip (and list) documents of kinds fairportal does not model "
+                "(Topology, AdmissionCheck, ...)",
+            ),
+            OpenApiParameter(
+                "namespace", OpenApiTypes.STR, description="namespace of LocalQueues without metadata.namespace"
+            ),
+        ],
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request) -> Response:
         data = request.data
         dry_run = _flag(request.query_params.get("dryRun", ""))
+        skip = _flag(request.query_params.get("skipUnsupported", ""))
+        namespace = request.query_params.get("namespace", "")
         if isinstance(data, dict):
             text = data.get("manifests")
             dry_run = dry_run or _flag(data.get("dryRun", False))
+            skip = skip or _flag(data.get("skipUnsupported", False))
+            namespace = data.get("namespace") or namespace
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
         else:
             text = data
         if not text.strip():
             return Response({"errors": ["body: empty; send the YAML text of Kueue manifests"]}, status=400)
+        if not isinstance(namespace, str) or len(namespace) > 63:
+            return Response({"errors": ["namespace: expected a namespace name of at most 63 characters"]}, status=400)
         try:
-            report = import_manifests(text, dry_run=dry_run, actor=request.user, surface=Surface.API)
+            report = import_manifests(
+                text,
+                dry_run=dry_run,
+                actor=request.user,
+                surface=Surface.API,
+                skip_unsupported=skip,
+                namespace=namespace or None,
+            )
         except ImportFailed as failure:
             return Response(failure.report.as_dict(), status=400)
         return Response(report.as_dict())

@@ -8,6 +8,7 @@ from queues.models.choices import (
     ReclaimWithinCohort,
     StopPolicy,
     WithinClusterQueuePreemption,
+    WithinNamespacePreemption,
     WorkloadState,
 )
 from queues.models.cluster_queue import ClusterQueue
@@ -46,6 +47,7 @@ __all__ = [
     "Surface",
     "TenantMembership",
     "WithinClusterQueuePreemption",
+    "WithinNamespacePreemption",
     "Workload",
     "WorkloadPriorityClass",
     "WorkloadResource",

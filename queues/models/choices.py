@@ -25,6 +25,16 @@ class WithinClusterQueuePreemption(models.TextChoices):
     NEVER = "Never", "Never"
     LOWER_PRIORITY = "LowerPriority", "LowerPriority"
     LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority", "LowerOrNewerEqualPriority"
+    EXCEED_WEIGHT = "ExceedWeight", "ExceedWeight (KEP-752: from LocalQueues above their weight's share)"
+
+
+class WithinNamespacePreemption(models.TextChoices):
+    """``preemption.withinNamespace``: may a workload over its namespace's hard quota evict the
+    namespace's own admitted workloads, and which."""
+
+    NEVER = "Never", "Never"
+    LOWER_PRIORITY = "LowerPriority", "LowerPriority"
+    LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority", "LowerOrNewerEqualPriority"
 
 
 class ReclaimWithinCohort(models.TextChoices):

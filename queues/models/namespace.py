@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.db import models
 
 from queues.fields import QuantityField
+from queues.models.choices import WithinNamespacePreemption
 from queues.models.status import FairSharingStatus
 from queues.models.validators import validate_dns_label, validate_positive_weight, validate_resource_name
 
@@ -20,12 +21,25 @@ class Namespace(FairSharingStatus):
         validators=[validate_positive_weight],
         help_text="Share of its ClusterQueues against other namespaces (Volcano namespace weight)",
     )
+    preemption_within_namespace = models.CharField(
+        max_length=30,
+        choices=WithinNamespacePreemption.choices,
+        default=WithinNamespacePreemption.NEVER,
+        help_text="preemption.withinNamespace: may a workload over the hard quota evict the namespace's own "
+        "lower-priority admitted workloads",
+    )
     description = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.CheckConstraint(condition=models.Q(weight__gt=0), name="namespace_weight_gt_0")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(weight__gt=0), name="namespace_weight_gt_0"),
+            models.CheckConstraint(
+                condition=models.Q(preemption_within_namespace__in=WithinNamespacePreemption.values),
+                name="namespace_preemption_valid",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

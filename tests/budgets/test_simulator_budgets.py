@@ -149,3 +149,55 @@ def test_given_hold_and_drain_with_weekly_renewal_then_drained_work_is_admitted_
 def test_given_a_bad_renewal_then_the_error_names_the_field(budget, error):
     with pytest.raises(ValidationError, match=re.escape(error)):
         run([], [{"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, **budget}])
+
+
+def test_given_monthly_renewal_then_the_simulator_renews_on_the_calendar_clamped_to_short_months():
+    # Given a run starting on 20 February 2027 and a budget anchored on 31 January (renews on the
+    # 31st, clamped to 28 February, then 31 March), 96 wall-time hours a month, two jobs at a time
+    day = 86400
+    result = run(
+        [job(f"j{i:04d}", queue="b/main", cpu="16", duration="1h") for i in range(2 * 40 * 24)],
+        [{"name": "b-month", "localQueue": "b/main", "kind": "WallTime", "allocatedHours": 96, "action": "Hold",
+          "renewal": "monthly", "anchor": "2027-01-31T00:00:00Z"}],
+        horizon="40d", tick="1d", start="2027-02-20T00:00:00Z",
+    )
+    held = [t for t, kind, _ in events(result, "held")]
+    resumed = [t for t, kind, _ in events(result, "resumed")]
+    # Then renewals come on 28 February (8 days in) and 31 March (39 days in)
+    assert resumed == [8 * day, 39 * day]
+    assert held[:2] == [pytest.approx(2 * day, abs=3600), pytest.approx(10 * day, abs=3600)]
+    assert result["summary"]["budgets"][0]["period"] == 3
+
+
+def test_given_monthly_renewal_on_a_wall_clock_then_a_daylight_saving_month_is_an_hour_short():
+    result = run(
+        [],
+        [{"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, "renewal": "monthly"}],
+        horizon="62d", tick="1d", start="2027-03-01T00:00:00", timeZone="Europe/Berlin",
+    )
+    # Berlin moves to summer time on 28 March: 1 April 00:00 is 31 days minus one hour later
+    assert result["summary"]["budgets"][0]["period"] == 3
+    from queues.engine.calendar import monthly_boundaries
+    from queues.engine.calendar import parse_moment, parse_time_zone
+
+    berlin = parse_time_zone("Europe/Berlin", "tz")
+    start = parse_moment("2027-03-01T00:00:00", "start", berlin)
+    renewals = monthly_boundaries(start, start, berlin)
+    assert [next(renewals), next(renewals)] == [31 * 86400 - 3600, 61 * 86400 - 3600]
+
+
+@pytest.mark.parametrize(
+    ("clock", "budget", "error"),
+    [
+        ({"start": "2027-02-30T00:00:00Z"}, {"renewal": "monthly"}, "clock.start: expected an ISO 8601 date-time"),
+        ({"start": "2027-02-01T00:00:00"}, {"renewal": "monthly"}, "clock.start: needs a UTC offset"),
+        ({"start": "2027-02-01T00:00:00Z", "timeZone": "Mars/Olympus"}, {}, "clock.timeZone: unknown time zone"),
+        ({"start": "2027-02-01T00:00:00Z"}, {"renewal": "weekly", "anchor": "2027-01-01T00:00:00Z"},
+         "budgets[0].anchor: only used with renewal: monthly"),
+        ({"start": "2027-02-01T00:00:00Z"}, {"renewal": "monthly", "firstRenewalAt": "1d"},
+         "budgets[0].firstRenewalAt: only used with a weekly or days renewal"),
+    ],
+)
+def test_given_bad_calendar_fields_then_the_error_names_the_field(clock, budget, error):
+    with pytest.raises(ValidationError, match=re.escape(error)):
+        run([], [{"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, **budget}], **clock)

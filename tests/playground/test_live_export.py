@@ -207,15 +207,18 @@ def test_given_a_charged_budget_then_it_starts_the_replay_with_what_its_period_h
     assert (spec.used_hours, spec.renewal_seconds, spec.first_renewal_seconds) == (3, 7 * 86400, 6 * 86400 + 18 * 3600)
 
 
-def test_given_the_demo_then_its_budgets_are_exported_and_monthly_ones_renew_by_the_current_month(demo):
+def test_given_the_demo_then_its_budgets_are_exported_and_monthly_ones_renew_on_the_calendar(demo):
     from budgets.models import Budget
 
     document = export_live_state(now=timezone.now(), options=LiveOptions(days=0))
     budgets = {entry["name"]: entry for entry in document["budgets"]}
     assert set(budgets) == set(Budget.objects.values_list("name", flat=True))
     monthly = Budget.objects.filter(renewal=Budget.Renewal.MONTHLY).first()
-    assert budgets[monthly.name]["renewal"] == "days" and 28 <= budgets[monthly.name]["renewalDays"] <= 31
-    assert {b.name for b in parse_scenario(document).budgets} == set(budgets)
+    assert budgets[monthly.name]["renewal"] == "monthly"
+    assert budgets[monthly.name]["anchor"] == monthly.anchor.isoformat()
+    specs = {b.name: b for b in parse_scenario(document).budgets}
+    assert set(specs) == set(budgets)
+    assert specs[monthly.name].monthly_anchor == monthly.anchor  # renews on the calendar in the simulator
 
 
 def test_given_a_tenant_then_budgets_of_other_namespaces_are_renamed():

@@ -73,3 +73,17 @@ def test_dominant_share_splits_three_to_two_and_four_to_one_with_double_weight(a
     run = run_preset("dominant-share", admin)
     assert admitted_at(run.baseline.data) == {"user-a/tasks": 3, "user-b/tasks": 2}
     assert admitted_at(run.edited.data) == {"user-a/tasks": 4, "user-b/tasks": 1}
+
+
+def test_bursty_tenant_full_usage_accounting_spreads_each_pass(admin, no_broker):
+    # Given the bursty-tenant day, run as it is and with its suggested inPassAccounting edit
+    run = run_preset("bursty-tenant", admin)
+    baseline, edited = run.baseline.data, run.edited.data
+    # Then Kueue's accounting flips the queue between the burst and the others every hour
+    burst = baseline["series"]["allocation"]["burst/main"]["cpu"][6::6]
+    assert 0 in burst and max(burst) >= 8
+    # and FullUsage keeps every tenant at its quarter once the first hour's jobs are done
+    for key in ("burst/main", "steady-a/main", "steady-b/main", "steady-c/main"):
+        assert edited["series"]["allocation"][key]["cpu"][18::6] == [4, 4, 4, 4]
+    assert edited["summary"]["jainIndex"] > baseline["summary"]["jainIndex"] + 0.03
+    assert [d["field"] for d in run.deltas] == ["inPassAccounting"] and run.deltas[0]["target"] == "environment"

@@ -139,7 +139,17 @@ class NamespaceSerializer(PolicySerializer):
 
     class Meta:
         model = Namespace
-        fields = ["id", "name", "weight", "description", "hard_quota", "hard_quota_formatted", "status", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "weight",
+            "preemption_within_namespace",
+            "description",
+            "hard_quota",
+            "hard_quota_formatted",
+            "status",
+            "created_at",
+        ]
 
     def build_quota_rows(self, instance: Namespace, hard: dict[str, int]) -> list[NamespaceQuota]:
         return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in hard.items()]

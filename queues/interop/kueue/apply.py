@@ -46,15 +46,27 @@ class _SpecProblems(Exception):
         self.problems = problems
 
 
-def import_manifests(text: str, *, dry_run: bool, actor: Any = None, surface: str = Surface.CLI) -> ImportReport:
-    """Import every document of ``text``; raises ImportFailed (nothing saved) on bad input."""
+def import_manifests(
+    text: str,
+    *,
+    dry_run: bool,
+    actor: Any = None,
+    surface: str = Surface.CLI,
+    skip_unsupported: bool = False,
+    namespace: str | None = None,
+) -> ImportReport:
+    """Import every document of ``text``; raises ImportFailed (nothing saved) on bad input.
+
+    ``skip_unsupported`` and ``namespace``: see ``parse.parse_manifests``.
+    """
     report = ImportReport(dry_run=dry_run)
     try:
-        parsed = parse_manifests(text)
+        parsed = parse_manifests(text, skip_unsupported=skip_unsupported, namespace=namespace)
     except ManifestError as error:
         report.problems.append(Problem(0, "", "", "", str(error)))
         raise ImportFailed(report) from None
     report.problems.extend(parsed.problems)
+    report.skipped = list(parsed.skipped)
     report.configurations = [compare_configuration(configuration) for configuration in parsed.configurations]
     if report.problems:
         raise ImportFailed(report)
@@ -182,7 +194,9 @@ class _Importer:
             flavor = flavors.get(quota.flavor)
             if flavor is None:
                 flavor_path = quota.path.rsplit(".resources[", 1)[0] + ".name"
-                problems.append((flavor_path, self.missing(specs.RESOURCE_FLAVOR, quota.flavor)))
+                problem = (flavor_path, self.missing(specs.RESOURCE_FLAVOR, quota.flavor))
+                if problem not in problems:  # one line per missing flavor, not one per resource
+                    problems.append(problem)
                 continue
             row = model(
                 **{owner_field: owner},

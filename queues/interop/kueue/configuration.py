@@ -30,12 +30,25 @@ def env_value(key: str, mapping: dict[str, Any]) -> str:
     return str(value)
 
 
+def implicit_weights_note(running: FairSharingPolicy) -> str:
+    """What a Configuration without ``resourceWeights`` means, and how fairportal differs."""
+    weights = ",".join(f"{r}={w:g}" for r, w in sorted(running.resource_weights.items())) or "none (every resource 1)"
+    return (
+        "admissionFairSharing has no resourceWeights: Kueue then weighs every resource 1, so memory counted in "
+        "bytes dominates every usage score; fairportal's default weighs memory and ephemeral-storage 1e-9 "
+        f"(1 GiB about one CPU core; running RESOURCE_WEIGHTS: {weights}). To score exactly as this Kueue "
+        "installation does, set RESOURCE_WEIGHTS={}"
+    )
+
+
 def compare_configuration(spec: ConfigurationSpec, running: FairSharingPolicy | None = None) -> ConfigurationResult:
     """Keys of the file's section that differ from ``running`` (default: ``settings.FAIR_SHARING``)."""
     running = running or settings.FAIR_SHARING
     imported = running.updated(spec.policy, field_prefix="admissionFairSharing")  # validated by the parser
     before, after = running.to_mapping(), imported.to_mapping()
     result = ConfigurationResult(index=spec.index, ignored=list(spec.ignored))
+    if spec.implicit_weights:
+        result.notes.append(implicit_weights_note(running))
     for key in spec.policy:
         if before[key] == after[key]:
             result.matching.append(key)

@@ -213,6 +213,11 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         if "spec.namespaceSelector" not in queue.kueue_extra:
             spec["namespaceSelector"] = {}  # fairportal does not restrict namespaces: all may submit
         spec["queueingStrategy"] = queue.queueing_strategy
+        if queue.preemption_within_cluster_queue not in specs.KUEUE_WITHIN_CLUSTER_QUEUE:
+            warnings.append(
+                f"{where}: withinClusterQueue {queue.preemption_within_cluster_queue} is a fairportal extension "
+                f"(KEP-752); Kueue accepts only {', '.join(specs.KUEUE_WITHIN_CLUSTER_QUEUE)}"
+            )
         spec["preemption"] = {
             "withinClusterQueue": queue.preemption_within_cluster_queue,
             "reclaimWithinCohort": queue.reclaim_within_cohort,

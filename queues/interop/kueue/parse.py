@@ -49,15 +49,26 @@ def load_documents(text: str) -> list[Any]:
     return documents
 
 
-def parse_manifests(text: str) -> specs.ParsedManifests:
-    """Parse every document; problems are collected, not raised."""
+def parse_manifests(
+    text: str, *, skip_unsupported: bool = False, namespace: str | None = None
+) -> specs.ParsedManifests:
+    """Parse every document; problems are collected, not raised.
+
+    ``skip_unsupported``: documents of kinds fairportal does not model (Topology, AdmissionCheck,
+    MultiKueue*, ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
+    ``skipped`` instead of being errors. ``namespace``: the namespace of LocalQueues that have no
+    ``metadata.namespace``, as ``kubectl apply -n`` does (one that names another is an error).
+    """
     result = specs.ParsedManifests()
     seen: dict[tuple[str, str], int] = {}
     for index, doc in enumerate(load_documents(text), start=1):
         kind = doc.get("kind", "") if isinstance(doc, Mapping) else ""
         name = _metadata_name(doc)
+        if skip_unsupported and _unsupported(doc):
+            result.skipped.append(specs.SkippedDocument(index, str(doc.get("apiVersion")), str(kind), name))
+            continue
         try:
-            parsed = parse_document(index, doc)
+            parsed = parse_document(index, doc, namespace=namespace)
         except FieldError as error:
             result.problems.append(Problem(index, str(kind), name, error.field, error.message))
             continue
@@ -81,6 +92,21 @@ def parse_manifests(text: str) -> specs.ParsedManifests:
     return result
 
 
+def _unsupported(doc: Any) -> bool:
+    """A well-formed Kubernetes object of a kind this import does not model."""
+    if not isinstance(doc, Mapping):
+        return False
+    api_version, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+        return False
+    group = api_version.rpartition("/")[0]
+    if group == specs.CONFIG_GROUP:
+        return kind != specs.CONFIGURATION
+    if group == specs.KUEUE_GROUP:
+        return kind not in specs.KINDS
+    return True
+
+
 def _metadata_name(doc: Any) -> str:
     if isinstance(doc, Mapping) and isinstance(doc.get("metadata"), Mapping):
         name = doc["metadata"].get("name")
@@ -88,8 +114,13 @@ def _metadata_name(doc: Any) -> str:
     return ""
 
 
-def parse_document(index: int, doc: Any) -> specs.ObjectSpec | specs.ConfigurationSpec:
-    """One document -> its spec; raises FieldError for the first bad field."""
+def parse_document(
+    index: int, doc: Any, *, namespace: str | None = None
+) -> specs.ObjectSpec | specs.ConfigurationSpec:
+    """One document -> its spec; raises FieldError for the first bad field.
+
+    ``namespace`` fills a LocalQueue's missing ``metadata.namespace`` (kubectl's ``-n``).
+    """
     if not isinstance(doc, Mapping):
         raise FieldError("", f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
     api_version = doc.get("apiVersion")
@@ -103,11 +134,19 @@ def parse_document(index: int, doc: Any) -> specs.ObjectSpec | specs.Configurati
         _check_version(version, api_version)
         return parse_configuration(index, version, doc)
     if group != specs.KUEUE_GROUP:
-        raise FieldError("apiVersion", f"{api_version!r} is not supported (use {specs.KUEUE_GROUP}/v1beta1 or v1beta2)")
+        raise FieldError(
+            "apiVersion",
+            f"{api_version!r} is not supported (use {specs.KUEUE_GROUP}/v1beta1 or v1beta2; "
+            "--skip-unsupported skips such documents)",
+        )
     _check_version(version, api_version)
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise FieldError("kind", f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration)")
+        raise FieldError(
+            "kind",
+            f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration; "
+            "--skip-unsupported skips the others)",
+        )
     unknown: dict[str, Any] = {}
     root = Reader(doc, "", unknown)
     root.ignore("apiVersion")
@@ -116,10 +155,12 @@ def parse_document(index: int, doc: Any) -> specs.ObjectSpec | specs.Configurati
     if root.has("status"):
         root.ignore("status")
         notes.append("status ignored: it is observed state, which fairportal computes itself")
-    name, namespace, description = _read_metadata(root, notes, namespaced=kind == specs.LOCAL_QUEUE)
+    name, own_namespace, description = _read_metadata(
+        root, notes, namespaced=kind == specs.LOCAL_QUEUE, default_namespace=namespace
+    )
     spec = parser(index, version, name, root)
     if isinstance(spec, specs.LocalQueueSpec):
-        spec.namespace = namespace
+        spec.namespace = own_namespace
     if description is not None:
         spec.description = description
     root.finish()
@@ -133,7 +174,9 @@ def _check_version(version: str, api_version: str) -> None:
         raise FieldError("apiVersion", f"{api_version!r}: version {version!r} is not supported (v1beta1 or v1beta2)")
 
 
-def _read_metadata(root: Reader, notes: list[str], *, namespaced: bool) -> tuple[str, str, str | None]:
+def _read_metadata(
+    root: Reader, notes: list[str], *, namespaced: bool, default_namespace: str | None = None
+) -> tuple[str, str, str | None]:
     meta = root.child("metadata")
     name = meta.string("name")
     if not name:
@@ -141,8 +184,19 @@ def _read_metadata(root: Reader, notes: list[str], *, namespaced: bool) -> tuple
     namespace = ""
     if namespaced:
         namespace = meta.string("namespace")
+        if namespace and default_namespace and namespace != default_namespace:
+            raise FieldError(
+                "metadata.namespace",
+                f"{namespace[:63]!r} does not match --namespace {default_namespace[:63]!r} (as kubectl, the file "
+                "wins only when they agree)",
+            )
+        if not namespace and default_namespace:
+            namespace = default_namespace
+            notes.append(f"metadata.namespace not set: {default_namespace} (from --namespace)")
         if not namespace:
-            raise FieldError("metadata.namespace", "required for a LocalQueue (the tenant's namespace)")
+            raise FieldError(
+                "metadata.namespace", "required for a LocalQueue (the tenant's namespace; or pass --namespace)"
+            )
     dropped = [key for key in SERVER_METADATA if meta.has(key)]
     for key in dropped:
         meta.ignore(key)
@@ -459,6 +513,7 @@ def parse_configuration(index: int, version: str, doc: Mapping[str, Any]) -> spe
             result.policy[key] = value
         else:
             result.ignored.append(f"admissionFairSharing.{key}")
+    result.implicit_weights = "resourceWeights" not in section
     try:
         FairSharingPolicy.from_mapping(result.policy, field_prefix="admissionFairSharing")
     except EngineValidationError as error:

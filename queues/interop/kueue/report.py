@@ -61,6 +61,7 @@ class ConfigurationResult:
     differences: list[PolicyDifference] = field(default_factory=list)
     matching: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class ConfigurationResult:
             "differences": [difference.as_dict() for difference in self.differences],
             "matching": self.matching,
             "ignored": self.ignored,
+            "notes": self.notes,
         }
 
     def lines(self) -> list[str]:
@@ -81,6 +83,7 @@ class ConfigurationResult:
             out += [f"      {difference.env}" for difference in self.differences]
         if self.ignored:
             out.append(f"    ignored (not fair-sharing policy): {', '.join(self.ignored)}")
+        out += [f"    note: {note}" for note in self.notes]
         return out
 
 
@@ -90,6 +93,7 @@ class ImportReport:
     objects: list[ObjectResult] = field(default_factory=list)
     configurations: list[ConfigurationResult] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    skipped: list[Any] = field(default_factory=list)  # specs.SkippedDocument, with skip_unsupported
 
     @property
     def ok(self) -> bool:
@@ -113,6 +117,7 @@ class ImportReport:
             },
             "objects": [result.as_dict() for result in self.objects],
             "configurations": [result.as_dict() for result in self.configurations],
+            "skipped": [str(document) for document in self.skipped],
             "errors": [str(problem) for problem in self.problems],
         }
 
@@ -122,6 +127,9 @@ class ImportReport:
             out += result.lines()
         for configuration in self.configurations:
             out += configuration.lines()
+        if self.skipped:
+            out.append(f"skipped {len(self.skipped)} document(s) of kinds fairportal does not model:")
+            out += [f"    {document}" for document in self.skipped]
         out.append(self.summary())
         return out
 

@@ -34,7 +34,9 @@ CLUSTER_QUEUE_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
 ADMISSION_MODES = ("NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", "DominantResourceShare", "TimeAware")
 QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
-WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "ExceedWeight")
+# Values Kueue itself accepts (ExceedWeight is KEP-752's, which Kueue never merged).
+KUEUE_WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 
 # An annotation for the one fairportal field Kueue has no place for.
@@ -120,6 +122,22 @@ class ConfigurationSpec:
     api_version: str
     policy: dict[str, Any] = field(default_factory=dict)  # camelCase keys of FairSharingPolicy
     ignored: list[str] = field(default_factory=list)  # other sections, reported, not applied
+    # admissionFairSharing is present but has no resourceWeights: Kueue then weighs every resource 1.
+    implicit_weights: bool = False
+
+
+@dataclass(frozen=True)
+class SkippedDocument:
+    """A document of a kind fairportal does not model, skipped on request (``--skip-unsupported``)."""
+
+    index: int
+    api_version: str
+    kind: str
+    name: str
+
+    def __str__(self) -> str:
+        label = f"{self.kind} {self.name}" if self.name else self.kind
+        return f"document {self.index}: {label} ({self.api_version})"
 
 
 @dataclass
@@ -127,6 +145,7 @@ class ParsedManifests:
     objects: list[ObjectSpec] = field(default_factory=list)
     configurations: list[ConfigurationSpec] = field(default_factory=list)
     problems: list[Any] = field(default_factory=list)  # list[Problem]
+    skipped: list["SkippedDocument"] = field(default_factory=list)  # with skip_unsupported
 
     def of_kind(self, kind: str) -> list[Any]:
         return [obj for obj in self.objects if obj.kind == kind]

@@ -1,4 +1,5 @@
-"""``manage.py kueue_import FILE [--dry-run] [--json]``: Kueue manifests into fairportal.
+"""``manage.py kueue_import FILE [--dry-run] [--json] [--skip-unsupported] [--namespace NS]``: Kueue
+manifests into fairportal.
 
 Prints what was (or, with --dry-run, would be) created, updated and left unchanged, with each
 changed field as ``before -> after``. Bad input prints one line per problem (document, kind,
@@ -28,11 +29,28 @@ class Command(BaseCommand):
         parser.add_argument("file", help="YAML file with Kueue manifests, or - for standard input")
         parser.add_argument("--dry-run", action="store_true", help="show the changes without saving anything")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument(
+            "--skip-unsupported",
+            action="store_true",
+            help="skip (and list) documents of kinds fairportal does not model: Topology, AdmissionCheck, "
+            "MultiKueue*, ProvisioningRequestConfig, Namespace, Deployment, ...",
+        )
+        parser.add_argument(
+            "-n",
+            "--namespace",
+            help="namespace of LocalQueues without metadata.namespace (as kubectl apply -n)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         text = self._read(options["file"])
         try:
-            report = import_manifests(text, dry_run=options["dry_run"], surface=Surface.CLI)
+            report = import_manifests(
+                text,
+                dry_run=options["dry_run"],
+                surface=Surface.CLI,
+                skip_unsupported=options["skip_unsupported"],
+                namespace=options["namespace"] or None,
+            )
         except ImportFailed as failure:
             if options["json"]:
                 self.stdout.write(json.dumps(failure.report.as_dict(), indent=2))

@@ -281,7 +281,9 @@ def test_budget_used_hours_default_to_zero_and_must_not_be_negative():
 def test_first_renewal_needs_a_renewal_and_falls_within_one_period():
     document = contract()
     document["budgets"][0]["firstRenewalAt"] = "2d"
-    assert error_of(document) == "budgets[0].firstRenewalAt: only used with a renewal (weekly or days)"
+    assert error_of(document) == (
+        "budgets[0].firstRenewalAt: only used with a weekly or days renewal (a monthly one counts from its anchor)"
+    )
     document["budgets"][0]["renewal"] = "weekly"
     assert parse_scenario(document).budgets[0].first_renewal_seconds == 2 * 86400
     document["budgets"][0]["firstRenewalAt"] = "8d"

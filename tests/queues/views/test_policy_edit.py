@@ -173,6 +173,7 @@ def test_given_duplicate_quota_rows_when_saved_then_rejected(cluster, login):
 def test_given_namespace_hard_quota_when_added_then_it_is_stored_in_millis(cluster, login):
     data = {
         "weight": "2",
+        "preemption_within_namespace": "Never",
         "description": "",
         "quotas-TOTAL_FORMS": "2",
         "quotas-INITIAL_FORMS": "0",
