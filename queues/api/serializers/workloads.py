@@ -9,8 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from queues.api.fields import MAX_MILLIS, FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
+from queues.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
 from queues.api.permissions import request_access
+from queues.engine.quantities import MAX_MILLIS
 from queues.models import Workload
 from queues.models.validators import validate_dns_label
 from queues.models.workload import MAX_POD_SETS, total_requests
