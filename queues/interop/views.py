@@ -67,8 +67,13 @@ class KueueImportView(StaffOnlyView):
             dry_run = dry_run or _flag(data.get("dryRun", False))
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
-        else:
+        elif isinstance(data, str):
             text = data
+        else:  # JSON null, a list, a number: not what this endpoint takes
+            return Response(
+                {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']},
+                status=400,
+            )
         if not text.strip():
             return Response({"errors": ["body: empty; send the YAML text of Kueue manifests"]}, status=400)
         try:

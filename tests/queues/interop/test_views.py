@@ -104,3 +104,12 @@ def test_given_imported_priority_classes_then_staff_see_them_in_the_admin(admin_
     page = admin_client.get(reverse("admin:queues_workloadpriorityclass_changelist")).content.decode()
 
     assert "production" in page and "best-effort" in page
+
+
+@pytest.mark.parametrize("body", ["null", "[]", "42", "true"])
+def test_given_a_json_body_that_is_not_an_object_when_importing_then_400_says_what_the_body_must_be(staff_client, body):
+    response = staff_client.post(IMPORT, body, content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']}
+    assert not ClusterQueue.objects.exists()
