@@ -13,6 +13,11 @@ The rules, shared by the API and (later) the web UI:
   namespaces: they run whatever is admitted) and report ``start``, ``finish`` and ``fail``.
 
 A user may hold several of these roles; the permissions add up.
+
+Inside what a tenant may see, two things stay hidden (``redact_policy_state`` and
+``reason_redactor``, each the one rule every surface calls): staff-only fields of an object
+(where a budget's alerts go) and the names of other tenants' queues and workloads in the
+reasons the control loop writes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
@@ -33,6 +39,12 @@ EXECUTORS_GROUP = "executors"
 # tenant raising its own LocalQueue weight would jump ahead of other tenants. Not the
 # ClusterQueue or the name either: those are the admins' placement decisions.
 EDITOR_LOCAL_QUEUE_FIELDS = frozenset({"description", "stop_policy"})
+
+# Fields only admins read, by object type (the model name, as PolicyChange.object_type has it):
+# where a budget's alerts go may carry secrets (a webhook URL with a token) and people's addresses.
+STAFF_ONLY_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"budget": frozenset({"alert_emails", "webhook_url"})}
+)
 
 
 @dataclass(frozen=True)
@@ -122,3 +134,13 @@ def policy_change_visibility(access: Access) -> Q:
         | Q(object_type="localqueue", object_id__in=as_text(local_queues))
         | Q(object_type="budget", object_id__in=as_text(budgets))
     )
+
+
+def redact_policy_state(access: Access, object_type: str, state: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``state`` (an object's fields, or an audit row's before/after picture) without the fields
+    of ``STAFF_ONLY_FIELDS`` unless the viewer is an admin. The API's budget answers, the API's
+    audit trail and the audit log page all read through this."""
+    if state is None:
+        return None
+    hidden = () if access.is_admin else STAFF_ONLY_FIELDS.get(object_type, frozenset())
+    return {name: value for name, value in state.items() if name not in hidden}

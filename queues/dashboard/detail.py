@@ -110,9 +110,9 @@ def _figures(
     }
 
 
-def _changes(object_type: str, object_id: int) -> list[ChangeRow]:
+def _changes(viewer: Viewer, object_type: str, object_id: int) -> list[ChangeRow]:
     rows = PolicyChange.objects.filter(object_type=object_type, object_id=str(object_id)).order_by("-at", "-id")
-    return change_rows(list(rows[:RECENT_CHANGES]))
+    return change_rows(viewer, list(rows[:RECENT_CHANGES]))
 
 
 def _admitted_usage(**filters: Any) -> dict[str, int]:
@@ -154,7 +154,7 @@ def local_queue_detail(
         pending=counts.pending,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("localqueue", lq.id),
+        changes=_changes(viewer, "localqueue", lq.id),
         figures=_figures(series, entitlement),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
@@ -215,7 +215,7 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
+        changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(series, {r: float(v) for r, v in capacity.items()}, limit_series=True),
         can_edit=viewer.is_admin,
     )
@@ -247,7 +247,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("namespace", namespace.id),
+        changes=_changes(viewer, "namespace", namespace.id),
         figures=_figures(series, entitlement, limit={r: float(v) for r, v in hard.items()}, limit_name="Hard quota"),
         can_edit=viewer.is_admin,
     )
@@ -291,7 +291,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         admitted=sum(c.admitted for c in counts.values()),
         pending=sum(c.pending for c in counts.values()),
         quotas=own,
-        changes=_changes("cohort", cohort.id),
+        changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(series, capacity, limit_series=True, limit_name="Subtree nominal quota"),
         can_edit=True,
     )
