@@ -31,7 +31,7 @@ from typing import Any
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from queues.models import LocalQueue, Namespace, TenantMembership, UsageSample
+from queues.models import LocalQueue, Namespace, StopLevel, TenantMembership, UsageSample
 
 EXECUTORS_GROUP = "executors"
 
@@ -146,6 +146,28 @@ def redact_policy_state(access: Access, object_type: str, state: Mapping[str, An
     hidden = () if access.is_admin else STAFF_ONLY_FIELDS.get(object_type, frozenset())
     return {name: value for name, value in state.items() if name not in hidden}
 
+
+# -- stops on LocalQueues ----------------------------------------------------------------------------
+
+_STOP_RANK = {StopLevel.EDITOR: 1, StopLevel.ADMIN: 2}
+
+
+def stop_level(access: Access | None, namespace_id: int) -> StopLevel | None:
+    """The level at which ``access`` acts on a stop of a LocalQueue in ``namespace_id``: admins (and
+    the system itself, ``None``: commands, imports) at admin level, the namespace's editors at
+    editor level, anyone else not at all."""
+    if access is None or access.is_admin:
+        return StopLevel.ADMIN
+    if access.can_edit_namespace(namespace_id):
+        return StopLevel.EDITOR
+    return None
+
+
+def may_change_stop(level: StopLevel | None, set_at: str) -> bool:
+    """Whether a stop set at ``set_at`` may be lifted or changed at ``level``: the same level or a
+    higher one. A stop whose level is unknown (set before levels were recorded) counts as an admin's."""
+    held = _STOP_RANK.get(StopLevel(set_at) if set_at else StopLevel.ADMIN, 2)
+    return level is not None and _STOP_RANK[level] >= held
 
 # -- other tenants' names in reasons ---------------------------------------------------------------
 

@@ -163,9 +163,12 @@ class LocalQueueSerializer(PolicySerializer):
             "cluster_queue",
             "weight",
             "stop_policy",
+            "stop_level",
+            "stopped_by",
             "description",
             "status",
             "pending_workloads",
             "admitted_workloads",
             "created_at",
         ]
+        read_only_fields = ["stop_level", "stopped_by"]
