@@ -186,6 +186,8 @@ BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "1h")
 BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
 BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
+# Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
+IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,

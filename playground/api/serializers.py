@@ -124,11 +124,15 @@ class RunCreateSerializer(serializers.Serializer):
 
 class NotReadySerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = serializers.ChoiceField(choices=["run_not_finished"])
     status = serializers.CharField()
 
 
 class ApplyProblemSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = serializers.ChoiceField(
+        choices=["run_not_finished", "policy_changed"], required=False, help_text="On a 409: why it conflicts"
+    )
     problems = serializers.ListField(child=serializers.CharField())
 
 

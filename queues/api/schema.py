@@ -91,8 +91,13 @@ ERROR_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {
             "detail": {"type": "string"},
-            "code": {"type": "string", "enum": ["invalid_transition", "protected", "conflict"]},
+            "code": {
+                "type": "string",
+                "enum": ["invalid_transition", "protected", "conflict", "run_not_finished", "policy_changed"],
+            },
             "state": {"type": "string", "description": "The workload's current state (invalid_transition)"},
+            "status": {"type": "string", "description": "The run's status (run_not_finished)"},
+            "problems": {"type": "array", "items": {"type": "string"}, "description": "What changed (policy_changed)"},
         },
         "required": ["detail", "code"],
     },
