@@ -201,7 +201,7 @@ CELERY_IMPORTS = ("queues.api.tasks",)
 
 # REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "queues.api.schema.ValidatedAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",  # first: anonymous calls get 401, not 403
         "rest_framework.authentication.SessionAuthentication",
@@ -233,6 +233,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "queues.api.schema.add_error_responses",
+        "queues.api.schema.empty_query_means_absent",
+        "queues.api.schema.add_conditional_requirements",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AdmissionModeEnum": "queues.models.choices.AdmissionMode",

@@ -76,6 +76,7 @@ class BudgetSerializer(PolicySerializer):
 
     class Meta:
         model = Budget
+        extra_kwargs = {"allocated_hours": {"min_value": 0}}  # the model's check constraint, for the schema
         fields = [
             "id",
             "name",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from rest_framework import serializers
 
@@ -161,6 +162,7 @@ class LocalQueueKeyField(serializers.RelatedField):
 
 
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_VALUE = RegexValidator(_LABEL_VALUE, "label values are strings of at most 63 letters, digits, '-', '_' or '.'")
 
 
 def validate_node_labels(labels: Any) -> dict[str, str]:

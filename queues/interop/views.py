@@ -14,7 +14,8 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.permissions import IsAdminUser
@@ -30,6 +31,7 @@ from queues.models import Surface
 
 YAML_MEDIA_TYPE = "application/yaml"
 _TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
 
 
 class YamlTextParser(BaseParser):
@@ -41,8 +43,28 @@ class YamlTextParser(BaseParser):
         return stream.read().decode("utf-8", errors="replace")
 
 
+class BadFlag(ValueError):
+    """A dryRun that is neither true nor false."""
+
+
 def _flag(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise BadFlag("dryRun: expected true or false")
+
+
+KUEUE_IMPORT_JSON = inline_serializer(
+    "KueueImportRequest",
+    fields={
+        "manifests": serializers.CharField(help_text="The YAML text of the manifests"),
+        "dryRun": serializers.BooleanField(required=False, default=False),
+    },
+)
 
 
 class StaffOnlyView(APIView):
@@ -55,21 +77,29 @@ class KueueImportView(StaffOnlyView):
 
     @extend_schema(
         summary="Import Kueue manifests (dry run or apply)",
-        request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
+        request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": KUEUE_IMPORT_JSON},
         parameters=[OpenApiParameter("dryRun", OpenApiTypes.BOOL, description="show the diff, save nothing")],
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request) -> Response:
+        try:
+            return self._import(request)
+        except BadFlag as error:
+            return Response({"errors": [str(error)]}, status=400)
+
+    def _import(self, request: Request) -> Response:
         data = request.data
         dry_run = _flag(request.query_params.get("dryRun", ""))
         if isinstance(data, dict):
             text = data.get("manifests")
-            dry_run = dry_run or _flag(data.get("dryRun", False))
+            if not isinstance(data.get("dryRun", False), bool):
+                raise BadFlag("dryRun: expected true or false")
+            dry_run = dry_run or data.get("dryRun", False)
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
-        elif isinstance(data, str):
+        elif isinstance(data, str) and not request.content_type.startswith("application/json"):
             text = data
-        else:  # JSON null, a list, a number: not what this endpoint takes
+        else:  # JSON null, a list, a number, a string: not what this endpoint takes
             return Response(
                 {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']},
                 status=400,
@@ -80,6 +110,8 @@ class KueueImportView(StaffOnlyView):
             report = import_manifests(text, dry_run=dry_run, actor=request.user, surface=Surface.API)
         except ImportFailed as failure:
             return Response(failure.report.as_dict(), status=400)
+        if not report.objects and not report.configurations:
+            return Response({"errors": ["body: no Kubernetes objects in the manifests"]}, status=400)
         return Response(report.as_dict())
 
 

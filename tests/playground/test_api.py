@@ -90,9 +90,9 @@ def test_a_document_with_a_bad_field_is_a_400_naming_its_path(admin):
     "payload, errors",
     [
         ({"source": "preset"}, {"preset": ["required when source is preset"]}),
-        ({"source": "preset", "preset": "nope"}, {"preset": ["unknown preset 'nope'"]}),
+        ({"source": "preset", "preset": "nope"}, {"preset": ["unknown preset: one of the slugs of /api/v1/playground/presets/"]}),
         ({"source": "live", "days": 31}, {"days": ["Ensure this value is less than or equal to 30."]}),
-        ({"source": "live", "lookahead": "soon"}, {"lookahead": ["'soon' is not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]}),
+        ({"source": "live", "lookahead": "soon"}, {"lookahead": ["not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]}),
         ({"source": "document"}, {"document": ["required when source is document"]}),
     ],
 )
