@@ -1,4 +1,6 @@
-"""OpenAPI details drf-spectacular cannot infer: the quantity fields, and the error answers.
+"""OpenAPI details drf-spectacular cannot infer: the quantity fields, the models' function
+validators (``ValidatedAutoSchema``), query parameters, conditional requirements and the error
+answers. The rule: the schema is never looser than the validation behind it.
 
 Imported by ``queues.api.urls`` (extensions register on import, and the URLconf is loaded
 before any schema is generated); the hook is named in ``SPECTACULAR_SETTINGS``.
