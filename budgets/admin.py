@@ -10,8 +10,9 @@ from django.db import models
 from django.http import HttpRequest
 
 from budgets.models import Budget, BudgetCharge, BudgetEvent
-from budgets.services import request_reconcile
+from budgets.services import delete_budget, request_reconcile
 from queues.admin_audit import AuditedAdmin
+from queues.models import Surface
 
 
 @admin.register(Budget)
@@ -25,6 +26,9 @@ class BudgetAdmin(AuditedAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         request_reconcile(form.instance.pk)  # a raised allocation lifts the hold right away
+
+    def delete_model(self, request: HttpRequest, obj: Budget) -> None:
+        delete_budget(obj, actor=request.user, surface=Surface.ADMIN)  # audited, under the budget's lock
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -153,8 +153,14 @@ def update_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.A
 
 
 def delete_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.API) -> None:
-    """Delete a budget (audited); its hold goes with it (see ``remove_hold_of_deleted_budget``)."""
+    """Delete a budget (audited); its hold goes with it (see ``remove_hold_of_deleted_budget``).
+
+    Takes the budget's lock first, as an accounting run does: a run that is lifting the hold
+    holds the hold row and needs the budget row for its event, so a delete that took the budget
+    row first deadlocked against it. Every delete path (API, admin, a cascade from the target)
+    takes the lock, this one before it reads anything."""
     with transaction.atomic():
+        accounting.lock_budget(budget.pk)
         before = policy_state(budget)
         pk = budget.pk
         budget.delete()

@@ -27,4 +27,5 @@ def beat_schedule(
         "wall-time": every("queues.account_wall_time", wall_time_seconds),
         "usage-series-retention": every("queues.prune_usage_series", retention_seconds),
         "budgets": every("budgets.reconcile_budgets", budget_seconds),
+        "idempotency-keys": every("queues.prune_idempotency_keys", retention_seconds),
     }

@@ -186,6 +186,8 @@ BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "6h")
 BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
 BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
+# Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
+IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
@@ -199,7 +201,7 @@ CELERY_IMPORTS = ("queues.api.tasks",)
 
 # REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "queues.api.schema.ValidatedAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",  # first: anonymous calls get 401, not 403
         "rest_framework.authentication.SessionAuthentication",
@@ -231,6 +233,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "queues.api.schema.add_error_responses",
+        "queues.api.schema.empty_query_means_absent",
+        "queues.api.schema.add_conditional_requirements",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AdmissionModeEnum": "queues.models.choices.AdmissionMode",

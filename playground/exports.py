@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
+from fairportal.downloads import csv_text
 from playground import documents
 from playground.compare import workload_moves
 from playground.models import Run
@@ -33,13 +32,8 @@ def results_document(run: Run) -> dict[str, Any]:
 
 def workloads_csv(run: Run) -> str:
     """One row per workload: its start in both runs and the difference (seconds from the start)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    if run.baseline and run.edited:
-        for row in workload_moves(run.baseline.data, run.edited.data):
-            writer.writerow({key: "" if row.get(key) is None else row[key] for key in CSV_COLUMNS})
-    return buffer.getvalue()
+    rows = workload_moves(run.baseline.data, run.edited.data) if run.baseline and run.edited else []
+    return csv_text(CSV_COLUMNS, rows)
 
 
 def edited_yaml(run: Run) -> str:

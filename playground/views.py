@@ -33,6 +33,7 @@ from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
 from budgets.models import Budget
+from fairportal.downloads import attachment, name_attachment
 from queues.engine.durations import format_duration, parse_duration
 from queues.engine.errors import ValidationError
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
@@ -229,7 +230,7 @@ def _duration(seconds: float) -> str:
 @playground_view
 def scenario_yaml(request: HttpRequest, pk: Any) -> HttpResponse:
     scenario = get_object_or_404(selectors.visible_scenarios(_access(request)).defer(None), pk=pk)
-    return _download(documents.to_yaml(scenario.document), f"{scenario.name}.yaml", "application/yaml")
+    return attachment(documents.to_yaml(scenario.document), f"{scenario.name}.yaml", "application/yaml")
 
 
 # --- a run ------------------------------------------------------------------------------------
@@ -345,9 +346,7 @@ def run_results(request: HttpRequest, pk: Any) -> HttpResponse:
     run = _visible_run(request, pk, comparison=True)
     if run.status != Run.Status.SUCCEEDED:
         raise Http404("The run has no results yet.")
-    response = JsonResponse(exports.results_document(run))
-    response["Content-Disposition"] = f'attachment; filename="playground-run-{run.pk}.json"'
-    return response
+    return name_attachment(JsonResponse(exports.results_document(run)), f"playground-run-{run.pk}.json")
 
 
 @require_GET
@@ -356,7 +355,7 @@ def run_csv(request: HttpRequest, pk: Any) -> HttpResponse:
     run = _visible_run(request, pk)
     if run.status != Run.Status.SUCCEEDED:
         raise Http404("The run has no results yet.")
-    return _download(exports.workloads_csv(run), f"playground-run-{run.pk}-workloads.csv", "text/csv")
+    return attachment(exports.workloads_csv(run), f"playground-run-{run.pk}-workloads.csv", "text/csv")
 
 
 @require_GET
@@ -367,10 +366,4 @@ def run_edited_yaml(request: HttpRequest, pk: Any) -> HttpResponse:
         text = exports.edited_yaml(run)
     except (EditError, ValidationError) as error:
         raise Http404(str(error)) from None
-    return _download(text, f"{run.scenario.name}-edited.yaml", "application/yaml")
-
-
-def _download(content: str, filename: str, content_type: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return attachment(text, f"{run.scenario.name}-edited.yaml", "application/yaml")

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from queues import services
 from queues.admin_audit import AuditedAdmin
 from queues.fields import QuantityFormField, format_for_humans
+from queues.services.policy import apply_stop_rule
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -150,12 +151,18 @@ class LocalQueueAdmin(AuditedAdmin):
     list_display = ("__str__", "cluster_queue", "weight", "stop_policy", "decayed_usage", "weighted_share")
     list_filter = ("cluster_queue", "stop_policy", "namespace")
     search_fields = ("name", "namespace__name", "cluster_queue__name")
-    readonly_fields = ("consumed_resources", "entry_penalty", "usage_last_update", "weighted_share")
+    readonly_fields = (
+        "stop_level", "stopped_by", "consumed_resources", "entry_penalty", "usage_last_update", "weighted_share",
+    )
     list_select_related = ("namespace", "cluster_queue")
 
     @admin.display(description="Decayed usage")
     def decayed_usage(self, obj: LocalQueue) -> str:
         return _usage_text(obj.consumed_resources or {})
+
+    def save_model(self, request: HttpRequest, obj: LocalQueue, form: Any, change: bool) -> None:
+        apply_stop_rule(obj, actor=request.user)  # an admin's stop: only admins lift it
+        super().save_model(request, obj, form, change)
 
 
 class WorkloadAdminForm(forms.ModelForm):

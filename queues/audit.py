@@ -20,6 +20,8 @@ _NOT_POLICY = {
     "usage_last_update",
     "weighted_share",
     "historical_share",
+    "stop_level",  # who set a stop: the audit row's actor already says it
+    "stopped_by",
 }
 
 

@@ -56,6 +56,9 @@ class QuantityField(models.BigIntegerField):
     description = "Resource quantity in milli-units"
 
     def formfield(self, **kwargs: Any) -> forms.Field:
-        defaults = {"form_class": QuantityFormField}
-        defaults.update(kwargs)
-        return super().formfield(**defaults)
+        """``QuantityFormField`` with a text input everywhere, the Django admin included: the admin
+        gives integer columns a number input, in which a browser empties "1Ti" or "512Gi"."""
+        widget = kwargs.get("widget")
+        if isinstance(widget, forms.NumberInput) or (isinstance(widget, type) and issubclass(widget, forms.NumberInput)):
+            del kwargs["widget"]
+        return super().formfield(**{"form_class": QuantityFormField, **kwargs})

@@ -10,6 +10,7 @@ import datetime
 from typing import Any
 
 import django_filters
+from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django_filters.fields import IsoDateTimeField
@@ -48,6 +49,12 @@ class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
     field_class = UtcIsoDateTimeField
 
 
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number (priorities are integers): ``2.5`` is a 400, not a filter on 2.5."""
+
+    field_class = forms.IntegerField
+
+
 class ResourceFlavorFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
 
@@ -59,12 +66,18 @@ class ResourceFlavorFilterSet(django_filters.FilterSet):
 class CohortFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
     parent = django_filters.CharFilter(field_name="parent__name", help_text="Name of the parent cohort")
-    root = django_filters.BooleanFilter(field_name="parent", lookup_expr="isnull", help_text="Only top-level cohorts")
+    root = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")], method="filter_root",
+        help_text="true: only top-level cohorts; false: only nested ones",
+    )
     admission_mode = django_filters.ChoiceFilter(choices=AdmissionMode.choices)
 
     class Meta:
         model = Cohort
         fields = ["name", "parent", "root", "admission_mode"]
+
+    def filter_root(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(parent__isnull=value == "true")
 
 
 class ClusterQueueFilterSet(django_filters.FilterSet):
@@ -110,8 +123,8 @@ class WorkloadFilterSet(django_filters.FilterSet):
         method="filter_cluster_queue", help_text="Name of the ClusterQueue it waits in or is admitted to"
     )
     pending_reason = django_filters.CharFilter(field_name="pending_reason_code", help_text="Machine-readable code")
-    priority_min = django_filters.NumberFilter(field_name="priority", lookup_expr="gte")
-    priority_max = django_filters.NumberFilter(field_name="priority", lookup_expr="lte")
+    priority_min = IntegerFilter(field_name="priority", lookup_expr="gte")
+    priority_max = IntegerFilter(field_name="priority", lookup_expr="lte")
     queued_after = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
     queued_before = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="lt")
 

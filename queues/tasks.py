@@ -8,7 +8,7 @@ from celery import shared_task
 from django.db import transaction
 
 from queues import snapshot
-from queues.services import admission, cluster, usage
+from queues.services import admission, cluster, submission, usage
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,11 @@ def account_wall_time() -> int:
 @shared_task(name="queues.prune_usage_series", ignore_result=True)
 def prune_usage_series() -> int:
     return usage.prune_usage_series().deleted
+
+
+@shared_task(name="queues.prune_idempotency_keys", ignore_result=True)
+def prune_idempotency_keys() -> int:
+    return submission.prune_idempotency_keys()
 
 
 def request_admission_pass(cluster_queue_id: int) -> None:

@@ -8,6 +8,7 @@ from rest_framework import mixins, serializers
 
 from budgets.models import Budget, BudgetEvent
 from queues.api.views.base import ApiViewSet
+from queues.filtersets import UtcIsoDateTimeFilter
 from queues.tenancy import budget_visibility
 
 
@@ -23,7 +24,7 @@ class BudgetEventSerializer(serializers.ModelSerializer):
 class BudgetEventFilterSet(django_filters.FilterSet):
     budget = django_filters.CharFilter(field_name="budget__name")
     kind = django_filters.ChoiceFilter(choices=BudgetEvent.Kind.choices)
-    since = django_filters.IsoDateTimeFilter(field_name="at", lookup_expr="gte")
+    since = UtcIsoDateTimeFilter(field_name="at", lookup_expr="gte", help_text="ISO 8601 time, e.g. 2026-11-01T00:00:00Z")
 
     class Meta:
         model = BudgetEvent

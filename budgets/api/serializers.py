@@ -8,8 +8,10 @@ from rest_framework import serializers
 from budgets.models import Budget
 from budgets.selectors import budget_status
 from queues.api.fields import LocalQueueKeyField, NameField
+from queues.api.permissions import request_access
 from queues.api.serializers.common import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
+from queues.tenancy import redact_policy_state
 
 
 class PercentField(serializers.FloatField):
@@ -64,8 +66,6 @@ class BudgetSerializer(PolicySerializer):
         help_text="Percentages, e.g. [80, 100]",
     )
 
-    STAFF_ONLY_FIELDS = ("alert_emails", "webhook_url")
-
     @extend_schema_field(BudgetStatusSerializer)
     def get_status(self, budget: Budget) -> dict:
         held = getattr(budget, "held", None)
@@ -75,13 +75,13 @@ class BudgetSerializer(PolicySerializer):
         """Alert destinations are an admin's business: tenants see the budget, not where alerts go."""
         data = super().to_representation(instance)
         request = self.context.get("request")
-        if request is not None and not request.user.is_staff:
-            for field in self.STAFF_ONLY_FIELDS:
-                data.pop(field, None)
-        return data
+        if request is None:
+            return data
+        return redact_policy_state(request_access(request), "budget", data) or {}
 
     class Meta:
         model = Budget
+        extra_kwargs = {"allocated_hours": {"min_value": 0}}  # the model's check constraint, for the schema
         fields = [
             "id",
             "name",

@@ -10,8 +10,8 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
 from budgets.models import Budget
-from budgets.services import request_reconcile
-from queues.models import QueueHold
+from budgets.services import delete_budget, request_reconcile
+from queues.models import QueueHold, Surface
 from queues.api.views.base import PolicyViewSet
 from queues.tenancy import budget_visibility
 
@@ -42,6 +42,10 @@ class BudgetViewSet(PolicyViewSet):
         """A raised allocation lifts the hold right after the commit, not at the next beat."""
         super().perform_update(serializer)
         request_reconcile(serializer.instance.pk)
+
+    def perform_destroy(self, instance: Budget) -> None:
+        """Under the budget's lock, like an accounting run (``budgets.services.delete_budget``)."""
+        delete_budget(instance, actor=self.request.user, surface=Surface.API)
 
     def scope(self, queryset: QuerySet) -> QuerySet:
         if self.access.is_admin:

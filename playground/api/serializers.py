@@ -9,6 +9,9 @@ from rest_framework import serializers
 
 from playground.live_export import MAX_DAYS
 from playground.models import Application, Run, Scenario
+from playground.presets import PRESETS
+
+DURATION_SYNTAX = r"^([0-9]+(\.[0-9]+)?|([0-9]+(\.[0-9]+)?(ms|s|m|h|d|w))+)$"
 
 
 class PresetSerializer(serializers.Serializer):
@@ -45,13 +48,18 @@ class ScenarioCreateSerializer(serializers.Serializer):
     """Where a scenario starts: a preset, today's cluster, or a posted document."""
 
     source = serializers.ChoiceField(choices=["preset", "live", "document"])
-    preset = serializers.CharField(required=False, max_length=60, help_text="source=preset: a slug from /presets/")
+    preset = serializers.ChoiceField(
+        choices=[preset.slug for preset in PRESETS], required=False, help_text="source=preset: a slug from /presets/",
+        error_messages={"invalid_choice": "unknown preset: one of the slugs of /api/v1/playground/presets/"},
+    )
     days = serializers.FloatField(
         required=False, default=1.0, min_value=0, max_value=MAX_DAYS,
         help_text="source=live: days of finished work to replay (0: start from now)",
     )
-    lookahead = serializers.CharField(
-        required=False, default="6h", max_length=20, help_text="source=live: how far past now to simulate, e.g. 6h"
+    lookahead = serializers.RegexField(
+        DURATION_SYNTAX, required=False, default="6h", max_length=20,
+        error_messages={"invalid": "not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"},
+        help_text="source=live: how far past now to simulate, e.g. 6h (more than 0s, at most 30d)",
     )
     document = serializers.DictField(required=False, help_text="source=document: a scenario document")
 
@@ -124,11 +132,15 @@ class RunCreateSerializer(serializers.Serializer):
 
 class NotReadySerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = serializers.ChoiceField(choices=["run_not_finished"])
     status = serializers.CharField()
 
 
 class ApplyProblemSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    code = serializers.ChoiceField(
+        choices=["run_not_finished", "policy_changed"], required=False, help_text="On a 409: why it conflicts"
+    )
     problems = serializers.ListField(child=serializers.CharField())
 
 

@@ -200,7 +200,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
             with transaction.atomic():
                 application = apply_run(run, actor=request.user)
         except (ApplyConflict, RunNotFinished) as error:
-            return Response({"detail": str(error), "problems": error.problems}, status=status.HTTP_409_CONFLICT)
+            code = "run_not_finished" if isinstance(error, RunNotFinished) else "policy_changed"
+            return Response(
+                {"detail": str(error), "code": code, "problems": error.problems}, status=status.HTTP_409_CONFLICT
+            )
         except ApplyError as error:
             return Response({"detail": str(error), "problems": error.problems}, status=status.HTTP_400_BAD_REQUEST)
         return Response(ApplicationSerializer(application).data, status=status.HTTP_201_CREATED)
@@ -208,6 +211,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
 
 def _not_ready(run: Run) -> Response:
     return Response(
-        {"detail": f"the run is {run.status}" + (f": {run.error}" if run.error else ""), "status": run.status},
+        {
+            "detail": f"the run is {run.status}" + (f": {run.error}" if run.error else ""),
+            "code": "run_not_finished",
+            "status": run.status,
+        },
         status=status.HTTP_409_CONFLICT,
     )

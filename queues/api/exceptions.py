@@ -1,4 +1,5 @@
-"""Turn domain errors into API answers: bad input 400, conflicts 409, a reused key 422.
+"""Turn domain errors into API answers: bad input 400, a stop set by a higher level 403, conflicts
+409, a reused key 422.
 
 Whatever a service refuses becomes a JSON answer naming the field or the state; nothing
 reaches the client as a 500.
@@ -19,12 +20,16 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 from queues.models import Workload
-from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition
+from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition, StopLocked
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(_rename_non_field_errors(as_serializer_error(exc)))
+    elif isinstance(exc, StopLocked):
+        return Response(
+            {"detail": f"stop_policy: {exc.message}", "code": "stop_locked"}, status=status.HTTP_403_FORBIDDEN
+        )
     elif isinstance(exc, FieldErrors):
         exc = ValidationError(_rename_non_field_errors(exc.errors))
     elif isinstance(exc, InvalidTransition):

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from rest_framework import serializers
 
@@ -19,25 +20,16 @@ from queues.engine.quantities import parse_millis, to_base_units, validate_resou
 from queues.fields import format_for_humans
 from queues.models import LocalQueue
 
-# Largest amount a database BIGINT holds, in millis (about 9.2e15 base units).
-MAX_MILLIS = 2**63 - 1
-MAX_QUANTITY_TEXT = 64
 MAX_RESOURCES = 32
 
 
 def millis_or_error(value: Any) -> int:
-    """Integer millis of an API quantity; raises the field's ``ValidationError`` with the reason."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise serializers.ValidationError("expected a quantity such as 500m, 2Gi or 4 (a string or a number)")
-    if isinstance(value, str) and len(value) > MAX_QUANTITY_TEXT:
-        raise serializers.ValidationError(f"a quantity has at most {MAX_QUANTITY_TEXT} characters")
+    """Integer millis of an API quantity (the engine's one parser, bounds included); raises the
+    field's ``ValidationError`` with the reason."""
     try:
-        millis = parse_millis(value, "")
+        return parse_millis(value, "")
     except EngineValidationError as error:
         raise serializers.ValidationError(error.message) from None
-    if millis > MAX_MILLIS:
-        raise serializers.ValidationError(f"{value!r} is too large")
-    return millis
 
 
 class QuantityField(serializers.Field):
@@ -170,6 +162,7 @@ class LocalQueueKeyField(serializers.RelatedField):
 
 
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+LABEL_VALUE = RegexValidator(_LABEL_VALUE, "label values are strings of at most 63 letters, digits, '-', '_' or '.'")
 
 
 def validate_node_labels(labels: Any) -> dict[str, str]:

@@ -18,12 +18,13 @@ DRF answers with a ``WWW-Authenticate`` header).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from queues.tenancy import Access, access_for
+from queues.tenancy import Access, access_for, reason_redactor
 
 READ_ACTIONS = frozenset({"list", "retrieve"})
 
@@ -34,6 +35,15 @@ def request_access(request: Request) -> Access:
     if cached is None:
         cached = access_for(request.user)
         request._fairportal_access = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def request_redactor(request: Request) -> Callable[[str], str]:
+    """``queues.tenancy.reason_redactor`` for the request's user, built once per request."""
+    cached = getattr(request, "_fairportal_redactor", None)
+    if cached is None:
+        cached = reason_redactor(request_access(request))
+        request._fairportal_redactor = cached  # type: ignore[attr-defined]
     return cached
 
 

@@ -1,4 +1,6 @@
-"""OpenAPI details drf-spectacular cannot infer: the quantity fields, and the error answers.
+"""OpenAPI details drf-spectacular cannot infer: the quantity fields, the models' function
+validators (``ValidatedAutoSchema``), query parameters, conditional requirements and the error
+answers. The rule: the schema is never looser than the validation behind it.
 
 Imported by ``queues.api.urls`` (extensions register on import, and the URLconf is loaded
 before any schema is generated); the hook is named in ``SPECTACULAR_SETTINGS``.
@@ -9,19 +11,82 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
+from rest_framework import serializers
 
-QUANTITY_PATTERN = r"^[+]?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+from queues.engine.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
+from queues.models.validators import (
+    validate_dns_label,
+    validate_non_negative_weight,
+    validate_positive_weight,
+    validate_resource_name,
+)
+
+# DRF's CharField refuses NUL characters, and trims whitespace before "may not be blank".
+NO_NUL = "^[^\\x00]*$"
+NOT_BLANK = "^[^\\x00]*[^\\x00\\s\\x1c-\\x1f\\x85][^\\x00]*$"
+# The engine's grammar (queues.engine.quantities), without a sign: API quantities are never negative.
+QUANTITY_PATTERN = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([numkMGTPE]|[KMGTPE]i|[eE][-+]?0*[0-9]{1,3})?$"
+
+DNS_LABEL = {"pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "maxLength": 63}
+RESOURCE_NAME = {
+    "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$",
+    "maxLength": 253,
+}
+# What the models' function validators accept, for the schema (drf-spectacular reads only the
+# validator classes): the schema is never looser than the validation behind it.
+VALIDATOR_SCHEMAS: dict[Any, dict[str, Any]] = {
+    validate_dns_label: DNS_LABEL,
+    validate_resource_name: RESOURCE_NAME,
+    validate_non_negative_weight: {"minimum": 0},
+    validate_positive_weight: {"minimum": 0.0001},  # weights keep 4 decimals: less rounds to 0
+}
 
 QUANTITY_IN = {
     "oneOf": [
-        {"type": "string", "pattern": QUANTITY_PATTERN, "maxLength": 64, "example": "2Gi"},
-        {"type": "number", "minimum": 0, "example": 4},
+        {"type": "string", "pattern": QUANTITY_PATTERN, "minLength": 1, "maxLength": MAX_QUANTITY_TEXT,
+         "example": "2Gi"},
+        {"type": "number", "minimum": 0, "maximum": MAX_MILLIS // 1000, "example": 4},
     ],
-    "description": 'Kubernetes quantity ("500m", "2Gi") or a number in base units (cores, bytes, GPUs)',
+    "description": 'Kubernetes quantity ("500m", "2Gi") or a number in base units (cores, bytes, GPUs), '
+    f"at most {MAX_MILLIS // 1000} base units",
 }
 QUANTITY_OUT = {"type": "number", "description": "In base units (cores, bytes, GPUs)"}
+
+
+class ValidatedAutoSchema(AutoSchema):
+    """drf-spectacular's schema, plus the constraints of the models' function validators and of
+    list serializers' ``min_length``/``max_length`` (``pod_sets`` has 1 to 8 items)."""
+
+    def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
+        super()._insert_field_validators(field, schema)
+        for validator in getattr(field, "validators", []):
+            for known, extra in VALIDATOR_SCHEMAS.items():
+                if validator is known:
+                    if "minimum" in extra:
+                        schema.pop("exclusiveMinimum", None)
+                    schema.update(extra)
+                    if "pattern" in extra and getattr(field, "allow_blank", False):
+                        schema["pattern"] = f"^$|{extra['pattern']}"
+        if isinstance(field, serializers.CharField) and not field.read_only and schema.get("type") == "string":
+            if not {"pattern", "enum", "format"} & set(schema):
+                schema["pattern"] = NO_NUL if field.allow_blank else NOT_BLANK
+            if not field.allow_blank and "minLength" not in schema and "enum" not in schema:
+                schema["minLength"] = 1
+
+    def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if not isinstance(schema, dict):
+            return schema
+        if isinstance(field, serializers.ListSerializer):
+            if field.min_length is not None:
+                schema["minItems"] = field.min_length
+            if field.max_length is not None:
+                schema["maxItems"] = field.max_length
+        return schema
 
 
 class QuantityFieldSchema(OpenApiSerializerFieldExtension):
@@ -39,6 +104,7 @@ class ResourceQuantitiesFieldSchema(OpenApiSerializerFieldExtension):
         schema: dict[str, Any] = {"type": "object", "additionalProperties": dict(values)}
         if direction == "request":
             schema["maxProperties"] = self.target.max_resources
+            schema["propertyNames"] = dict(RESOURCE_NAME)  # JSON Schema's key rule (used by validators)
             if not self.target.allow_empty:
                 schema["minProperties"] = 1
         return schema
@@ -61,6 +127,16 @@ class FormattedResourcesFieldSchema(OpenApiSerializerFieldExtension):
             "readOnly": True,
             "description": "The same amounts in Kubernetes notation",
         }
+
+
+class NameFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = "queues.api.fields.NameField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        schema = {**build_basic_type(OpenApiTypes.STR), **DNS_LABEL, "description": "A name (Kubernetes DNS label)"}
+        if self.target.allow_null:
+            schema["nullable"] = True
+        return schema
 
 
 class LocalQueueKeyFieldSchema(OpenApiSerializerFieldExtension):
@@ -91,8 +167,13 @@ ERROR_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {
             "detail": {"type": "string"},
-            "code": {"type": "string", "enum": ["invalid_transition", "protected", "conflict"]},
+            "code": {
+                "type": "string",
+                "enum": ["invalid_transition", "protected", "conflict", "run_not_finished", "policy_changed"],
+            },
             "state": {"type": "string", "description": "The workload's current state (invalid_transition)"},
+            "status": {"type": "string", "description": "The run's status (run_not_finished)"},
+            "problems": {"type": "array", "items": {"type": "string"}, "description": "What changed (policy_changed)"},
         },
         "required": ["detail", "code"],
     },
@@ -108,6 +189,47 @@ WRITE_ERRORS = {
     "415": ("ErrorDetail", "The body is not JSON"),
 }
 IDEMPOTENCY_ERROR = ("ErrorDetail", "The Idempotency-Key was used before with a different body")
+
+
+def empty_query_means_absent(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Postprocessing hook: an empty query parameter (``?state=&page=``, what a form sends for
+    "any") means "not given" for every filter, the paging and the ordering, so the schema says so
+    (``allowEmptyValue``). Text parameters also say they take no NUL character (Django refuses it)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter.get("in") != "query" or schema.get("type") == "array":
+                    continue  # a repeated parameter (?state=A&state=B) takes real values only
+                parameter["allowEmptyValue"] = True
+                if parameter.get("name") == "ordering":
+                    continue  # DRF's ordering drops terms it does not know, whatever their characters
+                if schema.get("type") == "string" and "pattern" not in schema and "enum" not in schema:
+                    parameter["schema"] = {**schema, "pattern": NO_NUL}
+    return result
+
+
+# Request bodies whose required fields depend on another field's value, as JSON Schema says it.
+CONDITIONAL_REQUIREMENTS: dict[str, dict[str, Any]] = {
+    "ScenarioCreateRequest": {
+        "oneOf": [
+            {"properties": {"source": {"enum": ["preset"]}}, "required": ["source", "preset"]},
+            {"properties": {"source": {"enum": ["live"]}}, "required": ["source"]},
+            {"properties": {"source": {"enum": ["document"]}}, "required": ["source", "document"]},
+        ]
+    },
+}
+
+
+def add_conditional_requirements(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """Postprocessing hook: ``CONDITIONAL_REQUIREMENTS`` into their components."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, extra in CONDITIONAL_REQUIREMENTS.items():
+        if name in schemas:
+            schemas[name].update(extra)
+    return result
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:

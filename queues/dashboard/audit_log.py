@@ -2,7 +2,8 @@
 
 Admins read every row. Tenants read the rows about their namespaces, their LocalQueues and the
 budgets that can hold their work; cluster-wide policy changes (cohorts, ClusterQueues) are the
-admins' business and stay out of a tenant's log.
+admins' business and stay out of a tenant's log. Which rows, and which fields of a row, are
+``queues.tenancy``'s rules, the same as the API's.
 """
 
 from __future__ import annotations
@@ -12,38 +13,23 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import CharField, Q, QuerySet
-from django.db.models.functions import Cast
+from django.db.models import QuerySet
 from django.http import QueryDict
 
-from budgets.models import Budget
 from queues.charts import Marker
 from queues.dashboard.access import Viewer
 from queues.filtersets import PolicyChangeFilterSet
-from queues.models import LocalQueue, PolicyChange
+from queues.models import PolicyChange
 from queues.models.audit import Surface
+from queues.tenancy import policy_change_visibility, redact_policy_state
 
 PAGE_SIZE = 50
 
 
-def _as_text_ids(queryset: QuerySet) -> QuerySet:
-    return queryset.annotate(text_id=Cast("id", CharField())).values("text_id")
-
-
 def visible_changes(viewer: Viewer) -> QuerySet[PolicyChange]:
+    """The rows the viewer may read: the API's rule (``queues.tenancy.policy_change_visibility``)."""
     rows = PolicyChange.objects.all()
-    if viewer.is_admin:
-        return rows
-    ids = viewer.namespace_ids
-    feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
-    budgets = Budget.objects.filter(
-        Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding)
-    )
-    return rows.filter(
-        Q(object_type="namespace", object_id__in=[str(i) for i in ids])
-        | Q(object_type="localqueue", object_id__in=_as_text_ids(LocalQueue.objects.filter(namespace_id__in=ids)))
-        | Q(object_type="budget", object_id__in=_as_text_ids(budgets))
-    )
+    return rows if viewer.is_admin else rows.filter(policy_change_visibility(viewer))
 
 
 @dataclass
@@ -80,16 +66,33 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def change_rows(changes: list[PolicyChange]) -> list[ChangeRow]:
+def change_rows(viewer: Viewer, changes: list[PolicyChange]) -> list[ChangeRow]:
     rows = []
     for change in changes:
-        before, after = change.before or {}, change.after or {}
+        before = redact_policy_state(viewer, change.object_type, change.before) or {}
+        after = redact_policy_state(viewer, change.object_type, change.after) or {}
         names = (
-            change.changed_fields() if change.action == PolicyChange.Action.UPDATE else sorted(set(before) | set(after))
+            PolicyChange.fields_changed(before, after)
+            if change.action == PolicyChange.Action.UPDATE
+            else sorted(set(before) | set(after))
         )
         fields = [FieldChange(name, _text(before.get(name)), _text(after.get(name))) for name in names]
         rows.append(ChangeRow(change, fields))
     return rows
+
+
+@dataclass
+class AuditPage:
+    page: Page
+    rows: list[ChangeRow]
+    filterset: PolicyChangeFilterSet
+
+
+def audit_page(viewer: Viewer, params: QueryDict) -> AuditPage:
+    filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
+    rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
+    page = Paginator(rows.order_by("-at", "-id"), PAGE_SIZE).get_page(params.get("page", 1))
+    return AuditPage(page=page, rows=change_rows(viewer, list(page.object_list)), filterset=filterset)
 
 
 MAX_MARKERS = 40
@@ -105,23 +108,10 @@ def change_markers(
     if object_type is not None:
         rows = rows.filter(object_type=object_type, object_id=str(object_id))
     markers = []
-    for row in change_rows(list(rows.order_by("-at", "-id")[:MAX_MARKERS])):
+    for row in change_rows(viewer, list(rows.order_by("-at", "-id")[:MAX_MARKERS])):
         change = row.change
         what = "; ".join(f"{f.name} {f.before} → {f.after}" for f in row.fields[:3]) or change.get_action_display()
         who = change.actor_name or change.surface
         markers.append(Marker(change.at, f"{change.object_repr}: {what} ({who}, {change.at:%H:%M})"))
     return markers
 
-
-@dataclass
-class AuditPage:
-    page: Page
-    rows: list[ChangeRow]
-    filterset: PolicyChangeFilterSet
-
-
-def audit_page(viewer: Viewer, params: QueryDict) -> AuditPage:
-    filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
-    rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
-    page = Paginator(rows.order_by("-at", "-id"), PAGE_SIZE).get_page(params.get("page", 1))
-    return AuditPage(page=page, rows=change_rows(list(page.object_list)), filterset=filterset)

@@ -121,9 +121,9 @@ def _figures(
     }
 
 
-def _changes(object_type: str, object_id: int) -> list[ChangeRow]:
+def _changes(viewer: Viewer, object_type: str, object_id: int) -> list[ChangeRow]:
     rows = PolicyChange.objects.filter(object_type=object_type, object_id=str(object_id)).order_by("-at", "-id")
-    return change_rows(list(rows[:RECENT_CHANGES]))
+    return change_rows(viewer, list(rows[:RECENT_CHANGES]))
 
 
 def _admitted_usage(**filters: Any) -> dict[str, int]:
@@ -166,7 +166,7 @@ def local_queue_detail(
         pending=counts.pending,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("localqueue", lq.id),
+        changes=_changes(viewer, "localqueue", lq.id),
         figures=_figures(
             series,
             entitlement,
@@ -237,7 +237,7 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("clusterqueue", queue.id) if viewer.is_admin else [],
+        changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(
             series, {r: float(v) for r, v in capacity.items()}, window, markers, Q(cluster_queue_id=queue.id),
             limit_series=True,
@@ -273,7 +273,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
-        changes=_changes("namespace", namespace.id),
+        changes=_changes(viewer, "namespace", namespace.id),
         figures=_figures(
             series,
             entitlement,
@@ -326,7 +326,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         admitted=sum(c.admitted for c in counts.values()),
         pending=sum(c.pending for c in counts.values()),
         quotas=own,
-        changes=_changes("cohort", cohort.id),
+        changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(
             series,
             capacity,

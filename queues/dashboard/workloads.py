@@ -19,14 +19,14 @@ from django.http import QueryDict
 
 from queues.dashboard.access import Viewer, scoped
 from queues.dashboard.reasons import TITLES, sentence, title
-from queues.dashboard.redaction import OTHER_TENANT, redactor
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts
 from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
-from queues.models import AdmissionRecord, LocalQueue, Namespace, Workload, WorkloadState
+from queues.models import AdmissionRecord, LocalQueue, Workload, WorkloadState
 from queues.models.workload import total_requests
+from queues.tenancy import OTHER_TENANT_QUEUE, reason_redactor
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
@@ -75,6 +75,7 @@ class WorkloadRow:
     reason: str
     wall_time_seconds: int
     evictions: int
+    last_eviction: str = ""
     ahead: list[AheadItem] = field(default_factory=list)
     ahead_more: int = 0
 
@@ -137,9 +138,7 @@ def workload_page(
 def build_rows(
     viewer: Viewer, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN
 ) -> list[WorkloadRow]:
-    redact = (
-        redactor(viewer, Namespace.objects.values_list("id", "name")) if not viewer.is_admin else (lambda text: text)
-    )
+    redact = reason_redactor(viewer)
     rows = [_row(workload, redact) for workload in workloads]
     pending = [(row, w) for row, w in zip(rows, workloads) if w.state == WorkloadState.PENDING and w.queue_position]
     if pending:
@@ -168,6 +167,7 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         reason=redact(sentence(workload.pending_reason_code, workload.pending_reason_message)) if pending else "",
         wall_time_seconds=workload.wall_time_seconds + workload.accumulated_past_execution_seconds,
         evictions=workload.eviction_count,
+        last_eviction=redact(workload.last_eviction_reason),
     )
 
 
@@ -233,7 +233,7 @@ def _fill_ahead(
             )
         items.sort(key=lambda item: -item.count)
         if hidden:
-            items.append(AheadItem(label=f"{OTHER_TENANT}s", count=hidden, why=_why(mode, False, None, None)))
+            items.append(AheadItem(label=f"{OTHER_TENANT_QUEUE}s", count=hidden, why=_why(mode, False, None, None)))
         row.ahead = items[:shown]
         row.ahead_more = sum(item.count for item in items[shown:])
 
@@ -262,6 +262,9 @@ def workload_detail(viewer: Viewer, namespace: str, name: str, structure: Cluste
     admissions = list(
         AdmissionRecord.objects.filter(workload=workload).select_related("cluster_queue").order_by("-admitted_at")[:50]
     )
+    redact = reason_redactor(viewer)
+    for record in admissions:  # shown, never saved: an eviction's message may name another tenant's workload
+        record.end_message = redact(record.end_message)
     return WorkloadDetail(
         workload=workload,
         row=row,

@@ -8,7 +8,10 @@ import re
 from queues.engine.errors import ValidationError
 
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d|w)", re.ASCII)
+_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?", re.ASCII)
+MAX_DURATION_TEXT = 32
+MAX_SECONDS = 100 * 365 * 86400  # a century: any longer is a typo, and would overflow the clocks
 
 
 def parse_duration(value: object, field: str = "duration", *, allow_negative: bool = False) -> int:
@@ -21,11 +24,13 @@ def parse_duration(value: object, field: str = "duration", *, allow_negative: bo
         seconds = float(value)
     else:
         text = str(value).strip()
+        if len(text) > MAX_DURATION_TEXT:
+            raise ValidationError(field, f"a duration has at most {MAX_DURATION_TEXT} characters, got {len(text)}")
         sign = -1.0 if text.startswith("-") else 1.0
         body = text.lstrip("+-")
         if not body:
             raise ValidationError(field, "expected a duration such as 90s, 5m, 2h or 7d, got an empty string")
-        if re.fullmatch(r"\d+(\.\d+)?", body):
+        if _NUMBER.fullmatch(body):
             seconds = sign * float(body)
         else:
             pos, total = 0, 0.0
@@ -39,6 +44,8 @@ def parse_duration(value: object, field: str = "duration", *, allow_negative: bo
             seconds = sign * total
     if seconds < 0 and not allow_negative:
         raise ValidationError(field, f"must not be negative, got {value!r}")
+    if abs(seconds) > MAX_SECONDS:
+        raise ValidationError(field, f"is out of range: at most {MAX_SECONDS // 86400}d")
     return int(round(seconds))
 
 

@@ -6,7 +6,6 @@ value gets the same one-line message everywhere.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -14,6 +13,7 @@ from typing import Any
 
 from queues.engine.durations import format_duration, parse_duration
 from queues.engine.errors import ValidationError
+from queues.engine.numbers import parse_number
 from queues.engine.quantities import validate_resource_name
 
 WINDOW_TYPES = ("sliding", "tumbling")
@@ -145,14 +145,7 @@ def parse_resource_weights(data: object, field_name: str = "resourceWeights") ->
 
 
 def _non_negative_number(value: object, field_name: str) -> float:
-    if isinstance(value, bool):
-        raise ValidationError(field_name, f"expected a number, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValidationError(field_name, f"expected a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ValidationError(field_name, f"must be a finite number, got {value!r}")
+    number = parse_number(value, field_name)
     if number < 0:
         raise ValidationError(field_name, f"must not be negative, got {value!r}")
     return number

@@ -22,7 +22,6 @@ Choices the contract leaves open:
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from queues.engine.calendar import parse_moment, parse_time_zone
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
 from queues.engine.policy import FairSharingPolicy
+from queues.engine.numbers import parse_number
 from queues.engine.quantities import parse_millis, parse_resource_list, validate_resource_name
 from queues.engine.quota import resource_groups
 from queues.engine.scopes import cohort_chains
@@ -240,14 +240,7 @@ def _required(data: Mapping[str, Any], key: str, where: str) -> Any:
 
 
 def _weight(value: Any, where: str, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or value is None:
-        raise ValidationError(where, f"expected a number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValidationError(where, f"expected a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ValidationError(where, f"must be a finite number, got {value!r}")
+    number = parse_number(value, where)
     if positive and number <= 0:
         raise ValidationError(where, f"must be greater than 0, got {value!r}")
     if number < 0:

@@ -14,7 +14,8 @@ from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.parsers import BaseParser, JSONParser
 from rest_framework.permissions import IsAdminUser
@@ -30,6 +31,7 @@ from queues.models import Surface
 
 YAML_MEDIA_TYPE = "application/yaml"
 _TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
 
 
 class YamlTextParser(BaseParser):
@@ -41,8 +43,32 @@ class YamlTextParser(BaseParser):
         return stream.read().decode("utf-8", errors="replace")
 
 
-def _flag(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() in _TRUE)
+class BadFlag(ValueError):
+    """A dryRun that is neither true nor false."""
+
+
+def _flag(value: Any, name: str = "dryRun") -> bool:
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise BadFlag(f"{name}: expected true or false")
+
+
+KUEUE_IMPORT_JSON = inline_serializer(
+    "KueueImportRequest",
+    fields={
+        "manifests": serializers.CharField(help_text="The YAML text of the manifests"),
+        "dryRun": serializers.BooleanField(required=False, default=False),
+        "skipUnsupported": serializers.BooleanField(required=False, default=False),
+        "namespace": serializers.CharField(
+            required=False, max_length=63, help_text="namespace of LocalQueues without metadata.namespace"
+        ),
+    },
+)
 
 
 class StaffOnlyView(APIView):
@@ -55,7 +81,7 @@ class KueueImportView(StaffOnlyView):
 
     @extend_schema(
         summary="Import Kueue manifests (dry run or apply)",
-        request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
+        request={YAML_MEDIA_TYPE: OpenApiTypes.STR, "application/json": KUEUE_IMPORT_JSON},
         parameters=[
             OpenApiParameter("dryRun", OpenApiTypes.BOOL, description="show the diff, save nothing"),
             OpenApiParameter(
@@ -71,19 +97,34 @@ class KueueImportView(StaffOnlyView):
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request) -> Response:
+        try:
+            return self._import(request)
+        except BadFlag as error:
+            return Response({"errors": [str(error)]}, status=400)
+
+    def _import(self, request: Request) -> Response:
         data = request.data
         dry_run = _flag(request.query_params.get("dryRun", ""))
-        skip = _flag(request.query_params.get("skipUnsupported", ""))
+        skip = _flag(request.query_params.get("skipUnsupported", ""), "skipUnsupported")
         namespace = request.query_params.get("namespace", "")
         if isinstance(data, dict):
             text = data.get("manifests")
-            dry_run = dry_run or _flag(data.get("dryRun", False))
-            skip = skip or _flag(data.get("skipUnsupported", False))
+            if not isinstance(data.get("dryRun", False), bool):
+                raise BadFlag("dryRun: expected true or false")
+            if not isinstance(data.get("skipUnsupported", False), bool):
+                raise BadFlag("skipUnsupported: expected true or false")
+            dry_run = dry_run or data.get("dryRun", False)
+            skip = skip or data.get("skipUnsupported", False)
             namespace = data.get("namespace") or namespace
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
-        else:
+        elif isinstance(data, str) and not request.content_type.startswith("application/json"):
             text = data
+        else:  # JSON null, a list, a number, a string: not what this endpoint takes
+            return Response(
+                {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']},
+                status=400,
+            )
         if not text.strip():
             return Response({"errors": ["body: empty; send the YAML text of Kueue manifests"]}, status=400)
         if not isinstance(namespace, str) or len(namespace) > 63:
@@ -99,6 +140,8 @@ class KueueImportView(StaffOnlyView):
             )
         except ImportFailed as failure:
             return Response(failure.report.as_dict(), status=400)
+        if not report.objects and not report.configurations:
+            return Response({"errors": ["body: no Kubernetes objects in the manifests"]}, status=400)
         return Response(report.as_dict())
 
 

@@ -39,5 +39,10 @@ class PolicyChange(models.Model):
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name or 'system'} {self.action} {self.object_type} {self.object_repr}"
 
     def changed_fields(self) -> list[str]:
-        before, after = self.before or {}, self.after or {}
+        return self.fields_changed(self.before, self.after)
+
+    @staticmethod
+    def fields_changed(before: dict | None, after: dict | None) -> list[str]:
+        """Names whose value differs between two pictures (``None`` is an empty picture)."""
+        before, after = before or {}, after or {}
         return sorted(key for key in set(before) | set(after) if before.get(key) != after.get(key))

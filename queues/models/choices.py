@@ -21,6 +21,13 @@ class StopPolicy(models.TextChoices):
     HOLD_AND_DRAIN = "HoldAndDrain", "HoldAndDrain"
 
 
+class StopLevel(models.TextChoices):
+    """Who set a LocalQueue's stop; only that level or a higher one may change or lift it."""
+
+    EDITOR = "editor", "Tenant editor"
+    ADMIN = "admin", "Admin"
+
+
 class WithinClusterQueuePreemption(models.TextChoices):
     NEVER = "Never", "Never"
     LOWER_PRIORITY = "LowerPriority", "LowerPriority"

@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from queues.models.choices import StopPolicy
+from queues.models.choices import StopLevel, StopPolicy
 from queues.models.status import FairSharingStatus
 from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
@@ -26,6 +26,11 @@ class LocalQueue(FairSharingStatus):
         help_text="fairSharing.weight against the other LocalQueues of the namespace",
     )
     stop_policy = models.CharField(max_length=20, choices=StopPolicy.choices, default=StopPolicy.NONE)
+    stop_level = models.CharField(
+        max_length=10, choices=StopLevel.choices, blank=True, editable=False,
+        help_text="Who set the stop: only this level or a higher one may change or lift it",
+    )
+    stopped_by = models.CharField(max_length=150, blank=True, editable=False, help_text="User who set the stop")
     description = models.CharField(max_length=200, blank=True)
     kueue_extra = models.JSONField(
         default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"

@@ -27,6 +27,15 @@ class FieldErrors(Exception):
         return {NON_FIELD_ERRORS: list(error.messages)}
 
 
+class StopLocked(FieldErrors):
+    """A change to a LocalQueue's stop that the actor's level may not make (HTTP 403 in the API, an
+    error on the stop policy field in a form)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__({"stop_policy": [message]})
+
+
 class InvalidTransition(Exception):
     """A lifecycle report that does not fit the workload's current state (HTTP 409)."""
 

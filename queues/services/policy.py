@@ -15,8 +15,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models, transaction
 
 from queues.audit import policy_state, record_change
-from queues.models import Cohort, PolicyChange
-from queues.services.errors import FieldErrors
+from queues.models import Cohort, LocalQueue, PolicyChange, StopPolicy
+from queues.services.errors import FieldErrors, StopLocked
+from queues.tenancy import access_for, may_change_stop, stop_level
 
 # Related name of the quota rows and the rows' foreign key to their owner, per owner model.
 QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}
@@ -45,6 +46,8 @@ def save_policy_object(
         if isinstance(instance, Cohort):
             # Cycle checks walk the tree: hold every cohort so two re-parentings cannot cross.
             list(Cohort.objects.select_for_update().values_list("pk", flat=True))
+        if isinstance(instance, LocalQueue):
+            apply_stop_rule(instance, actor=actor)
         _validate(instance, quotas, quotas_field)
         instance.save()
         if quotas is not None:
@@ -58,6 +61,29 @@ def save_policy_object(
             surface=surface,
         )
     return instance
+
+
+def apply_stop_rule(queue: LocalQueue, *, actor: Any) -> None:
+    """Record who stops ``queue`` (level and user) and refuse a change to a stop set at a higher
+    level: an editor may not lift or change an admin's Hold. Call it with the stored row locked;
+    every surface writes LocalQueues through here (API, forms, admin, Kueue import, playground).
+    ``actor`` None is the system (a command, an import): admin level."""
+    stored = LocalQueue.objects.filter(pk=queue.pk).values("stop_policy", "stop_level").first() if queue.pk else None
+    old_policy, old_level = (stored["stop_policy"], stored["stop_level"]) if stored else (StopPolicy.NONE, "")
+    if queue.stop_policy == old_policy:
+        queue.stop_level = old_level if queue.stop_policy != StopPolicy.NONE else ""
+        return
+    level = stop_level(None if actor is None else access_for(actor), queue.namespace_id)
+    if level is None:
+        raise StopLocked("your role may not stop, resume or change the stop of this LocalQueue")
+    if old_policy != StopPolicy.NONE and not may_change_stop(level, old_level):
+        set_by = LocalQueue.objects.filter(pk=queue.pk).values_list("stopped_by", flat=True).first() or "an admin"
+        raise StopLocked(
+            f"the {old_policy} stop was set by {set_by} ({old_level or 'admin'}); only an admin may lift or change it"
+        )
+    stopping = queue.stop_policy != StopPolicy.NONE
+    queue.stop_level = level if stopping else ""
+    queue.stopped_by = getattr(actor, "username", "") if stopping and actor is not None else ""
 
 
 def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) -> None:

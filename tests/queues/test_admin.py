@@ -129,3 +129,26 @@ def test_given_staff_when_quota_is_negative_in_admin_then_form_error_and_nothing
     quota.refresh_from_db()
     assert quota.nominal == 64000
     assert not PolicyChange.objects.exists()
+
+
+def test_given_staff_when_a_local_queue_is_stopped_in_admin_then_the_stop_is_an_admins(admin_client, demo):
+    lq = LocalQueue.objects.select_related("namespace").get(namespace__name="team-vision", name="training")
+    data = {
+        "namespace": lq.namespace_id, "name": lq.name, "cluster_queue": lq.cluster_queue_id, "weight": "2",
+        "stop_policy": "Hold", "description": "",
+    }
+
+    response = admin_client.post(reverse("admin:queues_localqueue_change", args=[lq.pk]), data)
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    lq.refresh_from_db()
+    assert (lq.stop_policy, lq.stop_level, lq.stopped_by) == ("Hold", "admin", "admin")
+
+
+def test_given_quota_fields_in_admin_then_they_are_text_inputs_showing_kubernetes_notation(admin_client, demo):
+    cq = ClusterQueue.objects.get(name="cpu-interactive")
+
+    body = admin_client.get(reverse("admin:queues_clusterqueue_change", args=[cq.pk])).content.decode()
+
+    assert 'type="number" name="quotas-0-nominal"' not in body
+    assert 'name="quotas-1-nominal" value="256Gi"' in body or 'name="quotas-0-nominal" value="256Gi"' in body

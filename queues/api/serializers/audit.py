@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
+from queues.api.permissions import request_access
 from queues.models import PolicyChange
+from queues.tenancy import redact_policy_state
 
 
 class PolicyChangeSerializer(serializers.ModelSerializer):
@@ -30,3 +34,14 @@ class PolicyChangeSerializer(serializers.ModelSerializer):
             "note",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: PolicyChange) -> dict[str, Any]:
+        """Staff-only fields (a budget's alert destinations) leave the pictures for tenants."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None:
+            access = request_access(request)
+            data["before"] = redact_policy_state(access, instance.object_type, instance.before)
+            data["after"] = redact_policy_state(access, instance.object_type, instance.after)
+            data["changed_fields"] = PolicyChange.fields_changed(data["before"], data["after"])
+        return data

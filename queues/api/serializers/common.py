@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from django.db import models
@@ -20,6 +21,18 @@ class FiniteFloatField(serializers.FloatField):
     def to_representation(self, value: Any) -> float | None:
         number = float(value)
         return number if math.isfinite(number) else None
+
+
+class RoundedDecimalField(serializers.DecimalField):
+    """Weights and hours keep 4 (or 3) decimal places: more are rounded half-even, not refused (a
+    schema can say "a number below 10**8", not "with at most 4 decimals")."""
+
+    def validate_precision(self, value: Decimal) -> Decimal:
+        try:
+            value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_EVEN)
+        except InvalidOperation:
+            pass  # too many digits to round: the precision check below names the field
+        return super().validate_precision(value)
 
 
 class FairSharingStatusSerializer(serializers.Serializer):
@@ -43,6 +56,10 @@ class PolicySerializer(serializers.ModelSerializer):
     """
 
     quotas_field: str | None = None
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.DecimalField: RoundedDecimalField,
+    }
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()

@@ -11,6 +11,7 @@ from typing import Any
 from rest_framework import serializers
 
 from queues.api.fields import (
+    LABEL_VALUE,
     FormattedQuantityField,
     FormattedResourcesField,
     NameField,
@@ -36,7 +37,7 @@ MAX_QUOTA_ROWS = 64
 
 class ResourceFlavorSerializer(PolicySerializer):
     node_labels = serializers.DictField(
-        child=serializers.CharField(max_length=63, allow_blank=True),
+        child=serializers.CharField(max_length=63, allow_blank=True, validators=[LABEL_VALUE]),
         required=False,
         validators=[validate_node_labels],
         help_text="Kueue nodeLabels, kept for export",
@@ -156,6 +157,10 @@ class NamespaceSerializer(PolicySerializer):
 
 
 class LocalQueueSerializer(PolicySerializer):
+    stop_level = serializers.CharField(
+        read_only=True, help_text="Who set the stop: admin or editor (only that level or higher lifts it); empty: none"
+    )
+    stopped_by = serializers.CharField(read_only=True, help_text="User who set the stop; empty: none or the system")
     namespace = NameField(queryset=Namespace.objects.all())
     cluster_queue = NameField(queryset=ClusterQueue.objects.all())
     key = serializers.CharField(read_only=True, help_text="namespace/name")
@@ -173,6 +178,8 @@ class LocalQueueSerializer(PolicySerializer):
             "cluster_queue",
             "weight",
             "stop_policy",
+            "stop_level",
+            "stopped_by",
             "description",
             "status",
             "pending_workloads",

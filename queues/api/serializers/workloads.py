@@ -9,8 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from queues.api.fields import MAX_MILLIS, FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
-from queues.api.permissions import request_access
+from queues.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
+from queues.api.permissions import request_access, request_redactor
+from queues.engine.quantities import MAX_MILLIS
 from queues.models import Workload
 from queues.models.validators import validate_dns_label
 from queues.models.workload import MAX_POD_SETS, total_requests
@@ -57,7 +58,11 @@ class PendingReasonField(serializers.Field):
     def to_representation(self, workload: Workload) -> dict[str, str] | None:
         if not workload.pending_reason_code and not workload.pending_reason_message:
             return None
-        return PendingReasonSerializer(workload).data
+        data = PendingReasonSerializer(workload).data
+        request = self.context.get("request")
+        if request is not None:
+            data["message"] = request_redactor(request)(data["message"])
+        return data
 
 
 class WorkloadSubmitSerializer(serializers.Serializer):
@@ -132,6 +137,14 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     def get_cluster_queue(self, workload: Workload) -> str:
         return (workload.cluster_queue or workload.local_queue.cluster_queue).name
+
+    def to_representation(self, instance: Workload) -> dict[str, Any]:
+        """Reasons name other tenants' workloads and queues; a tenant reads them anonymised."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None:
+            data["last_eviction_reason"] = request_redactor(request)(data["last_eviction_reason"])
+        return data
 
 
 class LifecycleReportSerializer(serializers.Serializer):

@@ -16,6 +16,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
 
 from queues.audit import policy_state, record_change
+from queues.services.policy import apply_stop_rule
 from queues.interop.kueue import specs
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.diff import changes, flat_state
@@ -357,6 +358,7 @@ class _Importer:
             queue.cluster_queue = cluster_queue
             queue.weight = spec.weight
             queue.stop_policy = spec.stop_policy
+            apply_stop_rule(queue, actor=self.actor)  # staff or the system: records an admin-level stop
             queue.kueue_extra = spec.extra
             if spec.description is not None:
                 queue.description = spec.description

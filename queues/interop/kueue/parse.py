@@ -8,15 +8,14 @@ run reports all of them. Field names follow the document's own API version: v1be
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import yaml
-from kubernetes.utils.quantity import parse_quantity
 
 from queues.engine.errors import ValidationError as EngineValidationError
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.quantities import parse_millis, validate_resource_name
+from queues.engine.quantities import parse_millis, parse_quantity_decimal, validate_resource_name
 from queues.interop.kueue import specs
 from queues.interop.kueue.reader import FieldError, Problem, Reader, join
 
@@ -235,13 +234,11 @@ def _weight(reader: Reader, key: str = "weight") -> Decimal:
     value = reader.take(key)
     if value is None:
         return Decimal(1)
-    if isinstance(value, bool):
-        raise FieldError(field, f"expected a number such as 1 or 0.5, got {value!r}")
     try:
-        weight = Decimal(parse_quantity(str(value).strip()))
-    except (ValueError, InvalidOperation, TypeError):
-        raise FieldError(field, f"{value!r} is not a valid weight (a quantity such as 1, 0.5 or 500m)") from None
-    if not weight.is_finite() or weight < 0:
+        weight = parse_quantity_decimal(value, field, allow_negative=True)
+    except EngineValidationError as error:
+        raise FieldError(field, f"not a valid weight (a quantity such as 1, 0.5 or 500m): {error.message}") from None
+    if weight < 0:
         raise FieldError(field, f"must be 0 or more, got {value!r}")
     return weight
 

@@ -30,3 +30,24 @@ def test_given_tenant_b_when_listing_budget_events_then_tenant_a_events_are_abse
 
     assert world.event_a.pk not in {row["id"] for row in rows_b}
     assert [row["message"] for row in rows_a] == ["a-hours at 81%"]
+
+
+def test_given_a_budget_change_in_the_audit_trail_when_a_tenant_reads_it_then_staff_only_fields_are_gone(world, clients):
+    from budgets.services import update_budget
+
+    update_budget(
+        world.budget_a, allocated_hours=150, webhook_url="https://hooks.example.org/secret-token",
+        alert_emails="ops@example.org",
+    )
+    url = "/api/v1/policy-changes/?object_type=budget"
+
+    tenant = clients["viewer_a"].get(url).json()["results"]
+    admin = clients["admin"].get(url).json()["results"]
+
+    assert len(tenant) == 1 and len(admin) == 1
+    assert tenant[0]["changed_fields"] == ["allocated_hours"]
+    assert "webhook_url" not in tenant[0]["before"] and "webhook_url" not in tenant[0]["after"]
+    assert "alert_emails" not in tenant[0]["after"]
+    assert "secret-token" not in clients["viewer_a"].get(f"/api/v1/policy-changes/{tenant[0]['id']}/").content.decode()
+    assert admin[0]["changed_fields"] == ["alert_emails", "allocated_hours", "webhook_url"]
+    assert admin[0]["after"]["webhook_url"] == "https://hooks.example.org/secret-token"

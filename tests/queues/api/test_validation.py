@@ -115,6 +115,19 @@ CASES = [
         "at most 64 characters"),
     Bad("total-overflows", "post", WL, workload(pod_sets=[{"count": 100000, "requests": {"memory": "9E"}}]),
         "pod_sets", "too large"),
+    # only Kubernetes quantity syntax, bounded (decimal.Overflow was a 500; Python's digits were accepted)
+    Bad("overflowing-request", "post", WL, workload(pod_sets=requests(cpu="1e999999")), "pod_sets.0.requests.cpu",
+        "out of range"),
+    Bad("overflowing-nominal", "patch", CQ, {"quotas": [quota(nominal="1e999999")]}, "quotas.0.nominal",
+        "out of range"),
+    Bad("overflowing-hard-quota", "patch", NS, {"hard_quota": {"cpu": "1e999999"}}, "hard_quota.cpu", "out of range"),
+    Bad("arabic-indic-digits", "post", WL, workload(pod_sets=requests(cpu="١٢")), "pod_sets.0.requests.cpu",
+        "not a valid Kubernetes quantity"),
+    Bad("full-width-digits", "patch", COHORT, {"quotas": [quota(nominal="１２")]}, "quotas.0.nominal",
+        "not a valid Kubernetes quantity"),
+    Bad("digit-grouping", "post", WL, workload(pod_sets=requests(cpu="1_000")), "pod_sets.0.requests.cpu",
+        "not a valid Kubernetes quantity"),
+    Bad("beyond-bigint", "patch", CQ, {"quotas": [quota(nominal="9E")]}, "quotas.0.nominal", "too large"),
     Bad("huge-priority", "post", WL, workload(priority=2**31), "priority", "less than or equal to"),
 ]
 # fmt: on

@@ -81,3 +81,79 @@ def test_given_millis_when_converted_to_base_units_then_int_when_exact():
     assert to_base_units(4000) == 4
     assert isinstance(to_base_units(4000), int)
     assert to_base_units(500) == 0.5
+
+
+# -- only Kubernetes' own quantity syntax, bounded (issue 13) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "١٢",  # Arabic-Indic digits: Python's Decimal reads them as 12
+        "１２",  # full-width digits
+        "1_000",  # Python's digit grouping
+        " 4",  # surrounding space
+        "4 ",
+        "Infinity",
+        "NaN",
+        "1K",  # Kubernetes' kilo is a lower-case k
+        "1ki",
+        "0x10",
+    ],
+)
+def test_given_python_number_syntax_that_kubernetes_refuses_when_parsed_then_refused(bad):
+    with pytest.raises(ValidationError, match="not a valid Kubernetes quantity"):
+        parse_millis(bad, "requests.cpu")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ("1e999999", "exponent has at most 3 digits"),  # decimal.Overflow before
+        ("1e999999k", "not a valid Kubernetes quantity"),  # an exponent and a suffix
+        ("1e-9999999", "exponent has at most 3 digits"),
+        ("9E", "too large"),  # 9 * 10**18 base units does not fit a BIGINT of millis
+        ("1e300", "too large"),
+        ("9223372036854775808m", "too large"),
+        (1e300, "too large"),
+        (10**30, "too large"),
+        (float("inf"), "not a finite quantity"),
+        ("1" * 65, "at most 64 characters"),
+    ],
+)
+def test_given_an_amount_beyond_the_bound_when_parsed_then_a_field_error_not_an_exception(bad, message):
+    with pytest.raises(ValidationError, match=message) as error:
+        parse_millis(bad, "requests.cpu")
+    assert error.value.field == "requests.cpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "millis"),
+    [
+        ("9223372036854775807m", 2**63 - 1),  # the bound itself
+        ("+1", 1000),
+        (".5", 500),
+        ("5.", 5000),
+        ("1E3", 1_000_000),  # exponent, not exa
+        ("1E", None),  # exa: too large for a BIGINT of millis
+        ("100n", 1),  # nano, rounded up to 1m
+        ("1e-999", 1),
+        (1.5e-07, 1),
+    ],
+)
+def test_given_the_whole_kubernetes_grammar_when_parsed_then_exact(text, millis):
+    if millis is None:
+        with pytest.raises(ValidationError, match="too large"):
+            parse_millis(text)
+    else:
+        assert parse_millis(text) == millis
+
+
+def test_given_more_digits_than_decimal_precision_when_parsed_then_still_rounded_up_exactly():
+    # 32 significant digits: the default 28-digit context would round this to exactly 1 core.
+    assert parse_millis("1.0000000000000000000000000000001") == 1001
+
+
+def test_given_a_non_quantity_value_when_parsed_then_the_error_names_its_type_not_its_content():
+    with pytest.raises(ValidationError, match="got list"):
+        parse_millis(["x" * 10_000], "cpu")

@@ -162,6 +162,14 @@ def test_generators_are_seeded_and_reproducible():
             "workloads[0].podSets[0].requests.cpu: 'lots' is not a valid Kubernetes quantity",
         ),
         (
+            lambda d: d["workloads"][0]["podSets"][0]["requests"].update(cpu="1e999999"),
+            "workloads[0].podSets[0].requests.cpu: '1e999999' is out of range",
+        ),
+        (
+            lambda d: d["workloads"][0]["podSets"][0]["requests"].update(cpu="١٢"),
+            "workloads[0].podSets[0].requests.cpu: '١٢' is not a valid Kubernetes quantity",
+        ),
+        (
             lambda d: d["workloads"].append(dict(d["workloads"][0])),
             "workloads[1].name: duplicate workload 'job-1' (also at workloads[0].name)",
         ),

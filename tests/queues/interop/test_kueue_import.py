@@ -424,3 +424,64 @@ def test_parser_enumerations_match_the_model_choices_and_parsing_needs_no_django
         "assert len(parsed.objects) == 16 and not parsed.problems; assert 'django' not in sys.modules, 'django loaded'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env={"PATH": "/usr/bin:/bin"})
+
+
+def test_given_overflowing_quantity_and_weight_when_imported_then_each_is_a_field_error_not_a_crash():
+    text = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-cpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: heavy}
+spec:
+  fairSharing: {weight: 1e999999}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: overflowing}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: default-cpu
+          resources:
+            - {name: cpu, nominalQuota: "1e999999"}
+"""
+    before = policy_rows()
+
+    errors = errors_of(text)
+
+    assert errors == [
+        "document 2 (ClusterQueue 'heavy'): spec.fairSharing.weight: not a valid weight (a quantity such as 1, 0.5 "
+        "or 500m): '1e999999' is out of range: an exponent has at most 3 digits",
+        "document 3 (ClusterQueue 'overflowing'): spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "
+        "'1e999999' is out of range: an exponent has at most 3 digits",
+    ]
+    assert policy_rows() == before
+
+
+def test_given_python_only_number_syntax_when_imported_then_refused_as_kubernetes_would():
+    text = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-cpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: grouped-digits}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: default-cpu
+          resources:
+            - {name: cpu, nominalQuota: "１２"}
+"""
+    errors = errors_of(text)
+
+    assert errors == [
+        "document 2 (ClusterQueue 'grouped-digits'): spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "
+        "'１２' is not a valid Kubernetes quantity (e.g. 500m, 2Gi, 4)"
+    ]

@@ -104,3 +104,29 @@ def test_given_imported_priority_classes_then_staff_see_them_in_the_admin(admin_
     page = admin_client.get(reverse("admin:queues_workloadpriorityclass_changelist")).content.decode()
 
     assert "production" in page and "best-effort" in page
+
+
+@pytest.mark.parametrize("body", ["null", "[]", "42", "true"])
+def test_given_a_json_body_that_is_not_an_object_when_importing_then_400_says_what_the_body_must_be(staff_client, body):
+    response = staff_client.post(IMPORT, body, content_type="application/json")
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']}
+    assert not ClusterQueue.objects.exists()
+
+
+@pytest.mark.parametrize("text", ["null\n", "---\n---\n", "~\n"])
+def test_given_yaml_without_any_object_when_importing_then_400_not_an_empty_success(staff_client, text):
+    response = staff_client.post(IMPORT, text, content_type="application/yaml")
+
+    assert response.status_code == 400, response.content
+    assert response.json() == {"errors": ["body: no Kubernetes objects in the manifests"]}
+
+
+@pytest.mark.parametrize("flag", ["maybe", "2"])
+def test_given_a_dry_run_flag_that_is_neither_true_nor_false_then_400_names_it(staff_client, flag):
+    response = staff_client.post(f"{IMPORT}?dryRun={flag}", manifest("cluster-v1beta2.yaml"), content_type="application/yaml")
+
+    assert response.status_code == 400
+    assert response.json() == {"errors": ["dryRun: expected true or false"]}
+    assert not ClusterQueue.objects.exists()

@@ -48,3 +48,20 @@ def test_given_filters_when_log_opened_then_they_narrow_it(changes, login):
     assert logged(client.get(reverse("audit-log"), {"surface": "api"})) == ["team-b/train"]
     assert logged(client.get(reverse("audit-log"), {"object_type": "clusterqueue"})) == ["cq-gpu"]
     assert PolicyChange.objects.count() == 3
+
+
+def test_given_a_budget_change_when_a_tenant_opens_the_log_then_where_alerts_go_is_not_shown(cluster, login):
+    from budgets.models import Budget
+    from budgets.services import update_budget
+
+    update_budget(
+        Budget.objects.get(name="a-gpu-hours"), allocated_hours=150,
+        webhook_url="https://hooks.example.org/secret-token", alert_emails="ops@example.org",
+    )
+
+    tenant = login("victor").get(reverse("audit-log")).content.decode()
+    admin = login("admin").get(reverse("audit-log")).content.decode()
+
+    assert "a-gpu-hours" in tenant and "allocated_hours" in tenant
+    assert "secret-token" not in tenant and "ops@example.org" not in tenant and "webhook_url" not in tenant
+    assert "secret-token" in admin and "ops@example.org" in admin

@@ -335,3 +335,29 @@ def test_given_a_weight_edit_when_saved_then_the_usage_score_and_who_is_ahead_ch
     shown = next(row.score for row in rows if row.kind == "localQueue" and row.key.get("namespace") == "team-a"
                  and row.key.get("name") == "train")
     assert shown == usage_score(after)
+
+
+def test_given_an_admins_hold_when_a_tenant_editor_resumes_it_in_the_form_then_a_field_error_and_it_stays(
+    cluster, login
+):
+    assert login("admin").post(
+        reverse("edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""}
+    ).status_code == 302
+
+    response = login("alice").post(reverse("edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
+
+    assert response.status_code == 400
+    assert "only an admin may lift or change it" in " ".join(response.context["form"].errors["stop_policy"])
+    queue = LocalQueue.objects.get(pk=cluster.a_train.pk)
+    assert (queue.stop_policy, queue.stop_level, queue.stopped_by) == ("Hold", "admin", "admin")
+
+
+def test_given_a_tenant_editors_hold_when_the_editor_resumes_it_in_the_form_then_it_is_lifted(cluster, login):
+    alice = login("alice")
+    alice.post(reverse("edit-local-queue", args=LQ), {"stop_policy": "Hold", "description": ""})
+    assert LocalQueue.objects.get(pk=cluster.a_train.pk).stop_level == "editor"
+
+    response = alice.post(reverse("edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
+
+    assert response.status_code == 302
+    assert LocalQueue.objects.get(pk=cluster.a_train.pk).stop_policy == "None"

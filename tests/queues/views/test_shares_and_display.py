@@ -1,16 +1,13 @@
-"""Pure helpers behind the pages: entitlement arithmetic, dominant shares, amounts, redaction."""
+"""Pure helpers behind the pages: entitlement arithmetic, dominant shares, amounts."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from types import MappingProxyType
 
 import pytest
 
-from queues.dashboard.access import Viewer
 from queues.dashboard.history import thin
 from queues.dashboard.reasons import sentence, title
-from queues.dashboard.redaction import OTHER_TENANT, redactor
 from queues.dashboard.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
 from queues.display import amount, amounts, resource_order
 
@@ -76,23 +73,6 @@ def test_given_engine_message_when_made_a_sentence_then_capitalised_and_closed()
     assert title("WaitingForFairShare") == "Waiting for its fair share"
     assert title("Preempted") == "Preempted, waiting to run again"
     assert title("SomethingNew") == "SomethingNew"
-
-
-def test_given_tenant_when_message_redacted_then_only_other_namespaces_disappear():
-    tenant = Viewer(is_authenticated=True, roles=MappingProxyType({1: "viewer"}))
-    redact = redactor(tenant, [(1, "team-a"), (2, "team-ab"), (3, "team-b")])
-
-    text = redact("LocalQueue team-ab/train was ahead of team-a/train; head team-b/big-job waits (team-b quota)")
-
-    assert text == (
-        f"LocalQueue {OTHER_TENANT} was ahead of team-a/train; head {OTHER_TENANT} waits ({OTHER_TENANT} quota)"
-    )
-
-
-def test_given_admin_when_message_redacted_then_it_is_unchanged():
-    admin = Viewer(is_authenticated=True, is_admin=True)
-
-    assert redactor(admin, [(2, "team-b")])("team-b/train") == "team-b/train"
 
 
 def test_given_long_series_when_thinned_then_at_most_the_limit_and_the_last_point_is_kept():

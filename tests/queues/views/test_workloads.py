@@ -121,3 +121,24 @@ def test_given_admin_when_tree_opened_then_the_cluster_queue_filter_lists_every_
     body = login("admin").get(reverse("queue-tree") + "?cluster_queue=cq-gpu").content.decode()
 
     assert '<option value="cq-gpu" selected>' in body and '<option value="cq-cpu" >' in body
+
+
+def test_given_a_workload_preempted_by_another_tenant_when_its_page_opens_then_nobody_else_is_named(cluster, login):
+    from django.utils import timezone
+
+    from queues.engine import reasons
+    from queues.models import Workload
+    from queues.services import transitions
+
+    evicted = Workload.objects.get(name="a-job-0")
+    message = "Preempted: " + reasons.preempted("team-b/b-job-0", "(reclaimWithinCohort)")
+    assert transitions.evict(workload_id=evicted.pk, now=timezone.now(), message=message)
+    Workload.objects.filter(pk=evicted.pk).update(pending_reason_code="")  # as after the next pass, before a reason
+    url = reverse("workload", args=["team-a", "a-job-0"])
+
+    tenant = login("alice").get(url).content.decode()
+    admin = login("admin").get(url).content.decode()
+
+    assert "preempted by another tenant&#x27;s workload" in tenant
+    assert "team-b" not in tenant and "b-job-0" not in tenant
+    assert "preempted by team-b/b-job-0" in admin
