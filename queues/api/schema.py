@@ -224,11 +224,21 @@ CONDITIONAL_REQUIREMENTS: dict[str, dict[str, Any]] = {
 def add_conditional_requirements(
     result: dict[str, Any], generator: Any, request: Any, public: bool
 ) -> dict[str, Any]:
-    """Postprocessing hook: ``CONDITIONAL_REQUIREMENTS`` into their components."""
+    """Postprocessing hook: ``CONDITIONAL_REQUIREMENTS`` into their components, and a request body
+    is required wherever its JSON form has required fields (drf-spectacular leaves ``required``
+    out when a body also has a plain-text form, as the Kueue import does)."""
     schemas = result.get("components", {}).get("schemas", {})
     for name, extra in CONDITIONAL_REQUIREMENTS.items():
         if name in schemas:
             schemas[name].update(extra)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            if not body or body.get("required"):
+                continue
+            ref = body.get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
+            if schemas.get(ref.rsplit("/", 1)[-1], {}).get("required"):
+                body["required"] = True
     return result
 
 
