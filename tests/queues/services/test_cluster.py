@@ -69,7 +69,7 @@ def test_given_external_backend_then_nothing_finishes_by_itself():
     t0 = timezone.now() - timedelta(hours=1)
     admit_all(cq, t0)
 
-    assert cluster.complete_due_workloads(now=timezone.now()) == []
+    assert cluster.sync_cluster(now=timezone.now()).ended == []
     workload = Workload.objects.get()
     assert workload.state == WorkloadState.ADMITTED
     assert workload.started_at is None  # an executor reports the start
