@@ -113,6 +113,11 @@ nodes_ok() {
 
 # --- packages ----------------------------------------------------------------------------------
 install_packages() {
+  # fast path: every daemon and the accounting plugin are installed already
+  if PATH="$PATH:/usr/sbin" command -v munged slurmctld slurmd slurmdbd sacct mariadbd mariadb-install-db ss >/dev/null \
+    && compgen -G "/usr/lib/*/slurm-wlm/accounting_storage_mysql.so" >/dev/null; then
+    return 0
+  fi
   local pkgs=(munge slurm-client slurmctld slurmd slurmdbd slurm-wlm-mysql-plugin mariadb-server mariadb-client iproute2)
   local missing=() p
   for p in "${pkgs[@]}"; do

@@ -269,7 +269,9 @@ class SlurmBackend:
             if state == WorkloadState.ADMITTED and view.start is not None:
                 record_starts({workload_id: view.start})
             outcome = self._outcome(view)
-            message = f"Slurm job {job_id} {view.state}" + (f" (exit code {view.exit_code})" if view.exit_code else "")
+            queued = queue.get(job_id, (None, None))[0]
+            exit_code = view.exit_code or (queued.exit_code if queued is not None else None)
+            message = f"Slurm job {job_id} {view.state}" + (f" (exit code {exit_code})" if exit_code else "")
             self._end(workload_id, state, outcome, view.end, message, report)
 
     @staticmethod

@@ -83,12 +83,22 @@ def view_queue_job(job: Mapping[str, Any]) -> JobView:
         start=_moment(job.get("start_time")) if state in RUNNING_STATES or state in TERMINAL_STATES else None,
         end=_moment(job.get("end_time")) if state in TERMINAL_STATES else None,
         reason=reason,
-        exit_code=job.get("exit_code") if isinstance(job.get("exit_code"), int) else None,
+        exit_code=_exit_status(job.get("exit_code")),
     )
 
 
+def _exit_status(raw: Any) -> int | None:
+    """squeue's ``exit_code`` is the raw wait status: the exit code sits in the high byte."""
+    if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+        return None
+    return (raw >> 8) & 0xFF
+
+
 def view_accounting_job(job: Mapping[str, Any]) -> JobView:
-    """A job as ``sacct --json -X`` prints it: Slurm's accounting record, the ledger's source."""
+    """A job as ``sacct --json -X`` prints it: Slurm's accounting record, the ledger's source.
+
+    Slurm 22.05's sacct JSON reports ``exit_code`` 0 even for a failed job; the backend takes the
+    exit code from squeue's record when it has one."""
     state = _state(job.get("state"))
     times = job.get("time") or {}
     exit_code = job.get("exit_code") or {}
@@ -171,13 +181,3 @@ def max_runtime_seconds(job: Mapping[str, Any]) -> int | None:
 def submitted_at(job: Mapping[str, Any]) -> datetime | None:
     return _moment(job.get("submit_time"))
 
-
-def parse_mapping(raw: str, setting: str) -> dict[str, str]:
-    """``a=b,c=d`` (a setting) as a dict; the error names the setting."""
-    mapping: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in raw.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ValueError(f"{setting}: expected name=value pairs separated by commas, got {item[:40]!r}")
-        mapping[key.strip()] = value.strip()
-    return mapping
