@@ -182,6 +182,7 @@ SLURM_COMMAND_TIMEOUT_SECONDS = env_seconds("SLURM_COMMAND_TIMEOUT", "20s")
 SLURM_FLAVOR_PARTITIONS = env_mapping("SLURM_FLAVOR_PARTITIONS", "")
 SLURM_ACCOUNT_QUEUES = env_mapping("SLURM_ACCOUNT_QUEUES", "")
 SLURM_RESOURCES = env_mapping("SLURM_RESOURCES", "cpu=cpu,mem=memory,gres/gpu=nvidia.com/gpu")
+SLURM_SUBMIT_OUTPUT = os.environ.get("SLURM_SUBMIT_OUTPUT", "/dev/null").strip() or "/dev/null"
 # While the cluster does not answer, syncs and admission passes wait: first this long, doubling.
 CLUSTER_BACKOFF_SECONDS = env_seconds("CLUSTER_BACKOFF", "5s")
 CLUSTER_BACKOFF_MAX_SECONDS = env_seconds("CLUSTER_BACKOFF_MAX", "5m")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from queues.backends.base import BackendUnavailable, ClusterBackend, SyncReport
+from queues.backends.base import BackendUnavailable, ClusterBackend, CommandRunner, SubmissionRefused, SyncReport
 
 REGISTRY: dict[str, str] = {
     "simulated": "queues.backends.simulated.SimulatedBackend",
@@ -23,4 +23,6 @@ def current() -> ClusterBackend:
     return import_string(REGISTRY[settings.CLUSTER_BACKEND])()
 
 
-__all__ = ["REGISTRY", "BackendUnavailable", "ClusterBackend", "SyncReport", "current"]
+__all__ = [
+    "REGISTRY", "BackendUnavailable", "ClusterBackend", "CommandRunner", "SubmissionRefused", "SyncReport", "current",
+]

@@ -18,6 +18,9 @@ back what the cluster did:
 
 Every call takes lists: one ``scontrol`` for many jobs. A backend that cannot reach its
 cluster raises ``BackendUnavailable``; the caller records it and backs off.
+
+A backend that can also create the cluster's job for a workload submitted through fairportal
+(the REST API's ``command``) implements ``CommandRunner`` as well (Slurm: ``sbatch --hold``).
 """
 
 from __future__ import annotations
@@ -25,11 +28,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from queues.models import Workload
 
 
 class BackendUnavailable(Exception):
     """The cluster did not answer (or answered that it cannot act now): try again later."""
+
+
+class SubmissionRefused(Exception):
+    """The cluster refused to create the job (its message says why): the client's to fix."""
 
 
 @dataclass
@@ -64,3 +74,9 @@ class ClusterBackend(Protocol):
 
     def sync(self, now: datetime) -> SyncReport:
         """Observe the cluster and reconcile the database with it (and it with the database)."""
+
+
+@runtime_checkable
+class CommandRunner(Protocol):
+    def submit(self, workload: Workload, command: str) -> str:
+        """Create the cluster's job for ``workload`` (held until admitted) and link it; its id."""

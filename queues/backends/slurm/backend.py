@@ -32,7 +32,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from queues.backends.base import BackendUnavailable, SyncReport
+from queues.backends.base import BackendUnavailable, SubmissionRefused, SyncReport
 from queues.backends.slurm import jobs as slurm_jobs
 from queues.backends.slurm.client import SlurmClient
 from queues.backends.slurm.jobs import JobRejected, JobView
@@ -94,6 +94,28 @@ class SlurmBackend:
         refused = self.client.requeue_hold(job_ids).refused
         if refused:
             self.client.hold(list(refused))
+
+    def submit(self, workload: Workload, command: str) -> str:
+        """``sbatch --hold`` a job for a workload submitted through fairportal, and link it.
+
+        Runs inside the submission's transaction: if that rolls back after sbatch, the held job
+        names its LocalQueue in its comment, so the next sync imports it (nothing is lost).
+        """
+        try:
+            options = slurm_jobs.sbatch_resources(workload.requests, self.resources)
+        except JobRejected as error:
+            raise SubmissionRefused(str(error)) from None
+        options += [
+            "--hold",
+            f"--comment={slurm_jobs.COMMENT_PREFIX}{workload.local_queue.key}",
+            f"--job-name={workload.name}",
+            f"--output={settings.SLURM_SUBMIT_OUTPUT}",
+        ]
+        if workload.max_runtime_seconds:
+            options.append(f"--time={max(1, -(-workload.max_runtime_seconds // 60))}")
+        job_id = self.client.submit(options, command)
+        ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
+        return job_id
 
     def partition_for(self, assignment: Mapping[str, str]) -> str:
         """The partition of the first resource (in name order) whose flavor is mapped; '' for none."""
@@ -185,7 +207,9 @@ class SlurmBackend:
         except ValidationError as error:
             raise JobRejected("; ".join(_messages(error))[:300]) from None
         except IntegrityError:
-            return None  # imported by a concurrent sync, or a workload slurm-<id> already exists there
+            if ClusterJob.objects.filter(backend=NAME, external_id=job_id).exists():
+                return None  # a concurrent sync imported it
+            raise JobRejected(f"a workload named slurm-{job_id} already exists in {local_queue.namespace.name}") from None
         return workload.pk
 
     def _reject(self, job_id: str, message: str, report: SyncReport) -> None:

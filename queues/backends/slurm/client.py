@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from queues.backends.base import BackendUnavailable
+from queues.backends.base import BackendUnavailable, SubmissionRefused
 
 # Messages meaning "this job, not the controller": the batch still went through for the others.
 _PER_JOB = re.compile(
@@ -91,6 +91,19 @@ class SlurmClient:
         return records
 
     # --- writes ---------------------------------------------------------------------------------
+
+    def submit(self, options: Sequence[str], command: str) -> str:
+        """``sbatch --parsable OPTIONS --wrap COMMAND``: the new job's id."""
+        result = self._run("sbatch", "--parsable", *options, f"--wrap={command}")
+        if result.returncode != 0:
+            message = _first_line(result.stderr) or f"exit status {result.returncode}"
+            if "Unable to contact" in message or "Socket timed out" in message or "connect failure" in message:
+                raise BackendUnavailable(f"sbatch failed: {message}")
+            raise SubmissionRefused(message.removeprefix("sbatch: error: "))
+        job_id = result.stdout.strip().split(";")[0]
+        if not job_id.isdigit():
+            raise BackendUnavailable(f"sbatch printed no job id: {result.stdout.strip()[:80]!r}")
+        return job_id
 
     def release(self, job_ids: Sequence[str]) -> CommandResult:
         return self._each("scontrol", "release", job_ids)

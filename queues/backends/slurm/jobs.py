@@ -7,6 +7,7 @@ and the benchmark.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -181,3 +182,22 @@ def max_runtime_seconds(job: Mapping[str, Any]) -> int | None:
 def submitted_at(job: Mapping[str, Any]) -> datetime | None:
     return _moment(job.get("submit_time"))
 
+
+
+def sbatch_resources(requests: Mapping[str, int], resources: Mapping[str, str]) -> list[str]:
+    """``sbatch`` options asking for ``requests`` (millis) as one task, through ``resources``
+    (Slurm TRES -> fairportal resource, read backwards); a resource with no TRES is refused."""
+    tres_of = {resource: tres for tres, resource in resources.items()}
+    options: list[str] = ["--ntasks=1"]
+    for resource, millis in sorted(requests.items()):
+        tres = tres_of.get(resource)
+        units = math.ceil(millis / 1000)
+        if tres == "cpu":
+            options.append(f"--cpus-per-task={units}")
+        elif tres == "mem":
+            options.append(f"--mem={math.ceil(units / 2**20)}M")
+        elif tres is not None and tres.startswith("gres/"):
+            options.append(f"--gres={tres.removeprefix('gres/')}:{units}")
+        else:
+            raise JobRejected(f"{resource} has no Slurm TRES to ask for (SLURM_RESOURCES maps {', '.join(sorted(tres_of)) or 'nothing'})")
+    return options

@@ -323,3 +323,69 @@ def test_given_workload_cancelled_through_the_api_then_its_slurm_job_is_cancelle
 
     wait_for(lambda: queue_job(job)["job_state"] == "CANCELLED")
     wait_for(lambda: cluster.sync_cluster() is not None and ClusterJob.objects.get(external_id=job).settled)
+
+
+@pytest.fixture
+def api(admin_user):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(admin_user)
+    return client
+
+
+def api_submission(**fields):
+    body = {
+        "name": "api-job", "local_queue": "team-a/main", "max_runtime_seconds": 90,
+        "pod_sets": [{"count": 1, "requests": {"cpu": "2", "memory": "512Mi"}}], "command": "sleep 2",
+    }
+    return {**body, **fields}
+
+
+def test_given_submission_with_command_through_the_api_then_a_held_slurm_job_runs_it_once_admitted(slurm, slurm_settings, api):
+    slurm_queue()
+
+    response = api.post("/api/v1/workloads/", api_submission(), format="json")
+
+    assert response.status_code == 201, response.json()
+    workload = Workload.objects.get(pk=response.json()["id"])
+    job = ClusterJob.objects.get(workload=workload).external_id
+    held = queue_job(job)
+    assert (held["state_reason"], held["comment"], held["name"]) == ("JobHeldUser", "fairportal:team-a/main", "api-job")
+    assert (held["cpus"], held["memory_per_node"], held["time_limit"]) == (2, 512, 2)
+    assert cluster.sync_cluster().imported == []  # linked at submission: not imported again
+
+    loop()
+
+    assert wait_for(lambda: state_after_sync(job) == WorkloadState.FINISHED, timeout=30)
+    start, end, seconds = slurm_seconds(job)
+    assert Workload.objects.get(pk=workload.pk).wall_time_seconds == seconds
+
+
+def test_given_command_the_backend_cannot_run_then_400_naming_command_and_nothing_is_stored(slurm, slurm_settings, api):
+    slurm_queue()
+    ClusterQueueQuota.objects.create(
+        cluster_queue=ClusterQueue.objects.get(), flavor=ResourceFlavor.objects.get(), resource="example.com/fpga",
+        nominal=parse_millis("2"),
+    )
+
+    unmapped = api.post("/api/v1/workloads/", api_submission(pod_sets=[{"requests": {"cpu": "1", "example.com/fpga": "1"}}]), format="json")
+    slurm_settings.CLUSTER_BACKEND = "simulated"
+    simulated = api.post("/api/v1/workloads/", api_submission(name="other"), format="json")
+
+    assert unmapped.status_code == 400 and "example.com/fpga has no Slurm TRES" in unmapped.json()["command"][0]
+    assert simulated.status_code == 400 and "simulated cluster backend runs no commands" in simulated.json()["command"][0]
+    assert not Workload.objects.exists()
+
+
+def test_given_slurm_unreachable_then_api_submission_with_command_is_a_503_and_nothing_is_stored(slurm, slurm_settings, api):
+    slurm_queue()
+    stop_ctld()
+    try:
+        response = api.post("/api/v1/workloads/", api_submission(), format="json")
+    finally:
+        start_ctld()
+
+    assert response.status_code == 503
+    assert response.json()["code"] == "cluster_unavailable"
+    assert not Workload.objects.exists()

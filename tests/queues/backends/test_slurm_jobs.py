@@ -92,3 +92,14 @@ def test_given_sacct_record_then_end_state_and_exit_code_are_read():
     assert (view.state, view.terminal, view.exit_code) == ("FAILED", True, 3)
     assert (view.end - view.start).total_seconds() == 2
 
+
+
+def test_given_requests_then_sbatch_asks_for_them_as_one_task_rounded_up():
+    requests = {"cpu": 1500, "memory": (2**30 + 1) * 1000, "nvidia.com/gpu": 2000}
+
+    assert jobs.sbatch_resources(requests, RESOURCES) == ["--ntasks=1", "--cpus-per-task=2", "--mem=1025M", "--gres=gpu:2"]
+
+
+def test_given_resource_without_tres_then_sbatch_arguments_are_refused_naming_it():
+    with pytest.raises(jobs.JobRejected, match="example.com/fpga has no Slurm TRES"):
+        jobs.sbatch_resources({"cpu": 1000, "example.com/fpga": 1000}, RESOURCES)
