@@ -16,7 +16,7 @@ Both runs are measured from Slurm's accounting (``sacct`` start and end of every
 way: per-tenant share of the cluster over time, Jain's index of allocation per unit of weight
 among tenants with work (time average), utilisation, and p50/p95 wait (start - submit).
 
-Durations and the half-life are scaled down together (jobs of 15-20 s, half-life 2 min instead of
+Durations and the half-life are scaled down together (jobs of 10-30 s, half-life 2 min instead of
 hours and days) so that a run takes minutes. Slurm recomputes fair-share priorities once per
 ``PriorityCalcPeriod`` (its minimum is one minute), which is coarse at this scale; see README.
 fairportal's state lives in its own PostgreSQL database (``fp_bench_slurm``;
@@ -74,12 +74,12 @@ class RunResult:
 
 
 def build_trace(seed: int) -> list[TraceJob]:
-    """team-a floods first, team-b joins at 20 s, team-c (double weight) at 40 s."""
+    """team-a floods first, team-b joins at 20 s, team-c (double weight) at 40 s; 10-30 s jobs."""
     rng = random.Random(seed)
     jobs = []
-    for tenant, count, first, seconds in (("team-a", 24, 0.0, 20), ("team-b", 16, 20.0, 20), ("team-c", 16, 40.0, 15)):
-        for index in range(count):
-            jobs.append(TraceJob(tenant, first + index * rng.uniform(0.1, 0.4), seconds + rng.choice((-2, 0, 2)), 4))
+    for tenant, count, first in (("team-a", 30, 0.0), ("team-b", 20, 20.0), ("team-c", 24, 40.0)):
+        for _ in range(count):
+            jobs.append(TraceJob(tenant, first + rng.uniform(0.0, 10.0), rng.randint(10, 30), 4))
     return sorted(jobs, key=lambda job: job.submit_at)
 
 
@@ -259,6 +259,13 @@ def measure(result: RunResult) -> dict[str, object]:
         if len(active) > 1:
             jains.append(jain([cpus[tenant] / TENANTS[tenant] for tenant in active]))
         series.append((at - first, {tenant: cpus[tenant] / CAPACITY_CPUS for tenant in TENANTS}))
+    # While every tenant has work waiting or running: CPU-seconds each one got, per unit of weight.
+    contended = [at for at in steps if len(waiting_or_running(result, at)) == len(TENANTS)]
+    got = {tenant: 0.0 for tenant in TENANTS}
+    for at in contended:
+        for tenant, cpus in allocation(result, at).items():
+            got[tenant] += cpus
+    contended_share = {tenant: got[tenant] / (sum(got.values()) or 1) for tenant in TENANTS}
     waits = sorted(start - submit for _, submit, start, _ in result.jobs)
     per_tenant_wait = {
         tenant: statistics.median(start - submit for job, submit, start, _ in result.jobs if job.tenant == tenant)
@@ -268,6 +275,9 @@ def measure(result: RunResult) -> dict[str, object]:
         "makespan": last - first,
         "utilisation": busy / (CAPACITY_CPUS * len(steps)),
         "jain": statistics.fmean(jains) if jains else 1.0,
+        "jain_contended": jain([got[tenant] / TENANTS[tenant] for tenant in TENANTS]),
+        "contended_seconds": len(contended),
+        "contended_share": contended_share,
         "p50": percentile(waits, 50),
         "p95": percentile(waits, 95),
         "tenant_p50": per_tenant_wait,
@@ -310,7 +320,8 @@ def report(slurm_run: RunResult, portal_run: RunResult, loop: ControlLoop) -> No
     print("|---|---:|---:|")
     a, b = measures[slurm_run.name], measures[portal_run.name]
     rows = [
-        ("Jain index of CPUs per weight, tenants with work (time average)", "{:.3f}", "jain"),
+        ("Jain index of CPUs per weight, tenants with work (average over seconds)", "{:.3f}", "jain"),
+        ("Jain index of CPU-seconds per weight while all three have work", "{:.3f}", "jain_contended"),
         ("utilisation (busy CPU-seconds / capacity x makespan)", "{:.1%}", "utilisation"),
         ("makespan (s)", "{:.0f}", "makespan"),
         ("wait p50 (s)", "{:.1f}", "p50"),
@@ -318,6 +329,10 @@ def report(slurm_run: RunResult, portal_run: RunResult, loop: ControlLoop) -> No
     ]
     for label, fmt, key in rows:
         print(f"| {label} | {fmt.format(a[key])} | {fmt.format(b[key])} |")
+    for tenant in TENANTS:
+        entitled_share = TENANTS[tenant] / sum(TENANTS.values())
+        print(f"| share of CPU-seconds while all have work, {tenant} (entitled {entitled_share:.0%}) | "
+              f"{a['contended_share'][tenant]:.1%} | {b['contended_share'][tenant]:.1%} |")  # type: ignore[index]
     for tenant in TENANTS:
         print(f"| wait p50 {tenant} (weight {TENANTS[tenant]}) (s) | {a['tenant_p50'][tenant]:.1f} | {b['tenant_p50'][tenant]:.1f} |")  # type: ignore[index]
     print(f"\nRun time: Slurm alone {slurm_run.wall_seconds:.0f} s, fairportal {portal_run.wall_seconds:.0f} s; "
@@ -338,7 +353,7 @@ def main() -> None:
     trace = build_trace(arguments.seed)
     idle_cluster()
     check_slurm_half_life()
-    print(f"trace: {len(trace)} jobs of 4 CPUs, {sum(j.seconds * j.cpus for j in trace)} CPU-seconds, "
+    print(f"trace (seed {arguments.seed}): {len(trace)} jobs of 4 CPUs, {sum(j.seconds * j.cpus for j in trace)} CPU-seconds, "
           f"on {CAPACITY_CPUS} CPUs; half-life {HALF_LIFE} on both sides")
     prepare_slurm_accounts()
     print("run 1: Slurm's multifactor fair share ...", flush=True)
