@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class BackendStatus:
-    """What the dashboard and /metrics show about the cluster behind the loop."""
+    """What the overview page shows about the cluster behind the loop."""
 
     backend: str
     reachable: bool
