@@ -162,6 +162,7 @@ class SlurmBackend:
         queues = self._local_queues([job for _, job in new.values()])
         for job_id, (_, job) in sorted(new.items(), key=lambda item: int(item[0])):
             try:
+                slurm_jobs.check_supported(job)
                 key = slurm_jobs.local_queue_key(job, self.account_queues)
                 local_queue = queues.get(key)
                 if local_queue is None:

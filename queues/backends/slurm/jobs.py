@@ -136,6 +136,14 @@ def local_queue_key(job: Mapping[str, Any], account_queues: Mapping[str, str]) -
     raise JobRejected("no fairportal:<namespace>/<local queue> comment and no SLURM_ACCOUNT_QUEUES entry for its account")
 
 
+def check_supported(job: Mapping[str, Any]) -> None:
+    """Job arrays and heterogeneous jobs are many jobs under one record: not one workload."""
+    if job.get("array_task_string") or (job.get("array_job_id") or 0) not in (0, None):
+        raise JobRejected("job arrays are not supported: submit each task as its own job")
+    if (job.get("het_job_id") or 0) not in (0, None):
+        raise JobRejected("heterogeneous jobs are not supported: submit each component as its own job")
+
+
 def memory_bytes(text: str) -> int:
     match = _MEMORY.match(text.strip().upper())
     if match is None:

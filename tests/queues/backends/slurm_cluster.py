@@ -65,6 +65,7 @@ def sbatch(
     exit_code: int = 0,
     hold: bool = True,
     minutes: int = 5,
+    extra: tuple[str, ...] = (),
 ) -> str:
     """Submit a job the way a user does: held, naming its LocalQueue in the comment."""
     args = ["sbatch", "--parsable", "-o", "/dev/null", "-e", "/dev/null", f"--comment=fairportal:{queue}",
@@ -73,6 +74,7 @@ def sbatch(
         args.append(f"--gres=gpu:{gpus}")
     if hold:
         args.append("--hold")
+    args.extend(extra)
     args.append(f"--wrap=sleep {seconds}; exit {exit_code}")
     return run(*args).strip().split(";")[0]
 

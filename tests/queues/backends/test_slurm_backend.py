@@ -128,7 +128,7 @@ def test_given_held_job_when_loop_runs_then_it_is_admitted_released_run_and_char
 
 def test_given_drain_when_pass_evicts_then_job_is_requeued_held_and_runs_again_after_the_hold_lifts(slurm, slurm_settings):
     lq = slurm_queue()
-    job = sbatch(seconds=5)
+    job = sbatch(seconds=8)  # long enough to be drained while it runs, even on a loaded machine
     loop()
     wait_for(lambda: workload_of(job).started_at if cluster.sync_cluster() else None)
     hold = QueueHold.objects.create(local_queue=lq, code="BudgetExhausted", message="out of hours", drain=True, source="test")
@@ -152,7 +152,7 @@ def test_given_drain_when_pass_evicts_then_job_is_requeued_held_and_runs_again_a
     first, second = AdmissionRecord.objects.filter(workload=workload).order_by("admitted_at")
     assert first.admitted_at == runs[0][1] and abs((first.ended_at - runs[0][2]).total_seconds()) <= 1
     assert (second.admitted_at, second.ended_at) == (runs[1][1], runs[1][2])
-    assert workload.wall_time_seconds == (runs[1][2] - runs[1][1]).total_seconds() >= 5
+    assert workload.wall_time_seconds == (runs[1][2] - runs[1][1]).total_seconds() >= 8
     assert workload.accumulated_past_execution_seconds == first.seconds()
 
 
@@ -299,12 +299,14 @@ def test_given_flavor_mapped_to_a_partition_then_the_job_is_released_there(slurm
 def test_given_jobs_fairportal_cannot_take_then_each_is_rejected_once_and_an_unheld_one_is_held(slurm, slurm_settings):
     slurm_queue()
     unknown = sbatch("nobody/main", seconds=1)
+    array = sbatch(seconds=1, extra=("--array=1-3",))
     unheld = sbatch(seconds=30, hold=False)  # forgot --hold: fairportal holds it, then decides
 
     first = cluster.sync_cluster()
 
-    assert first.rejected == [unknown]
+    assert first.rejected == [unknown, array]
     assert ClusterJob.objects.get(external_id=unknown).error == "LocalQueue nobody/main does not exist"
+    assert ClusterJob.objects.get(external_id=array).error.startswith("job arrays are not supported")
     assert "LocalQueue nobody/main does not exist" in queue_job(unknown)["admin_comment"]
     assert queue_job(unknown)["state_reason"] == "JobHeldUser"  # left for an admin to act on
     assert first.imported == [workload_of(unheld).id]

@@ -103,3 +103,13 @@ def test_given_requests_then_sbatch_asks_for_them_as_one_task_rounded_up():
 def test_given_resource_without_tres_then_sbatch_arguments_are_refused_naming_it():
     with pytest.raises(jobs.JobRejected, match="example.com/fpga has no Slurm TRES"):
         jobs.sbatch_resources({"cpu": 1000, "example.com/fpga": 1000}, RESOURCES)
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [({"array_job_id": 40, "array_task_string": "1-10"}, "job arrays"), ({"het_job_id": 42}, "heterogeneous jobs")],
+)
+def test_given_many_jobs_under_one_record_then_rejected(fields, problem):
+    with pytest.raises(jobs.JobRejected, match=problem):
+        jobs.check_supported(queued(**fields))
+    jobs.check_supported(queued())  # a plain job is fine
