@@ -143,7 +143,7 @@ class SlurmBackend:
         candidates = {
             job_id: (view, job)
             for job_id, (view, job) in queue.items()
-            if view.pending and slurm_jobs.names_fairportal(job, self.account_queues)
+            if (view.pending or view.running) and slurm_jobs.names_fairportal(job, self.account_queues)
         }
         if not candidates:
             return
@@ -151,6 +151,9 @@ class SlurmBackend:
             ClusterJob.objects.filter(backend=NAME, external_id__in=list(candidates)).values_list("external_id", flat=True)
         )
         new = {job_id: entry for job_id, entry in candidates.items() if job_id not in known}
+        for job_id in [job_id for job_id, (view, _) in new.items() if view.running]:
+            self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
+            new.pop(job_id)
         if not new:
             return
         unheld = [job_id for job_id, (view, _) in new.items() if not view.held]

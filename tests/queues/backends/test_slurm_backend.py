@@ -300,17 +300,21 @@ def test_given_jobs_fairportal_cannot_take_then_each_is_rejected_once_and_an_unh
     slurm_queue()
     unknown = sbatch("nobody/main", seconds=1)
     array = sbatch(seconds=1, extra=("--array=1-3",))
-    unheld = sbatch(seconds=30, hold=False)  # forgot --hold: fairportal holds it, then decides
+    # forgot --hold: fairportal holds it, then decides (--begin keeps Slurm from starting it first)
+    unheld = sbatch(seconds=30, hold=False, extra=("--begin=now+120",))
+    ran = sbatch(seconds=30, hold=False)  # forgot --hold and Slurm started it: reported, not imported
+    wait_for(lambda: queue_job(ran)["job_state"] == "RUNNING")
 
     first = cluster.sync_cluster()
 
-    assert first.rejected == [unknown, array]
+    assert sorted(first.rejected, key=int) == [unknown, array, ran]
+    assert ClusterJob.objects.get(external_id=ran).error == "started before fairportal admitted it (submit with --hold)"
     assert ClusterJob.objects.get(external_id=unknown).error == "LocalQueue nobody/main does not exist"
     assert ClusterJob.objects.get(external_id=array).error.startswith("job arrays are not supported")
     assert "LocalQueue nobody/main does not exist" in queue_job(unknown)["admin_comment"]
     assert queue_job(unknown)["state_reason"] == "JobHeldUser"  # left for an admin to act on
     assert first.imported == [workload_of(unheld).id]
-    assert queue_job(unheld)["job_state"] == "PENDING" or pytest.fail("an unheld job ran before fairportal admitted it")
+    assert queue_job(unheld)["state_reason"] == "JobHeldAdmin"  # held by fairportal, an operator
     assert cluster.sync_cluster().rejected == []  # reported once
 
 
