@@ -67,8 +67,10 @@ class KueueImportView(StaffOnlyView):
             dry_run = dry_run or _flag(data.get("dryRun", False))
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
-        else:
+        elif isinstance(data, str):
             text = data
+        else:  # JSON that is neither an object nor text (true, 3, [...])
+            return Response({"errors": ["body: expected the YAML text or a JSON object with manifests"]}, status=400)
         if not text.strip():
             return Response({"errors": ["body: empty; send the YAML text of Kueue manifests"]}, status=400)
         try:
