@@ -21,7 +21,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium prometheus slurm bench bench-web bench-slurm migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus slurm bench bench-web bench-slurm bench-slurm-release migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -105,6 +105,10 @@ bench-web: install postgres
 # Slurm's multifactor fair share and fairportal driving the same Slurm, one trace (own database fp_bench_slurm).
 bench-slurm: install postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_fairshare.py
+
+# Release throughput: one batched scontrol per pass vs one per job (same database as bench-slurm).
+bench-slurm-release: install postgres slurm
+	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_release.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

@@ -70,19 +70,20 @@ class SlurmBackend:
         """Release the jobs of admitted workloads, each on its flavor's partition."""
         rows = list(
             ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list(
-                "external_id", "workload__flavor_assignment"
+                "external_id", "workload__flavor_assignment", "workload__eviction_count"
             )
         )
         if not rows:
             return
-        by_partition: dict[str, list[str]] = {}
-        for job_id, assignment in rows:
-            by_partition.setdefault(self.partition_for(assignment or {}), []).append(job_id)
-        for partition, job_ids in sorted(by_partition.items()):
+        groups: dict[tuple[str, bool], list[str]] = {}
+        for job_id, assignment, evictions in rows:
+            groups.setdefault((self.partition_for(assignment or {}), evictions > 0), []).append(job_id)
+        for (partition, requeued), job_ids in sorted(groups.items()):
             # StartTime=now: a requeued job would otherwise wait out Slurm's requeue delay.
-            fields = {"StartTime": "now", **({"Partition": partition} if partition else {})}
-            self.client.update(job_ids, **fields)
-        self.client.release([job_id for job_id, _ in rows])
+            fields = {**({"Partition": partition} if partition else {}), **({"StartTime": "now"} if requeued else {})}
+            if fields:
+                self.client.update(job_ids, **fields)
+        self.client.release([job_id for job_id, _, _ in rows])
 
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
@@ -163,6 +164,7 @@ class SlurmBackend:
                 self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
                 new.pop(job_id, None)
         queues = self._local_queues([job for _, job in new.values()])
+        fed: set[int] = set()  # ClusterQueues that got new work: one admission pass each
         for job_id, (_, job) in sorted(new.items(), key=lambda item: int(item[0])):
             try:
                 slurm_jobs.check_supported(job)
@@ -176,6 +178,12 @@ class SlurmBackend:
                 continue
             if workload_id is not None:
                 report.imported.append(workload_id)
+                fed.add(local_queue.cluster_queue_id)
+        if fed:
+            from queues.tasks import request_admission_pass
+
+            for cluster_queue_id in sorted(fed):
+                request_admission_pass(cluster_queue_id)
 
     def _local_queues(self, jobs: Sequence[Mapping[str, Any]]) -> dict[str, LocalQueue]:
         keys = set()
@@ -206,6 +214,7 @@ class SlurmBackend:
                     pod_sets=[{"name": "main", "count": 1, "requests": requests}],
                     max_runtime_seconds=slurm_jobs.max_runtime_seconds(job),
                     queued_at=slurm_jobs.submitted_at(job),
+                    request_pass=False,
                 )
                 ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
         except ValidationError as error:

@@ -43,16 +43,17 @@ def _chunks(ids: Sequence[str], size: int = BATCH) -> Iterable[list[str]]:
 class SlurmClient:
     """Runs Slurm commands with a timeout; ``bin_dir`` empty means ``PATH``."""
 
+    calls_total = 0  # commands run by every client of this process (the release bench counts them)
+
     def __init__(self, *, bin_dir: str = "", timeout: float = 20.0, env: Mapping[str, str] | None = None) -> None:
         self.bin_dir = bin_dir
         self.timeout = timeout
         self.env = {**os.environ, **(env or {})}
         self.env.pop("SLURM_TIME_FORMAT", None)  # JSON times are epoch seconds anyway
-        self.calls = 0  # commands run (benchmarks and tests count them)
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         command = os.path.join(self.bin_dir, args[0]) if self.bin_dir else args[0]
-        self.calls += 1
+        SlurmClient.calls_total += 1
         try:
             return subprocess.run(
                 [command, *args[1:]], capture_output=True, text=True, timeout=self.timeout, env=self.env, check=False

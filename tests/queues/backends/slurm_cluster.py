@@ -84,6 +84,11 @@ def queue_job(job_id: str) -> dict | None:
     return next((job for job in document["jobs"] if str(job["job_id"]) == job_id), None)
 
 
+def queue_states() -> dict[str, str]:
+    """Every job slurmctld holds and its state, in one squeue call."""
+    return {str(job["job_id"]): job["job_state"] for job in json.loads(run("squeue", "--json"))["jobs"]}
+
+
 def accounting(job_id: str) -> dict:
     """Slurm's accounting record of the job's latest run (`sacct -X`)."""
     document = json.loads(run("sacct", "--json", "-X", "-S", "1970-01-01", "-j", job_id))
