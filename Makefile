@@ -12,6 +12,8 @@ REDIS_PORT ?= 6379
 PYTEST_ARGS ?=
 # Tests publish to their own Redis database, so a running `make run` never sees their messages.
 TEST_CELERY_BROKER_URL ?= redis://$(REDIS_HOST):$(REDIS_PORT)/5
+# The local Slurm the Slurm backend's tests and bench/slurm_fairshare.py run against.
+SLURM_DIR ?= $(CURDIR)/var/slurm
 
 ifeq ($(DB),sqlite)
 TEST_DB_URL := sqlite:///$(CURDIR)/var/test.sqlite3
@@ -19,7 +21,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium prometheus bench bench-web migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus slurm bench bench-web bench-slurm bench-slurm-release migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -78,12 +80,20 @@ prometheus:
 		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-services: postgres redis chromium prometheus
+# A real local Slurm (Debian's slurm-wlm 22.05, munge, slurmdbd on a private MariaDB) for the
+# Slurm backend's tests: installed with apt-get when absent, started when down; about a second
+# when it already runs. deploy/slurm/local-slurm.sh stop stops it.
+slurm:
+	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO env FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) deploy/slurm/local-slurm.sh start >/dev/null
+
+services: postgres redis chromium prometheus slurm
 
 test: install services
 	@mkdir -p var
 	DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
-		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) $(PY) -m pytest $(PYTEST_ARGS)
+		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf \
+		FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install
 	$(PY) bench/engine.py
@@ -91,6 +101,14 @@ bench: install
 # Web dashboard latency at 1,000 LocalQueues and 100,000 workloads (own PostgreSQL database fp_bench_web).
 bench-web: install postgres
 	$(PY) bench/web.py
+
+# Slurm's multifactor fair share and fairportal driving the same Slurm, one trace (own database fp_bench_slurm).
+bench-slurm: install postgres slurm
+	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_fairshare.py
+
+# Release throughput: one batched scontrol per pass vs one per job (same database as bench-slurm).
+bench-slurm-release: install postgres slurm
+	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_release.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

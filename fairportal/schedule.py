@@ -23,7 +23,7 @@ def beat_schedule(
     return {
         "admission-passes": every("queues.schedule_admission_passes", admission_pass_seconds),
         "usage-sample": every("queues.sample_usage", sampling_interval_seconds),
-        "simulated-cluster": every("queues.complete_due_workloads", cluster_tick_seconds),
+        "cluster-sync": every("queues.sync_cluster", cluster_tick_seconds),
         "wall-time": every("queues.account_wall_time", wall_time_seconds),
         "usage-series-retention": every("queues.prune_usage_series", retention_seconds),
         "budgets": every("budgets.reconcile_budgets", budget_seconds),

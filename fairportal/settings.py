@@ -156,13 +156,36 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
-# Which cluster runs the admitted workloads: the built-in simulation or external executors.
-CLUSTER_BACKENDS = ("simulated", "external")
+# Which cluster runs the admitted workloads (registry: queues.backends.REGISTRY).
+CLUSTER_BACKENDS = ("simulated", "external", "slurm")
 CLUSTER_BACKEND = os.environ.get("CLUSTER_BACKEND", "simulated").strip()
 if CLUSTER_BACKEND not in CLUSTER_BACKENDS:
     raise ImproperlyConfigured(
         f"CLUSTER_BACKEND={CLUSTER_BACKEND!r}: must be one of {', '.join(CLUSTER_BACKENDS)}"
     )
+
+
+def env_mapping(name: str, default: str) -> dict[str, str]:
+    """``key=value,key=value`` from the environment, named in the error."""
+    mapping: dict[str, str] = {}
+    for item in env_list(name, default):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ImproperlyConfigured(f"{name}: expected key=value pairs separated by commas, got {item[:40]!r}")
+        mapping[key.strip()] = value.strip()
+    return mapping
+
+
+# Slurm backend: client tools on PATH (or SLURM_BIN_DIR) with SLURM_CONF naming the cluster.
+SLURM_BIN_DIR = os.environ.get("SLURM_BIN_DIR", "").strip()
+SLURM_COMMAND_TIMEOUT_SECONDS = env_seconds("SLURM_COMMAND_TIMEOUT", "20s")
+SLURM_FLAVOR_PARTITIONS = env_mapping("SLURM_FLAVOR_PARTITIONS", "")
+SLURM_ACCOUNT_QUEUES = env_mapping("SLURM_ACCOUNT_QUEUES", "")
+SLURM_RESOURCES = env_mapping("SLURM_RESOURCES", "cpu=cpu,mem=memory,gres/gpu=nvidia.com/gpu")
+SLURM_SUBMIT_OUTPUT = os.environ.get("SLURM_SUBMIT_OUTPUT", "/dev/null").strip() or "/dev/null"
+# While the cluster does not answer, syncs and admission passes wait: first this long, doubling.
+CLUSTER_BACKOFF_SECONDS = env_seconds("CLUSTER_BACKOFF", "5s")
+CLUSTER_BACKOFF_MAX_SECONDS = env_seconds("CLUSTER_BACKOFF_MAX", "5m")
 
 # Fair sharing (KEP-4136 / KAI knobs), validated now so a bad value never reaches the loop.
 try:

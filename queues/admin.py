@@ -14,6 +14,8 @@ from queues.admin_audit import AuditedAdmin
 from queues.fields import QuantityFormField, format_for_humans
 from queues.services.policy import apply_stop_rule
 from queues.models import (
+    BackendHealth,
+    ClusterJob,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -241,3 +243,33 @@ class WorkloadPriorityClassAdmin(AuditedAdmin):
     list_display = ("name", "value", "description")
     search_fields = ("name", "description")
     readonly_fields = ("kueue_extra",)
+
+
+@admin.register(ClusterJob)
+class ClusterJobAdmin(admin.ModelAdmin):
+    """Links between cluster jobs (Slurm job ids) and workloads. Deleting a rejected job's row
+    lets the next sync try to import it again (after the LocalQueue it names was created)."""
+
+    list_display = ("external_id", "backend", "workload", "error", "settled", "created_at")
+    list_filter = ("backend", "settled")
+    search_fields = ("external_id", "error")
+    readonly_fields = ("backend", "external_id", "workload", "error", "settled", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(BackendHealth)
+class BackendHealthAdmin(admin.ModelAdmin):
+    """Whether the cluster answered; written by the control loop only."""
+
+    list_display = ("backend", "reachable", "failures", "unreachable_since", "retry_at", "last_ok_at", "last_error")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -33,12 +33,13 @@ def sample_usage() -> int:
     return usage.sample_usage().rows
 
 
-@shared_task(name="queues.complete_due_workloads", ignore_result=True)
-def complete_due_workloads() -> int:
-    finished = cluster.complete_due_workloads()
-    if finished:
+@shared_task(name="queues.sync_cluster", ignore_result=True)
+def sync_cluster() -> dict[str, int]:
+    """Observe the cluster backend: imports, starts, ends (the simulated cluster's clock), repairs."""
+    report = cluster.sync_cluster()
+    if report.ended:
         transaction.on_commit(lambda: schedule_admission_passes.delay())
-    return len(finished)
+    return {"imported": len(report.imported), "ended": len(report.ended), "backed_off": int(report.backed_off)}
 
 
 @shared_task(name="queues.account_wall_time", ignore_result=True)

@@ -1,5 +1,5 @@
 """Turn domain errors into API answers: bad input 400, a stop set by a higher level 403, conflicts
-409, a reused key 422.
+409, a reused key 422, an unreachable cluster 503.
 
 Whatever a service refuses becomes a JSON answer naming the field or the state; nothing
 reaches the client as a 500.
@@ -19,6 +19,7 @@ from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
+from queues.backends import BackendUnavailable
 from queues.models import Workload
 from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition, StopLocked
 
@@ -47,6 +48,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(
             {"detail": "conflicts with a concurrent change; read the current state and retry", "code": "conflict"},
             status=status.HTTP_409_CONFLICT,
+        )
+    elif isinstance(exc, BackendUnavailable):
+        return Response(
+            {"detail": f"the cluster did not answer; nothing was submitted, retry later ({str(exc)[:200]})",
+             "code": "cluster_unavailable"},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
         )
     elif isinstance(exc, Workload.DoesNotExist):
         return Response({"detail": "No Workload matches the given query."}, status=status.HTTP_404_NOT_FOUND)

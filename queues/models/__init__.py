@@ -2,6 +2,7 @@
 
 from queues.models.admission_record import AdmissionRecord
 from queues.models.audit import PolicyChange, Surface
+from queues.models.backend import BackendHealth, ClusterJob
 from queues.models.choices import (
     AdmissionMode,
     QueueingStrategy,
@@ -31,6 +32,8 @@ __all__ = [
     "QueueHold",
     "UsageSample",
     "AdmissionMode",
+    "BackendHealth",
+    "ClusterJob",
     "ClusterQueue",
     "ClusterQueueQuota",
     "Cohort",

@@ -6,12 +6,13 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from queues import gates, metrics
+from queues import backends, gates, metrics
 from queues import snapshot as bridge
 from queues.engine.planner import plan as plan_admissions
 from queues.engine.scopes import cohort_chains, queue_scope
@@ -19,6 +20,7 @@ from queues.engine.types import Plan
 from queues.engine.policy import FairSharingPolicy
 from queues.locks import advisory_xact_lock
 from queues.models import LocalQueue
+from queues.services import cluster
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ class PassResult:
     skipped: list[str] = field(default_factory=list)
     pending: int = 0
     seconds: float = 0.0
+    backed_off: bool = False  # the cluster does not answer: nothing was decided
 
 
 def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: FairSharingPolicy | None = None) -> PassResult:
@@ -40,6 +43,9 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
     unit = bridge.unit_by_key(unit_key)
     if unit is None:
         return PassResult(unit=unit_key)
+    if not cluster.backend_reachable():
+        return PassResult(unit=unit.key, backed_off=True)
+    backend = backends.current()
     with transaction.atomic():
         advisory_xact_lock(f"admission:{unit.key}")
         # Namespace hard quotas span units: lock the unit's namespaces too, always in name order.
@@ -52,10 +58,13 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         loaded = bridge.build_snapshot(unit, policy)
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
         decisions = plan_admissions(loaded.snapshot, bridge.epoch(moment))
-        applied = bridge.apply_plan(
-            loaded, decisions, moment, started_on_admission=settings.CLUSTER_BACKEND == "simulated"
-        )
+        applied = bridge.apply_plan(loaded, decisions, moment, started_on_admission=backend.starts_on_admission)
         gates.write_gated_reasons(loaded, gated)
+        # The cluster hears of the decisions once they are committed (a crash before that: the
+        # next sync repairs it); one batch per pass, evictions first to free the capacity.
+        admitted_ids = [loaded.workload_ids[key] for key in applied.admitted]
+        evicted_ids = [loaded.workload_ids[key] for key in applied.evicted]
+        transaction.on_commit(partial(cluster.dispatch_decisions, admitted_ids, evicted_ids))
     result = PassResult(
         unit=unit.key,
         admitted=applied.admitted,

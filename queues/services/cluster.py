@@ -1,20 +1,156 @@
-"""The cluster that runs admitted workloads: built-in simulation or external executors.
+"""The cluster that runs admitted workloads, through the backend ``CLUSTER_BACKEND`` selects.
 
-``simulated``: an admitted workload finishes when its declared duration is over (or fails
-when its maximum runtime is shorter), at that exact moment even when this task runs late, so
-no time is lost. ``external``: nothing finishes by itself; executors report through the API.
+Services talk to ``queues.backends.current()`` only: ``sync_cluster`` observes the cluster
+(with back-off while it does not answer), ``dispatch_decisions`` tells it what a committed
+admission pass decided, ``record_starts`` moves admission intervals to the cluster's own start
+times. ``complete_due_workloads`` is the simulated cluster's clock: an admitted workload
+finishes when its declared duration is over (or fails when its maximum runtime is shorter), at
+that exact moment even when the task runs late, so no time is lost.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from queues.models import AdmissionRecord, Workload, WorkloadState
+from queues import backends
+from queues.backends import BackendUnavailable, SyncReport
+from queues.models import AdmissionRecord, BackendHealth, Workload, WorkloadState
 from queues.services import transitions
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    """What the overview page shows about the cluster behind the loop."""
+
+    backend: str
+    reachable: bool
+    unreachable_since: datetime | None = None
+    retry_at: datetime | None = None
+    last_error: str = ""
+    failures: int = 0
+
+
+def backend_status() -> BackendStatus:
+    row = BackendHealth.objects.filter(backend=settings.CLUSTER_BACKEND).first()
+    if row is None:
+        return BackendStatus(backend=settings.CLUSTER_BACKEND, reachable=True)
+    return BackendStatus(
+        backend=row.backend,
+        reachable=row.reachable,
+        unreachable_since=row.unreachable_since,
+        retry_at=row.retry_at,
+        last_error=row.last_error,
+        failures=row.failures,
+    )
+
+
+def backend_reachable() -> bool:
+    """False from a failed call until a sync gets through: admission passes wait meanwhile
+    (deciding what a cluster that does not answer should run would only pile up repairs)."""
+    return not BackendHealth.objects.filter(backend=settings.CLUSTER_BACKEND, reachable=False).exists()
+
+
+def backing_off(now: datetime | None = None) -> bool:
+    """True while the cluster is unreachable and its next retry is not due yet."""
+    moment = now or timezone.now()
+    return BackendHealth.objects.filter(
+        backend=settings.CLUSTER_BACKEND, reachable=False, retry_at__gt=moment
+    ).exists()
+
+
+def _record_failure(error: BackendUnavailable, now: datetime) -> None:
+    """Count a failed call; the next try waits CLUSTER_BACKOFF, doubling up to CLUSTER_BACKOFF_MAX."""
+    with transaction.atomic():
+        row, _ = BackendHealth.objects.select_for_update().get_or_create(backend=settings.CLUSTER_BACKEND)
+        delay = min(settings.CLUSTER_BACKOFF_MAX_SECONDS, settings.CLUSTER_BACKOFF_SECONDS * 2 ** min(row.failures, 20))
+        if row.reachable:
+            row.unreachable_since = now
+        row.reachable = False
+        row.failures += 1
+        row.retry_at = now + timedelta(seconds=delay)
+        row.last_error = str(error)[:300]
+        row.save()
+    logger.warning("cluster backend %s unreachable (%d in a row), retry in %ss: %s",
+                   row.backend, row.failures, delay, row.last_error)
+
+
+def _record_success(now: datetime) -> None:
+    """Mark the cluster reachable; a healthy row is rewritten at most once a minute."""
+    rows = BackendHealth.objects.filter(backend=settings.CLUSTER_BACKEND)
+    stale = Q(reachable=False) | Q(last_ok_at__isnull=True) | Q(last_ok_at__lt=now - timedelta(minutes=1))
+    if not rows.filter(stale).update(reachable=True, failures=0, retry_at=None, unreachable_since=None, last_ok_at=now):
+        if not rows.exists():
+            BackendHealth.objects.get_or_create(backend=settings.CLUSTER_BACKEND, defaults={"last_ok_at": now})
+
+
+def sync_cluster(*, now: datetime | None = None) -> SyncReport:
+    """Observe the cluster once (imports, starts, ends, repairs); backs off while it is down."""
+    moment = now or timezone.now()
+    if backing_off(moment):
+        return SyncReport(backed_off=True)
+    try:
+        report = backends.current().sync(moment)
+    except BackendUnavailable as error:
+        _record_failure(error, moment)
+        return SyncReport(backed_off=True)
+    _record_success(moment)
+    return report
+
+
+def dispatch_decisions(admitted: Sequence[int], evicted: Sequence[int]) -> None:
+    """Tell the cluster what a committed pass decided: stop the evicted, start the admitted.
+
+    Called after the commit, never inside the pass's transaction: a crash or an unreachable
+    cluster here leaves the database ahead of the cluster, and the next sync catches it up.
+    """
+    if not admitted and not evicted:
+        return
+    backend = backends.current()
+    try:
+        if evicted:
+            backend.stop(list(evicted))
+        if admitted:
+            backend.start(list(admitted))
+    except BackendUnavailable as error:
+        _record_failure(error, timezone.now())
+
+
+def record_starts(starts: Mapping[int, datetime]) -> list[int]:
+    """The cluster started these admitted workloads at these times (Slurm's start time).
+
+    The open admission interval (and ``admitted_at``) moves to the cluster's start, so wall time
+    and budgets count what ran. An interval a budget already charged keeps its start (the
+    charged stretch is not rewritten); only ``started_at`` is set then.
+    """
+    done = []
+    for workload_id, at in starts.items():
+        with transaction.atomic():
+            admitted_at = (
+                Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, started_at__isnull=True)
+                .values_list("admitted_at", flat=True)
+                .first()
+            )
+            if admitted_at is None:
+                continue
+            moved = AdmissionRecord.objects.filter(
+                workload_id=workload_id, ended_at__isnull=True, budget_charges__isnull=True
+            ).update(admitted_at=at)
+            fields = {"started_at": at, **({"admitted_at": at} if moved else {})}
+            if Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at).update(
+                **fields
+            ):
+                done.append(workload_id)
+    return done
 
 
 def due_end(admitted_at: datetime, duration: int | None, max_runtime: int | None) -> tuple[datetime, str] | None:
@@ -28,8 +164,6 @@ def due_end(admitted_at: datetime, duration: int | None, max_runtime: int | None
 
 def complete_due_workloads(*, now: datetime | None = None) -> list[int]:
     """Finish every simulated workload whose run is over; returns their ids."""
-    if settings.CLUSTER_BACKEND != "simulated":
-        return []
     moment = now or timezone.now()
     done = []
     rows = Workload.objects.filter(state=WorkloadState.ADMITTED).values_list(

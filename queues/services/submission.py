@@ -18,6 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from queues import backends
+from queues.backends import CommandRunner, SubmissionRefused
 from queues.models import ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload
 from queues.services.errors import IdempotencyKeyReused
 from queues.services.workloads import submit_workload
@@ -50,10 +52,26 @@ def check_requests_covered(local_queue: LocalQueue, pod_sets: list[dict[str, Any
         raise ValidationError({"pod_sets": problems})
 
 
-def submit_checked(*, local_queue: LocalQueue, **fields: Any) -> Workload:
-    """``submit_workload`` after the coverage check; the same arguments."""
+def submit_checked(*, local_queue: LocalQueue, command: str | None = None, **fields: Any) -> Workload:
+    """``submit_workload`` after the coverage check; the same arguments.
+
+    With ``command`` the cluster backend also creates the job that runs it (Slurm: a held
+    ``sbatch``), in the same transaction: a refused job leaves no workload behind. A cluster
+    that does not answer raises ``BackendUnavailable`` (the API's 503).
+    """
     check_requests_covered(local_queue, fields.get("pod_sets") or [])
-    return submit_workload(local_queue=local_queue, **fields)
+    if not command:
+        return submit_workload(local_queue=local_queue, **fields)
+    runner = backends.current()
+    if not isinstance(runner, CommandRunner):
+        raise ValidationError({"command": [f"the {runner.name} cluster backend runs no commands; leave command out"]})
+    with transaction.atomic():
+        workload = submit_workload(local_queue=local_queue, **fields)
+        try:
+            runner.submit(workload, command)
+        except SubmissionRefused as error:
+            raise ValidationError({"command": [f"the cluster refused the job: {str(error)[:200]}"]}) from None
+    return workload
 
 
 def request_fingerprint(body: Any) -> str:

@@ -41,8 +41,12 @@ def submit_workload(
     duration_seconds: int | None = None,
     max_runtime_seconds: int | None = None,
     queued_at: datetime | None = None,
+    request_pass: bool = True,
 ) -> Workload:
-    """Create a pending workload in ``local_queue``; model validation names any bad field."""
+    """Create a pending workload in ``local_queue``; model validation names any bad field.
+
+    ``request_pass=False`` leaves asking for the admission pass to the caller (a cluster sync
+    importing many jobs asks once per ClusterQueue, not once per job)."""
     now = timezone.now()
     workload = Workload(
         namespace=local_queue.namespace,
@@ -59,7 +63,8 @@ def submit_workload(
     with transaction.atomic():
         workload.save()
         sync_workload_resources(workload)
-        from queues.tasks import request_admission_pass
+        if request_pass:
+            from queues.tasks import request_admission_pass
 
-        request_admission_pass(local_queue.cluster_queue_id)
+            request_admission_pass(local_queue.cluster_queue_id)
     return workload

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from queues.dashboard import history
 from queues.dashboard.overview import overview_for
+from queues.services.cluster import backend_status
 from queues.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
 
 
@@ -21,4 +22,5 @@ def overview(request: DashboardRequest) -> HttpResponse:
             "overview-tables": ("queues/overview/_tables.html", context),
         }
         return live_response(request, fragments, data.figures)
-    return render(request, "queues/overview/page.html", {**context, "live_interval": live_interval()})
+    page = {**context, "live_interval": live_interval(), "backend": backend_status()}
+    return render(request, "queues/overview/page.html", page)

@@ -21,7 +21,7 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
     assert tasks == {
         "queues.schedule_admission_passes",
         "queues.sample_usage",
-        "queues.complete_due_workloads",
+        "queues.sync_cluster",
         "queues.account_wall_time",
         "queues.prune_usage_series",
         "budgets.reconcile_budgets",

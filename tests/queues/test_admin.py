@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from budgets.models import Budget, BudgetEvent
 from queues.audit import record_change
-from queues.models import ClusterQueue, LocalQueue, PolicyChange
+from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, PolicyChange, Workload
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +38,8 @@ def every_model_has_a_row(demo, admin_user):
         budget=budget, kind=BudgetEvent.Kind.HOLD_LIFTED, at=timezone.now(), period_start=budget.anchor,
         used_hours=Decimal(0), allocated_hours=budget.allocated_hours, message="admin page check",
     )
+    ClusterJob.objects.create(backend="slurm", external_id="1", workload=Workload.objects.first())
+    BackendHealth.objects.create(backend="slurm", reachable=False, last_error="admin page check")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)

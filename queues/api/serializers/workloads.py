@@ -80,6 +80,13 @@ class WorkloadSubmitSerializer(serializers.Serializer):
         help_text="Declared run time; the built-in simulated cluster finishes it after this long",
     )
     max_runtime_seconds = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True)
+    command = serializers.CharField(
+        max_length=4096,
+        required=False,
+        write_only=True,
+        help_text="CLUSTER_BACKEND=slurm: the shell command the job runs (a held sbatch --wrap job, released "
+        "when admitted, with the requests as one task); refused by backends that run no commands",
+    )
 
     def validate_pod_sets(self, pod_sets: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for resource, total in total_requests(pod_sets).items():

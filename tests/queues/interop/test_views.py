@@ -75,6 +75,14 @@ def test_given_json_without_manifests_when_posted_then_400_names_the_field(staff
     assert response.json() == {"errors": ["manifests: required, the YAML text of the manifests"]}
 
 
+@pytest.mark.parametrize("body", ["true", "3", "[1]"])
+def test_given_json_that_is_not_an_object_when_posted_then_400_not_500(staff_client, body):
+    response = staff_client.post(IMPORT, body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json() == {"errors": ["body: expected the YAML text or a JSON object with manifests"]}
+
+
 def test_given_token_of_staff_user_when_exporting_then_yaml_with_warnings_as_comments(cluster_v1beta2):
     user = make_user("robot", staff=True)
     client = APIClient()

@@ -69,7 +69,7 @@ def test_given_external_backend_then_nothing_finishes_by_itself():
     t0 = timezone.now() - timedelta(hours=1)
     admit_all(cq, t0)
 
-    assert cluster.complete_due_workloads(now=timezone.now()) == []
+    assert cluster.sync_cluster(now=timezone.now()).ended == []
     workload = Workload.objects.get()
     assert workload.state == WorkloadState.ADMITTED
     assert workload.started_at is None  # an executor reports the start
@@ -104,3 +104,39 @@ def test_given_finish_reported_twice_then_only_the_first_counts():
 
     workload.refresh_from_db()
     assert workload.wall_time_seconds == 600
+
+
+@override_settings(CLUSTER_BACKEND="external")
+def test_given_cluster_reports_a_later_start_then_the_admission_interval_starts_there():
+    cq = make_cluster_queue(cpu="4")
+    lq = make_local_queue("team-a", "main", cq)
+    workload = submit(lq, "job", duration=None)
+    t0 = timezone.now() - timedelta(hours=1)
+    admit_all(cq, t0)
+
+    assert cluster.record_starts({workload.id: t0 + timedelta(seconds=3)}) == [workload.id]
+
+    workload.refresh_from_db()
+    assert workload.admitted_at == workload.started_at == t0 + timedelta(seconds=3)
+    assert AdmissionRecord.objects.get().admitted_at == t0 + timedelta(seconds=3)
+    assert cluster.record_starts({workload.id: t0 + timedelta(seconds=9)}) == []  # a start is recorded once
+
+
+@override_settings(CLUSTER_BACKEND="external")
+def test_given_interval_already_charged_by_a_budget_then_a_reported_start_keeps_the_charged_start():
+    from budgets.models import Budget
+    from budgets.services import reconcile_budget
+
+    cq = make_cluster_queue(cpu="4")
+    lq = make_local_queue("team-a", "main", cq)
+    budget = Budget.objects.create(name="hours", local_queue=lq, allocated_hours=10, anchor=timezone.now() - timedelta(days=1))
+    workload = submit(lq, "job", duration=None)
+    t0 = timezone.now() - timedelta(hours=1)
+    admit_all(cq, t0)
+    reconcile_budget(budget.pk, now=t0 + timedelta(seconds=2))  # charged before the start was known
+
+    assert cluster.record_starts({workload.id: t0 + timedelta(seconds=3)}) == [workload.id]
+
+    workload.refresh_from_db()
+    assert (workload.admitted_at, workload.started_at) == (t0, t0 + timedelta(seconds=3))
+    assert AdmissionRecord.objects.get().admitted_at == t0  # the ledger's stretch is not rewritten

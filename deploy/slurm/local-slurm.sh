@@ -1,0 +1,401 @@
+#!/usr/bin/env bash
+# local-slurm.sh - a real single-host Slurm (Debian's slurm-wlm 22.05) for fairportal's tests and bench.
+#
+#   deploy/slurm/local-slurm.sh start        install what is missing, write the config, start what is down
+#   deploy/slurm/local-slurm.sh stop         cancel this cluster's jobs, stop its daemons
+#   deploy/slurm/local-slurm.sh status       exit 0 when slurmctld answers and the nodes are usable
+#   deploy/slurm/local-slurm.sh stop-ctld    stop slurmctld only (fault tests: "Slurm unreachable")
+#   deploy/slurm/local-slurm.sh start-ctld   start slurmctld again and wait until it answers
+#   deploy/slurm/local-slurm.sh env          print the client environment (export SLURM_CONF=...)
+#
+# Everything (config, state, logs, pid files, the accounting database) lives in one directory:
+# $FAIRPORTAL_SLURM_DIR, default var/slurm of the checkout. `start` is idempotent and fast when
+# the cluster already runs (about 0.3 s): it installs only missing packages, never regenerates
+# the munge key or the database, starts only daemons that are down (checked by pid file and
+# /proc, never by name) and restarts slurmctld/slurmd only when their configuration changed.
+#
+# The cluster: munged, a private MariaDB (port $FAIRPORTAL_SLURM_MYSQL_PORT) with slurmdbd for
+# sacct and multifactor fair share, slurmctld and one slurmd per node (all on 127.0.0.1) with
+# fake GPUs (gres/gpu files are symlinks to /dev/null). Partitions: `main` (default) and `gpu`,
+# both over every node, so a fairportal flavor can be mapped to a partition.
+#
+# Knobs (environment): FAIRPORTAL_SLURM_NODES=2, _CPUS=16 (per node), _MEM_MB=65536, _GPUS=4,
+# _HALFLIFE=00:02:00 (PriorityDecayHalfLife), _CTLD_PORT=6817, _SLURMD_PORT=6831 (first node),
+# _DBD_PORT=6819, _MYSQL_PORT=3307, _TIMEOUT=60 (seconds to wait for each daemon).
+# Must run as root (it installs packages and runs the daemons as root), as CI does.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DIR="${FAIRPORTAL_SLURM_DIR:-$ROOT/var/slurm}"
+case "$DIR" in /*) ;; *) DIR="$(pwd)/$DIR" ;; esac
+DIR="${DIR%/}"
+case "$DIR" in ""|/|/root|/home|/tmp|/usr|/var|/etc) echo "local-slurm: refusing FAIRPORTAL_SLURM_DIR=$DIR" >&2; exit 2 ;; esac
+
+NODES="${FAIRPORTAL_SLURM_NODES:-2}"
+CPUS="${FAIRPORTAL_SLURM_CPUS:-16}"
+MEM_MB="${FAIRPORTAL_SLURM_MEM_MB:-65536}"
+GPUS="${FAIRPORTAL_SLURM_GPUS:-4}"
+HALFLIFE="${FAIRPORTAL_SLURM_HALFLIFE:-00:02:00}"
+CTLD_PORT="${FAIRPORTAL_SLURM_CTLD_PORT:-6817}"
+SLURMD_PORT="${FAIRPORTAL_SLURM_SLURMD_PORT:-6831}"
+DBD_PORT="${FAIRPORTAL_SLURM_DBD_PORT:-6819}"
+MYSQL_PORT="${FAIRPORTAL_SLURM_MYSQL_PORT:-3307}"
+TIMEOUT="${FAIRPORTAL_SLURM_TIMEOUT:-60}"
+CLUSTER=fairportal
+for v in NODES CPUS MEM_MB GPUS CTLD_PORT SLURMD_PORT DBD_PORT MYSQL_PORT TIMEOUT; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "local-slurm: FAIRPORTAL_SLURM_$v must be a whole number, got '${!v}'" >&2; exit 2; }
+done
+[[ "$NODES" -ge 1 ]] || { echo "local-slurm: FAIRPORTAL_SLURM_NODES must be at least 1" >&2; exit 2; }
+
+ETC="$DIR/etc"; RUN="$DIR/run"; LOG="$DIR/log"; SPOOL="$DIR/spool"
+MUNGE_SOCK="$RUN/munge.socket"
+CONF="$ETC/slurm.conf"
+MYCNF="$ETC/my.cnf"
+unset SLURM_JWT SLURM_CONF 2>/dev/null || true
+export SLURM_CONF="$CONF"
+
+T0=$(date +%s%N)
+log() { local ms=$(( ($(date +%s%N) - T0) / 1000000 )); printf '[local-slurm %d.%03ds] %s\n' $((ms / 1000)) $((ms % 1000)) "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- processes: ours only (pid file + /proc name + a reference to DIR), never by name alone ----
+pid_of() { [[ -s "$1" ]] && tr -dc '0-9' <"$1" || true; }
+is_ours() {
+  local pid=$1 comm=$2
+  [[ -n "$pid" && -d "/proc/$pid" ]] || return 1
+  [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$comm" ]] || return 1
+  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$DIR/" && return 0
+  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qF "SLURM_CONF=$DIR/" && return 0
+  return 1
+}
+running() { is_ours "$(pid_of "$1")" "$2"; }
+stop_pidfiles() { # comm pidfile...: SIGTERM ours, wait up to 30 s, then SIGKILL
+  local comm=$1 f pid i alive; shift
+  local pids=()
+  for f in "$@"; do
+    [[ -e "$f" ]] || continue
+    pid="$(pid_of "$f")"
+    if is_ours "$pid" "$comm"; then pids+=("$pid"); kill -TERM "$pid" 2>/dev/null || true; fi
+    rm -f "$f"
+  done
+  [[ ${#pids[@]} -gt 0 ]] || return 0
+  log "stopping $comm (pid ${pids[*]})"
+  for ((i = 0; i < 300; i++)); do
+    alive=0; for pid in "${pids[@]}"; do [[ -d /proc/$pid ]] && alive=1; done
+    [[ $alive -eq 0 ]] && return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+}
+wait_until() { # what pidfile comm probe...: until the probe passes; give up when the daemon died
+  local what=$1 pf=$2 comm=$3; shift 3
+  local deadline=$(( $(date +%s) + TIMEOUT )) gone=0
+  until "$@" >/dev/null 2>&1; do
+    if running "$pf" "$comm"; then gone=0; else gone=$((gone + 1)); fi
+    [[ $gone -lt 50 && $(date +%s) -lt $deadline ]] || return 1
+    sleep 0.2
+  done
+  log "$what ready"
+}
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+need_port() { port_free "$1" || die "port $1 ($2) is taken by another process: $(ss -Hltnp "sport = :$1" | head -1)"; }
+
+munge_ok() { munge -n -S "$MUNGE_SOCK" | unmunge -S "$MUNGE_SOCK"; }
+mysql_ok() { mariadb-admin --defaults-file="$MYCNF" -uroot ping; }
+dbd_ok() { sacctmgr -n -P show cluster format=cluster; }
+ctld_ok() { scontrol ping | grep -q 'is UP'; }
+nodes_ok() {
+  local states
+  states="$(sinfo -h -N -p main -o '%N %t')" || return 1
+  [[ "$(wc -l <<<"$states")" -ge "$NODES" ]] && ! awk '$2 !~ /^(idle|mix|alloc|comp)$/' <<<"$states" | grep -q .
+}
+
+# --- packages ----------------------------------------------------------------------------------
+install_packages() {
+  # fast path: every daemon and the accounting plugin are installed already
+  if PATH="$PATH:/usr/sbin" command -v munged slurmctld slurmd slurmdbd sacct mariadbd mariadb-install-db ss >/dev/null \
+    && compgen -G "/usr/lib/*/slurm-wlm/accounting_storage_mysql.so" >/dev/null; then
+    return 0
+  fi
+  local pkgs=(munge slurm-client slurmctld slurmd slurmdbd slurm-wlm-mysql-plugin mariadb-server mariadb-client iproute2)
+  local missing=() p
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  local apt=(apt-get -o DPkg::Lock::Timeout=900 -o Dpkg::Options::=--force-confold) out="/tmp/fairportal-slurm-apt.$$.log"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >"$out" 2>&1; then
+    "${apt[@]}" update -qq >>"$out" 2>&1 || true
+    "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >>"$out" 2>&1 \
+      || { tail -20 "$out" >&2; die "apt-get install failed (log $out)"; }
+  fi
+  rm -f "$out"
+}
+
+# --- configuration -----------------------------------------------------------------------------
+CHANGED=" "
+write_file() { # path mode < content: replace only when the content differs; remember the change
+  local path=$1 mode=$2 tmp
+  tmp="$(mktemp "$path.XXXXXX")"
+  cat >"$tmp"; chmod "$mode" "$tmp"
+  if [[ -f "$path" ]] && cmp -s "$tmp" "$path"; then rm -f "$tmp"; return 0; fi
+  mv -f "$tmp" "$path"; CHANGED+="$(basename "$path") "
+}
+changed() { [[ "$CHANGED" == *" $1 "* ]]; }
+
+write_config() {
+  mkdir -p "$ETC" "$RUN" "$LOG" "$SPOOL/ctld" "$DIR/munge" "$DIR/mysql" "$DIR/dev"
+  chmod 700 "$SPOOL/ctld"; chmod 711 "$DIR/munge"
+  local nodelist ports i n gres_conf="AutoDetect=off" gres_node="" gres_types=""
+  if [[ $NODES -eq 1 ]]; then nodelist=n1; ports=$SLURMD_PORT
+  else nodelist="n[1-$NODES]"; ports="[$SLURMD_PORT-$((SLURMD_PORT + NODES - 1))]"; fi
+  for ((i = 1; i <= NODES; i++)); do mkdir -p "$SPOOL/d-n$i"; done
+  if [[ $GPUS -gt 0 ]]; then
+    gres_node=" Gres=gpu:$GPUS"; gres_types="GresTypes=gpu"
+    for ((i = 1; i <= NODES; i++)); do
+      n="n$i"; mkdir -p "$DIR/dev/$n"
+      # Slurm wants a device file per GPU: a symlink to /dev/null passes its check.
+      for ((g = 0; g < GPUS; g++)); do ln -sfn /dev/null "$DIR/dev/$n/gpu$g"; done
+      gres_conf+=$'\n'"NodeName=$n Name=gpu File=$DIR/dev/$n/gpu[0-$((GPUS - 1))]"
+    done
+  fi
+  write_file "$MYCNF" 644 <<EOF
+[mysqld]
+datadir=$DIR/mysql/data
+socket=$RUN/mysqld.sock
+pid-file=$RUN/mysqld.pid
+port=$MYSQL_PORT
+bind-address=127.0.0.1
+user=root
+log-error=$LOG/mysqld.log
+skip-name-resolve
+innodb_buffer_pool_size=128M
+innodb_lock_wait_timeout=900
+[client]
+socket=$RUN/mysqld.sock
+port=$MYSQL_PORT
+EOF
+  [[ -s "$ETC/dbpass" ]] || { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$ETC/dbpass"; chmod 600 "$ETC/dbpass"; }
+  write_file "$ETC/slurmdbd.conf" 600 <<EOF
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCK
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$DBD_PORT
+SlurmUser=root
+DebugLevel=info
+LogFile=$LOG/slurmdbd.log
+PidFile=$RUN/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$MYSQL_PORT
+StorageUser=slurm
+StoragePass=$(cat "$ETC/dbpass")
+StorageLoc=slurm_acct_db
+EOF
+  write_file "$CONF" 644 <<EOF
+# written by deploy/slurm/local-slurm.sh: one host, fake resources
+ClusterName=$CLUSTER
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$CTLD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCK
+StateSaveLocation=$SPOOL/ctld
+SlurmdSpoolDir=$SPOOL/d-%n
+SlurmctldPidFile=$RUN/slurmctld.pid
+SlurmdPidFile=$RUN/slurmd-%n.pid
+SlurmctldLogFile=$LOG/slurmctld.log
+SlurmdLogFile=$LOG/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+DebugFlags=NO_CONF_HASH
+PlugStackConfig=$ETC/plugstack.conf
+MailProg=/bin/true
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU_Memory
+DefMemPerCPU=256
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2,bf_interval=2
+ReturnToService=2
+SlurmdParameters=config_overrides
+SlurmctldTimeout=30
+MessageTimeout=5
+MinJobAge=300
+MaxJobCount=100000
+JobRequeue=1
+$gres_types
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$MUNGE_SOCK
+AccountingStorageEnforce=associations
+AccountingStoreFlags=job_comment
+AccountingStorageTRES=gres/gpu
+JobAcctGatherType=jobacct_gather/none
+PriorityType=priority/multifactor
+PriorityDecayHalfLife=$HALFLIFE
+PriorityCalcPeriod=1
+PriorityMaxAge=1-0
+PriorityWeightAge=1000
+PriorityWeightFairshare=100000
+PriorityWeightJobSize=0
+PriorityWeightPartition=0
+PriorityWeightQOS=0
+JobCompType=jobcomp/none
+NodeName=$nodelist NodeAddr=127.0.0.1 NodeHostname=localhost Port=$ports CPUs=$CPUS RealMemory=$MEM_MB$gres_node State=UNKNOWN
+PartitionName=main Nodes=$nodelist Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=$nodelist Default=NO MaxTime=INFINITE State=UP
+EOF
+  write_file "$ETC/plugstack.conf" 644 </dev/null
+  write_file "$ETC/gres.conf" 644 <<<"$gres_conf"
+}
+
+# --- daemons -----------------------------------------------------------------------------------
+start_munge() {
+  if [[ ! -s "$DIR/munge/munge.key" ]]; then
+    mungekey --create --keyfile="$DIR/munge/munge.key" --force; chmod 600 "$DIR/munge/munge.key"
+  fi
+  if ! running "$RUN/munged.pid" munged; then
+    rm -f "$MUNGE_SOCK" "$MUNGE_SOCK.lock"
+    munged --socket="$MUNGE_SOCK" --key-file="$DIR/munge/munge.key" --pid-file="$RUN/munged.pid" \
+      --log-file="$LOG/munged.log" --seed-file="$DIR/munge/munged.seed" --num-threads=4 9>&- \
+      || die "munged failed: $(tail -3 "$LOG/munged.log")"
+  fi
+  wait_until munged "$RUN/munged.pid" munged munge_ok || die "munged does not answer on $MUNGE_SOCK"
+}
+
+start_mysql() {
+  if [[ ! -d "$DIR/mysql/data/mysql" ]]; then
+    log "initialising the accounting database"
+    rm -rf "$DIR/mysql/data"
+    mariadb-install-db --defaults-file="$MYCNF" --auth-root-authentication-method=normal --skip-test-db --user=root \
+      >"$LOG/mysql-install.log" 2>&1 || die "mariadb-install-db failed: $LOG/mysql-install.log"
+  fi
+  if running "$RUN/mysqld.pid" mariadbd && changed my.cnf; then stop_pidfiles mariadbd "$RUN/mysqld.pid"; fi
+  if ! running "$RUN/mysqld.pid" mariadbd; then
+    need_port "$MYSQL_PORT" "the accounting MariaDB"
+    # --pidfile: start-stop-daemon then matches only this instance (the machine may run its own MariaDB)
+    start-stop-daemon --start --background --pidfile "$RUN/mysqld.pid" --exec /usr/sbin/mariadbd -- --defaults-file="$MYCNF" 9>&-
+  fi
+  wait_until "MariaDB :$MYSQL_PORT" "$RUN/mysqld.pid" mariadbd mysql_ok || die "MariaDB did not start: $(tail -5 "$LOG/mysqld.log")"
+  local pass; pass="$(cat "$ETC/dbpass")"
+  mariadb --defaults-file="$MYCNF" -uroot -e "
+    CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+    CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
+    CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$pass';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" || die "could not create the slurm database user"
+}
+
+start_dbd() {
+  if running "$RUN/slurmdbd.pid" slurmdbd && { changed slurmdbd.conf || changed my.cnf; }; then stop_pidfiles slurmdbd "$RUN/slurmdbd.pid"; fi
+  if ! running "$RUN/slurmdbd.pid" slurmdbd; then
+    need_port "$DBD_PORT" slurmdbd
+    SLURM_CONF="$CONF" slurmdbd 9>&- || die "slurmdbd failed: $(tail -5 "$LOG/slurmdbd.log")"
+  fi
+  wait_until slurmdbd "$RUN/slurmdbd.pid" slurmdbd dbd_ok || die "slurmdbd does not answer: $(tail -5 "$LOG/slurmdbd.log")"
+  if ! sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER"; then
+    sacctmgr -i add cluster "$CLUSTER" >/dev/null
+  fi
+  # root may submit under the default account (AccountingStorageEnforce=associations)
+  if ! sacctmgr -n -P show assoc where cluster="$CLUSTER" user=root format=account | grep -q .; then
+    sacctmgr -i add account fairportal cluster="$CLUSTER" description=fairportal organization=fairportal >/dev/null 2>&1 || true
+    sacctmgr -i add user root account=fairportal cluster="$CLUSTER" >/dev/null
+  fi
+}
+
+start_ctld() {
+  if ! running "$RUN/slurmctld.pid" slurmctld; then
+    need_port "$CTLD_PORT" slurmctld
+    slurmctld -f "$CONF" 9>&- || die "slurmctld failed: $(tail -5 "$LOG/slurmctld.log")"
+  fi
+  wait_until slurmctld "$RUN/slurmctld.pid" slurmctld ctld_ok || die "slurmctld does not answer: $(tail -5 "$LOG/slurmctld.log")"
+}
+
+start_nodes() {
+  local i
+  for ((i = 1; i <= NODES; i++)); do
+    if ! running "$RUN/slurmd-n$i.pid" slurmd; then
+      need_port "$((SLURMD_PORT + i - 1))" "slurmd n$i"
+      slurmd -f "$CONF" -N "n$i" 9>&- || die "slurmd n$i failed: $(tail -5 "$LOG/slurmd-n$i.log")"
+    fi
+  done
+  local deadline=$(( $(date +%s) + TIMEOUT )) resumed=0
+  until nodes_ok; do
+    if [[ $resumed -eq 0 && $(date +%s) -gt $(( deadline - TIMEOUT + 10 )) ]]; then
+      # a node left down or drained by an earlier run: resume it once
+      for n in $(sinfo -h -N -o '%N %t' | awk '$2 ~ /(drain|drng|down|inval|fail)/ {print $1}'); do
+        scontrol update nodename="$n" state=resume 2>/dev/null || true
+      done
+      resumed=1
+    fi
+    [[ $(date +%s) -lt $deadline ]] || die "nodes not usable: $(sinfo -N -o '%N %t %E' | tr '\n' ' ')"
+    sleep 0.2
+  done
+  log "nodes ready: $(sinfo -h -o '%P %D %t' | tr '\n' ' ')"
+}
+
+print_env() {
+  echo "export SLURM_CONF=$CONF"
+  echo "export FAIRPORTAL_SLURM_DIR=$DIR"
+}
+
+start() {
+  [[ $(id -u) -eq 0 ]] || die "must run as root (it installs packages and runs the Slurm daemons)"
+  install_packages
+  mkdir -p "$DIR"
+  exec 9>"$DIR/.lock"
+  flock -w 600 9 || die "another local-slurm.sh holds $DIR/.lock"
+  touch "$DIR/.fairportal-slurm"
+  write_config
+  start_munge
+  start_mysql
+  start_dbd
+  if changed slurm.conf || changed gres.conf; then
+    stop_pidfiles slurmd "$RUN"/slurmd-*.pid
+    stop_pidfiles slurmctld "$RUN/slurmctld.pid"
+  fi
+  start_ctld
+  start_nodes
+  print_env >"$DIR/env.sh"
+  print_env
+}
+
+stop() {
+  [[ -e "$DIR/.fairportal-slurm" ]] || { log "nothing to stop in $DIR"; return 0; }
+  if running "$RUN/slurmctld.pid" slurmctld && timeout 10 scontrol ping 2>/dev/null | grep -q 'is UP'; then
+    local jobs; jobs="$(timeout 20 squeue -h -o '%A' 2>/dev/null | tr '\n' ' ')"
+    if [[ -n "${jobs// /}" ]]; then
+      log "cancelling jobs: $jobs"
+      # shellcheck disable=SC2086
+      timeout 60 scancel $jobs 2>/dev/null || true
+      for ((i = 0; i < 100; i++)); do [[ -z "$(timeout 10 squeue -h -t R,CG -o %A 2>/dev/null)" ]] && break; sleep 0.2; done
+    fi
+  fi
+  stop_pidfiles slurmd "$RUN"/slurmd-*.pid
+  stop_pidfiles slurmctld "$RUN/slurmctld.pid"
+  stop_pidfiles slurmdbd "$RUN/slurmdbd.pid"
+  stop_pidfiles mariadbd "$RUN/mysqld.pid"
+  stop_pidfiles munged "$RUN/munged.pid"
+  log "stopped"
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) running "$RUN/slurmctld.pid" slurmctld && ctld_ok && nodes_ok ;;
+  stop-ctld) stop_pidfiles slurmctld "$RUN/slurmctld.pid" ;;
+  start-ctld) start_ctld ;;
+  env) print_env ;;
+  *) echo "usage: $0 start|stop|status|stop-ctld|start-ctld|env" >&2; exit 2 ;;
+esac

@@ -1,0 +1,341 @@
+"""Slurm behind the admission pass: held jobs in, releases out, Slurm's own times for the ledger.
+
+Users submit ``sbatch --hold --comment fairportal:<namespace>/<local queue> ...`` (or name an
+account mapped in ``SLURM_ACCOUNT_QUEUES``). Each sync imports such jobs as pending workloads
+(requests from the job's requested TRES, maximum runtime from its time limit, queue time from
+its submit time); the admission pass decides; ``start`` releases the admitted jobs, each on the
+partition its flavor maps to (``SLURM_FLAVOR_PARTITIONS``); ``stop`` requeues evicted jobs held.
+
+Order of effects (what a crash in between leaves, and who repairs it):
+
+1. The pass commits its decisions (Pending -> Admitted, Admitted -> Pending) in one transaction.
+2. After the commit, ``start``/``stop`` call ``scontrol``. A crash or an unreachable controller
+   here leaves admitted jobs held, or evicted jobs running.
+3. The next sync compares both sides and repairs the cluster: an admitted workload whose job is
+   still held is released again, a pending workload whose job runs is requeued held. Nothing is
+   admitted twice: admission claims the workload row (``state = 'Pending'``), and a job is
+   linked to exactly one workload (``ClusterJob``, unique per job id).
+
+Wall time: the admission interval is moved to the job's start time in Slurm when the sync sees
+it running, and closed at its end time from ``sacct`` (Slurm's accounting record), so budgets
+charge what Slurm ran, to the second, even when fairportal was down while the job ran.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from queues.backends.base import BackendUnavailable, SubmissionRefused, SyncReport
+from queues.backends.slurm import jobs as slurm_jobs
+from queues.backends.slurm.client import SlurmClient
+from queues.backends.slurm.jobs import JobRejected, JobView
+from queues.locks import try_advisory_xact_lock
+from queues.models import ClusterJob, LocalQueue, Workload, WorkloadState
+from queues.services import lifecycle
+from queues.services.errors import InvalidTransition
+
+logger = logging.getLogger(__name__)
+
+NAME = "slurm"
+_ENDED = (WorkloadState.FINISHED, WorkloadState.FAILED, WorkloadState.CANCELLED)
+
+
+class SlurmBackend:
+    name: ClassVar[str] = NAME
+    starts_on_admission: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        client: SlurmClient | None = None,
+        *,
+        flavor_partitions: Mapping[str, str] | None = None,
+        account_queues: Mapping[str, str] | None = None,
+        resources: Mapping[str, str] | None = None,
+    ) -> None:
+        self.client = client or SlurmClient(bin_dir=settings.SLURM_BIN_DIR, timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS)
+        self.flavor_partitions = dict(settings.SLURM_FLAVOR_PARTITIONS if flavor_partitions is None else flavor_partitions)
+        self.account_queues = dict(settings.SLURM_ACCOUNT_QUEUES if account_queues is None else account_queues)
+        self.resources = dict(settings.SLURM_RESOURCES if resources is None else resources)
+
+    # --- after the admission pass commits ------------------------------------------------------
+
+    def start(self, workload_ids: Sequence[int]) -> None:
+        """Release the jobs of admitted workloads, each on its flavor's partition."""
+        rows = list(
+            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list(
+                "external_id", "workload__flavor_assignment", "workload__eviction_count"
+            )
+        )
+        if not rows:
+            return
+        groups: dict[tuple[str, bool], list[str]] = {}
+        for job_id, assignment, evictions in rows:
+            groups.setdefault((self.partition_for(assignment or {}), evictions > 0), []).append(job_id)
+        for (partition, requeued), job_ids in sorted(groups.items()):
+            # StartTime=now: a requeued job would otherwise wait out Slurm's requeue delay.
+            fields = {**({"Partition": partition} if partition else {}), **({"StartTime": "now"} if requeued else {})}
+            if fields:
+                self.client.update(job_ids, **fields)
+        self.client.release([job_id for job_id, _, _ in rows])
+
+    def stop(self, workload_ids: Sequence[int]) -> None:
+        """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
+        job_ids = list(
+            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list("external_id", flat=True)
+        )
+        if not job_ids:
+            return
+        refused = self.client.requeue_hold(job_ids).refused
+        if refused:
+            self.client.hold(list(refused))
+
+    def submit(self, workload: Workload, command: str) -> str:
+        """``sbatch --hold`` a job for a workload submitted through fairportal, and link it.
+
+        Runs inside the submission's transaction: if that rolls back after sbatch, the held job
+        names its LocalQueue in its comment, so the next sync imports it (nothing is lost).
+        """
+        try:
+            options = slurm_jobs.sbatch_resources(workload.requests, self.resources)
+        except JobRejected as error:
+            raise SubmissionRefused(str(error)) from None
+        options += [
+            "--hold",
+            f"--comment={slurm_jobs.COMMENT_PREFIX}{workload.local_queue.key}",
+            f"--job-name={workload.name}",
+            f"--output={settings.SLURM_SUBMIT_OUTPUT}",
+        ]
+        if workload.max_runtime_seconds:
+            options.append(f"--time={max(1, -(-workload.max_runtime_seconds // 60))}")
+        job_id = self.client.submit(options, command)
+        ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
+        return job_id
+
+    def partition_for(self, assignment: Mapping[str, str]) -> str:
+        """The partition of the first resource (in name order) whose flavor is mapped; '' for none."""
+        for resource in sorted(assignment):
+            partition = self.flavor_partitions.get(assignment[resource])
+            if partition:
+                return partition
+        return ""
+
+    # --- observe and reconcile ----------------------------------------------------------------
+
+    def sync(self, now: datetime) -> SyncReport:
+        report = SyncReport()
+        queue = {view.job_id: (view, job) for view, job in ((slurm_jobs.view_queue_job(j), j) for j in self.client.jobs())}
+        with transaction.atomic():
+            if not try_advisory_xact_lock("cluster-sync:slurm"):
+                report.backed_off = True  # another worker is syncing right now
+                return report
+            self._import(queue, report)
+            self._reconcile(queue, report)
+        return report
+
+    def _import(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
+        """New jobs naming fairportal become pending workloads (held first if submitted unheld)."""
+        candidates = {
+            job_id: (view, job)
+            for job_id, (view, job) in queue.items()
+            if (view.pending or view.running) and slurm_jobs.names_fairportal(job, self.account_queues)
+        }
+        if not candidates:
+            return
+        known = set(
+            ClusterJob.objects.filter(backend=NAME, external_id__in=list(candidates)).values_list("external_id", flat=True)
+        )
+        new = {job_id: entry for job_id, entry in candidates.items() if job_id not in known}
+        for job_id in [job_id for job_id, (view, _) in new.items() if view.running]:
+            self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
+            new.pop(job_id)
+        if not new:
+            return
+        unheld = [job_id for job_id, (view, _) in new.items() if not view.held]
+        if unheld:
+            refused = self.client.hold(unheld).refused  # fairportal decides when it runs
+            for job_id in refused:  # started meanwhile: it ran outside fairportal's admission
+                self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
+                new.pop(job_id, None)
+        queues = self._local_queues([job for _, job in new.values()])
+        fed: set[int] = set()  # ClusterQueues that got new work: one admission pass each
+        for job_id, (_, job) in sorted(new.items(), key=lambda item: int(item[0])):
+            try:
+                slurm_jobs.check_supported(job)
+                key = slurm_jobs.local_queue_key(job, self.account_queues)
+                local_queue = queues.get(key)
+                if local_queue is None:
+                    raise JobRejected(f"LocalQueue {key} does not exist")
+                workload_id = self._submit(job_id, job, local_queue)
+            except JobRejected as error:
+                self._reject(job_id, str(error), report)
+                continue
+            if workload_id is not None:
+                report.imported.append(workload_id)
+                fed.add(local_queue.cluster_queue_id)
+        if fed:
+            from queues.tasks import request_admission_pass
+
+            for cluster_queue_id in sorted(fed):
+                request_admission_pass(cluster_queue_id)
+
+    def _local_queues(self, jobs: Sequence[Mapping[str, Any]]) -> dict[str, LocalQueue]:
+        keys = set()
+        for job in jobs:
+            try:
+                keys.add(slurm_jobs.local_queue_key(job, self.account_queues))
+            except JobRejected:
+                continue
+        found: dict[str, LocalQueue] = {}
+        for key in keys:
+            namespace, name = key.split("/", 1)
+            queue = LocalQueue.objects.select_related("namespace", "cluster_queue").filter(
+                namespace__name=namespace, name=name
+            ).first()
+            if queue is not None:
+                found[key] = queue
+        return found
+
+    def _submit(self, job_id: str, job: Mapping[str, Any], local_queue: LocalQueue) -> int | None:
+        from queues.services.submission import submit_checked
+
+        requests = slurm_jobs.requests_of(job, self.resources)
+        try:
+            with transaction.atomic():
+                workload = submit_checked(
+                    local_queue=local_queue,
+                    name=f"slurm-{job_id}",
+                    pod_sets=[{"name": "main", "count": 1, "requests": requests}],
+                    max_runtime_seconds=slurm_jobs.max_runtime_seconds(job),
+                    queued_at=slurm_jobs.submitted_at(job),
+                    request_pass=False,
+                )
+                ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
+        except ValidationError as error:
+            raise JobRejected("; ".join(_messages(error))[:300]) from None
+        except IntegrityError:
+            if ClusterJob.objects.filter(backend=NAME, external_id=job_id).exists():
+                return None  # a concurrent sync imported it
+            raise JobRejected(f"a workload named slurm-{job_id} already exists in {local_queue.namespace.name}") from None
+        return workload.pk
+
+    def _reject(self, job_id: str, message: str, report: SyncReport) -> None:
+        """Record once why a job is not a workload, and say so on the job (its admin comment)."""
+        ClusterJob.objects.get_or_create(backend=NAME, external_id=job_id, defaults={"error": message[:300], "settled": True})
+        report.rejected.append(job_id)
+        logger.warning("slurm job %s not imported: %s", job_id, message)
+        try:
+            self.client.update([job_id], AdminComment=f"fairportal: {message}"[:250])
+        except BackendUnavailable:
+            pass  # the comment is a courtesy; the rejection is recorded
+
+    def _reconcile(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
+        links = list(
+            ClusterJob.objects.filter(backend=NAME, settled=False, workload__isnull=False).values_list(
+                "id", "external_id", "workload_id", "workload__state", "workload__started_at"
+            )
+        )
+        release: list[str] = []
+        requeue: list[tuple[str, int]] = []
+        cancel: list[str] = []
+        starts: dict[int, datetime] = {}
+        look_up: dict[str, tuple[int, str]] = {}  # job id -> (workload id, workload state)
+        settled: list[int] = []
+        for link_id, job_id, workload_id, state, started_at in links:
+            view = queue.get(job_id, (None, None))[0]
+            if state == WorkloadState.ADMITTED:
+                if view is None or view.terminal:
+                    look_up[job_id] = (workload_id, state)
+                elif view.running and started_at is None and view.start is not None:
+                    starts[workload_id] = view.start
+                elif view.held:
+                    release.append(job_id)
+                    report.restarted.append(workload_id)
+            elif state == WorkloadState.PENDING:
+                if view is None or view.terminal:
+                    look_up[job_id] = (workload_id, state)
+                elif view.running or (view.pending and not view.held):
+                    requeue.append((job_id, workload_id))
+            elif state in _ENDED:
+                if view is not None and not view.terminal:
+                    cancel.append(job_id)  # cancelled in fairportal: stop it in Slurm too
+                else:
+                    settled.append(link_id)
+        if release:
+            self.client.release(release)
+        if requeue:
+            self.stop([workload_id for _, workload_id in requeue])
+            report.stopped.extend(workload_id for _, workload_id in requeue)
+        if cancel:
+            self.client.cancel(cancel)
+        if starts:
+            from queues.services.cluster import record_starts
+
+            report.started.extend(record_starts(starts))
+        if look_up:
+            self._settle(look_up, queue, report)
+        ClusterJob.objects.filter(pk__in=settled).update(settled=True)
+
+    def _settle(
+        self,
+        look_up: Mapping[str, tuple[int, str]],
+        queue: Mapping[str, tuple[JobView, dict[str, Any]]],
+        report: SyncReport,
+    ) -> None:
+        """Jobs that ended (or vanished): end their workloads at Slurm's accounting times."""
+        from queues.services.cluster import record_starts
+
+        records = {job_id: slurm_jobs.view_accounting_job(job) for job_id, job in self.client.accounting(list(look_up)).items()}
+        for job_id, (workload_id, state) in sorted(look_up.items(), key=lambda item: int(item[0])):
+            view = records.get(job_id)
+            if view is None or not view.terminal:
+                queued = queue.get(job_id, (None, None))[0]
+                if queued is not None and queued.terminal:
+                    view = queued  # accounting lags slurmctld by a moment: its own record will do
+                elif view is None and queued is None:
+                    self._end(workload_id, state, "lost", None, f"Slurm has no record of job {job_id}", report)
+                    continue
+                else:
+                    continue  # requeued or still being written: look again next time
+            if state == WorkloadState.ADMITTED and view.start is not None:
+                record_starts({workload_id: view.start})
+            outcome = self._outcome(view)
+            queued = queue.get(job_id, (None, None))[0]
+            exit_code = view.exit_code or (queued.exit_code if queued is not None else None)
+            message = f"Slurm job {job_id} {view.state}" + (f" (exit code {exit_code})" if exit_code else "")
+            self._end(workload_id, state, outcome, view.end, message, report)
+
+    @staticmethod
+    def _outcome(view: JobView) -> str:
+        if view.state in slurm_jobs.FINISHED_STATES:
+            return "finished"
+        if view.state in slurm_jobs.CANCELLED_STATES:
+            return "cancelled"
+        return "failed"
+
+    @staticmethod
+    def _end(workload_id: int, state: str, outcome: str, at: datetime | None, message: str, report: SyncReport) -> None:
+        try:
+            if state == WorkloadState.PENDING or outcome == "cancelled":
+                lifecycle.cancel_workload(workload_id, now=at, message=message)
+                report.cancelled.append(workload_id)
+            elif outcome == "finished":
+                lifecycle.finish_workload(workload_id, now=at, message=message)
+                report.finished.append(workload_id)
+            else:
+                lifecycle.fail_workload(workload_id, now=at, message=message)
+                report.failed.append(workload_id)
+        except InvalidTransition:
+            pass  # someone else ended it meanwhile: their report stands
+
+
+def _messages(error: ValidationError) -> list[str]:
+    if hasattr(error, "message_dict"):
+        return [f"{field}: {message}" for field, messages in error.message_dict.items() for message in messages]
+    return list(error.messages)
