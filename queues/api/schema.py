@@ -57,6 +57,8 @@ QUANTITY_IN = {
 QUANTITY_OUT = {"type": "number", "description": "In base units (cores, bytes, GPUs)"}
 
 
+URL_SCHEMES = r"^([hH][tT][tT][pP][sS]?|[fF][tT][pP][sS]?)://[^\s/?#]+"  # ECMA-262 regex: no inline flags
+
 class ValidatedAutoSchema(AutoSchema):
     """drf-spectacular's schema, plus the constraints of the models' function validators and of
     list serializers' ``min_length``/``max_length`` (``pod_sets`` has 1 to 8 items)."""
@@ -81,6 +83,11 @@ class ValidatedAutoSchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if not isinstance(schema, dict):
             return schema
+        if isinstance(field, serializers.URLField):
+            # Django's URLValidator takes http(s) and ftp(s) URLs only; "format: uri" alone allows any scheme.
+            for branch in schema.get("oneOf", [schema]):
+                if branch.get("format") == "uri":
+                    branch["pattern"] = URL_SCHEMES
         if isinstance(field, serializers.ListSerializer):
             if field.min_length is not None:
                 schema["minItems"] = field.min_length
@@ -216,6 +223,30 @@ CONDITIONAL_REQUIREMENTS: dict[str, dict[str, Any]] = {
             {"properties": {"source": {"enum": ["preset"]}}, "required": ["source", "preset"]},
             {"properties": {"source": {"enum": ["live"]}}, "required": ["source"]},
             {"properties": {"source": {"enum": ["document"]}}, "required": ["source", "document"]},
+        ]
+    },
+    # Budget.clean(): a ResourceHours budget names its resource, a WallTime one (the default) does
+    # not; renewal every N days needs the N.
+    "BudgetRequest": {
+        "allOf": [
+            {
+                "oneOf": [
+                    {"properties": {"kind": {"enum": ["WallTime"]}, "resource": {"enum": [""]}}},
+                    {
+                        "properties": {"kind": {"enum": ["ResourceHours"]}, "resource": {"minLength": 1}},
+                        "required": ["kind", "resource"],
+                    },
+                ]
+            },
+            {
+                "oneOf": [
+                    {"properties": {"renewal": {"enum": ["none", "weekly", "monthly"]}}},
+                    {
+                        "properties": {"renewal": {"enum": ["days"]}, "renewal_days": {"minimum": 1, "nullable": False}},
+                        "required": ["renewal", "renewal_days"],
+                    },
+                ]
+            },
         ]
     },
 }

@@ -80,7 +80,9 @@ def test_given_json_that_is_not_an_object_when_posted_then_400_not_500(staff_cli
     response = staff_client.post(IMPORT, body, content_type="application/json")
 
     assert response.status_code == 400
-    assert response.json() == {"errors": ["body: expected the YAML text or a JSON object with manifests"]}
+    assert response.json() == {
+        "errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']
+    }
 
 
 def test_given_token_of_staff_user_when_exporting_then_yaml_with_warnings_as_comments(cluster_v1beta2):
