@@ -9,7 +9,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from fairportal.fairsharing_config import FairSharingConfigError, load_policy
-from fairportal.schedule import beat_schedule
+from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError as ConfigValueError
 
@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "fairportal",
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
@@ -186,6 +187,17 @@ BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "1h")
 BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
 BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
+# The what-if lane (fairportal.whatif): playground and simulation runs have their own queue and
+# worker, time limits, a per-user cap, a reaper for stuck runs and a retention period.
+WHATIF_SOFT_TIME_LIMIT_SECONDS = env_seconds("WHATIF_SOFT_TIME_LIMIT", "10m")
+WHATIF_TIME_LIMIT_SECONDS = env_seconds("WHATIF_TIME_LIMIT", f"{WHATIF_SOFT_TIME_LIMIT_SECONDS + 60}s")
+if WHATIF_TIME_LIMIT_SECONDS <= WHATIF_SOFT_TIME_LIMIT_SECONDS:
+    raise ImproperlyConfigured("WHATIF_TIME_LIMIT: must be longer than WHATIF_SOFT_TIME_LIMIT")
+WHATIF_MAX_ACTIVE_PER_USER = env_int("WHATIF_MAX_ACTIVE_PER_USER", 3, minimum=1)
+WHATIF_QUEUED_TIMEOUT_SECONDS = env_seconds("WHATIF_QUEUED_TIMEOUT", "1h")
+WHATIF_RESULT_RETENTION_SECONDS = env_seconds("WHATIF_RESULT_RETENTION", "30d")
+CELERY_TASK_ROUTES = task_routes()
+CELERY_TASK_ANNOTATIONS = whatif_annotations(WHATIF_SOFT_TIME_LIMIT_SECONDS, WHATIF_TIME_LIMIT_SECONDS)
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,

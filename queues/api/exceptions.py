@@ -18,6 +18,7 @@ from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
+from fairportal.whatif import WhatIfLimitReached
 from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 from queues.models import Workload
 from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition
@@ -63,6 +64,10 @@ def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
         return Response(
             {"detail": "conflicts with a concurrent change; read the current state and retry", "code": "conflict"},
             status=status.HTTP_409_CONFLICT,
+        )
+    elif isinstance(exc, WhatIfLimitReached):
+        return Response(
+            {"detail": str(exc), "code": "whatif_limit", "limit": exc.limit}, status=status.HTTP_429_TOO_MANY_REQUESTS
         )
     elif isinstance(exc, Workload.DoesNotExist):
         return Response({"detail": "No Workload matches the given query."}, status=status.HTTP_404_NOT_FOUND)

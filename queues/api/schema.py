@@ -102,12 +102,14 @@ COMMON_ERRORS = {
     "401": ("ErrorDetail", "No or invalid credentials"),
     "403": ("ErrorDetail", "The user's role does not allow this"),
     "404": ("ErrorDetail", "No such object, or it belongs to another tenant"),
+    "429": ("ErrorDetail", "Too many requests (API_THROTTLE_RATES), or too many what-if runs of this user"),
 }
 WRITE_ERRORS = {
     "409": ("Conflict", "Conflicts with the current state: an invalid transition, an object still in use"),
     "415": ("ErrorDetail", "The body is not JSON"),
 }
 IDEMPOTENCY_ERROR = ("ErrorDetail", "The Idempotency-Key was used before with a different body")
+QUEUE_UNAVAILABLE = ("ErrorDetail", "The task queue could not be reached; the run was marked failed, nothing runs")
 
 
 def add_error_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -122,6 +124,8 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             responses = operation.setdefault("responses", {})
             if "422" in responses:
                 errors["422"] = IDEMPOTENCY_ERROR
+            if "503" in responses:
+                errors["503"] = QUEUE_UNAVAILABLE
             for code, (component, description) in errors.items():
                 described = responses.get(code, {}).get("description") or description
                 responses[code] = {

@@ -25,5 +25,7 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
         "queues.account_wall_time",
         "queues.prune_usage_series",
         "budgets.reconcile_budgets",
+        "fairportal.reap_stuck_whatif_runs",
+        "fairportal.prune_whatif_runs",
     }
     assert settings.CELERY_BEAT_SCHEDULE["budgets"]["schedule"] == float(settings.BUDGET_ACCOUNTING_SECONDS)
