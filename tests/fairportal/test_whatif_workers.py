@@ -113,7 +113,9 @@ def test_given_a_long_what_if_running_when_a_workload_is_submitted_then_it_is_ad
 ):
     # The sender puts its task's limits in the message (as the web process does in production,
     # from the same settings as the workers): this process was configured with the defaults.
+    # Celery caches a task's send options on first use, so that cache is cleared too.
     monkeypatch.setattr(run_simulation, "soft_time_limit", SOFT_LIMIT_SECONDS)
+    monkeypatch.setattr(run_simulation, "_exec_options", None)
     lq = make_local_queue("team-a", "main", make_cluster_queue(cpu="4"))
     client = client_for(UserFactory(username="tenant-with-a-big-question", is_staff=True))
     queued = client.post("/api/v1/simulations/", {"scenario": long_scenario(), "run_in_background": True}, format="json")
