@@ -48,7 +48,7 @@ migrate: install $(SECRET_KEY_PATH)
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput
 
-# Static files for WhiteNoise: hashed names and gzip/brotli copies in var/staticfiles.
+# Static files for WhiteNoise: hashed names and gzip copies in var/staticfiles.
 static: install $(SECRET_KEY_PATH)
 	$(PY) manage.py collectstatic --noinput -v 0
 

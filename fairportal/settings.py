@@ -196,7 +196,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
-# WhiteNoise serves static files from gunicorn: compressed (gzip, brotli) and with content hashes
+# WhiteNoise serves static files from gunicorn: gzip-compressed and with content hashes
 # in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does. With
 # DEBUG (development and the test suite) files are served straight from static/.
 STORAGES = {
@@ -209,6 +209,7 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_KEEP_ONLY_HASHED_FILES = not DEBUG  # templates name static files through {% static %}: hashed
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -332,6 +333,8 @@ SPECTACULAR_SETTINGS = {
         "WorkloadStateEnum": "queues.models.choices.WorkloadState",
         "PolicyChangeActionEnum": "queues.models.audit.PolicyChange.Action",
         "BudgetActionEnum": "budgets.models.Budget.Action",
+        "ScenarioSourceEnum": "playground.models.Scenario.Source",
+        "ScenarioCreateSourceEnum": ["preset", "live", "document"],
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -31,3 +31,10 @@ def dead_broker(monkeypatch):
     yield dead
     monkeypatch.undo()
     _reset_broker_connections(app)
+
+
+@pytest.fixture(autouse=True)
+def api_throttling_off(settings):
+    """The suite (schemathesis included) sends thousands of API requests a minute as one user:
+    throttling is configured off by setting; the throttling tests set their own rates."""
+    settings.API_THROTTLE_RATES = {"user": None, "anon": None}
