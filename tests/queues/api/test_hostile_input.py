@@ -36,3 +36,23 @@ def test_given_a_huge_value_in_a_scenario_then_the_error_echoes_only_its_beginni
 
     assert response.status_code == 400
     assert len(response.content) < 2_000
+
+
+@pytest.mark.parametrize(
+    ("path", "limit", "headers"),
+    [
+        ("/api/v1/workloads/", 65536, {"HTTP_IDEMPOTENCY_KEY": "big-1"}),
+        ("/api/v1/simulations/", 1048576, {}),
+        ("/api/v1/playground/scenarios/", 5242880, {}),
+    ],
+    ids=["workload", "simulation", "playground-scenario"],
+)
+def test_given_a_json_body_over_the_limit_then_the_documented_json_400(world, clients, path, limit, headers):
+    body = '{"name": "' + "x" * (limit + 3_000_000) + '"}'  # over Django's 2.5 MB form limit too
+
+    response = clients["admin"].post(path, body, content_type="application/json", **headers)
+
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "non_field_errors": [f"the request body is larger than the {limit} bytes this endpoint accepts"]
+    }
