@@ -55,7 +55,7 @@ def claim_slot(user: Any) -> None:
     cannot both take the last slot.
     """
     limit = settings.WHATIF_MAX_ACTIVE_PER_USER
-    get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
+    get_user_model().objects.select_for_update().only("pk").get(pk=user.pk)
     if active_runs(user) >= limit:
         raise WhatIfLimitReached(limit)
 

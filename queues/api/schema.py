@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
 
@@ -22,6 +22,23 @@ QUANTITY_IN = {
     "description": 'Kubernetes quantity ("500m", "2Gi") or a number in base units (cores, bytes, GPUs)',
 }
 QUANTITY_OUT = {"type": "number", "description": "In base units (cores, bytes, GPUs)"}
+
+
+class HashedTokenScheme(OpenApiAuthenticationExtension):
+    """API tokens (django-rest-knox, stored hashed) keep the scheme clients know: ``tokenAuth``,
+    ``Authorization: Token <key>``."""
+
+    target_class = "knox.auth.TokenAuthentication"
+    name = "tokenAuth"
+    priority = 1  # over drf-spectacular's own knox extension ("knoxApiToken")
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": 'Token-based authentication with required prefix "Token"',
+        }
 
 
 class QuantityFieldSchema(OpenApiSerializerFieldExtension):

@@ -22,7 +22,8 @@ from fairportal.secret_key import DEVELOPMENT_KEY, SecretKeyError, read_secret_k
 
 ROOT = Path(__file__).resolve().parents[2]
 STRONG_KEY = "4f9c2b7e1d8a6f3c0b5e9d2a7c4f1e8b3d6a9c0f5e2b7d4a1c8f3e6b9d0a5c2f7e"
-PROFILE_VARIABLES = ("DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "HTTPS", "BIND_ADDRESS", "METRICS_TOKEN", "PORT")
+PROFILE_VARIABLES = ("DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "HTTPS", "BIND_ADDRESS", "METRICS_TOKEN", "PORT",
+                     "DJANGO_ALLOW_ASYNC_UNSAFE")  # the browser tests set the last one for themselves
 
 
 def clean_environment(**overrides: str) -> dict[str, str]:
