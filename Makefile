@@ -21,7 +21,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test run test services chromium prometheus bench bench-web migrate static seed clean redis postgres
+.PHONY: install install-test run test services chromium prometheus bench bench-web bench-lane migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -114,6 +114,10 @@ bench: install-test
 # Web dashboard latency at 1,000 LocalQueues and 100,000 workloads (own PostgreSQL database fp_bench_web).
 bench-web: install-test postgres
 	$(PY) bench/web.py
+
+# Admission wait while what-ifs run, per worker layout (own database fp_bench_lane, real workers).
+bench-lane: install-test postgres redis
+	$(PY) bench/whatif_lane.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

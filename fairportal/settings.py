@@ -197,14 +197,15 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise serves static files from gunicorn: gzip-compressed and with content hashes
-# in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does. With
-# DEBUG (development and the test suite) files are served straight from static/.
+# in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does
+# (fairportal.storage). With DEBUG (development and the test suite) files are served straight
+# from static/.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        else "fairportal.storage.StaticFilesStorage"
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG

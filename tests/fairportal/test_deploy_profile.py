@@ -189,3 +189,13 @@ def test_make_run_serves_on_loopback_only_with_branded_errors_and_compressed_sta
     assert "max-age=315360000" in headers["Cache-Control"]
     login_page = fetch(f"{base}/accounts/login/")[2].decode()
     assert f"/static/{manifest['css/fairportal.css']}" in login_page
+
+
+def test_given_debug_off_before_collectstatic_then_pages_still_render_with_plain_static_names(client, settings, db):
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "fairportal.storage.StaticFilesStorage"}}
+    settings.STATIC_ROOT = "/nonexistent-static-root"
+
+    response = client.get("/accounts/login/")
+
+    assert response.status_code == 200
+    assert "/static/css/fairportal.css" in response.content.decode()
