@@ -96,12 +96,13 @@ def stop(workers: list[subprocess.Popen]) -> None:
         worker.wait()
 
 
-def admission_wait(lq: LocalQueue, name: str, *, what_ifs: int) -> float:
+def admission_wait(lq: LocalQueue, name: str, *, what_ifs: int, busy: int) -> float:
+    """Queue ``what_ifs`` long simulations, wait until ``busy`` of them run, then time a submission."""
     owner = get_user_model().objects.get(username="bench")
     runs = [SimulationRun.objects.create(owner=owner, document=long_scenario()) for _ in range(what_ifs)]
     for run in runs:
         run_simulation.delay(str(run.pk))
-    if runs and not wait_for(lambda: all(SimulationRun.objects.get(pk=r.pk).status == "running" for r in runs), 60):
+    if not wait_for(lambda: SimulationRun.objects.filter(status="running").count() >= busy, 60):
         raise SystemExit("the what-ifs did not start")
     submitted = time.monotonic()
     workload = submit(lq, name, cpu="1", duration=None)  # on commit: an admission pass is sent
@@ -121,14 +122,14 @@ def main() -> None:
     lq = make_local_queue("team-bench", "main", make_cluster_queue("bench", cpu="1000"))
     lanes = [procfile_command("worker"), procfile_command("whatif")]
     rows = []
-    for label, commands, what_ifs in (
-        ("baseline: Procfile workers, idle", lanes, 0),
-        ("lanes: Procfile workers, 2 what-ifs running", lanes, 2),
-        ("shared: one worker for both queues, 2 what-ifs running", [SHARED], 2),
+    for label, commands, what_ifs, busy in (
+        ("baseline: Procfile workers, idle", lanes, 0, 0),
+        ("lanes: Procfile workers, 2 what-ifs queued (1 running, 1 waiting)", lanes, 2, 1),
+        ("shared: one 2-process worker for both queues, 2 what-ifs running", [SHARED], 2, 2),
     ):
         workers = start(commands)
         try:
-            seconds = admission_wait(lq, f"job-{len(rows)}", what_ifs=what_ifs)
+            seconds = admission_wait(lq, f"job-{len(rows)}", what_ifs=what_ifs, busy=busy)
         finally:
             stop(workers)
             SimulationRun.objects.filter(status__in=("queued", "running")).update(status="failed")
