@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,21 +60,13 @@ from django.core.management import call_command  # noqa: E402
 from fairportal.celery import app  # noqa: E402
 from queues.api.tasks import run_simulation  # noqa: E402
 from queues.models import ClusterQueue, LocalQueue, Namespace, SimulationRun, Workload, WorkloadState  # noqa: E402
-from tests.fairportal.test_whatif_workers import long_scenario, procfile_command  # noqa: E402
+from tests.fairportal.test_whatif_workers import long_scenario  # noqa: E402
+from tests.procfile import procfile_command, wait_for  # noqa: E402
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit  # noqa: E402
 
 SHARED = shlex.split(
     ".venv/bin/celery -A fairportal worker --queues celery,whatif --hostname shared@%h --loglevel=WARNING --concurrency=2"
 )
-
-
-def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def start(commands: list[list[str]]) -> list[subprocess.Popen]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import socket
 import subprocess
 import sys
@@ -19,8 +18,8 @@ import pytest
 from django.db import connection
 
 from fairportal.secret_key import DEVELOPMENT_KEY, SecretKeyError, read_secret_key
+from tests.procfile import ROOT, procfile_command
 
-ROOT = Path(__file__).resolve().parents[2]
 STRONG_KEY = "4f9c2b7e1d8a6f3c0b5e9d2a7c4f1e8b3d6a9c0f5e2b7d4a1c8f3e6b9d0a5c2f7e"
 PROFILE_VARIABLES = ("DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "HTTPS", "BIND_ADDRESS", "METRICS_TOKEN", "PORT",
                      "DJANGO_ALLOW_ASYNC_UNSAFE")  # the browser tests set the last one for themselves
@@ -96,14 +95,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def procfile_command(process: str) -> list[str]:
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        name, _, command = line.partition(":")
-        if name.strip() == process:
-            return shlex.split(command.strip())
-    raise AssertionError(f"the Procfile has no {process!r} process")
 
 
 def listening_addresses(port: int) -> set[str]:

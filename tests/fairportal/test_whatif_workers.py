@@ -6,12 +6,10 @@ limit and the run says so."""
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -20,35 +18,17 @@ from fairportal.celery import app
 from queues.api.tasks import run_simulation
 from queues.models import SimulationRun, Workload, WorkloadState
 from tests.factories import UserFactory
+from tests.procfile import ROOT, procfile_command, wait_for
 from tests.queues.api.conftest import client_for
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
-ROOT = Path(__file__).resolve().parents[2]
 BROKER = os.environ.get("TEST_CELERY_BROKER_URL", "redis://127.0.0.1:6379/5")
 SOFT_LIMIT_SECONDS = 12
-
-
-def procfile_command(process: str) -> list[str]:
-    """The command line of ``process`` in the Procfile, run from this checkout's virtualenv."""
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        name, _, command = line.partition(":")
-        if name.strip() == process:
-            return shlex.split(command.strip())
-    raise AssertionError(f"the Procfile has no {process!r} process")
 
 
 def database_url() -> str:
     db = connection.settings_dict
     return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 @pytest.fixture
