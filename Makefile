@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-requirements
+TEST_STAMP := $(VENV)/.installed-test-requirements
+SECRET_KEY_PATH := $(CURDIR)/var/secret_key
 PORT ?= 8000
 DB ?= postgres
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
@@ -21,21 +23,39 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium prometheus slurm bench bench-web bench-slurm bench-slurm-release migrate seed clean redis postgres
+.PHONY: install install-test run test services chromium prometheus slurm bench bench-web bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
+# `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
 
+$(TEST_STAMP): $(STAMP) requirements-test.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
+	@touch $(TEST_STAMP)
+
 install: $(STAMP)
 
-migrate: install
+install-test: $(TEST_STAMP)
+
+# `make run` is the DEBUG=false profile on loopback: a random SECRET_KEY made once (var/secret_key).
+$(SECRET_KEY_PATH):
+	@mkdir -p var
+	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(64))" > $(SECRET_KEY_PATH)
+
+run migrate static seed: export SECRET_KEY_FILE = $(SECRET_KEY_PATH)
+
+migrate: install $(SECRET_KEY_PATH)
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput
 
+# Static files for WhiteNoise: hashed names and gzip copies in var/staticfiles.
+static: install $(SECRET_KEY_PATH)
+	$(PY) manage.py collectstatic --noinput -v 0
+
 seed: migrate
-	$(PY) manage.py seed_demo --if-empty --history 6h
+	@set -o pipefail; umask 077; $(PY) manage.py seed_demo --if-empty --history 6h | tee -a var/demo-logins.log
 
 # Redis carries Celery's messages: start a local redis-server when installed but not running.
 redis:
@@ -50,10 +70,11 @@ redis:
 		echo "Install it (apt-get install redis-server) or point REDIS_URL at a running Redis."; exit 1; \
 	fi
 
-run: seed redis
+run: seed static redis
 	@echo ""
-	@echo "  fairportal is starting on http://127.0.0.1:$(PORT)/"
-	@echo "  Admin: http://127.0.0.1:$(PORT)/admin/   demo logins: admin/admin (staff), alice/alice and bob/bob (tenants)"
+	@echo "  fairportal is starting on http://127.0.0.1:$(PORT)/ (this machine only)"
+	@echo "  Admin: http://127.0.0.1:$(PORT)/admin/   demo logins: admin (staff), alice and bob (tenants);"
+	@echo "  their passwords were printed when the demo was loaded (var/demo-logins.log)"
 	@echo ""
 	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
@@ -89,26 +110,32 @@ slurm:
 
 services: postgres redis chromium prometheus slurm
 
-test: install services
+# DEBUG=true for the settings (plain static files, the development key); pytest-django still
+# runs every test with DEBUG off, as production does.
+test: install-test services
 	@mkdir -p var
-	DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
+	DEBUG=true DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
 		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf \
 		FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) -m pytest $(PYTEST_ARGS)
 
-bench: install
+bench: install-test
 	$(PY) bench/engine.py
 
 # Web dashboard latency at 1,000 LocalQueues and 100,000 workloads (own PostgreSQL database fp_bench_web).
-bench-web: install postgres
+bench-web: install-test postgres
 	$(PY) bench/web.py
 
 # Slurm's multifactor fair share and fairportal driving the same Slurm, one trace (own database fp_bench_slurm).
-bench-slurm: install postgres slurm
+bench-slurm: install-test postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_fairshare.py
 
 # Release throughput: one batched scontrol per pass vs one per job (same database as bench-slurm).
-bench-slurm-release: install postgres slurm
+bench-slurm-release: install-test postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_release.py
+
+# Admission wait while what-ifs run, per worker layout (own database fp_bench_lane, real workers).
+bench-lane: install-test postgres redis
+	$(PY) bench/whatif_lane.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import secrets
 import statistics
 import sys
 import time
@@ -28,7 +29,7 @@ sys.path.insert(0, ROOT)
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_web")
 os.environ["DATABASE_URL"] = DATABASE_URL
 os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(64))  # DEBUG=false refuses weak keys
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
 
 SEED = 20261121

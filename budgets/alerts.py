@@ -19,12 +19,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
+from fairportal.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -121,18 +121,13 @@ def _queue_delivery(event: BudgetEvent, *, wants_email: bool) -> None:
     if not (wants_email or wants_webhook):
         return
 
-    def publish() -> None:
-        from budgets import tasks  # tasks import services, which import this module
+    from budgets import tasks  # tasks import services, which import this module
 
-        try:
-            if wants_email:
-                tasks.send_budget_email.delay(event.pk)
-            if wants_webhook:
-                tasks.post_budget_webhook.delay(event.pk)
-        except Exception:  # noqa: BLE001 - broker down: the event row stays pending, nothing is lost
-            logger.warning("could not enqueue alerts for budget event %s", event.pk)
-
-    transaction.on_commit(publish)
+    # Broker down: the event row stays pending, nothing is lost.
+    if wants_email:
+        enqueue_on_commit(tasks.send_budget_email, event.pk)
+    if wants_webhook:
+        enqueue_on_commit(tasks.post_budget_webhook, event.pk)
 
 
 # --- delivery ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from django.utils import timezone
 from budgets import accounting, alerts, enforcement
 from budgets.models import Budget, BudgetState
 from budgets.status import BudgetStatus, build_status, format_hours
+from fairportal.enqueue import enqueue_on_commit
 from queues.audit import policy_state, record_change
 from queues.models import PolicyChange, Surface
 
@@ -180,12 +181,6 @@ def remove_hold_of_deleted_budget(budget_id: int, name: str) -> None:
 def request_reconcile(budget_id: int) -> None:
     """Run the budget's cycle soon after the commit (the beat schedule runs it anyway)."""
 
-    def publish() -> None:
-        from budgets.tasks import reconcile_budget_task
+    from budgets.tasks import reconcile_budget_task  # tasks import this module
 
-        try:
-            reconcile_budget_task.delay(budget_id)
-        except Exception:  # noqa: BLE001 - broker down: the next scheduled run reconciles it
-            logger.warning("could not enqueue a budget cycle for budget %s", budget_id)
-
-    transaction.on_commit(publish)
+    enqueue_on_commit(reconcile_budget_task, budget_id)  # broker down: the next scheduled run does it

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from queues.engine import safe_yaml
 from queues.engine.errors import ValidationError
 from queues.engine.policy import FairSharingPolicy
 
@@ -72,7 +73,7 @@ def load_policy(environ: Mapping[str, str]) -> FairSharingPolicy:
     path = environ.get("FAIR_SHARING_CONFIG", "").strip()
     if path:
         try:
-            base = yaml.safe_load(Path(path).read_text()) or {}
+            base = safe_yaml.load(Path(path).read_text()) or {}
         except (OSError, yaml.YAMLError) as error:
             raise FairSharingConfigError(f"FAIR_SHARING_CONFIG={path}: cannot be read: {error}") from None
         try:

@@ -1,9 +1,21 @@
-"""Celery beat schedule, derived from the configuration (DESIGN.md "Control loop")."""
+"""Celery beat schedule, derived from the configuration (DESIGN.md "Control loop"), and the
+routing that keeps what-if work off the control loop's queue (``fairportal.whatif``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+CONTROL_QUEUE = "celery"  # Celery's default: admission, cluster, usage and budget tasks
+WHATIF_QUEUE = "whatif"
+WHATIF_TASKS = ("playground.run", "queues.api.tasks.run_simulation")
+
+def task_routes() -> dict[str, dict[str, str]]:
+    return {name: {"queue": WHATIF_QUEUE} for name in WHATIF_TASKS}
+
+def whatif_annotations(soft_time_limit: int, time_limit: int) -> dict[str, dict[str, int]]:
+    """Celery task options of every what-if task: the soft limit raises in the task (the run is
+    marked failed), the hard one kills the process (the reaper fails the run)."""
+    return {name: {"soft_time_limit": soft_time_limit, "time_limit": time_limit} for name in WHATIF_TASKS}
 
 def beat_schedule(
     *,
@@ -13,6 +25,7 @@ def beat_schedule(
     wall_time_seconds: int,
     retention_seconds: int = 3600,
     budget_seconds: int = 60,
+    whatif_reaper_seconds: int = 60,
 ) -> dict[str, dict[str, Any]]:
     """Each entry expires after one period: after a broker outage, stale ticks are dropped
     instead of running in a burst (the next tick does the same work)."""
@@ -28,4 +41,6 @@ def beat_schedule(
         "usage-series-retention": every("queues.prune_usage_series", retention_seconds),
         "budgets": every("budgets.reconcile_budgets", budget_seconds),
         "idempotency-keys": every("queues.prune_idempotency_keys", retention_seconds),
+        "whatif-reaper": every("fairportal.reap_stuck_whatif_runs", whatif_reaper_seconds),
+        "whatif-retention": every("fairportal.prune_whatif_runs", retention_seconds),
     }

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from fairportal.fairsharing_config import FairSharingConfigError, load_policy
-from fairportal.schedule import beat_schedule
+from fairportal.secret_key import SecretKeyError, read_secret_key
+from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError as ConfigValueError
 
@@ -57,14 +60,44 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false")
-    SECRET_KEY = "dev-only-insecure-key-change-me"  # noqa: S105 - development default only
+def env_rate(name: str, default: str) -> str | None:
+    """A DRF throttle rate (``120/min``, ``5000/hour``) or ``off``, named in the error."""
+    raw = os.environ.get(name, default).strip()
+    if raw.lower() in {"off", "none", ""}:
+        return None
+    count, _, period = raw.partition("/")
+    if not count.isdigit() or int(count) < 1 or not period or period[0] not in "smhd":
+        raise ImproperlyConfigured(f"{name}={raw!r}: expected requests/period such as 120/min or 5000/hour, or off")
+    return raw
+
+
+# Safe by default: no debug pages (they show settings and the URLconf to anyone), loopback only.
+DEBUG = env_bool("DEBUG", False)
+try:
+    SECRET_KEY = read_secret_key(os.environ, debug=DEBUG)
+except SecretKeyError as error:
+    raise ImproperlyConfigured(str(error)) from None
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+# The address the web server listens on (gunicorn reads it too): /metrics is open without a
+# token only when this is a loopback address.
+BIND_ADDRESS = os.environ.get("BIND_ADDRESS", "127.0.0.1").strip()
+try:
+    BIND_IS_LOOPBACK = BIND_ADDRESS == "localhost" or ipaddress.ip_address(BIND_ADDRESS.strip("[]")).is_loopback
+except ValueError:
+    raise ImproperlyConfigured(f"BIND_ADDRESS={BIND_ADDRESS!r}: expected an IP address such as 127.0.0.1 or 0.0.0.0") from None
+
+# Served over HTTPS (TLS here or at a proxy): secure cookies, redirect to https, HSTS.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+if env_bool("SECURE_PROXY_SSL_HEADER", False):  # a proxy that terminates TLS sets X-Forwarded-Proto
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -74,8 +107,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "fairportal",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -86,12 +121,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in with 429.html
 ]
 
 ROOT_URLCONF = "fairportal.urls"
@@ -126,8 +163,30 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Sign-in brute force (web login and Django admin alike): django-axes counts failures per
+# username and address in the database (so across web workers) and locks that pair out.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_seconds("LOGIN_LOCKOUT_PERIOD", "15m"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_TEMPLATE = "429.html"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# Caches: per process unless CACHE_URL names a shared Redis (then API throttling counts across
+# web workers, and the dashboard's shared figures are computed once for all of them).
+CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
@@ -137,6 +196,21 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# WhiteNoise serves static files from gunicorn: gzip-compressed and with content hashes
+# in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does
+# (fairportal.storage). With DEBUG (development and the test suite) files are served straight
+# from static/.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "fairportal.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_KEEP_ONLY_HASHED_FILES = not DEBUG  # templates name static files through {% static %}: hashed
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -193,7 +267,8 @@ try:
 except FairSharingConfigError as error:
     raise ImproperlyConfigured(f"invalid fair-sharing configuration: {error}") from None
 
-# Prometheus: /metrics requires "Authorization: Bearer $METRICS_TOKEN" when set; PROMETHEUS_URL
+# Prometheus: /metrics requires "Authorization: Bearer $METRICS_TOKEN"; without a token it is
+# open only when the server is bound to loopback (BIND_ADDRESS), else refused. PROMETHEUS_URL
 # is the server TimeAware may read historical usage from (empty: the built-in usage series).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
@@ -211,6 +286,17 @@ BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
 # Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
 IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
+# The what-if lane (fairportal.whatif): playground and simulation runs have their own queue and
+# worker, time limits, a per-user cap, a reaper for stuck runs and a retention period.
+WHATIF_SOFT_TIME_LIMIT_SECONDS = env_seconds("WHATIF_SOFT_TIME_LIMIT", "10m")
+WHATIF_TIME_LIMIT_SECONDS = env_seconds("WHATIF_TIME_LIMIT", f"{WHATIF_SOFT_TIME_LIMIT_SECONDS + 60}s")
+if WHATIF_TIME_LIMIT_SECONDS <= WHATIF_SOFT_TIME_LIMIT_SECONDS:
+    raise ImproperlyConfigured("WHATIF_TIME_LIMIT: must be longer than WHATIF_SOFT_TIME_LIMIT")
+WHATIF_MAX_ACTIVE_PER_USER = env_int("WHATIF_MAX_ACTIVE_PER_USER", 3, minimum=1)
+WHATIF_QUEUED_TIMEOUT_SECONDS = env_seconds("WHATIF_QUEUED_TIMEOUT", "1h")
+WHATIF_RESULT_RETENTION_SECONDS = env_seconds("WHATIF_RESULT_RETENTION", "30d")
+CELERY_TASK_ROUTES = task_routes()
+CELERY_TASK_ANNOTATIONS = whatif_annotations(WHATIF_SOFT_TIME_LIMIT_SECONDS, WHATIF_TIME_LIMIT_SECONDS)
 CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
@@ -226,7 +312,7 @@ CELERY_IMPORTS = ("queues.api.tasks",)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "queues.api.schema.ValidatedAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",  # first: anonymous calls get 401, not 403
+        "knox.auth.TokenAuthentication",  # first: anonymous calls get 401, not 403
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -242,13 +328,23 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "queues.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "queues.api.exceptions.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["fairportal.throttling.UserRateThrottle", "fairportal.throttling.AnonRateThrottle"],
     "COERCE_DECIMAL_TO_STRING": False,  # weights and hours as JSON numbers
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
+# Requests per signed-in user and per anonymous address (read at each request: see
+# fairportal.throttling); "off" disables one.
+API_THROTTLE_RATES = {
+    "user": env_rate("API_THROTTLE_USER", "1200/min"),
+    "anon": env_rate("API_THROTTLE_ANON", "60/min"),
+}
+# API tokens (django-rest-knox): only a hash is stored; each expires after API_TOKEN_TTL.
+REST_KNOX = {"TOKEN_TTL": timedelta(seconds=env_seconds("API_TOKEN_TTL", "90d")), "AUTO_REFRESH": False}
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "fairportal API",
     "DESCRIPTION": "Fair-share control plane for shared batch and GPU clusters. Authenticate with "
-    "`Authorization: Token <key>` (`manage.py drf_create_token <user>`) or a session.",
+    "`Authorization: Token <key>` (`manage.py create_api_token <user>`) or a session.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
@@ -265,6 +361,8 @@ SPECTACULAR_SETTINGS = {
         "WorkloadStateEnum": "queues.models.choices.WorkloadState",
         "PolicyChangeActionEnum": "queues.models.audit.PolicyChange.Action",
         "BudgetActionEnum": "budgets.models.Budget.Action",
+        "ScenarioSourceEnum": "playground.models.Scenario.Source",
+        "ScenarioCreateSourceEnum": ["preset", "live", "document"],
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from queues.engine import safe_yaml
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario, apply_set, parse_scenario
 
@@ -58,7 +59,9 @@ def read_text(content: str | bytes, filename: str = "") -> dict[str, Any]:
         if filename.lower().endswith(".json"):
             document = json.loads(content)
         else:
-            document = yaml.safe_load(content)  # JSON is YAML too
+            document = safe_yaml.load(content, max_bytes=MAX_DOCUMENT_BYTES)  # JSON is YAML too
+    except RecursionError:
+        raise ValidationError("document", "nested too deeply") from None
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
         raise ValidationError("document", f"not valid YAML/JSON: {first_line}") from None

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from playground import charts, documents, editor, exports, selectors
 from playground.access import PlaygroundAccess, access_for
+from fairportal.whatif import WhatIfLimitReached
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
 from playground.live_export import LiveOptions
@@ -162,6 +163,8 @@ def scenario_detail(request: HttpRequest, pk: Any) -> HttpResponse:
                 run = runs.start_run(scenario, edits=edits, owner=request.user, title=form.cleaned_data["title"])
             except EditError as error:
                 form.add_edit_error(error.path, error.problem)
+            except WhatIfLimitReached as limit:
+                form.add_error(None, str(limit))
             else:
                 return redirect("playground-run", pk=run.pk)
         status = 400

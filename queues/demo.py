@@ -9,11 +9,13 @@ missing (deterministic names and a fixed seed), users keep a password once set.
 from __future__ import annotations
 
 import random
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -135,12 +137,13 @@ BUDGETS = [
      "action": Budget.Action.HOLD},
 ]
 
-# Demo logins: printed by `make run`; change them for anything but a demo.
+# Demo logins. The password is the username only with DEBUG=true (a development machine);
+# otherwise each user gets a random one, printed once when it is created.
 USERS = [
-    {"username": "admin", "password": "admin", "staff": True, "memberships": []},
-    {"username": "alice", "password": "alice", "staff": False,
+    {"username": "admin", "staff": True, "memberships": []},
+    {"username": "alice", "staff": False,
      "memberships": [("team-vision", TenantMembership.Role.EDITOR), ("team-nlp", TenantMembership.Role.VIEWER)]},
-    {"username": "bob", "password": "bob", "staff": False, "memberships": [("team-speech", TenantMembership.Role.EDITOR)]},
+    {"username": "bob", "staff": False, "memberships": [("team-speech", TenantMembership.Role.EDITOR)]},
 ]
 
 # Workload shapes: (label, pod sets, duration range in minutes)
@@ -263,7 +266,16 @@ def _seed_budgets(local_queues: dict[str, LocalQueue]) -> None:
         )
 
 
+KEPT_PASSWORD = "(unchanged)"
+
+
+def demo_password(username: str) -> str:
+    """``admin``/``admin`` only on a DEBUG machine; a random password anywhere else."""
+    return username if settings.DEBUG else secrets.token_urlsafe(12)
+
+
 def _seed_users() -> list[tuple[str, str]]:
+    """Creates the demo users; the logins list new passwords, ``(unchanged)`` for existing users."""
     user_model = get_user_model()
     logins = []
     for spec in USERS:
@@ -271,14 +283,16 @@ def _seed_users() -> list[tuple[str, str]]:
             username=spec["username"],
             defaults={"is_staff": spec["staff"], "is_superuser": spec["staff"], "email": f"{spec['username']}@example.org"},
         )
+        password = KEPT_PASSWORD
         if created:
-            user.set_password(spec["password"])
+            password = demo_password(spec["username"])
+            user.set_password(password)
             user.save(update_fields=["password"])
         for ns_name, role in spec["memberships"]:
             TenantMembership.objects.update_or_create(
                 user=user, namespace=Namespace.objects.get(name=ns_name), defaults={"role": role}
             )
-        logins.append((spec["username"], spec["password"]))
+        logins.append((spec["username"], password))
     return logins
 
 

@@ -65,9 +65,11 @@ def exposition() -> bytes:
 
 
 def _authorised(request: HttpRequest) -> bool:
+    """The bearer token when METRICS_TOKEN is set; without one, open only on a loopback-bound
+    server (every tenant's names and budgets are in the scrape)."""
     token = getattr(settings, "METRICS_TOKEN", "")
     if not token:
-        return True
+        return settings.BIND_IS_LOOPBACK
     header = request.headers.get("Authorization", "")
     return header.startswith("Bearer ") and hmac.compare_digest(header[len("Bearer ") :].encode(), token.encode())
 
@@ -75,8 +77,9 @@ def _authorised(request: HttpRequest) -> bool:
 @require_GET
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if not _authorised(request):
+        why = "" if settings.METRICS_TOKEN else "; set METRICS_TOKEN: without it /metrics is open only on loopback"
         response = HttpResponse(
-            "metrics: a bearer token is required (METRICS_TOKEN)\n", status=401, content_type="text/plain"
+            f"metrics: a bearer token is required (METRICS_TOKEN){why}\n", status=401, content_type="text/plain"
         )
         response["WWW-Authenticate"] = 'Bearer realm="metrics"'
         return response

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
 from django.db import transaction
 
+from fairportal.enqueue import enqueue_on_commit, send
 from queues import snapshot
 from queues.services import admission, cluster, submission, usage
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(name="queues.admission_pass", ignore_result=True)
@@ -24,7 +21,7 @@ def schedule_admission_passes() -> int:
     """Fan out one admission pass per unit, so units scale out over workers."""
     units = snapshot.admission_units()
     for unit in units:
-        admission_pass.delay(unit.key)
+        enqueue_on_commit(admission_pass, unit.key)
     return len(units)
 
 
@@ -38,7 +35,7 @@ def sync_cluster() -> dict[str, int]:
     """Observe the cluster backend: imports, starts, ends (the simulated cluster's clock), repairs."""
     report = cluster.sync_cluster()
     if report.ended:
-        transaction.on_commit(lambda: schedule_admission_passes.delay())
+        enqueue_on_commit(schedule_admission_passes)
     return {"imported": len(report.imported), "ended": len(report.ended), "backed_off": int(report.backed_off)}
 
 
@@ -66,11 +63,7 @@ def request_admission_pass(cluster_queue_id: int) -> None:
 
     def publish() -> None:
         unit = snapshot.unit_for_cluster_queue(cluster_queue_id)
-        if unit is None:
-            return
-        try:
-            admission_pass.delay(unit.key)
-        except Exception:  # noqa: BLE001 - broker down: the beat schedule catches up
-            logger.warning("could not enqueue an admission pass for %s; the next scheduled pass will run it", unit.key)
+        if unit is not None:
+            send(admission_pass, unit.key)
 
     transaction.on_commit(publish)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, transaction
+
+from fairportal import whatif
+from fairportal.enqueue import enqueue_on_commit, send
 from django.utils import timezone
 
 from playground import documents
@@ -29,8 +32,6 @@ from playground.policy_diff import environment_lines, policy_deltas
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario as EngineScenario
 from queues.engine.simulator import simulate
-
-logger = logging.getLogger(__name__)
 
 # Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
 BASELINE_SPAN = (0.0, 0.45)
@@ -47,6 +48,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
     _, edited = documents.apply_edits(scenario.document, edits)
     deltas = policy_deltas(baseline, edited)
     with transaction.atomic():
+        whatif.claim_slot(owner)  # raises WhatIfLimitReached
         run = Run.objects.create(
             scenario=scenario,
             owner=owner,
@@ -55,28 +57,22 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
             deltas=[delta.to_dict() for delta in deltas],
             environment=environment_lines(deltas, edited.policy),
         )
-        transaction.on_commit(lambda: send(run.pk))
+        enqueue_on_commit(_task(), str(run.pk), on_failure=lambda: whatif.mark_unsent(Run, run.pk))
     return run
 
 
-def send(run_id: Any) -> bool:
-    """Publish the run to the workers; a broker outage is logged, not raised (the run stays
-    queued in the database and the page offers to send it again)."""
-    from playground.tasks import run_playground
+def _task() -> Any:
+    from playground.tasks import run_playground  # tasks import this module
 
-    try:
-        run_playground.delay(str(run_id))
-    except Exception:  # noqa: BLE001 - the broker is down; the run is safe in the database
-        logger.warning("could not send playground run %s to the workers; it stays queued", run_id)
-        return False
-    return True
+    return run_playground
 
 
 def resend(run: Run) -> bool:
-    """Send a run that is still queued again (its message may have been lost)."""
+    """Send a run that is still queued again (its message may have been lost); the claim makes
+    a second delivery harmless. False when it is no longer queued or the broker is down."""
     if run.status != Run.Status.QUEUED:
         return False
-    return send(run.pk)
+    return send(_task(), str(run.pk))
 
 
 def edits_key(edits: Sequence[str]) -> str:
@@ -137,6 +133,8 @@ def execute_run(run_id: Any) -> Run | None:
         )
     except (ValidationError, EditError) as problem:
         _finish(run.pk, status=Run.Status.FAILED, error=str(problem))
+    except SoftTimeLimitExceeded:
+        _finish(run.pk, status=Run.Status.FAILED, error=whatif.timed_out_message())
     except Exception as problem:  # a bug must not leave the page spinning: record it, then raise
         _finish(run.pk, status=Run.Status.FAILED, error=f"internal error: {type(problem).__name__}: {problem}")
         raise

@@ -13,18 +13,40 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
 from django.db.models import ProtectedError, RestrictedError
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
+from fairportal.whatif import WhatIfLimitReached
 from queues.backends import BackendUnavailable
+from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 from queues.models import Workload
 from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition, StopLocked
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """The answer for ``exc``, every message in it clipped (errors quote what was sent)."""
+    response = _answer(exc, context)
+    if response is not None:
+        response.data = _clipped(response.data)
+    return response
+
+
+def _clipped(data: Any) -> Any:
+    if isinstance(data, ErrorDetail):
+        return ErrorDetail(clip(str(data), MAX_MESSAGE_CHARS), code=data.code)
+    if isinstance(data, str):
+        return clip(data, MAX_MESSAGE_CHARS)
+    if isinstance(data, dict):
+        return {clip(str(key), MAX_FIELD_CHARS): _clipped(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_clipped(item) for item in data]
+    return data
+
+
+def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(_rename_non_field_errors(as_serializer_error(exc)))
     elif isinstance(exc, StopLocked):
@@ -54,6 +76,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             {"detail": f"the cluster did not answer; nothing was submitted, retry later ({str(exc)[:200]})",
              "code": "cluster_unavailable"},
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    elif isinstance(exc, WhatIfLimitReached):
+        return Response(
+            {"detail": str(exc), "code": "whatif_limit", "limit": exc.limit}, status=status.HTTP_429_TOO_MANY_REQUESTS
         )
     elif isinstance(exc, Workload.DoesNotExist):
         return Response({"detail": "No Workload matches the given query."}, status=status.HTTP_404_NOT_FOUND)

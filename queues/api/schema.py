@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import build_basic_type
 from drf_spectacular.types import OpenApiTypes
@@ -59,6 +59,7 @@ QUANTITY_OUT = {"type": "number", "description": "In base units (cores, bytes, G
 
 URL_SCHEMES = r"^([hH][tT][tT][pP][sS]?|[fF][tT][pP][sS]?)://[^\s/?#]+"  # ECMA-262 regex: no inline flags
 
+
 class ValidatedAutoSchema(AutoSchema):
     """drf-spectacular's schema, plus the constraints of the models' function validators and of
     list serializers' ``min_length``/``max_length`` (``pod_sets`` has 1 to 8 items)."""
@@ -94,6 +95,23 @@ class ValidatedAutoSchema(AutoSchema):
             if field.max_length is not None:
                 schema["maxItems"] = field.max_length
         return schema
+
+
+class HashedTokenScheme(OpenApiAuthenticationExtension):
+    """API tokens (django-rest-knox, stored hashed) keep the scheme clients know: ``tokenAuth``,
+    ``Authorization: Token <key>``."""
+
+    target_class = "knox.auth.TokenAuthentication"
+    name = "tokenAuth"
+    priority = 1  # over drf-spectacular's own knox extension ("knoxApiToken")
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": 'Token-based authentication with required prefix "Token"',
+        }
 
 
 class QuantityFieldSchema(OpenApiSerializerFieldExtension):
@@ -190,12 +208,14 @@ COMMON_ERRORS = {
     "401": ("ErrorDetail", "No or invalid credentials"),
     "403": ("ErrorDetail", "The user's role does not allow this"),
     "404": ("ErrorDetail", "No such object, or it belongs to another tenant"),
+    "429": ("ErrorDetail", "Too many requests (API_THROTTLE_RATES), or too many what-if runs of this user"),
 }
 WRITE_ERRORS = {
     "409": ("Conflict", "Conflicts with the current state: an invalid transition, an object still in use"),
     "415": ("ErrorDetail", "The body is not JSON"),
 }
 IDEMPOTENCY_ERROR = ("ErrorDetail", "The Idempotency-Key was used before with a different body")
+QUEUE_UNAVAILABLE = ("ErrorDetail", "The task queue could not be reached; the run was marked failed, nothing runs")
 
 
 def empty_query_means_absent(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
@@ -285,6 +305,8 @@ def add_error_responses(result: dict[str, Any], generator: Any, request: Any, pu
             responses = operation.setdefault("responses", {})
             if "422" in responses:
                 errors["422"] = IDEMPOTENCY_ERROR
+            if "503" in responses:
+                errors["503"] = QUEUE_UNAVAILABLE
             for code, (component, description) in errors.items():
                 described = responses.get(code, {}).get("description") or description
                 responses[code] = {

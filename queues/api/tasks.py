@@ -7,7 +7,8 @@ from celery import shared_task
 from queues.services import simulations
 
 
-@shared_task(ignore_result=True, soft_time_limit=600)
+@shared_task(ignore_result=True)
 def run_simulation(run_id: str) -> None:
-    """Idempotent: a run already claimed by another delivery is left alone."""
+    """Idempotent: a run already claimed by another delivery is left alone. Routed to the what-if
+    queue with its time limits (``fairportal.schedule``)."""
     simulations.execute_run(run_id)

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from queues.engine import safe_yaml
 from queues.engine.calendar import parse_moment, parse_time_zone
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
@@ -184,7 +185,9 @@ def load_document(path: str | Path) -> dict[str, Any]:
         if file_path.suffix.lower() == ".json":
             document = json.loads(content)
         else:
-            document = yaml.safe_load(content)
+            document = safe_yaml.load(content)
+    except RecursionError:
+        raise ValidationError(str(path), "nested too deeply") from None
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else "syntax error"
         raise ValidationError(str(path), f"not valid YAML/JSON: {first_line}") from None
@@ -811,6 +814,7 @@ _CONTAINERS = {
     "requests",
 }
 _QUOTA_FIELDS = ("nominal", "borrowingLimit", "lendingLimit")
+MAX_SET_VALUE_BYTES = 64 * 1024  # one --set value: a number, a name, a small mapping
 
 
 def apply_set(document: dict[str, Any], assignment: str) -> None:
@@ -829,7 +833,9 @@ def apply_set(document: dict[str, Any], assignment: str) -> None:
     if not path:
         raise ValidationError(where, "the path is empty")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = safe_yaml.load(raw, max_bytes=MAX_SET_VALUE_BYTES) if raw.strip() else ""
+    except safe_yaml.YAMLRefused as refused:
+        raise ValidationError(where, str(refused)) from None
     except yaml.YAMLError:
         value = raw
     segments = path.split(".")

@@ -15,14 +15,16 @@ from typing import Any
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from knox.auth import TokenAuthentication
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.parsers import BaseParser, JSONParser
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from queues.api.parsers import LimitedJSONParser, LimitedTextParser
+from queues.engine.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.report import ImportFailed
@@ -32,15 +34,6 @@ from queues.models import Surface
 YAML_MEDIA_TYPE = "application/yaml"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
-
-
-class YamlTextParser(BaseParser):
-    """The request body as text: the importer does the YAML parsing (and reports its errors)."""
-
-    media_type = "*/*"
-
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> str:
-        return stream.read().decode("utf-8", errors="replace")
 
 
 class BadFlag(ValueError):
@@ -77,7 +70,8 @@ class StaffOnlyView(APIView):
 
 
 class KueueImportView(StaffOnlyView):
-    parser_classes = [JSONParser, YamlTextParser]
+    parser_classes = [LimitedJSONParser, LimitedTextParser]
+    max_body_bytes = MAX_MANIFEST_BYTES
 
     @extend_schema(
         summary="Import Kueue manifests (dry run or apply)",

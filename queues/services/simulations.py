@@ -14,7 +14,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.utils import timezone
+
+from fairportal import whatif
 
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario, apply_set, parse_scenario
@@ -79,8 +82,14 @@ def run_now(prepared: Prepared) -> dict[str, Any]:
 
 
 def create_run(prepared: Prepared, *, owner: Any) -> SimulationRun:
-    """Store a queued run for the worker."""
+    """Store a queued run for the worker (call inside a transaction: the owner's cap is checked
+    under a lock); raises ``WhatIfLimitReached``."""
+    whatif.claim_slot(owner)
     return SimulationRun.objects.create(owner=owner, scenario_name=prepared.scenario.name, document=prepared.document)
+
+
+def mark_unsent(run_id: Any) -> None:
+    whatif.mark_unsent(SimulationRun, run_id)
 
 
 def execute_run(run_id: str) -> SimulationRun | None:
@@ -99,6 +108,8 @@ def execute_run(run_id: str) -> SimulationRun | None:
         result, error, status = run_now(prepare(run.document, [])), "", SimulationRun.Status.SUCCEEDED
     except ValidationError as problem:
         result, error, status = None, str(problem), SimulationRun.Status.FAILED
+    except SoftTimeLimitExceeded:
+        result, error, status = None, whatif.timed_out_message(), SimulationRun.Status.FAILED
     SimulationRun.objects.filter(pk=run_id).update(
         status=status, result=result, error=error, finished_at=timezone.now()
     )

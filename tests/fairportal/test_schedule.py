@@ -26,5 +26,7 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
         "queues.prune_usage_series",
         "budgets.reconcile_budgets",
         "queues.prune_idempotency_keys",
+        "fairportal.reap_stuck_whatif_runs",
+        "fairportal.prune_whatif_runs",
     }
     assert settings.CELERY_BEAT_SCHEDULE["budgets"]["schedule"] == float(settings.BUDGET_ACCOUNTING_SECONDS)

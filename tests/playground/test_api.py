@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from fairportal.api_tokens import issue_token
 from playground.models import Run, Scenario
 from playground.services import runs
 from queues.models import ClusterQueue, Namespace, PolicyChange, TenantMembership
@@ -20,8 +20,7 @@ BASE = "/api/v1/playground"
 def client_for(user) -> APIClient:
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user)}")
     return client
 
 

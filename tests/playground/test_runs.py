@@ -8,6 +8,7 @@ from playground.documents import EditError
 from playground.models import Outcome, Run
 from playground.services import runs
 from playground.services.scenarios import create_from_preset
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -121,13 +122,13 @@ def test_a_lost_message_can_be_sent_again_while_queued(volcano, admin, no_broker
     assert runs.resend(Run.objects.get(pk=run.pk)) is False
 
 
-def test_a_broker_outage_leaves_the_run_queued(volcano, admin, monkeypatch, django_capture_on_commit_callbacks):
-    from playground import tasks
+@pytest.mark.django_db(transaction=True)  # the run's transaction really commits, then the publish fails
+def test_a_broker_outage_marks_the_run_failed_instead_of_leaving_it_queued(dead_broker):
+    admin = UserFactory(username="pg-admin-outage", is_staff=True)
+    scenario = create_from_preset("volcano-16cpu", owner=admin)
 
-    def down(run_id):
-        raise ConnectionError("redis is down")
+    run = runs.start_run(scenario, edits=["clusterQueues.q2.weight=3"], owner=admin)
 
-    monkeypatch.setattr(tasks.run_playground, "delay", down)
-    with django_capture_on_commit_callbacks(execute=True):
-        run = runs.start_run(volcano, edits=["clusterQueues.q2.weight=3"], owner=admin)
-    assert Run.objects.get(pk=run.pk).status == Run.Status.QUEUED
+    stored = Run.objects.get(pk=run.pk)
+    assert stored.status == Run.Status.FAILED and "could not be reached" in stored.error
+    assert runs.resend(stored) is False

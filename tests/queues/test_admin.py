@@ -7,9 +7,10 @@ from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.urls import reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
 from budgets.models import Budget, BudgetEvent
+from fairportal.api_tokens import issue_token
 from queues.audit import record_change
 from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, PolicyChange, Workload
 
@@ -27,10 +28,14 @@ def test_given_demo_when_staff_opens_changelist_then_it_loads(admin_client, demo
 
 @pytest.fixture
 def every_model_has_a_row(demo, admin_user):
-    """The demo holds no groups, tokens or audit rows, and budget events only when the current
-    period (which depends on today's date) has seen enough use: make one of each."""
+    """The demo holds no groups, tokens, sign-in records or audit rows, and budget events only
+    when the current period (which depends on today's date) has seen enough use: make one of each."""
     Group.objects.create(name="operators")
-    Token.objects.create(user=admin_user)
+    issue_token(admin_user)
+    seen = {"username": "team-admin", "ip_address": "127.0.0.1", "user_agent": "test", "path_info": "/accounts/login/"}
+    AccessAttempt.objects.create(**seen, get_data="", post_data="", failures_since_start=1)
+    AccessFailureLog.objects.create(**seen)
+    AccessLog.objects.create(**seen)
     lq = LocalQueue.objects.first()
     record_change(instance=lq, action="update", before={"weight": "1"}, after={"weight": "2"}, actor=admin_user)
     budget = Budget.objects.first()

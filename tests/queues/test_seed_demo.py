@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from budgets.models import Budget
+from queues.demo import seed_demo
 from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange, ResourceFlavor, Workload, WorkloadState
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +33,7 @@ def test_given_empty_database_when_seeded_then_a_realistic_cluster_exists():
     assert Workload.objects.filter(state=WorkloadState.FINISHED).count() >= 100
     assert get_user_model().objects.filter(is_staff=True).exists()
     assert get_user_model().objects.filter(is_staff=False, memberships__isnull=False).exists()
-    assert "admin / admin" in out.getvalue()
+    assert "Demo logins: admin / " in out.getvalue() and "admin / admin" not in out.getvalue()  # DEBUG is off
 
 
 def test_given_seeded_database_when_seeded_again_then_nothing_is_duplicated():
@@ -82,3 +83,20 @@ def test_given_history_when_seeded_then_the_loop_has_a_past_and_nothing_ran_befo
 def test_given_bad_history_then_one_line_error_names_the_option():
     with pytest.raises(CommandError, match="--history"):
         call_command("seed_demo", "--history", "soon", stdout=StringIO())
+
+
+def test_given_debug_off_when_seeding_then_no_user_gets_its_name_as_password(settings):
+    settings.DEBUG = False
+    report = seed_demo()
+
+    for username, password in report.logins:
+        user = get_user_model().objects.get(username=username)
+        assert password != username and len(password) >= 12
+        assert not user.check_password(username) and user.check_password(password)
+
+
+def test_given_debug_on_when_seeding_then_the_demo_logins_are_the_usernames(settings):
+    settings.DEBUG = True
+    seed_demo()
+
+    assert get_user_model().objects.get(username="admin").check_password("admin")

@@ -10,6 +10,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 
 from fairportal.celery import app
+from fairportal.schedule import CONTROL_QUEUE, WHATIF_QUEUE
 from queues import tasks
 from queues.models import LocalQueue, Workload, WorkloadState
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
@@ -33,7 +34,9 @@ def celery_worker() -> Iterator[None]:
     assert app.conf.broker_url == BROKER, "run through `make test` or set CELERY_BROKER_URL to TEST_CELERY_BROKER_URL"
     with app.connection_for_write() as connection:
         connection.default_channel.client.flushdb()  # no stale messages from earlier tests
-    with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10):
+    # One in-process worker serves both lanes here (production runs one per queue: the Procfile).
+    lanes = [CONTROL_QUEUE, WHATIF_QUEUE]
+    with start_worker(app, pool="solo", queues=lanes, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10):
         yield
 
 

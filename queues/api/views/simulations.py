@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from fairportal.enqueue import enqueue_on_commit
 from queues.api.serializers.simulations import (
     SimulationRequestSerializer,
     SimulationRunSerializer,
@@ -46,6 +47,7 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
         responses={
             200: OpenApiResponse(SimulationRunSerializer, description="Run at once; the result is in the body"),
             202: OpenApiResponse(SimulationRunSerializer, description="Queued; poll the Location until it is done"),
+            503: OpenApiResponse(description="The task queue could not be reached; the run was marked failed"),
         },
         summary="Simulate a scenario (what-if)",
         description=f"Up to {simulations.INLINE_MAX_WORKLOADS} workloads and {simulations.INLINE_MAX_STEPS} "
@@ -63,8 +65,13 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
             raise ValidationError({"scenario": {error.field or "scenario": [error.message]}}) from None
         with transaction.atomic():
             run = simulations.create_run(prepared, owner=request.user)
-            transaction.on_commit(lambda: run_simulation.delay(str(run.pk)))
+            enqueue_on_commit(run_simulation, str(run.pk), on_failure=lambda: simulations.mark_unsent(run.pk))
+        run.refresh_from_db()
         body = SimulationRunSerializer(run).data
+        if run.status == SimulationRun.Status.FAILED:  # the broker refused the message: nothing will run
+            return Response(
+                {"detail": run.error, "code": "queue_unavailable", "run": body}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+            )
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"{request.path}{run.pk}/"})
 
     def _answer_now(self, prepared: simulations.Prepared) -> Response:

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from queues.engine import safe_yaml
 from queues.engine.errors import ValidationError as EngineValidationError
 from queues.engine.policy import FairSharingPolicy
 from queues.engine.quantities import parse_millis, parse_quantity_decimal, validate_resource_name
@@ -33,7 +34,7 @@ class ManifestError(Exception):
 def load_documents(text: str) -> list[Any]:
     """The documents of a multi-document YAML text; ``kind: List`` is expanded into its items."""
     try:
-        raw = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        raw = [doc for doc in safe_yaml.load_all(text) if doc is not None]
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -21,6 +23,12 @@ class Problem:
     name: str
     field: str
     message: str
+
+    def __post_init__(self) -> None:
+        """Names and messages come from the manifest: clipped, so a report stays small."""
+        for name, limit in (("kind", MAX_FIELD_CHARS), ("name", MAX_FIELD_CHARS), ("field", MAX_FIELD_CHARS),
+                            ("message", MAX_MESSAGE_CHARS)):
+            object.__setattr__(self, name, clip(str(getattr(self, name)), limit))
 
     def __str__(self) -> str:
         where = f"document {self.index}" if self.index else "file"
@@ -33,9 +41,9 @@ class FieldError(Exception):
     """Raised by parsers for a bad field; turned into a ``Problem`` by the caller."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+        self.field = clip(field, MAX_FIELD_CHARS)
+        self.message = clip(message, MAX_MESSAGE_CHARS)  # messages quote the manifest: bounded
+        super().__init__(f"{self.field}: {self.message}")
 
 
 def join(path: str, key: str | int) -> str:

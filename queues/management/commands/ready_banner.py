@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from fairportal.celery import app
@@ -40,7 +41,7 @@ class Command(BaseCommand):
             "  ------------------------------------------------------------------------------",
             f"  fairportal is up: {url}" if not waiting else f"  fairportal: still waiting for the {' and '.join(waiting)}",
             f"  Admin: {url}admin/   API docs: {url}api/docs/",
-            "  Demo logins: admin/admin (platform admin), alice/alice and bob/bob (tenants)",
+            f"  Demo logins: {_logins()}",
             "  ------------------------------------------------------------------------------",
             "",
         ]
@@ -48,6 +49,13 @@ class Command(BaseCommand):
         self.stdout.flush()
         while not exit:
             time.sleep(3600)
+
+
+def _logins() -> str:
+    """The demo's passwords are the user names only on a DEBUG machine (``queues.demo.demo_password``)."""
+    if settings.DEBUG:
+        return "admin/admin (platform admin), alice/alice and bob/bob (tenants)"
+    return "admin (platform admin), alice and bob (tenants); passwords in var/demo-logins.log"
 
 
 def _answers(url: str) -> bool:

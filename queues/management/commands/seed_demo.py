@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from queues.demo import seed_demo
+from queues.demo import KEPT_PASSWORD, seed_demo
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
 
@@ -38,3 +39,5 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write("Demo logins: " + ", ".join(f"{user} / {password}" for user, password in report.logins))
+        if any(password != KEPT_PASSWORD for _, password in report.logins) and not settings.DEBUG:
+            self.stdout.write("These passwords are shown once; `manage.py changepassword USER` sets another.")

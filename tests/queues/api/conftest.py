@@ -17,10 +17,10 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.test import override_settings
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from budgets.models import Budget, BudgetEvent
+from fairportal.api_tokens import issue_token
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
 from queues.audit import policy_state, record_change
@@ -230,8 +230,6 @@ def make_users(world: World) -> dict[str, Any]:
     TenantMembership.objects.create(user=users["tenant_b"], namespace=world.ns_b, role=TenantMembership.Role.EDITOR)
     group, _ = Group.objects.get_or_create(name=EXECUTORS_GROUP)
     users["executor"].groups.add(group)
-    for user in users.values():
-        Token.objects.create(user=user)
     return users
 
 
@@ -239,8 +237,7 @@ def client_for(user: Any | None) -> APIClient:
     """An API client sending the user's token (none for anonymous)."""
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user)}")
     return client
 
 

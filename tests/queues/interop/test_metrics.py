@@ -218,3 +218,21 @@ def test_given_budget_used_up_by_real_accounting_when_scraped_then_used_and_exha
               "target": "team-metered/main", "resource": ""}
     assert value(found, "fairportal_budget_used_hours", **labels) == pytest.approx(2.0, abs=0.01)
     assert value(found, "fairportal_budget_exhausted", **labels) == 1
+
+
+def test_given_no_token_and_a_public_bind_address_when_scraped_then_401_saying_to_set_one(client, settings, db):
+    settings.METRICS_TOKEN = ""
+    settings.BIND_IS_LOOPBACK = False  # BIND_ADDRESS=0.0.0.0
+
+    response = client.get(reverse("metrics"))
+
+    assert response.status_code == 401
+    assert "set METRICS_TOKEN" in response.content.decode()
+    assert "fairportal_" not in response.content.decode()
+
+
+def test_given_no_token_on_a_loopback_bound_server_then_the_scrape_is_open(client, settings, db):
+    settings.METRICS_TOKEN = ""
+    settings.BIND_IS_LOOPBACK = True  # BIND_ADDRESS=127.0.0.1, the default
+
+    assert client.get(reverse("metrics")).status_code == 200

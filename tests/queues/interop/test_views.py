@@ -6,9 +6,9 @@ import pytest
 import yaml
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from fairportal.api_tokens import issue_token
 from queues.interop.kueue.apply import import_manifests
 from queues.models import ClusterQueue, PolicyChange
 from tests.queues.interop.conftest import manifest
@@ -88,7 +88,7 @@ def test_given_json_that_is_not_an_object_when_posted_then_400_not_500(staff_cli
 def test_given_token_of_staff_user_when_exporting_then_yaml_with_warnings_as_comments(cluster_v1beta2):
     user = make_user("robot", staff=True)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user)}")
     client.post(IMPORT, cluster_v1beta2, content_type="application/yaml")
 
     response = client.get(f"{EXPORT}?apiVersion=v1beta1")

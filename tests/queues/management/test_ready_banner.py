@@ -6,6 +6,7 @@ import io
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
+import pytest
 from django.core.management import call_command
 
 from queues.management.commands import ready_banner
@@ -20,7 +21,14 @@ class _Login(BaseHTTPRequestHandler):
         pass
 
 
-def test_given_web_and_worker_up_then_the_banner_prints_the_url_and_the_demo_logins(monkeypatch):
+@pytest.mark.parametrize(
+    ("debug", "logins"),
+    [(True, "admin/admin (platform admin), alice/alice"), (False, "passwords in var/demo-logins.log")],
+)
+def test_given_web_and_worker_up_then_the_banner_prints_the_url_and_the_demo_logins(
+    monkeypatch, settings, debug, logins
+):
+    settings.DEBUG = debug
     # A real HTTP server on a free loopback port stands in for `runserver`; the Celery ping is
     # replaced (a worker is started by tests/queues/test_tasks_e2e.py, not here).
     server = HTTPServer(("127.0.0.1", 0), _Login)
@@ -34,7 +42,7 @@ def test_given_web_and_worker_up_then_the_banner_prints_the_url_and_the_demo_log
 
     text = out.getvalue()
     assert f"fairportal is up: http://127.0.0.1:{server.server_port}/" in text
-    assert "admin/admin" in text and "alice/alice" in text
+    assert logins in text
 
 
 def test_given_nothing_answers_then_the_banner_says_what_it_still_waits_for(monkeypatch):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.core.cache import cache
 from django.db import transaction
+from django.http import HttpRequest
 from django.test import Client, override_settings
 
 from tests.queues.views.cluster import PASSWORD, Cluster, build_cluster
@@ -54,7 +55,8 @@ def login(client: Client) -> Callable[[str], Client]:
 
     def sign_in(username: str) -> Client:
         if username != "anonymous":
-            assert client.login(username=username, password=PASSWORD)
+            # Sign-in goes through django-axes, which needs the request the password came with.
+            assert client.login(request=HttpRequest(), username=username, password=PASSWORD)
         return client
 
     return sign_in
