@@ -10,7 +10,6 @@ def beat_schedule(
     sampling_interval_seconds: int,
     admission_pass_seconds: int,
     cluster_tick_seconds: int,
-    wall_time_seconds: int,
     retention_seconds: int = 3600,
     budget_seconds: int = 60,
 ) -> dict[str, dict[str, Any]]:
@@ -24,7 +23,6 @@ def beat_schedule(
         "admission-passes": every("queues.schedule_admission_passes", admission_pass_seconds),
         "usage-sample": every("queues.sample_usage", sampling_interval_seconds),
         "simulated-cluster": every("queues.complete_due_workloads", cluster_tick_seconds),
-        "wall-time": every("queues.account_wall_time", wall_time_seconds),
         "usage-series-retention": every("queues.prune_usage_series", retention_seconds),
         "budgets": every("budgets.reconcile_budgets", budget_seconds),
     }

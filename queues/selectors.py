@@ -76,8 +76,8 @@ def local_queues_with_status() -> QuerySet[LocalQueue]:
 
 
 def workloads_with_queues() -> QuerySet[Workload]:
-    """Workloads with their namespace, LocalQueue and ClusterQueues (1 query)."""
-    return Workload.objects.select_related(
+    """Workloads with their namespace, LocalQueue, ClusterQueues and queue position (1 query)."""
+    return Workload.objects.with_queue_position().select_related(
         "namespace", "local_queue__namespace", "local_queue__cluster_queue", "cluster_queue"
     )
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Count, Sum
 
+from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
 from queues.engine.policy import FairSharingPolicy
 from queues.models import (
@@ -27,6 +28,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
+    PendingOrder,
     QueueHold,
     Workload,
     WorkloadResource,
@@ -56,7 +58,8 @@ class LoadedSnapshot:
     cluster_queue_ids: dict[str, int] = field(default_factory=dict)
     cohort_ids: dict[str, int] = field(default_factory=dict)
     cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    current_reasons: dict[str, tuple[str, str, int | None]] = field(default_factory=dict)
+    current_reasons: dict[str, tuple[str, str]] = field(default_factory=dict)
+    aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
 
 
 def epoch(moment: datetime) -> float:
@@ -245,8 +248,8 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
             historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
 
     namespaces = _namespaces(loaded, namespace_ids, unit, usage)
-    workloads = _workloads(loaded, unit)
     holds = _holds(loaded)
+    workloads = _workloads(loaded, unit, lq_rows, _individual_local_queues(loaded, lq_rows, cq_rows, holds))
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
@@ -294,47 +297,130 @@ def _namespaces(
     return tuple(sorted(namespaces, key=lambda n: n.name))
 
 
-def _workloads(loaded: LoadedSnapshot, unit: AdmissionUnit) -> tuple[engine.Workload, ...]:
-    rows = (
-        Workload.objects.filter(
-            local_queue__cluster_queue_id__in=unit.cluster_queue_ids,
-            state__in=(WorkloadState.PENDING, WorkloadState.ADMITTED),
-        )
-        .values_list(
-            "id", "namespace__name", "name", "local_queue__name", "priority", "queued_at", "pod_sets", "state",
-            "admitted_at", "cluster_queue__name", "flavor_assignment",
-            "pending_reason_code", "pending_reason_message", "queue_position",
-        )
-        .order_by("id")
-    )
+# Admitted workloads a unit cannot evict are loaded as totals: key prefix of those entries (a
+# namespace is a DNS label, so no real ``namespace/name`` key starts with it).
+AGGREGATE_PREFIX = "~admitted/"
+
+
+def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any]], cq_rows: list[dict[str, Any]],
+                             holds: tuple[engine.Hold, ...]) -> set[int] | None:
+    """LocalQueues whose admitted workloads the engine may evict, so must see one by one.
+
+    None means every one of them: some ClusterQueue of the unit may preempt (within itself, by
+    reclaim within the cohort, or TimeAware reclaim, which also needs reclaim enabled), and any
+    running workload of the unit could be a victim. Otherwise only the LocalQueues that drain
+    (a HoldAndDrain stop policy on them or their ClusterQueue, or a draining hold on them,
+    their namespace or their ClusterQueue).
+    """
+    if any(
+        row["preemption_within_cluster_queue"] != engine.PREEMPT_NEVER or row["reclaim_within_cohort"] != engine.PREEMPT_NEVER
+        for row in cq_rows
+    ):
+        return None
+    draining_cqs = {row["name"] for row in cq_rows if row["stop_policy"] == engine.STOP_HOLD_AND_DRAIN}
+    drains = {(hold.target_kind, hold.target) for hold in holds if hold.drain}
+    individual = set()
+    for row in lq_rows:
+        key = f"{row['namespace__name']}/{row['name']}"
+        if (
+            row["stop_policy"] == engine.STOP_HOLD_AND_DRAIN
+            or row["cluster_queue__name"] in draining_cqs
+            or ("localQueue", key) in drains
+            or ("namespace", row["namespace__name"]) in drains
+            or ("clusterQueue", row["cluster_queue__name"]) in drains
+        ):
+            individual.add(row["id"])
+    return individual
+
+
+def _workloads(
+    loaded: LoadedSnapshot, unit: AdmissionUnit, lq_rows: list[dict[str, Any]], individual: set[int] | None
+) -> tuple[engine.Workload, ...]:
+    """Pending workloads one by one; admitted ones one by one where evictable, else as totals."""
+    lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
+    cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
+    states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
+    base = Workload.objects.filter(local_queue_id__in=list(lq_keys), state__in=states)
+    if individual:
+        base = base | Workload.objects.filter(local_queue_id__in=list(individual), state=WorkloadState.ADMITTED)
+    rows = base.values_list(
+        "id", "local_queue_id", "name", "priority", "queued_at", "pod_sets", "state", "admitted_at",
+        "cluster_queue_id", "flavor_assignment", "pending_reason_code", "pending_reason_message",
+    ).order_by("id")
     workloads = []
+    workload_ids = loaded.workload_ids
+    current_reasons = loaded.current_reasons
+    frozen = engine.frozen_map
     for (
-        pk, namespace, name, lq_name, priority, queued_at, pod_sets, state, admitted_at, cq_name, assignment,
-        reason_code, reason_message, position,
+        pk, lq_id, name, priority, queued_at, pod_sets, state, admitted_at, cq_id, assignment, reason_code, reason_message,
     ) in rows.iterator(chunk_size=5000):
-        key = workload_key(namespace, name)
-        loaded.workload_ids[key] = pk
+        namespace, lq_key = lq_keys[lq_id]
+        key = f"{namespace}/{name}"
+        workload_ids[key] = pk
         admitted = state == WorkloadState.ADMITTED
         if not admitted:
-            loaded.current_reasons[key] = (reason_code, reason_message, position)
+            current_reasons[key] = (reason_code, reason_message)
         workloads.append(
             engine.Workload(
                 key=key,
-                local_queue=f"{namespace}/{lq_name}",
-                requests=engine.frozen_map(total_requests(pod_sets)),
+                local_queue=lq_key,
+                requests=frozen(total_requests(pod_sets)),
                 priority=priority,
-                queued_at=epoch(queued_at),
+                queued_at=queued_at.timestamp(),
                 pod_sets=tuple(
-                    engine.PodSet(name=p["name"], count=p["count"], requests=engine.frozen_map(p["requests"]))
-                    for p in pod_sets
+                    engine.PodSet(name=p["name"], count=p["count"], requests=frozen(p["requests"])) for p in pod_sets
                 ),
                 admitted=admitted,
-                admitted_at=epoch(admitted_at) if admitted and admitted_at else None,
-                cluster_queue=cq_name if admitted else None,
-                assignment=engine.frozen_map(assignment if admitted else None),
+                admitted_at=admitted_at.timestamp() if admitted and admitted_at else None,
+                cluster_queue=cq_names.get(cq_id) if admitted else None,
+                assignment=frozen(assignment if admitted else None),
             )
         )
+    if individual is not None:
+        workloads.extend(_admitted_totals(loaded, lq_keys, cq_names, individual))
     return tuple(workloads)
+
+
+def _admitted_totals(
+    loaded: LoadedSnapshot, lq_keys: Mapping[int, tuple[str, str]], cq_names: Mapping[int, str], individual: set[int]
+) -> list[engine.Workload]:
+    """Admitted usage per LocalQueue, ClusterQueue and flavor assignment, one engine entry each.
+
+    The planner only sums what runs (quota, namespace usage, allocation on every path), and
+    sums do not care how they are split, so one SQL aggregate stands in for thousands of rows.
+    """
+    totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
+    assignments: dict[str, dict[str, str]] = {}
+    counts: dict[tuple[int, int, str], int] = defaultdict(int)
+    rows = (
+        WorkloadResource.objects.filter(
+            workload__local_queue_id__in=[pk for pk in lq_keys if pk not in individual],
+            workload__state=WorkloadState.ADMITTED,
+        )
+        .values_list("workload__local_queue_id", "workload__cluster_queue_id", "workload__flavor_assignment", "resource")
+        .annotate(total=Sum("amount"), workloads=Count("workload_id"))
+        .order_by()
+    )
+    for lq_id, cq_id, assignment, resource, total, count in rows:
+        signature = repr(sorted((assignment or {}).items()))
+        assignments[signature] = assignment or {}
+        group = (lq_id, cq_id, signature)
+        totals[group][resource] = int(total)
+        counts[group] = max(counts[group], count)
+    entries = []
+    for index, ((lq_id, cq_id, signature), requests) in enumerate(sorted(totals.items())):
+        loaded.aggregated += counts[(lq_id, cq_id, signature)]
+        entries.append(
+            engine.Workload(
+                key=f"{AGGREGATE_PREFIX}{index}",
+                local_queue=lq_keys[lq_id][1],
+                requests=engine.frozen_map(dict(sorted(requests.items()))),
+                admitted=True,
+                cluster_queue=cq_names.get(cq_id),
+                assignment=engine.frozen_map(assignments[signature]),
+            )
+        )
+    return entries
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
@@ -371,51 +457,69 @@ class AppliedPlan:
 
 
 def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
-    """Write ``plan`` back: evictions, admissions (claimed), entry penalties, pending reasons.
+    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
 
-    Runs inside the pass's transaction; a claim that fails (the workload was cancelled or
-    finished meanwhile) skips that decision only, which can only leave capacity unused.
+    Runs inside the pass's transaction and costs a fixed number of statements whatever the
+    number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
+    skips that decision only, which can only leave capacity unused.
     """
     from queues.models import ResourceFlavor
     from queues.services import transitions
 
     result = AppliedPlan()
+    evicted = set(
+        transitions.evict_many(
+            [
+                transitions.Evict(loaded.workload_ids[e.workload], f"{e.code}: {e.message}", e.code)
+                for e in plan.evictions
+            ],
+            now=now,
+        )
+    )
     for eviction in plan.evictions:
-        workload_id = loaded.workload_ids[eviction.workload]
-        if transitions.evict(
-            workload_id=workload_id, now=now, message=f"{eviction.code}: {eviction.message}", code=eviction.code
-        ):
-            result.evicted.append(eviction.workload)
-        else:
-            result.skipped.append(eviction.workload)
+        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
 
-    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
-    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for admission in plan.admissions:
-        ok = transitions.admit(
-            workload_id=loaded.workload_ids[admission.workload],
-            cluster_queue_id=loaded.cluster_queue_ids[admission.cluster_queue],
-            assignment=dict(admission.assignment),
-            flavor_ids=flavor_ids,
+    claimed = set(
+        transitions.admit_many(
+            [
+                transitions.Admit(
+                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
+                )
+                for a in plan.admissions
+            ],
             now=now,
             started=started_on_admission,
+            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
         )
-        if not ok:
+    )
+    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
+    for admission in plan.admissions:
+        if loaded.workload_ids[admission.workload] not in claimed:
             result.skipped.append(admission.workload)
             continue
         result.admitted.append(admission.workload)
-        for node in _path_of(loaded, admission):
+        for node in _path_of(loaded, admission, cohorts):
             for resource, amount in admission.penalty.items():
                 penalties[node][resource] += amount
     _add_penalties(loaded, penalties)
     result.pending = len(plan.pending)
-    result.reasons_written = _write_reasons(loaded, plan.pending, set(result.evicted))
+    evicted_keys = set(result.evicted)
+    result.reasons_written = write_reasons(
+        loaded,
+        {
+            r.workload: (r.code, r.message)
+            for r in plan.pending
+            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
+        },
+    )
+    _write_order(loaded, plan.pending, now)
     return result
 
 
-def _path_of(loaded: LoadedSnapshot, admission: engine.Admission) -> list[str]:
+def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
     namespace = admission.local_queue.split("/", 1)[0]
-    cohort = next((cq.cohort for cq in loaded.snapshot.cluster_queues if cq.name == admission.cluster_queue), None)
+    cohort = cohorts.get(admission.cluster_queue)
     path = [
         engine.node_id("localQueue", admission.local_queue),
         engine.node_id("namespace", namespace),
@@ -427,7 +531,10 @@ def _path_of(loaded: LoadedSnapshot, admission: engine.Admission) -> list[str]:
 
 
 def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
-    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does)."""
+    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does).
+
+    Per level: one locking read of the rows concerned, one ``UPDATE ... FROM`` of the sums.
+    """
     targets = (
         (Cohort, "cohort", loaded.cohort_ids),
         (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
@@ -438,34 +545,60 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
         wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
         if not wanted:
             continue
-        rows = list(model.objects.select_for_update().filter(id__in=wanted).order_by("id").only("id", "entry_penalty"))
-        for row in rows:
-            merged = dict(row.entry_penalty or {})
-            for resource, amount in wanted[row.id].items():
+        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+        rows = []
+        for pk, penalty in current:
+            merged = dict(penalty or {})
+            for resource, amount in wanted[pk].items():
                 merged[resource] = merged.get(resource, 0.0) + amount
-            row.entry_penalty = merged
-        model.objects.bulk_update(rows, ["entry_penalty"])
+            rows.append((pk, merged))
+        table = model._meta.db_table
+        execute_with_rows(
+            f"UPDATE {table} SET entry_penalty = p.penalty FROM p WHERE {table}.id = p.id",
+            "p",
+            (("id", "bigint"), ("penalty", "jsonb")),
+            rows,
+        )
 
 
-def _write_reasons(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], evicted: set[str]) -> int:
-    """Store each pending workload's reason and position; only rows that changed are written."""
-    changed = []
+def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
+    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
+
+    The caller passes only what changed in meaning; a workload no longer pending (cancelled or
+    admitted elsewhere meanwhile) is left alone.
+    """
+    if not reasons:
+        return 0
+    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
+    written = execute_with_rows(
+        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
+        "WHERE queues_workload.id = r.id AND queues_workload.state = %s RETURNING queues_workload.id",
+        "r",
+        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        rows,
+        [WorkloadState.PENDING],
+    )
+    for key, reason in reasons.items():
+        loaded.current_reasons[key] = reason
+    return len(written)
+
+
+def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
+    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
+    order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
     for reason in pending:
-        key = reason.workload
-        current = loaded.current_reasons.get(key)
-        wanted = (reason.code, reason.message, reason.position)
-        if current == wanted and key not in evicted:
-            continue
-        changed.append(
-            Workload(
-                pk=loaded.workload_ids[key],
-                pending_reason_code=reason.code,
-                pending_reason_message=reason.message,
-                queue_position=reason.position,
+        order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
+    PendingOrder.objects.bulk_create(
+        [
+            PendingOrder(
+                cluster_queue_id=loaded.cluster_queue_ids[name],
+                workload_ids=[workload_id for _, workload_id in sorted(entries)],
+                planned_at=now,
             )
-        )
-    if changed:
-        Workload.objects.bulk_update(
-            changed, ["pending_reason_code", "pending_reason_message", "queue_position"], batch_size=1000
-        )
-    return len(changed)
+            for name, entries in order.items()
+            if name in loaded.cluster_queue_ids
+        ],
+        update_conflicts=True,
+        unique_fields=["cluster_queue"],
+        update_fields=["workload_ids", "planned_at"],
+    )

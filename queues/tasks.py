@@ -41,11 +41,6 @@ def complete_due_workloads() -> int:
     return len(finished)
 
 
-@shared_task(name="queues.account_wall_time", ignore_result=True)
-def account_wall_time() -> int:
-    return cluster.account_wall_time()
-
-
 @shared_task(name="queues.prune_usage_series", ignore_result=True)
 def prune_usage_series() -> int:
     return usage.prune_usage_series().deleted

@@ -1,6 +1,7 @@
 """Workload list and detail: state, position, the pending reason as a sentence, and who is ahead.
 
-"Who is ahead" comes from the positions the admission pass stores: for a pending workload at
+"Who is ahead" comes from the queue order the admission pass stores (``PendingOrder``, read
+per workload through the ``PendingPosition`` view): for a pending workload at
 position p in its ClusterQueue, the pending workloads with a lower position, grouped by their
 LocalQueue, with the reason their queue ranks first under the admission mode in force. One
 grouped query serves a whole page (one conditional count per pending row on it).
@@ -88,7 +89,7 @@ def sort_key(value: str | None, state: list[str]) -> str:
 
 
 def _base(viewer: Viewer) -> QuerySet[Workload]:
-    return scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
+    return scoped(Workload.objects.with_queue_position(), viewer, "namespace_id").select_related(
         "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
     )
 
@@ -162,7 +163,7 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         reason_code=workload.pending_reason_code if pending else "",
         reason_title=title(workload.pending_reason_code) if pending else "",
         reason=redact(sentence(workload.pending_reason_code, workload.pending_reason_message)) if pending else "",
-        wall_time_seconds=workload.wall_time_seconds + workload.accumulated_past_execution_seconds,
+        wall_time_seconds=workload.total_wall_time_seconds(),
         evictions=workload.eviction_count,
     )
 
@@ -193,13 +194,18 @@ def _fill_ahead(
     counts = {
         f"ahead_{index}": Count(
             "id",
-            filter=Q(local_queue__cluster_queue_id=w.local_queue.cluster_queue_id, queue_position__lt=w.queue_position),
+            filter=Q(
+                local_queue__cluster_queue_id=w.local_queue.cluster_queue_id,
+                pending_position__position__lt=w.queue_position,
+            ),
         )
         for index, (_row, w) in enumerate(pending)
     }
     groups = list(
         Workload.objects.filter(
-            state=WorkloadState.PENDING, local_queue__cluster_queue_id__in=cq_ids, queue_position__lt=highest
+            state=WorkloadState.PENDING,
+            local_queue__cluster_queue_id__in=cq_ids,
+            pending_position__position__lt=highest,
         )
         .values("local_queue_id", "local_queue__name", "namespace_id", "namespace__name", "local_queue__weighted_share")
         .annotate(**counts)
