@@ -353,8 +353,11 @@ def services_run(table: Table) -> None:
 
     base = timed(lambda: _sql("UPDATE queues_workload SET wall_time_seconds = wall_time_seconds WHERE state = 'Admitted'"))[0]
     table.add("baseline: plain UPDATE of the 90,000 admitted rows", base, base)
-    seconds, _ = timed(lambda: cluster.account_wall_time())
-    table.add("account_wall_time (90,000 admitted)", seconds, base, "<= 200 ms")
+    if hasattr(cluster, "account_wall_time"):  # before issue 12: a task refreshed every running row
+        seconds, _ = timed(lambda: cluster.account_wall_time())
+        table.add("account_wall_time (90,000 admitted)", seconds, base, "<= 200 ms")
+    else:
+        table.add("wall-time accounting (90,000 admitted)", 0.0, base, "<= 200 ms", "derived on read: no task, no writes")
 
     seconds, results = timed(lambda: admission.run_all_admission_passes())
     admitted_keys = [key for result in results for key in result.admitted]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 
 from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
@@ -30,6 +30,7 @@ from queues.models import (
     NamespaceQuota,
     PendingOrder,
     QueueHold,
+    ResourceFlavor,
     Workload,
     WorkloadResource,
     WorkloadState,
@@ -153,8 +154,12 @@ def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
 _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
 
 
-def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnapshot:
-    """The engine's view of ``unit``: a fixed number of queries, whatever the workload count."""
+def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_admitted: bool = True) -> LoadedSnapshot:
+    """The engine's view of ``unit``: a fixed number of queries, whatever the workload count.
+
+    Admitted workloads the pass cannot evict come as per-queue totals (``aggregate_admitted``;
+    the plan is the same, see ``_admitted_totals``), so the cost follows the pending work.
+    """
     loaded = LoadedSnapshot(unit=unit, snapshot=engine.Snapshot())
     usage: dict[str, engine.UsageState] = {}
 
@@ -229,11 +234,9 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
         )
     )
     local_queues, historical = [], {}
-    namespace_ids: set[int] = set()
     for row in lq_rows:
         key = f"{row['namespace__name']}/{row['name']}"
         loaded.local_queue_ids[key] = row["id"]
-        namespace_ids.add(row["namespace_id"])
         local_queues.append(
             engine.LocalQueue(
                 key=key,
@@ -247,9 +250,10 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
         if row["historical_share"]:
             historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
 
-    namespaces = _namespaces(loaded, namespace_ids, unit, usage)
+    namespaces = _namespaces(loaded, unit, usage)
     holds = _holds(loaded)
-    workloads = _workloads(loaded, unit, lq_rows, _individual_local_queues(loaded, lq_rows, cq_rows, holds))
+    individual = _individual_local_queues(loaded, lq_rows, cq_rows, holds) if aggregate_admitted else None
+    workloads = _workloads(loaded, unit, lq_rows, individual)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
@@ -266,20 +270,28 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
 
 
 def _namespaces(
-    loaded: LoadedSnapshot, namespace_ids: set[int], unit: AdmissionUnit, usage: dict[str, engine.UsageState]
+    loaded: LoadedSnapshot, unit: AdmissionUnit, usage: dict[str, engine.UsageState]
 ) -> tuple[engine.Namespace, ...]:
-    """Namespaces of the unit; hard quota reduced by what the namespace holds in other units."""
-    rows = list(Namespace.objects.filter(id__in=namespace_ids).values("id", "name", "weight", *_STATUS_FIELDS))
+    """Namespaces of the unit; hard quota reduced by what the namespace holds in other units.
+
+    The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
+    """
+    in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
+    rows = list(Namespace.objects.filter(id__in=in_unit).values("id", "name", "weight", *_STATUS_FIELDS))
     hard: dict[int, dict[str, int]] = defaultdict(dict)
-    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=namespace_ids).values_list(
+    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
         "namespace_id", "resource", "hard"
     ):
         hard[namespace_id][resource] = amount
+    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere.
+    spanning = (
+        LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
+        .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+        .values("namespace_id")
+    )
     elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
     for row in (
-        WorkloadResource.objects.filter(
-            workload__namespace_id__in=namespace_ids, workload__state=WorkloadState.ADMITTED
-        )
+        WorkloadResource.objects.filter(workload__namespace_id__in=spanning, workload__state=WorkloadState.ADMITTED)
         .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
         .values("workload__namespace_id", "resource")
         .annotate(total=Sum("amount"))
@@ -340,9 +352,10 @@ def _workloads(
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
-    base = Workload.objects.filter(local_queue_id__in=list(lq_keys), state__in=states)
+    in_unit = Workload.objects.filter(local_queue__cluster_queue_id__in=unit.cluster_queue_ids)
+    base = in_unit.filter(state__in=states)
     if individual:
-        base = base | Workload.objects.filter(local_queue_id__in=list(individual), state=WorkloadState.ADMITTED)
+        base = base | in_unit.filter(local_queue_id__in=sorted(individual), state=WorkloadState.ADMITTED)
     rows = base.values_list(
         "id", "local_queue_id", "name", "priority", "queued_at", "pod_sets", "state", "admitted_at",
         "cluster_queue_id", "flavor_assignment", "pending_reason_code", "pending_reason_message",
@@ -377,47 +390,46 @@ def _workloads(
             )
         )
     if individual is not None:
-        workloads.extend(_admitted_totals(loaded, lq_keys, cq_names, individual))
+        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
     return tuple(workloads)
 
 
 def _admitted_totals(
-    loaded: LoadedSnapshot, lq_keys: Mapping[int, tuple[str, str]], cq_names: Mapping[int, str], individual: set[int]
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    lq_keys: Mapping[int, tuple[str, str]],
+    cq_names: Mapping[int, str],
+    individual: set[int],
 ) -> list[engine.Workload]:
-    """Admitted usage per LocalQueue, ClusterQueue and flavor assignment, one engine entry each.
+    """Admitted usage per LocalQueue, ClusterQueue, resource and flavor: one engine entry each.
 
-    The planner only sums what runs (quota, namespace usage, allocation on every path), and
-    sums do not care how they are split, so one SQL aggregate stands in for thousands of rows.
+    The planner only sums what runs (quota per flavor and resource, namespace usage, allocation
+    on every path), and sums do not care how they are split, so one SQL aggregate over the
+    workloads' resource rows (whose flavor is set at admission) stands in for every workload.
     """
-    totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
-    assignments: dict[str, dict[str, str]] = {}
-    counts: dict[tuple[int, int, str], int] = defaultdict(int)
-    rows = (
-        WorkloadResource.objects.filter(
-            workload__local_queue_id__in=[pk for pk in lq_keys if pk not in individual],
-            workload__state=WorkloadState.ADMITTED,
-        )
-        .values_list("workload__local_queue_id", "workload__cluster_queue_id", "workload__flavor_assignment", "resource")
-        .annotate(total=Sum("amount"), workloads=Count("workload_id"))
-        .order_by()
+    rows = WorkloadResource.objects.filter(
+        workload__local_queue__cluster_queue_id__in=unit.cluster_queue_ids, workload__state=WorkloadState.ADMITTED
     )
-    for lq_id, cq_id, assignment, resource, total, count in rows:
-        signature = repr(sorted((assignment or {}).items()))
-        assignments[signature] = assignment or {}
-        group = (lq_id, cq_id, signature)
-        totals[group][resource] = int(total)
-        counts[group] = max(counts[group], count)
+    if individual:
+        rows = rows.exclude(workload__local_queue_id__in=sorted(individual))
+    flavors = dict(ResourceFlavor.objects.values_list("id", "name"))
     entries = []
-    for index, ((lq_id, cq_id, signature), requests) in enumerate(sorted(totals.items())):
-        loaded.aggregated += counts[(lq_id, cq_id, signature)]
+    for lq_id, cq_id, resource, flavor_id, total, count in (
+        rows.values_list("workload__local_queue_id", "workload__cluster_queue_id", "resource", "flavor_id")
+        .annotate(total=Sum("amount"), workloads=Count("workload_id"))
+        .order_by("workload__local_queue_id", "workload__cluster_queue_id", "resource", "flavor_id")
+    ):
+        if lq_id not in lq_keys:
+            continue
+        loaded.aggregated += count
         entries.append(
             engine.Workload(
-                key=f"{AGGREGATE_PREFIX}{index}",
+                key=f"{AGGREGATE_PREFIX}{len(entries)}",
                 local_queue=lq_keys[lq_id][1],
-                requests=engine.frozen_map(dict(sorted(requests.items()))),
+                requests=engine.frozen_map({resource: int(total)}),
                 admitted=True,
                 cluster_queue=cq_names.get(cq_id),
-                assignment=engine.frozen_map(assignments[signature]),
+                assignment=engine.frozen_map({resource: flavors[flavor_id]} if flavor_id in flavors else None),
             )
         )
     return entries
@@ -428,10 +440,12 @@ def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
     ns_names = {pk: name for name, pk in loaded.namespace_ids.items()}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     holds = []
+    cq_ids = loaded.unit.cluster_queue_ids
+    in_unit = LocalQueue.objects.filter(cluster_queue_id__in=cq_ids)
     rows = QueueHold.objects.filter(
-        local_queue_id__in=list(lq_names)
-    ) | QueueHold.objects.filter(namespace_id__in=list(ns_names)) | QueueHold.objects.filter(
-        cluster_queue_id__in=list(cq_names)
+        Q(local_queue__cluster_queue_id__in=cq_ids)
+        | Q(namespace_id__in=in_unit.values("namespace_id"))
+        | Q(cluster_queue_id__in=cq_ids)
     )
     for row in rows.order_by("id").values("local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain"):
         if row["local_queue_id"]:
@@ -463,7 +477,6 @@ def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, star
     number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
     skips that decision only, which can only leave capacity unused.
     """
-    from queues.models import ResourceFlavor
     from queues.services import transitions
 
     result = AppliedPlan()
