@@ -13,12 +13,13 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Model, Q, Sum
+from django.db.models import Count, Model, Sum
 from django.utils import timezone
 
 from fairportal.bulk import execute_with_rows
@@ -171,6 +172,15 @@ def _write_series(moment: datetime, rows: list[tuple[Any, ...]]) -> None:
     )
 
 
+def _locked_rows(model: type[Model], *fields: str) -> list[SimpleNamespace]:
+    """Every row of a (large) level, locked in id order, as plain records: no model instances."""
+    columns = [*_STATUS_COLUMNS, *fields]
+    return [
+        SimpleNamespace(**dict(zip(columns, values)))
+        for values in model.objects.select_for_update().order_by("id").values_list(*columns)
+    ]
+
+
 def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | None = None) -> SampleResult:
     """Take one usage sample of every queue level; skipped when another sample is running."""
     policy = policy or settings.FAIR_SHARING
@@ -180,17 +190,13 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
             return SampleResult(sampled=False, at=moment)
         cohorts = list(Cohort.objects.select_for_update().order_by("id"))
         cluster_queues = list(ClusterQueue.objects.select_for_update().order_by("id"))
-        namespaces = list(Namespace.objects.select_for_update().order_by("id").only(*_STATUS_COLUMNS, "name"))
-        local_queues = list(
-            LocalQueue.objects.select_for_update()
-            .order_by("id")
-            .only(*_STATUS_COLUMNS, "name", "namespace_id", "cluster_queue_id", "historical_share")
-        )
+        namespaces = _locked_rows(Namespace, "name")
+        local_queues = _locked_rows(LocalQueue, "name", "namespace_id", "cluster_queue_id", "historical_share")
 
         usage = admitted_usage()
         usage[Kind.COHORT] = _cohort_rollup(cohorts, cluster_queues, usage[Kind.CLUSTER_QUEUE])
         queue_capacity, cohort_capacity = capacities(cohorts, cluster_queues)
-        counts = _counts_per_local_queue()
+        counts = _counts_per_local_queue(local_queues)
 
         now_s = moment.timestamp()
         levels: list[tuple[type[Model], list[Any], str]] = [
@@ -220,25 +226,25 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
     return SampleResult(sampled=True, at=moment, rows=len(series))
 
 
-def _counts_per_local_queue() -> dict[tuple[str, int], tuple[int, int]]:
-    """Admitted and pending workload counts per LocalQueue, rolled up to the other levels."""
+def _counts_per_local_queue(local_queues: list[Any]) -> dict[tuple[str, int], tuple[int, int]]:
+    """Admitted and pending workload counts per LocalQueue, rolled up to the other levels.
+
+    One grouped count over the (state, LocalQueue) index; the LocalQueues' namespace and
+    ClusterQueue come from the rows already loaded, not from a join.
+    """
+    parents = {lq.id: (lq.namespace_id, lq.cluster_queue_id) for lq in local_queues}
     counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
     rows = (
         Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
-        .values("local_queue_id", "local_queue__namespace_id", "local_queue__cluster_queue_id")
-        .annotate(
-            admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)),
-            pending=Count("id", filter=Q(state=WorkloadState.PENDING)),
-        )
+        .values_list("local_queue_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
     )
-    for row in rows:
-        for key in (
-            (Kind.LOCAL_QUEUE, row["local_queue_id"]),
-            (Kind.NAMESPACE, row["local_queue__namespace_id"]),
-            (Kind.CLUSTER_QUEUE, row["local_queue__cluster_queue_id"]),
-        ):
-            counts[key][0] += row["admitted"]
-            counts[key][1] += row["pending"]
+    for lq_id, state, n in rows:
+        namespace_id, cq_id = parents.get(lq_id, (None, None))
+        column = 0 if state == WorkloadState.ADMITTED else 1
+        for key in ((Kind.LOCAL_QUEUE, lq_id), (Kind.NAMESPACE, namespace_id), (Kind.CLUSTER_QUEUE, cq_id)):
+            counts[key][column] += n
     return {key: (value[0], value[1]) for key, value in counts.items()}
 
 
