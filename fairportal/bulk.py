@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
+from django.db.models import Lookup
 
 def _encoder(kind: str, postgres: bool) -> Callable[[Any], Any] | None:
     """How a column's Python values go into the JSON document (None: as they are)."""
@@ -74,3 +75,30 @@ def execute_with_rows(
 def json_value(value: Any) -> Any:
     """A JSON column read through a raw cursor: text on both backends here, decoded."""
     return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+class AnyOf(Lookup):
+    """``field__any_of=[...]``: membership in a list sent as one parameter, not one per item.
+
+    PostgreSQL gets ``= ANY(%s)`` with an array (the planner uses the index with every value);
+    SQLite a ``json_each`` of the list. For the lists of thousands of ids a pass or a sample
+    filters by, where ``__in`` would send thousands of placeholders.
+    """
+
+    lookup_name = "any_of"
+    prepare_rhs = False
+
+    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
+        return "%s", [list(value)]
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s)", [*lhs_params, list(self.rhs)]
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(list(self.rhs))]
+
+
+models.Field.register_lookup(AnyOf)
+models.ForeignObject.register_lookup(AnyOf)  # relations keep lookups of their own

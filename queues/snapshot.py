@@ -352,10 +352,9 @@ def _workloads(
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
-    in_unit = Workload.objects.filter(local_queue__cluster_queue_id__in=unit.cluster_queue_ids)
-    base = in_unit.filter(state__in=states)
+    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
     if individual:
-        base = base | in_unit.filter(local_queue_id__in=sorted(individual), state=WorkloadState.ADMITTED)
+        base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
     rows = base.values_list(
         "id", "local_queue_id", "name", "priority", "queued_at", "pod_sets", "state", "admitted_at",
         "cluster_queue_id", "flavor_assignment", "pending_reason_code", "pending_reason_message",
@@ -366,7 +365,7 @@ def _workloads(
     frozen = engine.frozen_map
     for (
         pk, lq_id, name, priority, queued_at, pod_sets, state, admitted_at, cq_id, assignment, reason_code, reason_message,
-    ) in rows.iterator(chunk_size=5000):
+    ) in rows:
         namespace, lq_key = lq_keys[lq_id]
         key = f"{namespace}/{name}"
         workload_ids[key] = pk
@@ -401,38 +400,41 @@ def _admitted_totals(
     cq_names: Mapping[int, str],
     individual: set[int],
 ) -> list[engine.Workload]:
-    """Admitted usage per LocalQueue, ClusterQueue, resource and flavor: one engine entry each.
+    """Admitted requests summed per LocalQueue, ClusterQueue and flavor assignment: one entry each.
 
     The planner only sums what runs (quota per flavor and resource, namespace usage, allocation
-    on every path), and sums do not care how they are split, so one SQL aggregate over the
-    workloads' resource rows (whose flavor is set at admission) stands in for every workload.
+    on every path), and sums do not care how they are split, so one grouped query over the
+    admitted rows (workloads of one shape counted together) stands in for every workload.
     """
-    rows = WorkloadResource.objects.filter(
-        workload__local_queue__cluster_queue_id__in=unit.cluster_queue_ids, workload__state=WorkloadState.ADMITTED
-    )
+    rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
     if individual:
-        rows = rows.exclude(workload__local_queue_id__in=sorted(individual))
-    flavors = dict(ResourceFlavor.objects.values_list("id", "name"))
-    entries = []
-    for lq_id, cq_id, resource, flavor_id, total, count in (
-        rows.values_list("workload__local_queue_id", "workload__cluster_queue_id", "resource", "flavor_id")
-        .annotate(total=Sum("amount"), workloads=Count("workload_id"))
-        .order_by("workload__local_queue_id", "workload__cluster_queue_id", "resource", "flavor_id")
+        rows = rows.exclude(local_queue_id__any_of=sorted(individual))
+    totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
+    assignments: dict[str, dict[str, str]] = {}
+    for lq_id, cq_id, assignment, pod_sets, count in (
+        rows.values_list("local_queue_id", "cluster_queue_id", "flavor_assignment", "pod_sets")
+        .annotate(workloads=Count("id"))
+        .order_by()
     ):
         if lq_id not in lq_keys:
             continue
         loaded.aggregated += count
-        entries.append(
-            engine.Workload(
-                key=f"{AGGREGATE_PREFIX}{len(entries)}",
-                local_queue=lq_keys[lq_id][1],
-                requests=engine.frozen_map({resource: int(total)}),
-                admitted=True,
-                cluster_queue=cq_names.get(cq_id),
-                assignment=engine.frozen_map({resource: flavors[flavor_id]} if flavor_id in flavors else None),
-            )
+        signature = repr(sorted((assignment or {}).items()))
+        assignments[signature] = assignment or {}
+        group = totals[(lq_id, cq_id, signature)]
+        for resource, amount in total_requests(pod_sets).items():
+            group[resource] = group.get(resource, 0) + amount * count
+    return [
+        engine.Workload(
+            key=f"{AGGREGATE_PREFIX}{index}",
+            local_queue=lq_keys[lq_id][1],
+            requests=engine.frozen_map(dict(sorted(requests.items()))),
+            admitted=True,
+            cluster_queue=cq_names.get(cq_id),
+            assignment=engine.frozen_map(assignments[signature]),
         )
-    return entries
+        for index, ((lq_id, cq_id, signature), requests) in enumerate(sorted(totals.items()))
+    ]
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
