@@ -9,13 +9,15 @@ number of workloads.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, Sum, TextField
+from django.db.models.functions import Cast
 
 from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
@@ -284,14 +286,16 @@ def _namespaces(
     ):
         hard[namespace_id][resource] = amount
     # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere.
-    spanning = (
-        LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
-        .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
-        .values("namespace_id")
+    spanning = sorted(
+        set(
+            LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
+            .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+            .values_list("namespace_id", flat=True)
+        )
     )
     elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
-    for row in (
-        WorkloadResource.objects.filter(workload__namespace_id__in=spanning, workload__state=WorkloadState.ADMITTED)
+    for row in () if not spanning else (
+        WorkloadResource.objects.filter(workload__namespace_id__any_of=spanning, workload__state=WorkloadState.ADMITTED)
         .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
         .values("workload__namespace_id", "resource")
         .annotate(total=Sum("amount"))
@@ -345,6 +349,13 @@ def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any
     return individual
 
 
+# Pending workloads as the engine sees them, per unit, from the previous pass of this process:
+# their pod sets cannot change after submission, so a pass reads only the columns that can
+# (priority, queue timestamp, queue) and decodes pod sets just for workloads it has not seen.
+# Each pass replaces its unit's entry, so the cache never outgrows the pending work.
+_SEEN: dict[str, dict[int, engine.Workload]] = {}
+
+
 def _workloads(
     loaded: LoadedSnapshot, unit: AdmissionUnit, lq_rows: list[dict[str, Any]], individual: set[int] | None
 ) -> tuple[engine.Workload, ...]:
@@ -355,25 +366,48 @@ def _workloads(
     base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
-    rows = base.values_list(
-        "id", "local_queue_id", "name", "priority", "queued_at", "pod_sets", "state", "admitted_at",
-        "cluster_queue_id", "flavor_assignment", "pending_reason_code", "pending_reason_message",
-    ).order_by("id")
+    rows = list(
+        base.values_list(
+            "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
+            "pending_reason_code", "pending_reason_message",
+        ).order_by("id")
+    )
+    seen = _SEEN.get(unit.key, {})
+    fresh: dict[int, engine.Workload] = {}
+    unknown = []
+    for pk, lq_id, name, priority, queued_at, state, *_ in rows:
+        known = seen.get(pk)
+        if (
+            state == WorkloadState.PENDING
+            and known is not None
+            and known.local_queue == lq_keys[lq_id][1]
+            and known.priority == priority
+            and known.queued_at == queued_at.timestamp()
+        ):
+            fresh[pk] = known
+        else:
+            unknown.append(pk)
+    details = {
+        pk: (pod_sets, assignment)
+        for pk, pod_sets, assignment in Workload.objects.filter(id__any_of=unknown).values_list(
+            "id", "pod_sets", "flavor_assignment"
+        )
+    } if unknown else {}
     workloads = []
     workload_ids = loaded.workload_ids
     current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
-    for (
-        pk, lq_id, name, priority, queued_at, pod_sets, state, admitted_at, cq_id, assignment, reason_code, reason_message,
-    ) in rows:
+    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message in rows:
         namespace, lq_key = lq_keys[lq_id]
         key = f"{namespace}/{name}"
         workload_ids[key] = pk
         admitted = state == WorkloadState.ADMITTED
         if not admitted:
             current_reasons[key] = (reason_code, reason_message)
-        workloads.append(
-            engine.Workload(
+        workload = fresh.get(pk)
+        if workload is None:
+            pod_sets, assignment = details[pk]
+            workload = engine.Workload(
                 key=key,
                 local_queue=lq_key,
                 requests=frozen(total_requests(pod_sets)),
@@ -387,7 +421,10 @@ def _workloads(
                 cluster_queue=cq_names.get(cq_id) if admitted else None,
                 assignment=frozen(assignment if admitted else None),
             )
-        )
+            if not admitted:
+                fresh[pk] = workload
+        workloads.append(workload)
+    _SEEN[unit.key] = {pk: w for pk, w in fresh.items() if not w.admitted}
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
     return tuple(workloads)
@@ -410,19 +447,25 @@ def _admitted_totals(
     if individual:
         rows = rows.exclude(local_queue_id__any_of=sorted(individual))
     totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
-    assignments: dict[str, dict[str, str]] = {}
-    for lq_id, cq_id, assignment, pod_sets, count in (
-        rows.values_list("local_queue_id", "cluster_queue_id", "flavor_assignment", "pod_sets")
+    # Read as text and decoded once per distinct text: most running work shares a few shapes.
+    decoded: dict[str, Any] = {}
+
+    def decode(text: str | None) -> Any:
+        if text not in decoded:
+            decoded[text] = json.loads(text) if text else {}
+        return decoded[text]
+
+    for lq_id, cq_id, assignment_text, pod_sets_text, count in (
+        rows.annotate(assignment_text=Cast("flavor_assignment", TextField()), pod_sets_text=Cast("pod_sets", TextField()))
+        .values_list("local_queue_id", "cluster_queue_id", "assignment_text", "pod_sets_text")
         .annotate(workloads=Count("id"))
         .order_by()
     ):
         if lq_id not in lq_keys:
             continue
         loaded.aggregated += count
-        signature = repr(sorted((assignment or {}).items()))
-        assignments[signature] = assignment or {}
-        group = totals[(lq_id, cq_id, signature)]
-        for resource, amount in total_requests(pod_sets).items():
+        group = totals[(lq_id, cq_id, assignment_text or "")]
+        for resource, amount in total_requests(decode(pod_sets_text)).items():
             group[resource] = group.get(resource, 0) + amount * count
     return [
         engine.Workload(
@@ -431,9 +474,9 @@ def _admitted_totals(
             requests=engine.frozen_map(dict(sorted(requests.items()))),
             admitted=True,
             cluster_queue=cq_names.get(cq_id),
-            assignment=engine.frozen_map(assignments[signature]),
+            assignment=engine.frozen_map(decode(assignment_text)),
         )
-        for index, ((lq_id, cq_id, signature), requests) in enumerate(sorted(totals.items()))
+        for index, ((lq_id, cq_id, assignment_text), requests) in enumerate(sorted(totals.items()))
     ]
 
 
