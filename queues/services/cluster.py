@@ -82,7 +82,7 @@ def complete_due_workloads(*, now: datetime | None = None) -> list[int]:
             continue
         at, outcome = end
         message = "" if outcome == WorkloadState.FINISHED else f"exceeded its maximum runtime of {max_runtime}s"
-        finishes.append(transitions.Finish(workload_id, at, outcome, message))
+        finishes.append(transitions.Finish(workload_id, at, outcome, message, admitted_at=admitted_at))
     with transaction.atomic():
         return transitions.finish_many(finishes)
 

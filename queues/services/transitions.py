@@ -55,6 +55,7 @@ class Finish:
     at: datetime
     outcome: str = WorkloadState.FINISHED
     message: str = ""
+    admitted_at: datetime | None = None  # when the caller read it already; the claim checks it
 
 
 _END_REASONS = {
@@ -124,7 +125,7 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
 def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime]:
     """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
     return dict(
-        Workload.objects.filter(pk__in=list(workload_ids), state=WorkloadState.ADMITTED).values_list("id", "admitted_at")
+        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list("id", "admitted_at")
     )
 
 
@@ -176,7 +177,7 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
     if evicted:
         from queues.models import WorkloadResource
 
-        WorkloadResource.objects.filter(workload_id__in=evicted).update(flavor=None)
+        WorkloadResource.objects.filter(workload_id__any_of=evicted).update(flavor=None)
     return evicted
 
 
@@ -184,10 +185,15 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
 
     ``at`` may lie in the past (a late tick or report loses no time) but never before the
-    admission. Three statements whatever the count: read ``admitted_at``, claim the workloads
-    (fixing ``wall_time_seconds``), close their admission intervals. Returns the ended ids.
+    admission. Three statements whatever the count: read ``admitted_at`` (skipped when every
+    item carries it), claim the workloads (fixing ``wall_time_seconds``; the claim matches
+    ``admitted_at``, so a stale value only loses the claim), close their admission intervals.
+    Returns the ended ids.
     """
-    seen = _admitted_at([item.workload_id for item in finishes])
+    if all(item.admitted_at is not None for item in finishes):
+        seen = {item.workload_id: item.admitted_at for item in finishes}
+    else:
+        seen = _admitted_at([item.workload_id for item in finishes])
     rows = []
     ends: dict[int, tuple[datetime, str, str]] = {}
     for item in finishes:
