@@ -19,7 +19,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install run test services chromium prometheus bench bench-web migrate seed clean redis postgres
+.PHONY: install run test services chromium prometheus bench bench-web bench-loop migrate seed clean redis postgres
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -91,6 +91,11 @@ bench: install
 # Web dashboard latency at 1,000 LocalQueues and 100,000 workloads (own PostgreSQL database fp_bench_web).
 bench-web: install postgres
 	$(PY) bench/web.py
+
+# The control loop at 10,000 LocalQueues: own PostgreSQL databases (fp_bench_loop, fp_bench_loop_seed;
+# BENCH_DATABASE_URL to change them), Celery workers on a real Redis broker (BENCH_BROKER_URL, db 14).
+bench-loop: install postgres redis
+	$(PY) bench/control_loop.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

@@ -27,7 +27,7 @@ from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, Namespace, Workload, WorkloadState
-from queues.models.workload import total_requests
+from queues.models.workload import attach_queue_positions, total_requests
 
 PAGE_SIZE = 50
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
@@ -89,7 +89,7 @@ def sort_key(value: str | None, state: list[str]) -> str:
 
 
 def _base(viewer: Viewer) -> QuerySet[Workload]:
-    return scoped(Workload.objects.with_queue_position(), viewer, "namespace_id").select_related(
+    return scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
         "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
     )
 
@@ -120,13 +120,15 @@ def workload_page(
     filterset = WorkloadFilterSet(params, queryset=queryset)
     rows = filterset.qs if filterset.is_valid() else queryset.none()
     sort = sort_key(params.get("sort"), params.getlist("state"))
+    if sort == "position":  # the queue order is joined in only when it orders the list
+        rows = rows.with_queue_position()
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
     # rows with their queues.
     page = Paginator(rows.order_by(*SORTS[sort]).values_list("id", flat=True), page_size).get_page(
         params.get("page", 1)
     )
     ids = list(page.object_list)
-    by_id = {workload.id: workload for workload in _base(viewer).filter(id__in=ids)}
+    by_id = {workload.id: workload for workload in attach_queue_positions(_base(viewer).filter(id__in=ids))}
     workloads = [by_id[i] for i in ids if i in by_id]
     return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
 
@@ -254,7 +256,7 @@ class WorkloadDetail:
 
 def workload_detail(viewer: Viewer, namespace: str, name: str, structure: ClusterStructure) -> WorkloadDetail | None:
     """The workload if the viewer may read it (None: not found, or another tenant's)."""
-    workload = _base(viewer).filter(namespace__name=namespace, name=name).first()
+    workload = _base(viewer).with_queue_position().filter(namespace__name=namespace, name=name).first()
     if workload is None:
         return None
     row = build_rows(viewer, [workload], structure, ahead_shown=50)[0]

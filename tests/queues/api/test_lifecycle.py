@@ -270,3 +270,23 @@ def test_given_executor_and_tenant_b_then_reports_about_tenant_a_work_differ(wor
 
     assert tenant_b.post(f"{WL}{world.admitted_a.pk}/finish/").status_code == 404
     assert executor.post(f"{WL}{world.admitted_a.pk}/finish/").status_code == 200
+
+
+def test_given_stored_queue_order_then_the_list_shows_positions_and_orders_by_them(world, clients):
+    from django.utils import timezone
+
+    from queues.models import PendingOrder
+
+    lines: dict[int, list[int]] = {}
+    for workload in (world.pending_b, world.pending_a):  # b first in line, then a
+        lines.setdefault(workload.local_queue.cluster_queue_id, []).append(workload.pk)
+    for cq_id, ids in lines.items():
+        PendingOrder.objects.update_or_create(cluster_queue_id=cq_id, defaults={"workload_ids": ids, "planned_at": timezone.now()})
+    expected = {w.pk: lines[w.local_queue.cluster_queue_id].index(w.pk) + 1 for w in (world.pending_a, world.pending_b)}
+
+    listed = clients["admin"].get(f"{WL}?state=Pending&ordering=-queue_position").json()["results"]
+
+    positions = {row["id"]: row["queue_position"] for row in listed}
+    assert {pk: positions[pk] for pk in expected} == expected
+    ours = [row["queue_position"] for row in listed if row["id"] in expected]
+    assert ours == sorted(ours, reverse=True)

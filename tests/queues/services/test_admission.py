@@ -260,3 +260,31 @@ def test_given_admissions_when_pass_runs_then_prometheus_instruments_count_them(
         "fairportal_admission_pass_duration_seconds_count", {"scope": unit_key(cq)}
     )
     assert samples >= 1
+
+
+@pytest.mark.django_db
+def test_given_nothing_changed_when_pass_runs_again_then_no_reason_is_rewritten_and_order_is_one_row(monkeypatch):
+    cq = make_cluster_queue(cpu="2")
+    first = make_local_queue("team-a", "main", cq)
+    second = make_local_queue("team-b", "main", cq)
+    for index in range(4):
+        submit(first, f"a-{index}")
+        submit(second, f"b-{index}")
+    admission.run_admission_pass(unit_key(cq))  # admits two; its reasons describe the pass as it went
+    admission.run_admission_pass(unit_key(cq))  # explains the wait against the final state
+    written: list[int] = []
+    real = snapshot.write_reasons
+
+    def counting(loaded, reasons):
+        written.append(len(reasons))
+        return real(loaded, reasons)
+
+    monkeypatch.setattr(snapshot, "write_reasons", counting)
+
+    admission.run_admission_pass(unit_key(cq))
+
+    assert sum(written) == 0  # positions are not stored on the rows, so nothing to rewrite
+    order = PendingOrder.objects.get(cluster_queue=cq)
+    waiting = Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).order_by("queue_position")
+    assert [w.id for w in waiting] == order.workload_ids
+    assert [w.queue_position for w in waiting] == list(range(1, 7))
