@@ -26,7 +26,7 @@ from queues.display import amounts
 from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
-from queues.models import AdmissionRecord, Namespace, Workload, WorkloadState
+from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, Workload, WorkloadState
 from queues.models.workload import attach_queue_positions, total_requests
 
 PAGE_SIZE = 50
@@ -190,29 +190,48 @@ def _why(mode: str, same_queue: bool, their_score: float | None, own_score: floa
 def _fill_ahead(
     viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
 ) -> None:
-    """One grouped query: for each pending row, pending workloads ahead of it per LocalQueue."""
-    cq_ids = {w.local_queue.cluster_queue_id for _row, w in pending}
-    highest = max(w.queue_position for _row, w in pending)
-    counts = {
-        f"ahead_{index}": Count(
-            "id",
-            filter=Q(
-                local_queue__cluster_queue_id=w.local_queue.cluster_queue_id,
-                pending_position__position__lt=w.queue_position,
-            ),
+    """For each pending row, the pending workloads ahead of it, counted per LocalQueue.
+
+    From the stored queue order (one ``PendingOrder`` row per ClusterQueue): the ids ahead of
+    the deepest row on the page, still pending, with their LocalQueue (one query), counted
+    while walking each order once; then the LocalQueues found (one query).
+    """
+    cq_ids = sorted({w.local_queue.cluster_queue_id for _row, w in pending})
+    orders = dict(PendingOrder.objects.filter(cluster_queue_id__in=cq_ids).values_list("cluster_queue_id", "workload_ids"))
+    depth = {cq_id: 0 for cq_id in cq_ids}
+    for _row, w in pending:
+        cq_id = w.local_queue.cluster_queue_id
+        depth[cq_id] = max(depth[cq_id], w.queue_position - 1)
+    ahead_ids = [pk for cq_id in cq_ids for pk in (orders.get(cq_id) or [])[: depth[cq_id]]]
+    queue_of = dict(
+        Workload.objects.filter(id__any_of=ahead_ids, state=WorkloadState.PENDING).values_list("id", "local_queue_id")
+    ) if ahead_ids else {}
+    # counts[index][local queue id]: pending ahead of row ``index`` in that LocalQueue
+    counts: list[dict[int, int]] = [{} for _ in pending]
+    for cq_id in cq_ids:
+        rows_here = sorted(
+            (w.queue_position, index) for index, (_row, w) in enumerate(pending) if w.local_queue.cluster_queue_id == cq_id
         )
-        for index, (_row, w) in enumerate(pending)
-    }
+        running: dict[int, int] = {}
+        walked = 0
+        order = orders.get(cq_id) or []
+        for position, index in rows_here:
+            while walked < min(position - 1, len(order)):
+                lq_id = queue_of.get(order[walked])
+                if lq_id is not None:
+                    running[lq_id] = running.get(lq_id, 0) + 1
+                walked += 1
+            counts[index] = dict(running)
+    found = {lq_id for per_row in counts for lq_id in per_row}
     groups = list(
-        Workload.objects.filter(
-            state=WorkloadState.PENDING,
-            local_queue__cluster_queue_id__in=cq_ids,
-            pending_position__position__lt=highest,
-        )
+        LocalQueue.objects.filter(id__in=found)
+        .annotate(local_queue_id=F("id"), local_queue__name=F("name"), local_queue__weighted_share=F("weighted_share"))
         .values("local_queue_id", "local_queue__name", "namespace_id", "namespace__name", "local_queue__weighted_share")
-        .annotate(**counts)
-        .order_by("namespace__name", "local_queue__name")
+        .order_by("namespace__name", "name")
     )
+    for group in groups:
+        for index, per_row in enumerate(counts):
+            group[f"ahead_{index}"] = per_row.get(group["local_queue_id"], 0)
     for index, (row, workload) in enumerate(pending):
         mode = structure.cluster_queues[workload.local_queue.cluster_queue_id].effective_mode
         own_score = workload.local_queue.weighted_share
