@@ -120,17 +120,31 @@ def workload_page(
     filterset = WorkloadFilterSet(params, queryset=queryset)
     rows = filterset.qs if filterset.is_valid() else queryset.none()
     sort = sort_key(params.get("sort"), params.getlist("state"))
-    if sort == "position":  # the queue order is joined in only when it orders the list
-        rows = rows.with_queue_position()
+    ordered = rows.with_queue_position() if sort == "position" else rows  # joined only to order
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
-    # rows with their queues.
-    page = Paginator(rows.order_by(*SORTS[sort]).values_list("id", flat=True), page_size).get_page(
+    # rows with their queues; the count needs no queue order.
+    page = Paginator(_Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows), page_size).get_page(
         params.get("page", 1)
     )
     ids = list(page.object_list)
     by_id = {workload.id: workload for workload in attach_queue_positions(_base(viewer).filter(id__in=ids))}
     workloads = [by_id[i] for i in ids if i in by_id]
     return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
+
+
+class _Counted:
+    """Slices of ``ordered`` for the paginator, counted on ``plain`` (the same rows, fewer joins)."""
+
+    ordered = True
+
+    def __init__(self, rows: QuerySet, plain: QuerySet) -> None:
+        self.rows, self.plain = rows, plain
+
+    def count(self) -> int:
+        return self.plain.count()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.rows[key]
 
 
 def build_rows(
