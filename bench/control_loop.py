@@ -373,13 +373,13 @@ def services_run(table: Table) -> None:
         table.add("wall-time accounting (90,000 admitted)", 0.0, base, "<= 200 ms", "derived on read: no task, no writes")
 
     seconds, results = timed(lambda: admission.run_all_admission_passes())
+    pass_cpu = _LAST_CPU[0]
     admitted_keys = [key for result in results for key in result.admitted]
     names = [key.split("/", 1)[1] for key in admitted_keys]
     admitted_ids = list(Workload.objects.filter(name__in=names).values_list("id", flat=True))
     base = timed(lambda: _sql("UPDATE queues_workload SET state = state WHERE id = ANY(%s)", [admitted_ids]))[0]
     table.add(f"baseline: plain UPDATE of the {len(admitted_ids):,} rows it admitted", base, base)
     rate = len(admitted_keys) / seconds if seconds else 0.0
-    pass_cpu = _LAST_CPU[0]
     table.add(f"pass after capacity frees: {len(admitted_keys):,} admitted", seconds, base,
               f">= {ADMISSIONS_TARGET:,}/s", f"{rate:,.0f} admissions/s", cpu=pass_cpu)
     seconds, results = timed(lambda: admission.run_all_admission_passes())

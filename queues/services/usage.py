@@ -279,7 +279,7 @@ def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -
     """Step-function samples per object and resource, from ``since`` (one row earlier included)."""
     out: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     rows = (
-        UsageSample.objects.filter(kind=kind, object_id__in=list(object_ids), sampled_at__gte=since)
+        UsageSample.objects.filter(kind=kind, object_id__any_of=list(object_ids), sampled_at__gte=since)
         .order_by("object_id", "sampled_at", "id")
         .values_list("object_id", "sampled_at", field)
     )
