@@ -352,8 +352,10 @@ def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any
 # Pending workloads as the engine sees them, per unit, from the previous pass of this process:
 # their pod sets cannot change after submission, so a pass reads only the columns that can
 # (priority, queue timestamp, queue) and decodes pod sets just for workloads it has not seen.
-# Each pass replaces its unit's entry, so the cache never outgrows the pending work.
-_SEEN: dict[str, dict[int, engine.Workload]] = {}
+# An entry is reused only for the same submission (id and creation time: an id alone may come
+# back after a rolled-back insert on SQLite). Each pass replaces its unit's entry, so the cache
+# never outgrows the pending work.
+_SEEN: dict[str, dict[int, tuple[datetime, engine.Workload]]] = {}
 
 
 def _workloads(
@@ -369,17 +371,21 @@ def _workloads(
     rows = list(
         base.values_list(
             "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
-            "pending_reason_code", "pending_reason_message",
+            "pending_reason_code", "pending_reason_message", "created_at",
         ).order_by("id")
     )
     seen = _SEEN.get(unit.key, {})
     fresh: dict[int, engine.Workload] = {}
+    created: dict[int, datetime] = {}
     unknown = []
-    for pk, lq_id, name, priority, queued_at, state, *_ in rows:
-        known = seen.get(pk)
+    for pk, lq_id, name, priority, queued_at, state, *_rest, created_at in rows:
+        created[pk] = created_at
+        cached = seen.get(pk)
+        known = cached[1] if cached is not None and cached[0] == created_at else None
         if (
             state == WorkloadState.PENDING
             and known is not None
+            and known.key == f"{lq_keys[lq_id][0]}/{name}"
             and known.local_queue == lq_keys[lq_id][1]
             and known.priority == priority
             and known.queued_at == queued_at.timestamp()
@@ -397,7 +403,7 @@ def _workloads(
     workload_ids = loaded.workload_ids
     current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
-    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message in rows:
+    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, _ in rows:
         namespace, lq_key = lq_keys[lq_id]
         key = f"{namespace}/{name}"
         workload_ids[key] = pk
@@ -424,7 +430,7 @@ def _workloads(
             if not admitted:
                 fresh[pk] = workload
         workloads.append(workload)
-    _SEEN[unit.key] = {pk: w for pk, w in fresh.items() if not w.admitted}
+    _SEEN[unit.key] = {pk: (created[pk], w) for pk, w in fresh.items() if not w.admitted}
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
     return tuple(workloads)

@@ -96,3 +96,22 @@ def test_given_a_draining_hold_then_that_queue_runs_one_by_one_and_is_evicted():
 
     assert {Workload.objects.get(namespace__name=key.split("/")[0], name=key.split("/")[1]).id for key in result.evicted} == running_there
     assert not held.workloads.filter(state=WorkloadState.ADMITTED).exists()
+
+
+def test_given_a_priority_raised_between_passes_then_the_next_pass_sees_it():
+    """Pending workloads are reused from the previous pass only while what can change is unchanged."""
+    cq = make_cluster_queue(cpu="1")
+    lq = make_local_queue("team-a", "main", cq)
+    submit(lq, "running")
+    older = submit(lq, "older")
+    newer = submit(lq, "newer")
+    key = snapshot.unit_for_cluster_queue(cq.id).key
+    admission.run_admission_pass(key)
+    assert Workload.objects.with_queue_position().get(pk=newer.pk).queue_position == 2
+
+    Workload.objects.filter(pk=newer.pk).update(priority=100)
+    admission.run_admission_pass(key)
+
+    positions = dict(Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).values_list("name", "queue_position"))
+    assert positions == {"newer": 1, "older": 2}
+    assert older.pk != newer.pk
