@@ -404,6 +404,8 @@ def _workloads(
     current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
     for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, _ in rows:
+        if pk not in fresh and pk not in details:
+            continue  # deleted between the two reads: it is not there to plan
         namespace, lq_key = lq_keys[lq_id]
         key = f"{namespace}/{name}"
         workload_ids[key] = pk
