@@ -74,7 +74,6 @@ def fill(rng: random.Random) -> None:
         LocalQueue,
         Namespace,
         NamespaceQuota,
-        PendingOrder,
         PolicyChange,
         ResourceFlavor,
         TenantMembership,
@@ -181,13 +180,7 @@ def fill(rng: random.Random) -> None:
             )
         workloads.append(workload)
     created = Workload.objects.bulk_create(workloads, batch_size=5000)
-    order: dict[int, list[int]] = {queue.id: [] for queue in queues}  # queue order: submission order
-    for workload in created:
-        if workload.state == WorkloadState.PENDING:
-            order[workload.local_queue.cluster_queue_id].append(workload.id)
-    PendingOrder.objects.bulk_create(
-        [PendingOrder(cluster_queue_id=cq_id, workload_ids=ids, planned_at=now) for cq_id, ids in order.items()]
-    )
+    store_queue_order()
     WorkloadResource.objects.bulk_create(
         [
             WorkloadResource(
@@ -247,6 +240,23 @@ def fill(rng: random.Random) -> None:
     )
 
 
+def store_queue_order() -> None:
+    """Each ClusterQueue's pending workloads in submission order, as a pass would store them."""
+    from django.utils import timezone
+
+    from queues.models import ClusterQueue, PendingOrder, Workload, WorkloadState
+
+    order: dict[int, list[int]] = {pk: [] for pk in ClusterQueue.objects.values_list("id", flat=True)}
+    for pk, cq_id in (
+        Workload.objects.filter(state=WorkloadState.PENDING).order_by("id").values_list("id", "local_queue__cluster_queue_id")
+    ):
+        order[cq_id].append(pk)
+    PendingOrder.objects.all().delete()
+    PendingOrder.objects.bulk_create(
+        [PendingOrder(cluster_queue_id=cq_id, workload_ids=ids, planned_at=timezone.now()) for cq_id, ids in order.items()]
+    )
+
+
 def prepare(refill: bool) -> None:
     ensure_database()
     import django
@@ -270,6 +280,10 @@ def prepare(refill: bool) -> None:
         print(f"filled in {time.perf_counter() - started:.0f} s", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
+    from queues.models import PendingOrder
+
+    if not PendingOrder.objects.exists():  # a database filled before queue orders were stored
+        store_queue_order()
 
 
 def measure(client, path: str, *, cold: bool = False) -> tuple[float, float, int]:
