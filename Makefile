@@ -23,7 +23,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test run test services chromium prometheus slurm bench bench-web bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: install install-test run test services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -136,6 +136,11 @@ bench-slurm-release: install-test postgres slurm
 # Admission wait while what-ifs run, per worker layout (own database fp_bench_lane, real workers).
 bench-lane: install-test postgres redis
 	$(PY) bench/whatif_lane.py
+
+# The control loop at 10,000 LocalQueues: own PostgreSQL databases (fp_bench_loop, fp_bench_loop_seed;
+# BENCH_DATABASE_URL to change them), Celery workers on a real Redis broker (BENCH_BROKER_URL, db 14).
+bench-loop: install-test postgres redis
+	$(PY) bench/control_loop.py
 
 clean:
 	rm -rf var/test.sqlite3 .pytest_cache

@@ -4,7 +4,7 @@ Run as ``python bench/web.py`` from the repository root (``make bench-web``). It
 PostgreSQL database (``fp_bench_web``; ``BENCH_DATABASE_URL`` to change it), migrates it and
 fills it with ``bulk_create`` from a fixed seed (kept between runs; ``--refill`` starts over),
 then requests each page through Django's test client and prints p50/p95 latency and the
-number of queries. Target: p95 < 300 ms for the overview, the queue tree and the workload list.
+number of queries. Target: every page p95 < 150 ms warm and < 300 ms with a cold cache.
 
 Machines here are noisy, so every figure is also printed as a ratio against a baseline measured
 in the same run: the sign-in page, which renders a template and touches no domain table.
@@ -45,7 +45,8 @@ GPU = "nvidia.com/gpu"
 GIB = 2**30 * 1000
 REQUESTS = 30
 WARMUP = 3
-TARGET_MS = 300
+TARGET_MS = 150  # p95, warm
+COLD_TARGET_MS = 300  # p95, every request recomputing the shared aggregates
 
 
 def ensure_database() -> None:
@@ -145,7 +146,6 @@ def fill(rng: random.Random) -> None:
     )
 
     states = [WorkloadState.FINISHED] * 7 + [WorkloadState.PENDING] * 2 + [WorkloadState.ADMITTED]
-    positions: dict[int, int] = {}
     workloads = []
     for index in range(WORKLOADS):
         lq = lqs[rng.randrange(len(lqs))]
@@ -173,8 +173,6 @@ def fill(rng: random.Random) -> None:
             if state == WorkloadState.FINISHED:
                 workload.finished_at = workload.admitted_at + timedelta(hours=1)
         else:
-            positions[lq.cluster_queue_id] = positions.get(lq.cluster_queue_id, 0) + 1
-            workload.queue_position = positions[lq.cluster_queue_id]
             workload.pending_reason_code = rng.choice(
                 ["InsufficientQuota", "WaitingForFairShare", "NamespaceQuotaExceeded"]
             )
@@ -183,6 +181,7 @@ def fill(rng: random.Random) -> None:
             )
         workloads.append(workload)
     created = Workload.objects.bulk_create(workloads, batch_size=5000)
+    store_queue_order()
     WorkloadResource.objects.bulk_create(
         [
             WorkloadResource(
@@ -242,6 +241,23 @@ def fill(rng: random.Random) -> None:
     )
 
 
+def store_queue_order() -> None:
+    """Each ClusterQueue's pending workloads in submission order, as a pass would store them."""
+    from django.utils import timezone
+
+    from queues.models import ClusterQueue, PendingOrder, Workload, WorkloadState
+
+    order: dict[int, list[int]] = {pk: [] for pk in ClusterQueue.objects.values_list("id", flat=True)}
+    for pk, cq_id in (
+        Workload.objects.filter(state=WorkloadState.PENDING).order_by("id").values_list("id", "local_queue__cluster_queue_id")
+    ):
+        order[cq_id].append(pk)
+    PendingOrder.objects.all().delete()
+    PendingOrder.objects.bulk_create(
+        [PendingOrder(cluster_queue_id=cq_id, workload_ids=ids, planned_at=timezone.now()) for cq_id, ids in order.items()]
+    )
+
+
 def prepare(refill: bool) -> None:
     ensure_database()
     import django
@@ -265,6 +281,10 @@ def prepare(refill: bool) -> None:
         print(f"filled in {time.perf_counter() - started:.0f} s", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
+    from queues.models import PendingOrder
+
+    if not PendingOrder.objects.exists():  # a database filled before queue orders were stored
+        store_queue_order()
 
 
 def measure(client, path: str, *, cold: bool = False) -> tuple[float, float, int]:
@@ -298,7 +318,7 @@ def main() -> None:
 
     from django.test import Client
 
-    from queues.models import LocalQueue, UsageSample, Workload
+    from queues.models import LocalQueue, PendingOrder, UsageSample, Workload
 
     admin, tenant = Client(), Client()
     assert admin.login(username="admin", password="admin") and tenant.login(username="tenant", password="tenant")
@@ -307,6 +327,15 @@ def main() -> None:
         f"({Workload.objects.filter(state='Pending').count():,} pending), "
         f"{UsageSample.objects.count():,} usage samples; "
         f"{REQUESTS} requests per page after {WARMUP} warm-up\n"
+    )
+    # Why-pending pages of workloads far back in line: everything ahead is grouped by queue.
+    last = PendingOrder.objects.order_by("cluster_queue_id").first()
+    deep = Workload.objects.select_related("namespace").get(pk=last.workload_ids[-1])
+    own = (
+        Workload.objects.filter(state="Pending", namespace__name="team-000")
+        .select_related("namespace")
+        .order_by("-id")
+        .first()
     )
     anonymous = Client()
     base50, base95, _ = measure(anonymous, "/accounts/login/")
@@ -324,19 +353,26 @@ def main() -> None:
         ("workload list (admin, page 1000)", admin, "/workloads/?page=1000", False),
         ("workload list (tenant, pending)", tenant, "/workloads/?state=Pending", False),
         ("LocalQueue detail (admin)", admin, "/namespaces/team-000/queues/q0/", False),
+        ("ClusterQueue detail (admin)", admin, "/queues/cluster-queues/cq-000/", False),
+        ("cohort detail (admin)", admin, "/queues/cohorts/division-0/", False),
+        ("namespace detail (tenant)", tenant, "/namespaces/team-000/", False),
+        (f"why pending (admin, position {len(last.workload_ids):,})", admin,
+         f"/namespaces/{deep.namespace.name}/workloads/{deep.name}/", False),
+        ("why pending (tenant)", tenant, f"/namespaces/{own.namespace.name}/workloads/{own.name}/", False),
+        ("audit log (admin)", admin, "/audit/", False),
         ("overview live poll (admin)", admin, "/?live=1", False),
     ]
     print(f"{'page':36} {'p50 ms':>8} {'p95 ms':>8} {'p95/base':>9} {'queries':>8}  target")
     failed = False
     for label, client, path, cold in pages:
         p50, p95, queries = (base50, base95, 0) if label.startswith("baseline") else measure(client, path, cold=cold)
-        gated = label.startswith(("overview (", "queue tree", "workload list")) and not cold
-        verdict = ("ok" if p95 < TARGET_MS else "SLOW") if gated else ""
+        gated = not label.startswith("baseline")
+        verdict = ("ok" if p95 < (COLD_TARGET_MS if cold else TARGET_MS) else "SLOW") if gated else ""
         failed |= verdict == "SLOW"
         print(f"{label:36} {p50:8.1f} {p95:8.1f} {p95 / base95:8.1f}x {queries:8d}  {verdict}")
-    print(f"\np95 target for the overview, the queue tree and the workload list: < {TARGET_MS} ms")
+    print(f"\np95 target for every page: < {TARGET_MS} ms warm, < {COLD_TARGET_MS} ms with a cold cache")
     print("cold cache: every request recomputes the shared cluster-wide aggregates (kept 5 s) and the")
-    print("fairness history (kept until the next usage sample); shown for information, not gated")
+    print("fairness history (kept until the next usage sample)")
     sys.exit(1 if failed else 0)
 
 

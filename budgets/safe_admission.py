@@ -67,15 +67,21 @@ def gate(candidates: Sequence[Candidate], now: datetime) -> Mapping[str, tuple[s
 
 
 def _budgets_for(candidates: Sequence[Candidate]) -> list[Budget]:
+    """The safe-admission budgets over any candidate: all such budgets are read (there are few),
+    then matched here, so a pass over thousands of queues sends no list of thousands of ids."""
     lq_ids = {c.local_queue_id for c in candidates}
     ns_ids = {c.namespace_id for c in candidates}
     cq_ids = {c.cluster_queue_id for c in candidates}
-    return list(
+    budgets = (
         Budget.objects.filter(safe_admission=True)
-        .filter(Q(local_queue_id__in=lq_ids) | Q(namespace_id__in=ns_ids) | Q(cluster_queue_id__in=cq_ids))
         .select_related("flavor", "local_queue__namespace", "namespace", "cluster_queue")
         .order_by("id")
     )
+    return [
+        budget
+        for budget in budgets
+        if budget.local_queue_id in lq_ids or budget.namespace_id in ns_ids or budget.cluster_queue_id in cq_ids
+    ]
 
 
 def _covers(budget: Budget, candidate: Candidate) -> bool:

@@ -275,7 +275,6 @@ PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
 # Control loop periods and the usage time series' retention.
 ADMISSION_PASS_INTERVAL_SECONDS = env_seconds("ADMISSION_PASS_INTERVAL", "5s")
 CLUSTER_TICK_SECONDS = env_seconds("CLUSTER_TICK_INTERVAL", "5s")
-WALL_TIME_ACCOUNTING_SECONDS = env_seconds("WALL_TIME_ACCOUNTING_INTERVAL", "1m")
 USAGE_SERIES_RAW_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RAW_RETENTION", "2d")
 USAGE_SERIES_RETENTION_SECONDS = env_seconds("USAGE_SERIES_RETENTION", "30d")
 # Time budgets: accounting + enforcement + alerts cycle, burn-rate window, webhook delivery.
@@ -301,7 +300,6 @@ CELERY_BEAT_SCHEDULE = beat_schedule(
     sampling_interval_seconds=FAIR_SHARING.usage_sampling_interval_seconds,
     admission_pass_seconds=ADMISSION_PASS_INTERVAL_SECONDS,
     cluster_tick_seconds=CLUSTER_TICK_SECONDS,
-    wall_time_seconds=WALL_TIME_ACCOUNTING_SECONDS,
     budget_seconds=BUDGET_ACCOUNTING_SECONDS,
 )
 

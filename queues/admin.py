@@ -201,6 +201,13 @@ class WorkloadAdmin(admin.ModelAdmin):
         "last_eviction_reason", "pending_reason_code", "pending_reason_message", "queue_position",
     )
 
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).with_queue_position()
+
+    @admin.display(ordering="queue_position", description="queue position")
+    def queue_position(self, obj: Workload) -> int | None:
+        return obj.queue_position
+
     def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         services.sync_workload_resources(obj)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from queues.engine import types as engine
-from queues.models import Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +94,8 @@ def apply_gates(loaded: object, now: datetime) -> dict[str, tuple[str, str]]:
 
 
 def write_gated_reasons(loaded: object, gated: Mapping[str, tuple[str, str]]) -> int:
-    """Store the gated workloads' reasons (no queue position: they are not in line this pass)."""
+    """Store the gated workloads' changed reasons (they have no queue position: not in line this pass)."""
+    from queues.snapshot import write_reasons
+
     current = loaded.current_reasons  # type: ignore[attr-defined]
-    changed = [
-        Workload(pk=loaded.workload_ids[key], pending_reason_code=code, pending_reason_message=message,  # type: ignore[attr-defined]
-                 queue_position=None)
-        for key, (code, message) in gated.items()
-        if current.get(key) != (code, message, None)
-    ]
-    if changed:
-        Workload.objects.bulk_update(changed, ["pending_reason_code", "pending_reason_message", "queue_position"])
-    return len(changed)
+    return write_reasons(loaded, {key: reason for key, reason in gated.items() if current.get(key) != reason})  # type: ignore[arg-type]

@@ -26,6 +26,22 @@ def advisory_xact_lock(name: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_key(name)])
 
 
+def advisory_xact_locks(names: list[str]) -> None:
+    """Block until this transaction holds every lock of ``names``, taken in the order given.
+
+    One statement whatever the count (a pass locks all namespaces of its unit). Callers pass
+    the names in one global order (sorted), so two transactions never wait on each other in a
+    circle.
+    """
+    if connection.vendor != "postgresql" or not names:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) WITH ORDINALITY AS t(k, i)",
+            [[lock_key(name) for name in names]],
+        )
+
+
 def try_advisory_xact_lock(name: str) -> bool:
     """Take the lock ``name`` if free; False when another transaction holds it."""
     if connection.vendor != "postgresql":

@@ -9,14 +9,17 @@ number of workloads.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Count, Q, Sum, TextField
+from django.db.models.functions import Cast
 
+from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
 from queues.engine.policy import FairSharingPolicy
 from queues.models import (
@@ -27,7 +30,9 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
+    PendingOrder,
     QueueHold,
+    ResourceFlavor,
     Workload,
     WorkloadResource,
     WorkloadState,
@@ -56,7 +61,8 @@ class LoadedSnapshot:
     cluster_queue_ids: dict[str, int] = field(default_factory=dict)
     cohort_ids: dict[str, int] = field(default_factory=dict)
     cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    current_reasons: dict[str, tuple[str, str, int | None]] = field(default_factory=dict)
+    current_reasons: dict[str, tuple[str, str]] = field(default_factory=dict)
+    aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
 
 
 def epoch(moment: datetime) -> float:
@@ -150,8 +156,12 @@ def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
 _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
 
 
-def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnapshot:
-    """The engine's view of ``unit``: a fixed number of queries, whatever the workload count."""
+def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_admitted: bool = True) -> LoadedSnapshot:
+    """The engine's view of ``unit``: a fixed number of queries, whatever the workload count.
+
+    Admitted workloads the pass cannot evict come as per-queue totals (``aggregate_admitted``;
+    the plan is the same, see ``_admitted_totals``), so the cost follows the pending work.
+    """
     loaded = LoadedSnapshot(unit=unit, snapshot=engine.Snapshot())
     usage: dict[str, engine.UsageState] = {}
 
@@ -226,11 +236,9 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
         )
     )
     local_queues, historical = [], {}
-    namespace_ids: set[int] = set()
     for row in lq_rows:
         key = f"{row['namespace__name']}/{row['name']}"
         loaded.local_queue_ids[key] = row["id"]
-        namespace_ids.add(row["namespace_id"])
         local_queues.append(
             engine.LocalQueue(
                 key=key,
@@ -244,9 +252,13 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
         if row["historical_share"]:
             historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
 
-    namespaces = _namespaces(loaded, namespace_ids, unit, usage)
-    workloads = _workloads(loaded, unit)
+    namespaces = _namespaces(loaded, unit, usage)
     holds = _holds(loaded)
+    namespace_preempts = any(ns.within_namespace != engine.PREEMPT_NEVER for ns in namespaces)
+    individual = (
+        _individual_local_queues(loaded, lq_rows, cq_rows, holds) if aggregate_admitted and not namespace_preempts else None
+    )
+    workloads = _workloads(loaded, unit, lq_rows, individual)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
@@ -263,24 +275,34 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy) -> LoadedSnap
 
 
 def _namespaces(
-    loaded: LoadedSnapshot, namespace_ids: set[int], unit: AdmissionUnit, usage: dict[str, engine.UsageState]
+    loaded: LoadedSnapshot, unit: AdmissionUnit, usage: dict[str, engine.UsageState]
 ) -> tuple[engine.Namespace, ...]:
-    """Namespaces of the unit; hard quota reduced by what the namespace holds in other units."""
+    """Namespaces of the unit; hard quota reduced by what the namespace holds in other units.
+
+    The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
+    """
+    in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
     rows = list(
-        Namespace.objects.filter(id__in=namespace_ids).values(
+        Namespace.objects.filter(id__in=in_unit).values(
             "id", "name", "weight", "preemption_within_namespace", *_STATUS_FIELDS
         )
     )
     hard: dict[int, dict[str, int]] = defaultdict(dict)
-    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=namespace_ids).values_list(
+    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
         "namespace_id", "resource", "hard"
     ):
         hard[namespace_id][resource] = amount
-    elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
-    for row in (
-        WorkloadResource.objects.filter(
-            workload__namespace_id__in=namespace_ids, workload__state=WorkloadState.ADMITTED
+    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere.
+    spanning = sorted(
+        set(
+            LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
+            .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+            .values_list("namespace_id", flat=True)
         )
+    )
+    elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
+    for row in () if not spanning else (
+        WorkloadResource.objects.filter(workload__namespace_id__any_of=spanning, workload__state=WorkloadState.ADMITTED)
         .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
         .values("workload__namespace_id", "resource")
         .annotate(total=Sum("amount"))
@@ -305,47 +327,180 @@ def _namespaces(
     return tuple(sorted(namespaces, key=lambda n: n.name))
 
 
-def _workloads(loaded: LoadedSnapshot, unit: AdmissionUnit) -> tuple[engine.Workload, ...]:
-    rows = (
-        Workload.objects.filter(
-            local_queue__cluster_queue_id__in=unit.cluster_queue_ids,
-            state__in=(WorkloadState.PENDING, WorkloadState.ADMITTED),
-        )
-        .values_list(
-            "id", "namespace__name", "name", "local_queue__name", "priority", "queued_at", "pod_sets", "state",
-            "admitted_at", "cluster_queue__name", "flavor_assignment",
-            "pending_reason_code", "pending_reason_message", "queue_position",
-        )
-        .order_by("id")
+# Admitted workloads a unit cannot evict are loaded as totals: key prefix of those entries (a
+# namespace is a DNS label, so no real ``namespace/name`` key starts with it).
+AGGREGATE_PREFIX = "~admitted/"
+
+
+def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any]], cq_rows: list[dict[str, Any]],
+                             holds: tuple[engine.Hold, ...]) -> set[int] | None:
+    """LocalQueues whose admitted workloads the engine may evict, so must see one by one.
+
+    None means every one of them: some ClusterQueue of the unit may preempt (within itself,
+    ExceedWeight included, by reclaim within the cohort, or TimeAware reclaim, which also needs
+    reclaim enabled; a namespace preempting within its quota is checked by the caller), and any
+    running workload of the unit could be a victim. Otherwise only the LocalQueues that drain
+    (a HoldAndDrain stop policy on them or their ClusterQueue, or a draining hold on them,
+    their namespace or their ClusterQueue).
+    """
+    if any(
+        row["preemption_within_cluster_queue"] != engine.PREEMPT_NEVER or row["reclaim_within_cohort"] != engine.PREEMPT_NEVER
+        for row in cq_rows
+    ):
+        return None
+    draining_cqs = {row["name"] for row in cq_rows if row["stop_policy"] == engine.STOP_HOLD_AND_DRAIN}
+    drains = {(hold.target_kind, hold.target) for hold in holds if hold.drain}
+    individual = set()
+    for row in lq_rows:
+        key = f"{row['namespace__name']}/{row['name']}"
+        if (
+            row["stop_policy"] == engine.STOP_HOLD_AND_DRAIN
+            or row["cluster_queue__name"] in draining_cqs
+            or ("localQueue", key) in drains
+            or ("namespace", row["namespace__name"]) in drains
+            or ("clusterQueue", row["cluster_queue__name"]) in drains
+        ):
+            individual.add(row["id"])
+    return individual
+
+
+# Pending workloads as the engine sees them, per unit, from the previous pass of this process:
+# their pod sets cannot change after submission, so a pass reads only the columns that can
+# (priority, queue timestamp, queue) and decodes pod sets just for workloads it has not seen.
+# An entry is reused only for the same submission (id and creation time: an id alone may come
+# back after a rolled-back insert on SQLite). Each pass replaces its unit's entry, so the cache
+# never outgrows the pending work.
+_SEEN: dict[str, dict[int, tuple[datetime, engine.Workload]]] = {}
+
+
+def _workloads(
+    loaded: LoadedSnapshot, unit: AdmissionUnit, lq_rows: list[dict[str, Any]], individual: set[int] | None
+) -> tuple[engine.Workload, ...]:
+    """Pending workloads one by one; admitted ones one by one where evictable, else as totals."""
+    lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
+    cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
+    states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
+    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
+    if individual:
+        base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
+    rows = list(
+        base.values_list(
+            "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
+            "pending_reason_code", "pending_reason_message", "created_at",
+        ).order_by("id")
     )
+    seen = _SEEN.get(unit.key, {})
+    fresh: dict[int, engine.Workload] = {}
+    created: dict[int, datetime] = {}
+    unknown = []
+    for pk, lq_id, name, priority, queued_at, state, *_rest, created_at in rows:
+        created[pk] = created_at
+        cached = seen.get(pk)
+        known = cached[1] if cached is not None and cached[0] == created_at else None
+        if (
+            state == WorkloadState.PENDING
+            and known is not None
+            and known.key == f"{lq_keys[lq_id][0]}/{name}"
+            and known.local_queue == lq_keys[lq_id][1]
+            and known.priority == priority
+            and known.queued_at == queued_at.timestamp()
+        ):
+            fresh[pk] = known
+        else:
+            unknown.append(pk)
+    details = {
+        pk: (pod_sets, assignment)
+        for pk, pod_sets, assignment in Workload.objects.filter(id__any_of=unknown).values_list(
+            "id", "pod_sets", "flavor_assignment"
+        )
+    } if unknown else {}
     workloads = []
-    for (
-        pk, namespace, name, lq_name, priority, queued_at, pod_sets, state, admitted_at, cq_name, assignment,
-        reason_code, reason_message, position,
-    ) in rows.iterator(chunk_size=5000):
-        key = workload_key(namespace, name)
-        loaded.workload_ids[key] = pk
+    workload_ids = loaded.workload_ids
+    current_reasons = loaded.current_reasons
+    frozen = engine.frozen_map
+    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, _ in rows:
+        if pk not in fresh and pk not in details:
+            continue  # deleted between the two reads: it is not there to plan
+        namespace, lq_key = lq_keys[lq_id]
+        key = f"{namespace}/{name}"
+        workload_ids[key] = pk
         admitted = state == WorkloadState.ADMITTED
         if not admitted:
-            loaded.current_reasons[key] = (reason_code, reason_message, position)
-        workloads.append(
-            engine.Workload(
+            current_reasons[key] = (reason_code, reason_message)
+        workload = fresh.get(pk)
+        if workload is None:
+            pod_sets, assignment = details[pk]
+            workload = engine.Workload(
                 key=key,
-                local_queue=f"{namespace}/{lq_name}",
-                requests=engine.frozen_map(total_requests(pod_sets)),
+                local_queue=lq_key,
+                requests=frozen(total_requests(pod_sets)),
                 priority=priority,
-                queued_at=epoch(queued_at),
+                queued_at=queued_at.timestamp(),
                 pod_sets=tuple(
-                    engine.PodSet(name=p["name"], count=p["count"], requests=engine.frozen_map(p["requests"]))
-                    for p in pod_sets
+                    engine.PodSet(name=p["name"], count=p["count"], requests=frozen(p["requests"])) for p in pod_sets
                 ),
                 admitted=admitted,
-                admitted_at=epoch(admitted_at) if admitted and admitted_at else None,
-                cluster_queue=cq_name if admitted else None,
-                assignment=engine.frozen_map(assignment if admitted else None),
+                admitted_at=admitted_at.timestamp() if admitted and admitted_at else None,
+                cluster_queue=cq_names.get(cq_id) if admitted else None,
+                assignment=frozen(assignment if admitted else None),
             )
-        )
+            if not admitted:
+                fresh[pk] = workload
+        workloads.append(workload)
+    _SEEN[unit.key] = {pk: (created[pk], w) for pk, w in fresh.items() if not w.admitted}
+    if individual is not None:
+        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
     return tuple(workloads)
+
+
+def _admitted_totals(
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    lq_keys: Mapping[int, tuple[str, str]],
+    cq_names: Mapping[int, str],
+    individual: set[int],
+) -> list[engine.Workload]:
+    """Admitted requests summed per LocalQueue, ClusterQueue and flavor assignment: one entry each.
+
+    The planner only sums what runs (quota per flavor and resource, namespace usage, allocation
+    on every path), and sums do not care how they are split, so one grouped query over the
+    admitted rows (workloads of one shape counted together) stands in for every workload.
+    """
+    rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
+    if individual:
+        rows = rows.exclude(local_queue_id__any_of=sorted(individual))
+    totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
+    # Read as text and decoded once per distinct text: most running work shares a few shapes.
+    decoded: dict[str, Any] = {}
+
+    def decode(text: str | None) -> Any:
+        if text not in decoded:
+            decoded[text] = json.loads(text) if text else {}
+        return decoded[text]
+
+    for lq_id, cq_id, assignment_text, pod_sets_text, count in (
+        rows.annotate(assignment_text=Cast("flavor_assignment", TextField()), pod_sets_text=Cast("pod_sets", TextField()))
+        .values_list("local_queue_id", "cluster_queue_id", "assignment_text", "pod_sets_text")
+        .annotate(workloads=Count("id"))
+        .order_by()
+    ):
+        if lq_id not in lq_keys:
+            continue
+        loaded.aggregated += count
+        group = totals[(lq_id, cq_id, assignment_text or "")]
+        for resource, amount in total_requests(decode(pod_sets_text)).items():
+            group[resource] = group.get(resource, 0) + amount * count
+    return [
+        engine.Workload(
+            key=f"{AGGREGATE_PREFIX}{index}",
+            local_queue=lq_keys[lq_id][1],
+            requests=engine.frozen_map(dict(sorted(requests.items()))),
+            admitted=True,
+            cluster_queue=cq_names.get(cq_id),
+            assignment=engine.frozen_map(decode(assignment_text)),
+        )
+        for index, ((lq_id, cq_id, assignment_text), requests) in enumerate(sorted(totals.items()))
+    ]
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
@@ -353,10 +508,12 @@ def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
     ns_names = {pk: name for name, pk in loaded.namespace_ids.items()}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     holds = []
+    cq_ids = loaded.unit.cluster_queue_ids
+    in_unit = LocalQueue.objects.filter(cluster_queue_id__in=cq_ids)
     rows = QueueHold.objects.filter(
-        local_queue_id__in=list(lq_names)
-    ) | QueueHold.objects.filter(namespace_id__in=list(ns_names)) | QueueHold.objects.filter(
-        cluster_queue_id__in=list(cq_names)
+        Q(local_queue__cluster_queue_id__in=cq_ids)
+        | Q(namespace_id__in=in_unit.values("namespace_id"))
+        | Q(cluster_queue_id__in=cq_ids)
     )
     for row in rows.order_by("id").values("local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain"):
         if row["local_queue_id"]:
@@ -382,51 +539,68 @@ class AppliedPlan:
 
 
 def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
-    """Write ``plan`` back: evictions, admissions (claimed), entry penalties, pending reasons.
+    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
 
-    Runs inside the pass's transaction; a claim that fails (the workload was cancelled or
-    finished meanwhile) skips that decision only, which can only leave capacity unused.
+    Runs inside the pass's transaction and costs a fixed number of statements whatever the
+    number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
+    skips that decision only, which can only leave capacity unused.
     """
-    from queues.models import ResourceFlavor
     from queues.services import transitions
 
     result = AppliedPlan()
+    evicted = set(
+        transitions.evict_many(
+            [
+                transitions.Evict(loaded.workload_ids[e.workload], f"{e.code}: {e.message}", e.code)
+                for e in plan.evictions
+            ],
+            now=now,
+        )
+    )
     for eviction in plan.evictions:
-        workload_id = loaded.workload_ids[eviction.workload]
-        if transitions.evict(
-            workload_id=workload_id, now=now, message=f"{eviction.code}: {eviction.message}", code=eviction.code
-        ):
-            result.evicted.append(eviction.workload)
-        else:
-            result.skipped.append(eviction.workload)
+        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
 
-    flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
-    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for admission in plan.admissions:
-        ok = transitions.admit(
-            workload_id=loaded.workload_ids[admission.workload],
-            cluster_queue_id=loaded.cluster_queue_ids[admission.cluster_queue],
-            assignment=dict(admission.assignment),
-            flavor_ids=flavor_ids,
+    claimed = set(
+        transitions.admit_many(
+            [
+                transitions.Admit(
+                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
+                )
+                for a in plan.admissions
+            ],
             now=now,
             started=started_on_admission,
+            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
         )
-        if not ok:
+    )
+    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
+    for admission in plan.admissions:
+        if loaded.workload_ids[admission.workload] not in claimed:
             result.skipped.append(admission.workload)
             continue
         result.admitted.append(admission.workload)
-        for node in _path_of(loaded, admission):
+        for node in _path_of(loaded, admission, cohorts):
             for resource, amount in admission.penalty.items():
                 penalties[node][resource] += amount
     _add_penalties(loaded, penalties)
     result.pending = len(plan.pending)
-    result.reasons_written = _write_reasons(loaded, plan.pending, set(result.evicted))
+    evicted_keys = set(result.evicted)
+    result.reasons_written = write_reasons(
+        loaded,
+        {
+            r.workload: (r.code, r.message)
+            for r in plan.pending
+            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
+        },
+    )
+    _write_order(loaded, plan.pending, now)
     return result
 
 
-def _path_of(loaded: LoadedSnapshot, admission: engine.Admission) -> list[str]:
+def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
     namespace = admission.local_queue.split("/", 1)[0]
-    cohort = next((cq.cohort for cq in loaded.snapshot.cluster_queues if cq.name == admission.cluster_queue), None)
+    cohort = cohorts.get(admission.cluster_queue)
     path = [
         engine.node_id("localQueue", admission.local_queue),
         engine.node_id("namespace", namespace),
@@ -438,7 +612,10 @@ def _path_of(loaded: LoadedSnapshot, admission: engine.Admission) -> list[str]:
 
 
 def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
-    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does)."""
+    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does).
+
+    Per level: one locking read of the rows concerned, one ``UPDATE ... FROM`` of the sums.
+    """
     targets = (
         (Cohort, "cohort", loaded.cohort_ids),
         (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
@@ -449,34 +626,60 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
         wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
         if not wanted:
             continue
-        rows = list(model.objects.select_for_update().filter(id__in=wanted).order_by("id").only("id", "entry_penalty"))
-        for row in rows:
-            merged = dict(row.entry_penalty or {})
-            for resource, amount in wanted[row.id].items():
+        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+        rows = []
+        for pk, penalty in current:
+            merged = dict(penalty or {})
+            for resource, amount in wanted[pk].items():
                 merged[resource] = merged.get(resource, 0.0) + amount
-            row.entry_penalty = merged
-        model.objects.bulk_update(rows, ["entry_penalty"])
+            rows.append((pk, merged))
+        table = model._meta.db_table
+        execute_with_rows(
+            f"UPDATE {table} SET entry_penalty = p.penalty FROM p WHERE {table}.id = p.id",
+            "p",
+            (("id", "bigint"), ("penalty", "jsonb")),
+            rows,
+        )
 
 
-def _write_reasons(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], evicted: set[str]) -> int:
-    """Store each pending workload's reason and position; only rows that changed are written."""
-    changed = []
+def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
+    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
+
+    The caller passes only what changed in meaning; a workload no longer pending (cancelled or
+    admitted elsewhere meanwhile) is left alone.
+    """
+    if not reasons:
+        return 0
+    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
+    written = execute_with_rows(
+        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
+        "WHERE queues_workload.id = r.id AND queues_workload.state = %s RETURNING queues_workload.id",
+        "r",
+        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        rows,
+        [WorkloadState.PENDING],
+    )
+    for key, reason in reasons.items():
+        loaded.current_reasons[key] = reason
+    return len(written)
+
+
+def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
+    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
+    order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
     for reason in pending:
-        key = reason.workload
-        current = loaded.current_reasons.get(key)
-        wanted = (reason.code, reason.message, reason.position)
-        if current == wanted and key not in evicted:
-            continue
-        changed.append(
-            Workload(
-                pk=loaded.workload_ids[key],
-                pending_reason_code=reason.code,
-                pending_reason_message=reason.message,
-                queue_position=reason.position,
+        order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
+    PendingOrder.objects.bulk_create(
+        [
+            PendingOrder(
+                cluster_queue_id=loaded.cluster_queue_ids[name],
+                workload_ids=[workload_id for _, workload_id in sorted(entries)],
+                planned_at=now,
             )
-        )
-    if changed:
-        Workload.objects.bulk_update(
-            changed, ["pending_reason_code", "pending_reason_message", "queue_position"], batch_size=1000
-        )
-    return len(changed)
+            for name, entries in order.items()
+            if name in loaded.cluster_queue_ids
+        ],
+        update_conflicts=True,
+        unique_fields=["cluster_queue"],
+        update_fields=["workload_ids", "planned_at"],
+    )

@@ -39,11 +39,6 @@ def sync_cluster() -> dict[str, int]:
     return {"imported": len(report.imported), "ended": len(report.ended), "backed_off": int(report.backed_off)}
 
 
-@shared_task(name="queues.account_wall_time", ignore_result=True)
-def account_wall_time() -> int:
-    return cluster.account_wall_time()
-
-
 @shared_task(name="queues.prune_usage_series", ignore_result=True)
 def prune_usage_series() -> int:
     return usage.prune_usage_series().deleted

@@ -1,6 +1,7 @@
 """Workload list and detail: state, position, the pending reason as a sentence, and who is ahead.
 
-"Who is ahead" comes from the positions the admission pass stores: for a pending workload at
+"Who is ahead" comes from the queue order the admission pass stores (``PendingOrder``, read
+per workload through the ``PendingPosition`` view): for a pending workload at
 position p in its ClusterQueue, the pending workloads with a lower position, grouped by their
 LocalQueue, with the reason their queue ranks first under the admission mode in force. One
 grouped query serves a whole page (one conditional count per pending row on it).
@@ -24,8 +25,8 @@ from queues.display import amounts
 from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
-from queues.models import AdmissionRecord, LocalQueue, Workload, WorkloadState
-from queues.models.workload import total_requests
+from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
+from queues.models.workload import attach_queue_positions, total_requests
 from queues.tenancy import OTHER_TENANT_QUEUE, reason_redactor
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
@@ -124,15 +125,31 @@ def workload_page(
     filterset = WorkloadFilterSet(params, queryset=queryset)
     rows = filterset.qs if filterset.is_valid() else queryset.none()
     sort = sort_key(params.get("sort"), params.getlist("state"))
+    ordered = rows.with_queue_position() if sort in ("position", "waiting-first") else rows  # joined only to order
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
-    # rows with their queues.
-    page = Paginator(rows.order_by(*SORTS[sort]).values_list("id", flat=True), page_size).get_page(
+    # rows with their queues; the count needs no queue order.
+    page = Paginator(_Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows), page_size).get_page(
         params.get("page", 1)
     )
     ids = list(page.object_list)
-    by_id = {workload.id: workload for workload in _base(viewer).filter(id__in=ids)}
+    by_id = {workload.id: workload for workload in attach_queue_positions(_base(viewer).filter(id__in=ids))}
     workloads = [by_id[i] for i in ids if i in by_id]
     return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
+
+
+class _Counted:
+    """Slices of ``ordered`` for the paginator, counted on ``plain`` (the same rows, fewer joins)."""
+
+    ordered = True
+
+    def __init__(self, rows: QuerySet, plain: QuerySet) -> None:
+        self.rows, self.plain = rows, plain
+
+    def count(self) -> int:
+        return self.plain.count()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.rows[key]
 
 
 def build_rows(
@@ -165,7 +182,7 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         reason_code=workload.pending_reason_code if pending else "",
         reason_title=title(workload.pending_reason_code) if pending else "",
         reason=redact(sentence(workload.pending_reason_code, workload.pending_reason_message)) if pending else "",
-        wall_time_seconds=workload.wall_time_seconds + workload.accumulated_past_execution_seconds,
+        wall_time_seconds=workload.total_wall_time_seconds(),
         evictions=workload.eviction_count,
         last_eviction=redact(workload.last_eviction_reason),
     )
@@ -191,24 +208,48 @@ def _why(mode: str, same_queue: bool, their_score: float | None, own_score: floa
 def _fill_ahead(
     viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
 ) -> None:
-    """One grouped query: for each pending row, pending workloads ahead of it per LocalQueue."""
-    cq_ids = {w.local_queue.cluster_queue_id for _row, w in pending}
-    highest = max(w.queue_position for _row, w in pending)
-    counts = {
-        f"ahead_{index}": Count(
-            "id",
-            filter=Q(local_queue__cluster_queue_id=w.local_queue.cluster_queue_id, queue_position__lt=w.queue_position),
+    """For each pending row, the pending workloads ahead of it, counted per LocalQueue.
+
+    From the stored queue order (one ``PendingOrder`` row per ClusterQueue): the ids ahead of
+    the deepest row on the page, still pending, with their LocalQueue (one query), counted
+    while walking each order once; then the LocalQueues found (one query).
+    """
+    cq_ids = sorted({w.local_queue.cluster_queue_id for _row, w in pending})
+    orders = dict(PendingOrder.objects.filter(cluster_queue_id__in=cq_ids).values_list("cluster_queue_id", "workload_ids"))
+    depth = {cq_id: 0 for cq_id in cq_ids}
+    for _row, w in pending:
+        cq_id = w.local_queue.cluster_queue_id
+        depth[cq_id] = max(depth[cq_id], w.queue_position - 1)
+    ahead_ids = [pk for cq_id in cq_ids for pk in (orders.get(cq_id) or [])[: depth[cq_id]]]
+    queue_of = dict(
+        Workload.objects.filter(id__any_of=ahead_ids, state=WorkloadState.PENDING).values_list("id", "local_queue_id")
+    ) if ahead_ids else {}
+    # counts[index][local queue id]: pending ahead of row ``index`` in that LocalQueue
+    counts: list[dict[int, int]] = [{} for _ in pending]
+    for cq_id in cq_ids:
+        rows_here = sorted(
+            (w.queue_position, index) for index, (_row, w) in enumerate(pending) if w.local_queue.cluster_queue_id == cq_id
         )
-        for index, (_row, w) in enumerate(pending)
-    }
+        running: dict[int, int] = {}
+        walked = 0
+        order = orders.get(cq_id) or []
+        for position, index in rows_here:
+            while walked < min(position - 1, len(order)):
+                lq_id = queue_of.get(order[walked])
+                if lq_id is not None:
+                    running[lq_id] = running.get(lq_id, 0) + 1
+                walked += 1
+            counts[index] = dict(running)
+    found = {lq_id for per_row in counts for lq_id in per_row}
     groups = list(
-        Workload.objects.filter(
-            state=WorkloadState.PENDING, local_queue__cluster_queue_id__in=cq_ids, queue_position__lt=highest
-        )
+        LocalQueue.objects.filter(id__in=found)
+        .annotate(local_queue_id=F("id"), local_queue__name=F("name"), local_queue__weighted_share=F("weighted_share"))
         .values("local_queue_id", "local_queue__name", "namespace_id", "namespace__name", "local_queue__weighted_share")
-        .annotate(**counts)
-        .order_by("namespace__name", "local_queue__name")
+        .order_by("namespace__name", "name")
     )
+    for group in groups:
+        for index, per_row in enumerate(counts):
+            group[f"ahead_{index}"] = per_row.get(group["local_queue_id"], 0)
     for index, (row, workload) in enumerate(pending):
         mode = structure.cluster_queues[workload.local_queue.cluster_queue_id].effective_mode
         own_score = workload.local_queue.weighted_share
@@ -252,7 +293,7 @@ class WorkloadDetail:
 
 def workload_detail(viewer: Viewer, namespace: str, name: str, structure: ClusterStructure) -> WorkloadDetail | None:
     """The workload if the viewer may read it (None: not found, or another tenant's)."""
-    workload = _base(viewer).filter(namespace__name=namespace, name=name).first()
+    workload = _base(viewer).with_queue_position().filter(namespace__name=namespace, name=name).first()
     if workload is None:
         return None
     row = build_rows(viewer, [workload], structure, ahead_shown=50)[0]

@@ -20,6 +20,7 @@ from queues.models.idempotency import IdempotencyKey
 from queues.models.hold import QueueHold
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
+from queues.models.pending_order import PendingOrder, PendingPosition
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
 from queues.models.simulation import SimulationRun
@@ -42,6 +43,8 @@ __all__ = [
     "LocalQueue",
     "Namespace",
     "NamespaceQuota",
+    "PendingOrder",
+    "PendingPosition",
     "PolicyChange",
     "QueueingStrategy",
     "ReclaimWithinCohort",

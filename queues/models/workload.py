@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -64,6 +65,36 @@ def total_requests(pod_sets: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return dict(sorted(totals.items()))
 
 
+class WorkloadQuerySet(models.QuerySet["Workload"]):
+    def with_queue_position(self) -> "WorkloadQuerySet":
+        """Each row's ``queue_position``: its place in its ClusterQueue at the last pass, or None.
+
+        Only pending workloads have one (a workload cancelled since that pass has none).
+        """
+        return self.annotate(
+            queue_position=models.Case(
+                models.When(state=WorkloadState.PENDING, then=models.F("pending_position__position")),
+                default=None,
+                output_field=models.PositiveIntegerField(null=True),
+            )
+        )
+
+
+def attach_queue_positions(workloads: Iterable["Workload"]) -> list["Workload"]:
+    """Set ``queue_position`` on already loaded workloads with one query (a page of a list).
+
+    Cheaper than joining the order into a query that is also counted and paginated.
+    """
+    from queues.models.pending_order import PendingPosition
+
+    rows = list(workloads)
+    waiting = [w.pk for w in rows if w.state == WorkloadState.PENDING]
+    found = dict(PendingPosition.objects.filter(workload_id__in=waiting).values_list("workload_id", "position")) if waiting else {}
+    for workload in rows:
+        workload.queue_position = found.get(workload.pk)
+    return rows
+
+
 class Workload(models.Model):
     namespace = models.ForeignKey("queues.Namespace", on_delete=models.PROTECT, related_name="workloads")
     local_queue = models.ForeignKey("queues.LocalQueue", on_delete=models.PROTECT, related_name="workloads")
@@ -92,7 +123,9 @@ class Workload(models.Model):
         null=True, blank=True, help_text="Declared run time; the simulated cluster finishes it after this long"
     )
     max_runtime_seconds = models.PositiveIntegerField(null=True, blank=True)
-    wall_time_seconds = models.PositiveIntegerField(default=0, help_text="Of the current admission")
+    wall_time_seconds = models.PositiveIntegerField(
+        default=0, help_text="Of the current admission once it ended; while admitted, derived on read from admitted_at"
+    )
     accumulated_past_execution_seconds = models.PositiveIntegerField(default=0, help_text="Of earlier admissions")
     eviction_count = models.PositiveIntegerField(default=0)
     last_evicted_at = models.DateTimeField(null=True, blank=True)
@@ -100,7 +133,8 @@ class Workload(models.Model):
 
     pending_reason_code = models.CharField(max_length=40, blank=True)
     pending_reason_message = models.TextField(blank=True)
-    queue_position = models.PositiveIntegerField(null=True, blank=True)
+
+    objects = WorkloadQuerySet.as_manager()
 
     class Meta:
         ordering = ["-priority", "queued_at", "name"]
@@ -119,11 +153,44 @@ class Workload(models.Model):
         return f"{self.namespace_id and self.namespace.name}/{self.name}"
 
     @property
+    def queue_position(self) -> int | None:
+        """1-based place in its ClusterQueue's order at the last pass (None unless pending).
+
+        Lists load it for every row with ``Workload.objects.with_queue_position()``; a lone
+        instance asks the database once.
+        """
+        if "_queue_position" not in self.__dict__:
+            self.__dict__["_queue_position"] = (
+                Workload.objects.with_queue_position().filter(pk=self.pk).values_list("queue_position", flat=True).first()
+                if self.pk is not None
+                else None
+            )
+        return self.__dict__["_queue_position"]
+
+    @queue_position.setter
+    def queue_position(self, value: int | None) -> None:  # set by the with_queue_position() annotation
+        self.__dict__["_queue_position"] = value
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("_queue_position", None)
+        super().refresh_from_db(*args, **kwargs)
+
+    @property
     def requests(self) -> dict[str, int]:
         return total_requests(self.pod_sets or [])
 
-    def total_wall_time_seconds(self) -> int:
-        return self.wall_time_seconds + self.accumulated_past_execution_seconds
+    def current_wall_time_seconds(self, now: datetime | None = None) -> int:
+        """Wall time of the current admission: ``now - admitted_at`` while it runs, fixed once it ends.
+
+        Derived on read, so no task has to refresh every running row and nothing is lost when
+        one runs late.
+        """
+        if self.state == WorkloadState.ADMITTED and self.admitted_at is not None:
+            return max(0, int(((now or timezone.now()) - self.admitted_at).total_seconds()))
+        return self.wall_time_seconds
+
+    def total_wall_time_seconds(self, now: datetime | None = None) -> int:
+        return self.current_wall_time_seconds(now) + self.accumulated_past_execution_seconds
 
     def clean(self) -> None:
         super().clean()

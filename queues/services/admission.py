@@ -18,7 +18,7 @@ from queues.engine.planner import plan as plan_admissions
 from queues.engine.scopes import cohort_chains, queue_scope
 from queues.engine.types import Plan
 from queues.engine.policy import FairSharingPolicy
-from queues.locks import advisory_xact_lock
+from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
 from queues.services import cluster
 
@@ -52,8 +52,7 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         namespaces = sorted(
             set(LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values_list("namespace__name", flat=True))
         )
-        for namespace in namespaces:
-            advisory_xact_lock(f"namespace:{namespace}")
+        advisory_xact_locks([f"namespace:{namespace}" for namespace in namespaces])
         moment = now or timezone.now()
         loaded = bridge.build_snapshot(unit, policy)
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)

@@ -6,6 +6,9 @@ admission pass decided, ``record_starts`` moves admission intervals to the clust
 times. ``complete_due_workloads`` is the simulated cluster's clock: an admitted workload
 finishes when its declared duration is over (or fails when its maximum runtime is shorter), at
 that exact moment even when the task runs late, so no time is lost.
+
+Wall time needs no task here: while a workload runs it is derived on read from
+``admitted_at`` (``Workload.current_wall_time_seconds``), and fixed when it ends.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from queues import backends
 from queues.backends import BackendUnavailable, SyncReport
@@ -162,41 +167,58 @@ def due_end(admitted_at: datetime, duration: int | None, max_runtime: int | None
     return admitted_at + timedelta(seconds=duration or 0), WorkloadState.FINISHED
 
 
+# The run time a simulated workload ends after: the shorter of its duration and its maximum
+# runtime (PostgreSQL's LEAST skips NULLs; SQLite's min() does not, hence the COALESCEs).
+_RUN_TIME = {
+    "postgresql": "LEAST(duration_seconds, max_runtime_seconds)",
+    "sqlite": "min(COALESCE(duration_seconds, max_runtime_seconds), COALESCE(max_runtime_seconds, duration_seconds))",
+}
+_DUE = {
+    "postgresql": "admitted_at + {run} * interval '1 second' <= %s",
+    "sqlite": "julianday(admitted_at) + {run} / 86400.0 <= julianday(%s)",
+}
+
+
+def due_workloads(moment: datetime) -> list[tuple[int, datetime, int | None, int | None]]:
+    """Admitted workloads whose run is over at ``moment``: one query, filtered in SQL."""
+    vendor = connection.vendor
+    condition = _DUE[vendor].format(run=_RUN_TIME[vendor])
+    moment_param = moment if vendor == "postgresql" else connection.ops.adapt_datetimefield_value(moment)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, admitted_at, duration_seconds, max_runtime_seconds FROM queues_workload "
+            f"WHERE state = %s AND admitted_at IS NOT NULL "
+            f"AND (duration_seconds IS NOT NULL OR max_runtime_seconds IS NOT NULL) AND {condition} ORDER BY id",
+            [WorkloadState.ADMITTED, moment_param],
+        )
+        rows = cursor.fetchall()
+    return [(pk, _aware(admitted_at), duration, max_runtime) for pk, admitted_at, duration, max_runtime in rows]
+
+
+def _aware(value: datetime | str) -> datetime:
+    """A timestamp read through a raw cursor (SQLite gives naive UTC, or text)."""
+    moment = parse_datetime(value) if isinstance(value, str) else value
+    assert moment is not None
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=dt_timezone.utc)
+
+
 def complete_due_workloads(*, now: datetime | None = None) -> list[int]:
-    """Finish every simulated workload whose run is over; returns their ids."""
+    """Finish every simulated workload whose run is over, at its exact end; returns their ids.
+
+    A thin "what is due" query feeding ``transitions.finish_many``: a fixed number of
+    statements for any number of workloads, in one transaction.
+    """
     moment = now or timezone.now()
-    done = []
-    rows = Workload.objects.filter(state=WorkloadState.ADMITTED).values_list(
-        "id", "admitted_at", "duration_seconds", "max_runtime_seconds"
-    )
-    for workload_id, admitted_at, duration, max_runtime in rows:
+    finishes = []
+    for workload_id, admitted_at, duration, max_runtime in due_workloads(moment):
         end = due_end(admitted_at, duration, max_runtime)
         if end is None or end[0] > moment:
             continue
         at, outcome = end
         message = "" if outcome == WorkloadState.FINISHED else f"exceeded its maximum runtime of {max_runtime}s"
-        with transaction.atomic():
-            if transitions.finish(workload_id=workload_id, at=at, outcome=outcome, message=message):
-                done.append(workload_id)
-    return done
-
-
-def account_wall_time(*, now: datetime | None = None) -> int:
-    """Refresh the cached ``wall_time_seconds`` of running workloads from their timestamps.
-
-    The value is derived (``now - admitted_at``), so a task that runs late or not at all never
-    loses time: the next run, or any reader using AdmissionRecord, gets the exact figure.
-    """
-    moment = now or timezone.now()
-    rows = list(Workload.objects.filter(state=WorkloadState.ADMITTED).only("id", "admitted_at", "wall_time_seconds"))
-    changed = []
-    for workload in rows:
-        seconds = max(0, int((moment - workload.admitted_at).total_seconds())) if workload.admitted_at else 0
-        if seconds != workload.wall_time_seconds:
-            workload.wall_time_seconds = seconds
-            changed.append(workload)
-    Workload.objects.bulk_update(changed, ["wall_time_seconds"], batch_size=1000)
-    return len(changed)
+        finishes.append(transitions.Finish(workload_id, at, outcome, message, admitted_at=admitted_at))
+    with transaction.atomic():
+        return transitions.finish_many(finishes)
 
 
 def total_wall_time_seconds(workload_id: int, *, now: datetime | None = None) -> int:

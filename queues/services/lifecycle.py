@@ -61,7 +61,6 @@ def cancel_workload(workload_id: int, *, now: datetime | None = None, message: s
         claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
             state=WorkloadState.CANCELLED,
             finished_at=now,
-            queue_position=None,
             pending_reason_code="",
             pending_reason_message="",
         )

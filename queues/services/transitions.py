@@ -1,19 +1,26 @@
-"""Workload state changes, each a conditional UPDATE that claims the state it expects.
+"""Workload state changes, set-based: each claims the state it expects in one conditional UPDATE.
 
-A change only happens if the row is still in the expected state (checked through the row
-count), so two workers racing on the same workload cannot both act. Admission intervals are
-kept in AdmissionRecord rows: wall time comes from timestamps, never from a running counter.
+A change only happens to rows still in the expected state (the UPDATE's ``RETURNING`` says
+which), so two workers racing on the same workloads cannot both act on one. Every change is
+batched by design (``admit_many``, ``evict_many``, ``finish_many``): a fixed number of
+statements whatever the number of workloads, so the admission pass, the simulated cluster and
+any other cluster backend share one write path; ``admit``, ``evict`` and ``finish`` are the
+one-workload forms of the same calls. Admission intervals are kept in AdmissionRecord rows:
+wall time comes from timestamps, never from a running counter.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from django.db.models import F
-
-from queues.models import AdmissionRecord, Workload, WorkloadResource, WorkloadState
+from fairportal.bulk import execute_with_rows, json_value
+from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.models.workload import total_requests
+
+_MESSAGE = 300  # AdmissionRecord.end_message and Workload.last_eviction_reason
+_CODE = 40  # Workload.pending_reason_code
 
 
 def _seconds_between(start: datetime | None, end: datetime) -> int:
@@ -22,100 +29,240 @@ def _seconds_between(start: datetime | None, end: datetime) -> int:
     return max(0, int((end - start).total_seconds()))
 
 
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """Admit ``workload_id`` into ``cluster_queue_id`` with ``assignment`` (resource -> flavor)."""
+
+    workload_id: int
+    cluster_queue_id: int
+    assignment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    """Send an admitted workload back to pending; ``code`` also becomes its pending reason."""
+
+    workload_id: int
+    message: str
+    code: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """End an admitted workload at ``at`` (which may lie in the past) as ``outcome``."""
+
+    workload_id: int
+    at: datetime
+    outcome: str = WorkloadState.FINISHED
+    message: str = ""
+    admitted_at: datetime | None = None  # when the caller read it already; the claim checks it
+
+
+_END_REASONS = {
+    WorkloadState.FINISHED: AdmissionRecord.EndReason.FINISHED,
+    WorkloadState.FAILED: AdmissionRecord.EndReason.FAILED,
+    WorkloadState.CANCELLED: AdmissionRecord.EndReason.CANCELLED,
+}
+
+
+def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
+    """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
+
+    Three statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
+    'Pending' RETURNING``), the admission intervals (one bulk INSERT), the flavors of the
+    workloads' resource rows (``UPDATE ... FROM rows``).
+    """
+    if not claims:
+        return []
+    claimed = execute_with_rows(
+        """
+        UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
+               flavor_assignment = v.assignment, wall_time_seconds = 0,
+               pending_reason_code = '', pending_reason_message = ''
+          FROM v
+         WHERE queues_workload.id = v.id AND queues_workload.state = %s
+        RETURNING queues_workload.id, queues_workload.namespace_id, queues_workload.local_queue_id,
+                  queues_workload.pod_sets
+        """,
+        "v",
+        (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb")),
+        [(claim.workload_id, claim.cluster_queue_id, dict(claim.assignment)) for claim in claims],
+        [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
+    )
+    by_id = {claim.workload_id: claim for claim in claims}
+    AdmissionRecord.objects.bulk_create(
+        [
+            AdmissionRecord(
+                workload_id=workload_id,
+                namespace_id=namespace_id,
+                local_queue_id=local_queue_id,
+                cluster_queue_id=by_id[workload_id].cluster_queue_id,
+                assignment=dict(by_id[workload_id].assignment),
+                requests=total_requests(json_value(pod_sets)),
+                admitted_at=now,
+            )
+            for workload_id, namespace_id, local_queue_id, pod_sets in claimed
+        ],
+        batch_size=5000,
+    )
+    flavors = [
+        (workload_id, resource, flavor_ids.get(flavor))
+        for workload_id, *_ in claimed
+        for resource, flavor in by_id[workload_id].assignment.items()
+    ]
+    if flavors:
+        execute_with_rows(
+            "UPDATE queues_workloadresource SET flavor_id = f.flavor FROM f "
+            "WHERE queues_workloadresource.workload_id = f.workload AND queues_workloadresource.resource = f.resource",
+            "f",
+            (("workload", "bigint"), ("resource", "text"), ("flavor", "bigint")),
+            flavors,
+        )
+    order = {claim.workload_id: index for index, claim in enumerate(claims)}
+    return sorted((row[0] for row in claimed), key=order.__getitem__)
+
+
+def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime]:
+    """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
+    return dict(
+        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list("id", "admitted_at")
+    )
+
+
+def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
+    """Admitted -> Pending (Kueue's eviction) for each still-admitted workload; the evicted ids.
+
+    The interval closes and its time moves to ``accumulated_past_execution_seconds``. With a
+    ``code`` the eviction's reason is also the pending reason until the next pass explains the
+    wait (a drained workload says BudgetExhausted at once). The claim also checks
+    ``admitted_at``, so an eviction decided against one admission never hits the next.
+    """
+    seen = _admitted_at([eviction.workload_id for eviction in evictions])
+    rows = [
+        (
+            eviction.workload_id,
+            seen[eviction.workload_id],
+            _seconds_between(seen[eviction.workload_id], now),
+            eviction.message[:_MESSAGE],
+            eviction.code[:_CODE],
+            eviction.message if eviction.code else "",
+        )
+        for eviction in evictions
+        if seen.get(eviction.workload_id) is not None
+    ]
+    if not rows:
+        return []
+    claimed = execute_with_rows(
+        """
+        UPDATE queues_workload SET state = %s, admitted_at = NULL, started_at = NULL, cluster_queue_id = NULL,
+               flavor_assignment = %s, wall_time_seconds = 0,
+               accumulated_past_execution_seconds = accumulated_past_execution_seconds + v.elapsed,
+               eviction_count = eviction_count + 1, last_evicted_at = %s, last_eviction_reason = v.reason,
+               pending_reason_code = v.code, pending_reason_message = v.message
+          FROM v
+         WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
+        RETURNING queues_workload.id
+        """,
+        "v",
+        (
+            ("id", "bigint"), ("admitted_at", "timestamptz"), ("elapsed", "integer"),
+            ("reason", "text"), ("code", "text"), ("message", "text"),
+        ),
+        rows,
+        [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
+    )
+    evicted = [row[0] for row in claimed]
+    messages = {eviction.workload_id: eviction.message for eviction in evictions}
+    _close_many([(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted])
+    if evicted:
+        from queues.models import WorkloadResource
+
+        WorkloadResource.objects.filter(workload_id__any_of=evicted).update(flavor=None)
+    return evicted
+
+
+def finish_many(finishes: Sequence[Finish]) -> list[int]:
+    """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
+
+    ``at`` may lie in the past (a late tick or report loses no time) but never before the
+    admission. Three statements whatever the count: read ``admitted_at`` (skipped when every
+    item carries it), claim the workloads (fixing ``wall_time_seconds``; the claim matches
+    ``admitted_at``, so a stale value only loses the claim), close their admission intervals.
+    Returns the ended ids.
+    """
+    if all(item.admitted_at is not None for item in finishes):
+        seen = {item.workload_id: item.admitted_at for item in finishes}
+    else:
+        seen = _admitted_at([item.workload_id for item in finishes])
+    rows = []
+    ends: dict[int, tuple[datetime, str, str]] = {}
+    for item in finishes:
+        admitted_at = seen.get(item.workload_id)
+        if admitted_at is None or item.workload_id in ends:
+            continue
+        at = max(item.at, admitted_at)
+        ends[item.workload_id] = (at, _END_REASONS[item.outcome], item.message)
+        rows.append((item.workload_id, admitted_at, at, item.outcome, _seconds_between(admitted_at, at)))
+    if not rows:
+        return []
+    claimed = execute_with_rows(
+        """
+        UPDATE queues_workload SET state = v.outcome, finished_at = v.at, wall_time_seconds = v.seconds
+          FROM v
+         WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
+        RETURNING queues_workload.id
+        """,
+        "v",
+        (("id", "bigint"), ("admitted_at", "timestamptz"), ("at", "timestamptz"), ("outcome", "text"), ("seconds", "integer")),
+        rows,
+        [WorkloadState.ADMITTED],
+    )
+    finished = [row[0] for row in claimed]
+    _close_many([(workload_id, *ends[workload_id]) for workload_id in finished])
+    order = {item.workload_id: index for index, item in enumerate(finishes)}
+    return sorted(finished, key=order.__getitem__)
+
+
+def _close_many(closes: Sequence[tuple[int, datetime, str, str]]) -> None:
+    """End the open admission interval of each ``(workload_id, ended_at, reason, message)``."""
+    if not closes:
+        return
+    execute_with_rows(
+        "UPDATE queues_admissionrecord SET ended_at = c.ended_at, end_reason = c.reason, end_message = c.message "
+        "FROM c WHERE queues_admissionrecord.workload_id = c.workload AND queues_admissionrecord.ended_at IS NULL",
+        "c",
+        (("workload", "bigint"), ("ended_at", "timestamptz"), ("reason", "text"), ("message", "text")),
+        [(workload_id, ended_at, reason, message[:_MESSAGE]) for workload_id, ended_at, reason, message in closes],
+    )
+
+
+# --- one workload at a time: the same calls ----------------------------------------------------
+
+
 def admit(
     *,
     workload_id: int,
     cluster_queue_id: int,
     assignment: dict[str, str],
-    flavor_ids: dict[str, int],
+    flavor_ids: Mapping[str, int],
     now: datetime,
     started: bool,
 ) -> bool:
     """Pending -> Admitted, opening an admission interval. False when it was no longer pending."""
-    claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
-        state=WorkloadState.ADMITTED,
-        admitted_at=now,
-        started_at=now if started else None,
-        cluster_queue_id=cluster_queue_id,
-        flavor_assignment=assignment,
-        wall_time_seconds=0,
-        pending_reason_code="",
-        pending_reason_message="",
-        queue_position=None,
-    )
-    if not claimed:
-        return False
-    row: dict[str, Any] = Workload.objects.filter(pk=workload_id).values(
-        "namespace_id", "local_queue_id", "pod_sets"
-    ).get()
-    AdmissionRecord.objects.create(
-        workload_id=workload_id,
-        namespace_id=row["namespace_id"],
-        local_queue_id=row["local_queue_id"],
-        cluster_queue_id=cluster_queue_id,
-        assignment=assignment,
-        requests=total_requests(row["pod_sets"]),
-        admitted_at=now,
-    )
-    for resource, flavor in assignment.items():
-        WorkloadResource.objects.filter(workload_id=workload_id, resource=resource).update(flavor_id=flavor_ids.get(flavor))
-    return True
+    claim = Admit(workload_id, cluster_queue_id, assignment)
+    return bool(admit_many([claim], now=now, started=started, flavor_ids=flavor_ids))
 
 
 def evict(*, workload_id: int, now: datetime, message: str, code: str = "") -> bool:
-    """Admitted -> Pending (Kueue's eviction): the interval closes, its time moves to the past.
-
-    With ``code`` the eviction's reason is also the workload's pending reason until the next
-    pass explains its wait (a drained workload says BudgetExhausted at once, not 5 s later).
-    """
-    admitted_at = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED).values_list(
-        "admitted_at", flat=True
-    ).first()
-    if admitted_at is None:
-        return False
-    elapsed = _seconds_between(admitted_at, now)
-    claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at).update(
-        state=WorkloadState.PENDING,
-        admitted_at=None,
-        started_at=None,
-        cluster_queue=None,
-        flavor_assignment={},
-        wall_time_seconds=0,
-        accumulated_past_execution_seconds=F("accumulated_past_execution_seconds") + elapsed,
-        eviction_count=F("eviction_count") + 1,
-        last_evicted_at=now,
-        last_eviction_reason=message[:300],
-        pending_reason_code=code[:40],
-        pending_reason_message=message if code else "",
-        queue_position=None,
-    )
-    if not claimed:
-        return False
-    close_admission(workload_id=workload_id, ended_at=now, reason=AdmissionRecord.EndReason.EVICTED, message=message)
-    WorkloadResource.objects.filter(workload_id=workload_id).update(flavor=None)
-    return True
+    """Admitted -> Pending; False when it was no longer admitted."""
+    return bool(evict_many([Evict(workload_id, message, code)], now=now))
 
 
 def finish(*, workload_id: int, at: datetime, outcome: str = WorkloadState.FINISHED, message: str = "") -> bool:
-    """Admitted -> Finished/Failed at ``at`` (which may lie in the past: no time is lost)."""
-    admitted_at = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED).values_list(
-        "admitted_at", flat=True
-    ).first()
-    if admitted_at is None:
-        return False
-    at = max(at, admitted_at)
-    claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at).update(
-        state=outcome, finished_at=at, wall_time_seconds=_seconds_between(admitted_at, at)
-    )
-    if not claimed:
-        return False
-    reason = AdmissionRecord.EndReason.FINISHED if outcome == WorkloadState.FINISHED else AdmissionRecord.EndReason.FAILED
-    close_admission(workload_id=workload_id, ended_at=at, reason=reason, message=message)
-    return True
+    """Admitted -> Finished/Failed at ``at``; False when it was no longer admitted."""
+    return bool(finish_many([Finish(workload_id, at, outcome, message)]))
 
 
 def close_admission(*, workload_id: int, ended_at: datetime, reason: str, message: str = "") -> None:
     """End the open admission interval of a workload (no-op when none is open)."""
-    AdmissionRecord.objects.filter(workload_id=workload_id, ended_at__isnull=True).update(
-        ended_at=ended_at, end_reason=reason, end_message=message[:300]
-    )
+    _close_many([(workload_id, ended_at, reason, message)])

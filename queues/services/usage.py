@@ -13,14 +13,16 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Model, Q, Sum
+from django.db.models import Count, Model, Sum
 from django.utils import timezone
 
+from fairportal.bulk import execute_with_rows
 from queues.engine import usage as engine_usage
 from queues.engine.policy import FairSharingPolicy
 from queues.engine.types import TIME_AWARE, UsageState, frozen_map, node_id
@@ -62,33 +64,32 @@ def _state(row: Any) -> UsageState:
     )
 
 
-def _grouped(rows: Iterable[Mapping[str, Any]], key: str) -> dict[int, Usage]:
-    usage: dict[int, Usage] = defaultdict(dict)
-    for row in rows:
-        usage[row[key]][row["resource"]] = int(row["total"])
-    return usage
-
-
 def _add(into: Usage, other: Mapping[str, int]) -> None:
     for resource, amount in other.items():
         into[resource] = into.get(resource, 0) + amount
 
 
 def admitted_usage() -> dict[str, dict[int, Usage]]:
-    """Admitted usage per LocalQueue, Namespace and ClusterQueue (three aggregate queries)."""
-    admitted = WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
-    return {
-        Kind.LOCAL_QUEUE: _grouped(
-            admitted.values("workload__local_queue_id", "resource").annotate(total=Sum("amount")), "workload__local_queue_id"
-        ),
-        Kind.NAMESPACE: _grouped(
-            admitted.values("workload__namespace_id", "resource").annotate(total=Sum("amount")), "workload__namespace_id"
-        ),
-        Kind.CLUSTER_QUEUE: _grouped(
-            admitted.values("workload__cluster_queue_id", "resource").annotate(total=Sum("amount")),
-            "workload__cluster_queue_id",
-        ),
-    }
+    """Admitted usage per LocalQueue, Namespace and ClusterQueue (one aggregate query).
+
+    Grouped once by LocalQueue, namespace and ClusterQueue together (a LocalQueue has one
+    namespace, and its admitted work one ClusterQueue almost always), then summed per level.
+    """
+    usage: dict[str, dict[int, Usage]] = {Kind.LOCAL_QUEUE: {}, Kind.NAMESPACE: {}, Kind.CLUSTER_QUEUE: {}}
+    rows = (
+        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
+        .values_list("workload__local_queue_id", "workload__namespace_id", "workload__cluster_queue_id", "resource")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    for lq_id, namespace_id, cq_id, resource, total in rows:
+        for kind, key in ((Kind.LOCAL_QUEUE, lq_id), (Kind.NAMESPACE, namespace_id), (Kind.CLUSTER_QUEUE, cq_id)):
+            amounts = usage[kind].setdefault(key, {})
+            amounts[resource] = amounts.get(resource, 0) + int(total)
+    for level in usage.values():  # the same order as before: resources sorted
+        for key, amounts in level.items():
+            level[key] = dict(sorted(amounts.items()))
+    return usage
 
 
 def _cohort_rollup(
@@ -123,16 +124,61 @@ def capacities(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> tup
 
 
 def _decay(rows: list[Any], current: Mapping[int, Usage], now: float, policy: FairSharingPolicy, weight_attr: str = "weight") -> None:
+    last_update = datetime.fromtimestamp(now, tz=timezone.get_current_timezone())
     for row in rows:
         state = engine_usage.sample(_state(row), current.get(row.id, {}), now, policy)
         row.consumed_resources = dict(state.consumed)
         row.entry_penalty = {}
-        row.usage_last_update = datetime.fromtimestamp(now, tz=timezone.get_current_timezone())
+        row.usage_last_update = last_update
         score = engine_usage.usage_score(state, float(getattr(row, weight_attr)), policy)
         row.weighted_share = score if score != float("inf") else None
 
 
-_STATUS = ["consumed_resources", "entry_penalty", "usage_last_update", "weighted_share"]
+_STATUS_COLUMNS = ("id", "weight", "consumed_resources", "entry_penalty", "usage_last_update", "weighted_share")
+
+
+def _write_status(model: type[Model], rows: list[Any], moment: datetime) -> None:
+    """The decayed state of every row of one level in one ``UPDATE ... FROM`` (penalties folded in)."""
+    if not rows:
+        return
+    table = model._meta.db_table
+    execute_with_rows(
+        f"UPDATE {table} SET consumed_resources = s.consumed, entry_penalty = %s, usage_last_update = %s, "
+        f"weighted_share = s.share FROM s WHERE {table}.id = s.id",
+        "s",
+        (("id", "bigint"), ("consumed", "jsonb"), ("share", "float8")),
+        [(row.id, row.consumed_resources, row.weighted_share) for row in rows],
+        ["{}", moment],
+    )
+
+
+_SERIES_COLUMNS = (
+    ("kind", "text"), ("object_id", "bigint"), ("allocated", "jsonb"), ("consumed", "jsonb"), ("capacity", "jsonb"),
+    ("weighted_share", "float8"), ("admitted_count", "integer"), ("pending_count", "integer"),
+)
+
+
+def _write_series(moment: datetime, rows: list[tuple[Any, ...]]) -> None:
+    """One usage-series row per object, in one ``INSERT ... SELECT`` per chunk."""
+    if not rows:
+        return
+    names = ", ".join(name for name, _ in _SERIES_COLUMNS)
+    execute_with_rows(
+        f"INSERT INTO {UsageSample._meta.db_table} (sampled_at, resolution, {names}) SELECT %s, %s, {names} FROM t",
+        "t",
+        _SERIES_COLUMNS,
+        rows,
+        [moment, UsageSample.Resolution.RAW],
+    )
+
+
+def _locked_rows(model: type[Model], *fields: str) -> list[SimpleNamespace]:
+    """Every row of a (large) level, locked in id order, as plain records: no model instances."""
+    columns = [*_STATUS_COLUMNS, *fields]
+    return [
+        SimpleNamespace(**dict(zip(columns, values)))
+        for values in model.objects.select_for_update().order_by("id").values_list(*columns)
+    ]
 
 
 def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | None = None) -> SampleResult:
@@ -144,13 +190,13 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
             return SampleResult(sampled=False, at=moment)
         cohorts = list(Cohort.objects.select_for_update().order_by("id"))
         cluster_queues = list(ClusterQueue.objects.select_for_update().order_by("id"))
-        namespaces = list(Namespace.objects.select_for_update().order_by("id"))
-        local_queues = list(LocalQueue.objects.select_for_update().order_by("id"))
+        namespaces = _locked_rows(Namespace, "name")
+        local_queues = _locked_rows(LocalQueue, "name", "namespace_id", "cluster_queue_id", "historical_share")
 
         usage = admitted_usage()
         usage[Kind.COHORT] = _cohort_rollup(cohorts, cluster_queues, usage[Kind.CLUSTER_QUEUE])
         queue_capacity, cohort_capacity = capacities(cohorts, cluster_queues)
-        counts = _counts_per_local_queue()
+        counts = _counts_per_local_queue(local_queues)
         counts.update(_cohort_counts(cohorts, cluster_queues, counts))
 
         now_s = moment.timestamp()
@@ -160,7 +206,7 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
             (Namespace, namespaces, Kind.NAMESPACE),
             (LocalQueue, local_queues, Kind.LOCAL_QUEUE),
         ]
-        series: list[UsageSample] = []
+        series: list[tuple[Any, ...]] = []
         for model, rows, kind in levels:
             _decay(rows, usage[kind], now_s, policy)
             for row in rows:
@@ -169,44 +215,37 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
                     cohort_capacity.get(row.id, {}) if kind == Kind.COHORT else {}
                 )
                 series.append(
-                    UsageSample(
-                        sampled_at=moment,
-                        kind=kind,
-                        object_id=row.id,
-                        allocated=dict(usage[kind].get(row.id, {})),
-                        consumed=row.consumed_resources,
-                        capacity=dict(capacity),
-                        weighted_share=row.weighted_share,
-                        admitted_count=admitted,
-                        pending_count=pending,
+                    (
+                        kind, row.id, dict(usage[kind].get(row.id, {})), row.consumed_resources, dict(capacity),
+                        row.weighted_share, admitted, pending,
                     )
                 )
-        UsageSample.objects.bulk_create(series, batch_size=2000)
+        _write_series(moment, series)
         for model, rows, _kind in levels:
-            model.objects.bulk_update(rows, _STATUS, batch_size=1000)
+            _write_status(model, rows, moment)
         _update_historical_shares(cohorts, cluster_queues, namespaces, local_queues, moment, policy)
     return SampleResult(sampled=True, at=moment, rows=len(series))
 
 
-def _counts_per_local_queue() -> dict[tuple[str, int], tuple[int, int]]:
-    """Admitted and pending workload counts per LocalQueue, rolled up to the other levels."""
+def _counts_per_local_queue(local_queues: list[Any]) -> dict[tuple[str, int], tuple[int, int]]:
+    """Admitted and pending workload counts per LocalQueue, rolled up to the other levels.
+
+    One grouped count over the (state, LocalQueue) index; the LocalQueues' namespace and
+    ClusterQueue come from the rows already loaded, not from a join.
+    """
+    parents = {lq.id: (lq.namespace_id, lq.cluster_queue_id) for lq in local_queues}
     counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
     rows = (
         Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
-        .values("local_queue_id", "local_queue__namespace_id", "local_queue__cluster_queue_id")
-        .annotate(
-            admitted=Count("id", filter=Q(state=WorkloadState.ADMITTED)),
-            pending=Count("id", filter=Q(state=WorkloadState.PENDING)),
-        )
+        .values_list("local_queue_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
     )
-    for row in rows:
-        for key in (
-            (Kind.LOCAL_QUEUE, row["local_queue_id"]),
-            (Kind.NAMESPACE, row["local_queue__namespace_id"]),
-            (Kind.CLUSTER_QUEUE, row["local_queue__cluster_queue_id"]),
-        ):
-            counts[key][0] += row["admitted"]
-            counts[key][1] += row["pending"]
+    for lq_id, state, n in rows:
+        namespace_id, cq_id = parents.get(lq_id, (None, None))
+        column = 0 if state == WorkloadState.ADMITTED else 1
+        for key in ((Kind.LOCAL_QUEUE, lq_id), (Kind.NAMESPACE, namespace_id), (Kind.CLUSTER_QUEUE, cq_id)):
+            counts[key][column] += n
     return {key: (value[0], value[1]) for key, value in counts.items()}
 
 
@@ -260,7 +299,7 @@ def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -
     """Step-function samples per object and resource, from ``since`` (one row earlier included)."""
     out: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     rows = (
-        UsageSample.objects.filter(kind=kind, object_id__in=list(object_ids), sampled_at__gte=since)
+        UsageSample.objects.filter(kind=kind, object_id__any_of=list(object_ids), sampled_at__gte=since)
         .order_by("object_id", "sampled_at", "id")
         .values_list("object_id", "sampled_at", field)
     )
@@ -326,7 +365,12 @@ def _update_historical_shares(
     for lq in stale:
         lq.historical_share = {}
     if targets or stale:
-        LocalQueue.objects.bulk_update(targets + stale, ["historical_share"], batch_size=1000)
+        execute_with_rows(
+            "UPDATE queues_localqueue SET historical_share = h.share FROM h WHERE queues_localqueue.id = h.id",
+            "h",
+            (("id", "bigint"), ("share", "jsonb")),
+            [(lq.id, lq.historical_share) for lq in targets + stale],
+        )
 
 
 # --- retention --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from fairportal.schedule import beat_schedule
 
 def test_given_sampling_interval_then_usage_sample_runs_at_that_period():
     schedule = beat_schedule(
-        sampling_interval_seconds=120, admission_pass_seconds=3, cluster_tick_seconds=4, wall_time_seconds=60
+        sampling_interval_seconds=120, admission_pass_seconds=3, cluster_tick_seconds=4
     )
     assert schedule["usage-sample"]["schedule"] == 120.0
     assert schedule["admission-passes"]["schedule"] == 3.0
@@ -22,7 +22,6 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
         "queues.schedule_admission_passes",
         "queues.sample_usage",
         "queues.sync_cluster",
-        "queues.account_wall_time",
         "queues.prune_usage_series",
         "budgets.reconcile_budgets",
         "queues.prune_idempotency_keys",

@@ -105,6 +105,12 @@ class WorkloadSerializer(serializers.ModelSerializer):
     total_requests = ResourceQuantitiesField(source="requests", read_only=True)
     total_requests_formatted = FormattedResourcesField(lambda workload: workload.requests)
     pending_reason = PendingReasonField(help_text="Why it is pending; null when there is no reason to report")
+    queue_position = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="1-based place in its ClusterQueue at the last admission pass (pending only)"
+    )
+    wall_time_seconds = serializers.IntegerField(
+        source="current_wall_time_seconds", read_only=True, help_text="Of the current admission (so far, while it runs)"
+    )
     total_wall_time_seconds = serializers.IntegerField(read_only=True, help_text="All admissions together")
     flavor_assignment = serializers.DictField(
         child=serializers.CharField(), read_only=True, help_text="Resource -> flavor, once admitted"

@@ -23,6 +23,7 @@ from queues.api.serializers.workloads import (
 from queues.api.views.base import ApiViewSet
 from queues.filtersets import WorkloadFilterSet
 from queues.models import Workload
+from queues.models.workload import attach_queue_positions
 from queues.services import lifecycle
 from queues.services.submission import request_fingerprint, submit_checked, submit_once
 
@@ -64,7 +65,15 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
     executor_actions = frozenset({"list", "retrieve", "start", "finish", "fail"})
 
     def base_queryset(self) -> QuerySet:
-        return selectors.workloads_with_queues()
+        queryset = selectors.workloads_with_queues()
+        ordering = self.request.query_params.get("ordering", "") if getattr(self, "request", None) else ""
+        if "queue_position" in ordering:  # joined in only when it orders the list
+            queryset = queryset.with_queue_position()
+        return queryset
+
+    def paginate_queryset(self, queryset: QuerySet) -> list[Workload] | None:
+        page = super().paginate_queryset(queryset)
+        return None if page is None else attach_queue_positions(page)
 
     def scope(self, queryset: QuerySet) -> QuerySet:
         if self.access.is_executor:

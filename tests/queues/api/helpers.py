@@ -18,6 +18,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
+    PendingOrder,
     PolicyChange,
     ResourceFlavor,
     SimulationRun,
@@ -39,6 +40,7 @@ STORED_MODELS = (
     Workload,
     WorkloadResource,
     AdmissionRecord,
+    PendingOrder,
     Budget,
     PolicyChange,
     IdempotencyKey,
@@ -61,3 +63,17 @@ def database_snapshot() -> dict[str, list[dict[str, Any]]]:
 
 def names(response: Any, key: str = "name") -> set[str]:
     return {row[key] for row in response.json()["results"]}
+
+
+def place_in_line(workload: Workload, position: int) -> None:
+    """Store ``workload`` at ``position`` of its ClusterQueue's order, as an admission pass would.
+
+    The places ahead hold ids no workload has (the pass would list other pending workloads there).
+    """
+    from django.utils import timezone
+
+    ahead = [-(index + 1) for index in range(position - 1)]
+    PendingOrder.objects.update_or_create(
+        cluster_queue_id=workload.local_queue.cluster_queue_id,
+        defaults={"workload_ids": [*ahead, workload.pk], "planned_at": timezone.now()},
+    )

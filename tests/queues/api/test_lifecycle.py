@@ -10,7 +10,7 @@ from django.utils import timezone
 from queues.models import AdmissionRecord, IdempotencyKey, Workload, WorkloadState
 from queues.services import cluster, lifecycle, transitions
 from tests.queues.api.conftest import admit, client_for
-from tests.queues.api.helpers import database_snapshot
+from tests.queues.api.helpers import database_snapshot, place_in_line
 
 pytestmark = pytest.mark.django_db
 
@@ -114,8 +114,8 @@ def test_given_no_key_when_the_same_body_is_sent_twice_then_the_duplicate_name_i
 
 
 def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reason_are_shown(world, clients):
+    place_in_line(world.pending_a, 3)
     Workload.objects.filter(pk=world.pending_a.pk).update(
-        queue_position=3,
         pending_reason_code="InsufficientQuota",
         pending_reason_message="cpu: needs 2, 0 free in ClusterQueue shared",
     )
@@ -246,7 +246,8 @@ def test_given_finish_over_the_api_then_wall_time_is_the_admission_so_far(world,
 
 
 def test_given_pending_workload_when_cancelled_then_no_wall_time_and_no_queue_position(world, clients):
-    Workload.objects.filter(pk=world.pending_a.pk).update(queue_position=2, pending_reason_code="InsufficientQuota")
+    place_in_line(world.pending_a, 2)
+    Workload.objects.filter(pk=world.pending_a.pk).update(pending_reason_code="InsufficientQuota")
 
     data = clients["editor_a"].post(f"{WL}{world.pending_a.pk}/cancel/").json()
 
@@ -269,3 +270,23 @@ def test_given_executor_and_tenant_b_then_reports_about_tenant_a_work_differ(wor
 
     assert tenant_b.post(f"{WL}{world.admitted_a.pk}/finish/").status_code == 404
     assert executor.post(f"{WL}{world.admitted_a.pk}/finish/").status_code == 200
+
+
+def test_given_stored_queue_order_then_the_list_shows_positions_and_orders_by_them(world, clients):
+    from django.utils import timezone
+
+    from queues.models import PendingOrder
+
+    lines: dict[int, list[int]] = {}
+    for workload in (world.pending_b, world.pending_a):  # b first in line, then a
+        lines.setdefault(workload.local_queue.cluster_queue_id, []).append(workload.pk)
+    for cq_id, ids in lines.items():
+        PendingOrder.objects.update_or_create(cluster_queue_id=cq_id, defaults={"workload_ids": ids, "planned_at": timezone.now()})
+    expected = {w.pk: lines[w.local_queue.cluster_queue_id].index(w.pk) + 1 for w in (world.pending_a, world.pending_b)}
+
+    listed = clients["admin"].get(f"{WL}?state=Pending&ordering=-queue_position").json()["results"]
+
+    positions = {row["id"]: row["queue_position"] for row in listed}
+    assert {pk: positions[pk] for pk in expected} == expected
+    ours = [row["queue_position"] for row in listed if row["id"] in expected]
+    assert ours == sorted(ours, reverse=True)

@@ -10,7 +10,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from queues import snapshot
-from queues.models import AdmissionRecord, LocalQueue, Namespace, QueueHold, Workload, WorkloadState
+from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, QueueHold, Workload, WorkloadState
 from queues.services import admission
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
@@ -34,7 +34,7 @@ def test_given_pending_work_when_pass_runs_then_it_fills_quota_and_explains_the_
 
     assert len(result.admitted) == 4
     assert admitted_cpu(cq) == 4000
-    waiting = Workload.objects.filter(state=WorkloadState.PENDING).order_by("queue_position")
+    waiting = Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).order_by("queue_position")
     assert [w.queue_position for w in waiting] == [1, 2]
     assert {w.pending_reason_code for w in waiting} == {"InsufficientQuota"}
     assert "cpu" in waiting[0].pending_reason_message
@@ -163,27 +163,26 @@ def test_given_namespace_quota_shared_across_units_then_usage_elsewhere_counts()
 def test_given_failure_half_way_when_pass_runs_then_database_is_as_before(monkeypatch):
     cq = make_cluster_queue(cpu="4")
     lq = make_local_queue("team-a", "main", cq)
-    for index in range(4):
+    for index in range(6):
         submit(lq, f"job-{index}")
     before = list(Workload.objects.order_by("id").values())
-    from queues.services import transitions
+    written: list[str] = []
+    real_write_reasons = snapshot.write_reasons
 
-    real_admit = transitions.admit
-    calls = {"n": 0}
+    def reasons_then_fail(*args, **kwargs):
+        written.append("reasons")
+        real_write_reasons(*args, **kwargs)
+        raise RuntimeError("worker lost half-way")  # after admissions, penalties and reasons were written
 
-    def admit_then_fail(**kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError("worker lost half-way")
-        return real_admit(**kwargs)
-
-    monkeypatch.setattr(transitions, "admit", admit_then_fail)
+    monkeypatch.setattr(snapshot, "write_reasons", reasons_then_fail)
 
     with pytest.raises(RuntimeError):
         admission.run_admission_pass(unit_key(cq))
 
+    assert written == ["reasons"]
     assert list(Workload.objects.order_by("id").values()) == before
     assert not AdmissionRecord.objects.exists()
+    assert not PendingOrder.objects.exists()
     lq.refresh_from_db()
     assert lq.entry_penalty == {}
 
@@ -261,3 +260,31 @@ def test_given_admissions_when_pass_runs_then_prometheus_instruments_count_them(
         "fairportal_admission_pass_duration_seconds_count", {"scope": unit_key(cq)}
     )
     assert samples >= 1
+
+
+@pytest.mark.django_db
+def test_given_nothing_changed_when_pass_runs_again_then_no_reason_is_rewritten_and_order_is_one_row(monkeypatch):
+    cq = make_cluster_queue(cpu="2")
+    first = make_local_queue("team-a", "main", cq)
+    second = make_local_queue("team-b", "main", cq)
+    for index in range(4):
+        submit(first, f"a-{index}")
+        submit(second, f"b-{index}")
+    admission.run_admission_pass(unit_key(cq))  # admits two; its reasons describe the pass as it went
+    admission.run_admission_pass(unit_key(cq))  # explains the wait against the final state
+    written: list[int] = []
+    real = snapshot.write_reasons
+
+    def counting(loaded, reasons):
+        written.append(len(reasons))
+        return real(loaded, reasons)
+
+    monkeypatch.setattr(snapshot, "write_reasons", counting)
+
+    admission.run_admission_pass(unit_key(cq))
+
+    assert sum(written) == 0  # positions are not stored on the rows, so nothing to rewrite
+    order = PendingOrder.objects.get(cluster_queue=cq)
+    waiting = Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).order_by("queue_position")
+    assert [w.id for w in waiting] == order.workload_ids
+    assert [w.queue_position for w in waiting] == list(range(1, 7))
