@@ -8,6 +8,7 @@ before any schema is generated); the hook is named in ``SPECTACULAR_SETTINGS``.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
@@ -84,6 +85,13 @@ class ValidatedAutoSchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if not isinstance(schema, dict):
             return schema
+        if isinstance(field, serializers.DecimalField) and getattr(field, "rounds_to_places", False):
+            # Rounded to decimal_places first: the largest value that still fits max_digits after
+            # rounding is half a unit of the last place below 10**(max_digits - decimal_places).
+            if schema.get("exclusiveMaximum") and field.max_digits is not None and field.decimal_places is not None:
+                schema["maximum"] = float(
+                    Decimal(10) ** (field.max_digits - field.decimal_places) - Decimal("0.5").scaleb(-field.decimal_places)
+                )
         if isinstance(field, serializers.URLField):
             # Django's URLValidator takes http(s) and ftp(s) URLs only; "format: uri" alone allows any scheme.
             for branch in schema.get("oneOf", [schema]):

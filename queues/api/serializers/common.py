@@ -25,7 +25,10 @@ class FiniteFloatField(serializers.FloatField):
 
 class RoundedDecimalField(serializers.DecimalField):
     """Weights and hours keep 4 (or 3) decimal places: more are rounded half-even, not refused (a
-    schema can say "a number below 10**8", not "with at most 4 decimals")."""
+    schema can say "a number below 10**8", not "with at most 4 decimals"). The schema's maximum
+    is where rounding would carry past ``max_digits`` (``queues.api.schema``)."""
+
+    rounds_to_places = True
 
     def validate_precision(self, value: Decimal) -> Decimal:
         try:
