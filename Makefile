@@ -23,7 +23,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test run test services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: install install-test run test lint services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -109,6 +109,13 @@ slurm:
 		$$SUDO env FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) deploy/slurm/local-slurm.sh start >/dev/null
 
 services: postgres redis chromium prometheus slurm
+
+# Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the four packages, and the
+# import contracts (engine pure, queues below budgets/playground, no cycles: lint-imports).
+lint: install-test
+	$(VENV)/bin/ruff check .
+	DEBUG=true $(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 # DEBUG=true for the settings (plain static files, the development key); pytest-django still
 # runs every test with DEBUG off, as production does.

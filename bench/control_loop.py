@@ -314,14 +314,13 @@ def _states() -> dict[str, int]:
 
 
 def services_run(table: Table) -> None:
+    from django.conf import settings
     from django.utils import timezone
 
     from queues import snapshot as bridge
     from queues.engine.planner import plan as plan_admissions
     from queues.models import Workload, WorkloadState
     from queues.services import admission, cluster, transitions, usage
-
-    from django.conf import settings
 
     fresh_copy()
     print(f"  work database {_work_name()}: {_states()}", flush=True)
@@ -347,9 +346,9 @@ def services_run(table: Table) -> None:
     snap_total = plan_total = snap_cpu = plan_cpu = 0.0
     for unit in bridge.admission_units():
         moment = timezone.now()
-        snap, loaded = timed(lambda: bridge.build_snapshot(unit, settings.FAIR_SHARING))
+        snap, loaded = timed(lambda: bridge.build_snapshot(unit, settings.FAIR_SHARING))  # noqa: B023 - called at once
         snap_cpu += _LAST_CPU[0]
-        plan_s, _ = timed(lambda: plan_admissions(loaded.snapshot, moment.timestamp()))
+        plan_s, _ = timed(lambda: plan_admissions(loaded.snapshot, moment.timestamp()))  # noqa: B023 - called at once
         plan_cpu += _LAST_CPU[0]
         snap_total += snap
         plan_total += plan_s

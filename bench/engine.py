@@ -21,11 +21,11 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from queues.engine.planner import plan  # noqa: E402
-from queues.engine.policy import FairSharingPolicy  # noqa: E402
-from queues.engine.scenario import load_document, parse_scenario  # noqa: E402
-from queues.engine.simulator import simulate  # noqa: E402
-from queues.engine.types import (  # noqa: E402
+from queues.engine.planner import plan
+from queues.engine.policy import FairSharingPolicy
+from queues.engine.scenario import load_document, parse_scenario
+from queues.engine.simulator import simulate
+from queues.engine.types import (
     DOMINANT_RESOURCE_SHARE,
     USAGE_BASED,
     ClusterQueue,

@@ -109,11 +109,11 @@ def prepare_slurm_accounts() -> None:
 
 def check_slurm_half_life() -> None:
     """Both sides must forget at the same rate: Slurm's PriorityDecayHalfLife is the harness's."""
-    config = dict(
-        (line.split("=", 1)[0].strip(), line.split("=", 1)[1].strip())
+    config = {
+        line.split("=", 1)[0].strip(): line.split("=", 1)[1].strip()
         for line in slurm("scontrol", "show", "config").splitlines()
         if "=" in line
-    )
+    }
     if config.get("PriorityDecayHalfLife") != "00:02:00" or config.get("PriorityType") != "priority/multifactor":
         raise SystemExit(
             f"error: the bench needs priority/multifactor with PriorityDecayHalfLife=00:02:00 (local-slurm.sh's "
@@ -230,7 +230,7 @@ class ControlLoop:
 
 
 def allocation(result: RunResult, at: float) -> dict[str, int]:
-    cpus = {tenant: 0 for tenant in TENANTS}
+    cpus = dict.fromkeys(TENANTS, 0)
     for job, _, start, end in result.jobs:
         if start <= at < end:
             cpus[job.tenant] += job.cpus
@@ -261,7 +261,7 @@ def measure(result: RunResult) -> dict[str, object]:
         series.append((at - first, {tenant: cpus[tenant] / CAPACITY_CPUS for tenant in TENANTS}))
     # While every tenant has work waiting or running: CPU-seconds each one got, per unit of weight.
     contended = [at for at in steps if len(waiting_or_running(result, at)) == len(TENANTS)]
-    got = {tenant: 0.0 for tenant in TENANTS}
+    got = dict.fromkeys(TENANTS, 0.0)
     for at in contended:
         for tenant, cpus in allocation(result, at).items():
             got[tenant] += cpus

@@ -169,7 +169,7 @@ def fill(rng: random.Random) -> None:
         if state in (WorkloadState.ADMITTED, WorkloadState.FINISHED):
             workload.cluster_queue_id = lq.cluster_queue_id
             workload.admitted_at = queued + timedelta(minutes=5)
-            workload.flavor_assignment = {resource: "a100" for resource in requests}
+            workload.flavor_assignment = dict.fromkeys(requests, "a100")
             if state == WorkloadState.FINISHED:
                 workload.finished_at = workload.admitted_at + timedelta(hours=1)
         else:
@@ -306,7 +306,7 @@ def measure(client, path: str, *, cold: bool = False) -> tuple[float, float, int
     with CaptureQueriesContext(connection) as captured:
         client.get(path)
     timings.sort()
-    p95 = timings[min(len(timings) - 1, int(round(0.95 * len(timings))) - 1)]
+    p95 = timings[min(len(timings) - 1, round(0.95 * len(timings)) - 1)]
     return statistics.median(timings), p95, len(captured.captured_queries)
 
 

@@ -16,7 +16,6 @@ from django.db import models
 from django.utils import timezone
 
 from budgets import periods
-
 from queues.models.validators import validate_dns_label, validate_resource_name
 
 

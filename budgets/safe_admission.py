@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Q
-
 from budgets import accounting
 from budgets.models import Budget, BudgetState
 from budgets.status import SECONDS_PER_HOUR, format_hours, to_hours

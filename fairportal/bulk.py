@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, models
 from django.db.models import Lookup
 
+
 def _encoder(kind: str, postgres: bool) -> Callable[[Any], Any] | None:
     """How a column's Python values go into the JSON document (None: as they are)."""
     if kind == "timestamptz":

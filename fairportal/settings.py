@@ -11,8 +11,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from fairportal.fairsharing_config import FairSharingConfigError, load_policy
-from fairportal.secret_key import SecretKeyError, read_secret_key
 from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
+from fairportal.secret_key import SecretKeyError, read_secret_key
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError as ConfigValueError
 

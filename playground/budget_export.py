@@ -78,7 +78,7 @@ def _period_at(budget: Budget, start: datetime) -> dict[str, Any]:
     else:
         days = budget.renewal_days
         fields["renewal"], fields["renewalDays"], length = "days", days, int(days) * 86400
-    first = int(round((period.end - start).total_seconds()))
+    first = round((period.end - start).total_seconds())
     fields["firstRenewalAt"] = format_duration(min(max(first, 1), length))
     return fields
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -155,7 +155,7 @@ def forecast_after_end(result: Result, label: str) -> float | None:
     end = result.get("summary", {}).get("endSeconds")
     if entry is None or end is None or entry.get("burnRatePerHour") is None:
         return None
-    epoch = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    epoch = datetime(2000, 1, 1, tzinfo=UTC)
     as_of = epoch + timedelta(seconds=float(end))
     moment = forecast(
         as_of,

@@ -46,7 +46,7 @@ def _number(value: float) -> str:
 
 
 def _mode_choices() -> tuple[tuple[str, str], ...]:
-    return ((NO_MODE, "(not a scope)"),) + tuple((mode, mode) for mode in ADMISSION_MODES)
+    return ((NO_MODE, "(not a scope)"), *tuple((mode, mode) for mode in ADMISSION_MODES))
 
 
 def editable_fields(scenario: Scenario) -> list[EditableField]:

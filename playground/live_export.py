@@ -34,6 +34,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import OuterRef, Q, Subquery
 
+from playground.budget_export import exported_budgets
+from playground.documents import MAX_WORKLOADS
 from queues.engine.durations import format_duration
 from queues.engine.errors import ValidationError
 from queues.engine.quantities import format_quantity
@@ -50,8 +52,6 @@ from queues.models import (
     Workload,
     WorkloadState,
 )
-from playground.budget_export import exported_budgets
-from playground.documents import MAX_WORKLOADS
 
 MAX_DAYS = 30
 MAX_POINTS = 600
@@ -115,9 +115,9 @@ def _quotas(rows: Iterable[Any], *, limits: bool) -> list[dict[str, Any]]:
 def _resources(amounts: Mapping[str, float]) -> dict[str, str]:
     """Millis (floats for decayed usage) as quantities, dropping zeros."""
     return {
-        resource: format_quantity(int(round(float(amount))), resource)
+        resource: format_quantity(round(float(amount)), resource)
         for resource, amount in sorted(amounts.items())
-        if int(round(float(amount))) > 0
+        if round(float(amount)) > 0
     }
 
 
@@ -132,7 +132,7 @@ def export_live_state(
     """The scenario document of the cluster at ``now`` (see the module docstring)."""
     start = now - timedelta(days=options.days)
     names = _Names(visible=visible_namespaces)
-    window = int(round((now - start).total_seconds()))
+    window = round((now - start).total_seconds())
     horizon = window + options.lookahead_seconds
     document: dict[str, Any] = {
         "name": f"live-{now:%Y%m%d-%H%M}",
@@ -343,11 +343,11 @@ def _replay_duration(
     """How long a workload runs in the replay; None = until the horizon (nothing declared)."""
     if state in (WorkloadState.FINISHED, WorkloadState.FAILED):
         assert admitted_at is not None and finished_at is not None
-        return int(round((finished_at - max(admitted_at, start)).total_seconds()))
+        return round((finished_at - max(admitted_at, start)).total_seconds())
     expected = declared if max_runtime is None else min(max_runtime, declared or max_runtime)
     if expected is None:
         return None
     if state == WorkloadState.ADMITTED and admitted_at is not None and admitted_at < start:
         # Running since before the window: only the part after time 0 is replayed.
-        return int(round(expected - (start - admitted_at).total_seconds()))
+        return round(expected - (start - admitted_at).total_seconds())
     return expected

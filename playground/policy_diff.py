@@ -74,7 +74,7 @@ class PolicyDelta:
         return {**asdict(self), "label": self.label}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "PolicyDelta":
+    def from_dict(cls, data: Mapping[str, Any]) -> PolicyDelta:
         return cls(**{key: data[key] for key in ("target", "kind", "name", "field", "before", "after", "note")})
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -22,9 +22,11 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from budgets.models import Budget
+from fairportal.downloads import attachment, name_attachment
+from fairportal.whatif import WhatIfLimitReached
 from playground import charts, documents, editor, exports, selectors
 from playground.access import PlaygroundAccess, access_for
-from fairportal.whatif import WhatIfLimitReached
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
 from playground.live_export import LiveOptions
@@ -33,8 +35,6 @@ from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelt
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
-from budgets.models import Budget
-from fairportal.downloads import attachment, name_attachment
 from queues.engine.durations import format_duration, parse_duration
 from queues.engine.errors import ValidationError
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace

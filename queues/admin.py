@@ -12,7 +12,6 @@ from django.http import HttpRequest
 from queues import services
 from queues.admin_audit import AuditedAdmin
 from queues.fields import QuantityFormField, format_for_humans
-from queues.services.policy import apply_stop_rule
 from queues.models import (
     BackendHealth,
     ClusterJob,
@@ -31,6 +30,7 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+from queues.services.policy import apply_stop_rule
 
 admin.site.site_header = "fairportal administration"
 admin.site.site_title = "fairportal"
@@ -69,7 +69,7 @@ class NamespaceQuotaInline(admin.TabularInline):
 
 
 def _usage_text(consumed: dict[str, float]) -> str:
-    return ", ".join(f"{name}={format_for_humans(int(round(value)), name)}" for name, value in sorted(consumed.items()))
+    return ", ".join(f"{name}={format_for_humans(round(value), name)}" for name, value in sorted(consumed.items()))
 
 
 @admin.register(ResourceFlavor)
@@ -170,7 +170,7 @@ class LocalQueueAdmin(AuditedAdmin):
 class WorkloadAdminForm(forms.ModelForm):
     class Meta:
         model = Workload
-        fields = "__all__"
+        fields = "__all__"  # noqa: DJ007 - the admin edits every field of a workload
 
 
 class WorkloadResourceInline(admin.TabularInline):

@@ -267,11 +267,11 @@ def allocation_figure(
                 "name": name,
                 "x": x,
                 "y": values,
-                "yaxis": f"y{axis}",
+                "yaxis": f"y{axis}",  # noqa: B023 - trace() is only called within this iteration
                 "line": line,
                 "legendgroup": group,
-                "showlegend": first,
-                "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",
+                "showlegend": first,  # noqa: B023
+                "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",  # noqa: B023
             }
 
         if resource in allocated:

@@ -305,7 +305,7 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
     now = timezone.now().replace(microsecond=0)
     existing = set(Workload.objects.values_list("namespace__name", "name"))
     built: list[NewWorkload] = []
-    for key, lq in sorted(local_queues.items()):
+    for _key, lq in sorted(local_queues.items()):
         gpu_queue = lq.cluster_queue.name.startswith("gpu")
         shapes = GPU_SHAPES if gpu_queue else CPU_SHAPES
         first_flavor = "a100" if gpu_queue else "default"
@@ -335,7 +335,7 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
             )
             assignment: dict[str, str] = {}
             if finished:
-                assignment = {resource: first_flavor for resource in total_requests(normalised)}
+                assignment = dict.fromkeys(total_requests(normalised), first_flavor)
                 workload.state = WorkloadState.FINISHED
                 workload.cluster_queue = lq.cluster_queue
                 workload.flavor_assignment = assignment

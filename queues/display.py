@@ -112,7 +112,7 @@ def duration(seconds: float | int | None) -> str:
     if math.isnan(value):
         return "—"
     sign = "−" if value < 0 else ""
-    remaining = int(round(abs(value)))
+    remaining = round(abs(value))
     if remaining < 60:
         return f"{sign}{remaining} s"
     parts = []

@@ -47,7 +47,7 @@ class QuantityFormField(forms.CharField):
         try:
             return parse_millis(value, "")
         except EngineValidationError as error:
-            raise ValidationError(self.error_messages["invalid"], code="invalid", params={"problem": error.message})
+            raise ValidationError(self.error_messages["invalid"], code="invalid", params={"problem": error.message}) from error
 
 
 class QuantityField(models.BigIntegerField):

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from django.db.models import CharField, Exists, OuterRef, QuerySet, Value
 from django.db.models.functions import Cast, Concat
-from rest_framework.serializers import BaseSerializer
 from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework.serializers import BaseSerializer
 
 from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
 from budgets.models import Budget
 from budgets.services import delete_budget, request_reconcile
-from queues.models import QueueHold, Surface
 from queues.api.views.base import PolicyViewSet
+from queues.models import QueueHold, Surface
 from queues.tenancy import budget_visibility
 
 

@@ -44,9 +44,9 @@ from playground.policy_diff import (
     KIND_LABELS,
     PolicyDelta,
     budget_fields,
-    object_fields,
     budget_key,
     environment_lines,
+    object_fields,
     policy_deltas,
 )
 from queues.engine.scenario import Scenario as EngineScenario

@@ -19,11 +19,10 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from fairportal import whatif
 from fairportal.enqueue import enqueue_on_commit, send
-from django.utils import timezone
-
 from playground import documents
 from playground.compare import capacity_of, compare
 from playground.documents import EditError

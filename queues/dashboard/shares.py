@@ -52,7 +52,7 @@ NO_SHARE = Share(None, None)
 def weighted_part(total: Mapping[str, float], weight: float, weight_sum: float) -> dict[str, float]:
     """``total * weight / weight_sum`` per resource; nothing when the weights sum to 0."""
     if weight_sum <= 0 or weight <= 0:
-        return {resource: 0.0 for resource in total}
+        return dict.fromkeys(total, 0.0)
     fraction = weight / weight_sum
     return {resource: float(amount) * fraction for resource, amount in total.items()}
 

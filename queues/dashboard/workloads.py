@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.http import QueryDict
 
 from queues.dashboard.access import Viewer, scoped
@@ -216,7 +216,7 @@ def _fill_ahead(
     """
     cq_ids = sorted({w.local_queue.cluster_queue_id for _row, w in pending})
     orders = dict(PendingOrder.objects.filter(cluster_queue_id__in=cq_ids).values_list("cluster_queue_id", "workload_ids"))
-    depth = {cq_id: 0 for cq_id in cq_ids}
+    depth = dict.fromkeys(cq_ids, 0)
     for _row, w in pending:
         cq_id = w.local_queue.cluster_queue_id
         depth[cq_id] = max(depth[cq_id], w.queue_position - 1)

@@ -78,7 +78,7 @@ class _Totals:
     def add_usage(self, key: Any, resource: str, flavor: str, amount: int) -> None:
         self.usage[key][(resource, flavor)] += amount
 
-    def merge_into(self, other: "_Totals", key: Any, into: Any) -> None:
+    def merge_into(self, other: _Totals, key: Any, into: Any) -> None:
         other.pending[into] += self.pending.get(key, 0)
         other.admitted[into] += self.admitted.get(key, 0)
         for resource_flavor, amount in self.usage.get(key, {}).items():

@@ -87,7 +87,7 @@ class PrometheusUsageSource:
         window = self.policy.usage_window
         start = window_start(now, window.size_seconds, window.type)
         first = math.floor(start / self.step) * self.step
-        count = int(math.floor((now - first) / self.step)) + 1
+        count = math.floor((now - first) / self.step) + 1
         return start, [first + i * self.step for i in range(count)]
 
     def series(

@@ -16,8 +16,8 @@ from queues.models.choices import (
 from queues.models.cluster_queue import ClusterQueue
 from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
-from queues.models.idempotency import IdempotencyKey
 from queues.models.hold import QueueHold
+from queues.models.idempotency import IdempotencyKey
 from queues.models.local_queue import LocalQueue
 from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.pending_order import PendingOrder, PendingPosition
@@ -29,10 +29,8 @@ from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
 
 __all__ = [
-    "AdmissionRecord",
-    "QueueHold",
-    "UsageSample",
     "AdmissionMode",
+    "AdmissionRecord",
     "BackendHealth",
     "ClusterJob",
     "ClusterQueue",
@@ -46,6 +44,7 @@ __all__ = [
     "PendingOrder",
     "PendingPosition",
     "PolicyChange",
+    "QueueHold",
     "QueueingStrategy",
     "ReclaimWithinCohort",
     "ResourceFlavor",
@@ -54,6 +53,7 @@ __all__ = [
     "StopPolicy",
     "Surface",
     "TenantMembership",
+    "UsageSample",
     "WithinClusterQueuePreemption",
     "WithinNamespacePreemption",
     "Workload",

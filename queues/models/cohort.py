@@ -42,7 +42,7 @@ class Cohort(FairSharingStatus):
     def __str__(self) -> str:
         return self.name
 
-    def ancestors(self) -> list["Cohort"]:
+    def ancestors(self) -> list[Cohort]:
         """Parents from the nearest up to the root (stops at a cycle rather than looping)."""
         chain: list[Cohort] = []
         seen = {self.pk}

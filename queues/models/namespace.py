@@ -62,12 +62,12 @@ class NamespaceQuota(models.Model):
             models.CheckConstraint(condition=models.Q(hard__gte=0), name="namespace_quota_hard_gte_0"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.namespace_id}:{self.resource}"
+
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
         super().clean()
         if self.hard is not None and self.hard < 0:
             raise ValidationError({"hard": "must not be negative"})
-
-    def __str__(self) -> str:
-        return f"{self.namespace_id}:{self.resource}"

@@ -21,6 +21,9 @@ class FlavorResourceQuota(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self) -> str:
+        return f"{self.flavor_id}/{self.resource}={format_for_humans(self.nominal, self.resource)}"
+
     def clean(self) -> None:
         super().clean()
         errors: dict[str, str] = {}
@@ -39,9 +42,6 @@ class FlavorResourceQuota(models.Model):
             )
         if errors:
             raise ValidationError(errors)
-
-    def __str__(self) -> str:
-        return f"{self.flavor_id}/{self.resource}={format_for_humans(self.nominal, self.resource)}"
 
 
 def quota_constraints(owner: str) -> list[models.BaseConstraint]:

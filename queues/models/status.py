@@ -26,16 +26,6 @@ class FairSharingStatus(models.Model):
     class Meta:
         abstract = True
 
-    def current_score(self) -> float | None:
-        """The KEP-4136 score of the stored usage under the current weight (None: infinite)."""
-        state = UsageState(
-            consumed=frozen_map({k: float(v) for k, v in (self.consumed_resources or {}).items()}),
-            penalty=frozen_map({k: float(v) for k, v in (self.entry_penalty or {}).items()}),
-            last_update=None,
-        )
-        score = usage_score(state, float(getattr(self, "weight", 1) or 0), settings.FAIR_SHARING)
-        return None if score == float("inf") else score
-
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Every save of the row (admin, UI, API, playground, Kueue import) rescores it, so a
         weight edit shows in the score and in "who is ahead" at once, not at the next sample.
@@ -47,3 +37,13 @@ class FairSharingStatus(models.Model):
             if update_fields is not None:
                 kwargs["update_fields"] = {*update_fields, "weighted_share"}
         super().save(*args, **kwargs)
+
+    def current_score(self) -> float | None:
+        """The KEP-4136 score of the stored usage under the current weight (None: infinite)."""
+        state = UsageState(
+            consumed=frozen_map({k: float(v) for k, v in (self.consumed_resources or {}).items()}),
+            penalty=frozen_map({k: float(v) for k, v in (self.entry_penalty or {}).items()}),
+            last_update=None,
+        )
+        score = usage_score(state, float(getattr(self, "weight", 1) or 0), settings.FAIR_SHARING)
+        return None if score == float("inf") else score

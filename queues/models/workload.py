@@ -66,7 +66,7 @@ def total_requests(pod_sets: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 class WorkloadQuerySet(models.QuerySet["Workload"]):
-    def with_queue_position(self) -> "WorkloadQuerySet":
+    def with_queue_position(self) -> WorkloadQuerySet:
         """Each row's ``queue_position``: its place in its ClusterQueue at the last pass, or None.
 
         Only pending workloads have one (a workload cancelled since that pass has none).
@@ -80,7 +80,7 @@ class WorkloadQuerySet(models.QuerySet["Workload"]):
         )
 
 
-def attach_queue_positions(workloads: Iterable["Workload"]) -> list["Workload"]:
+def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
     """Set ``queue_position`` on already loaded workloads with one query (a page of a list).
 
     Cheaper than joining the order into a query that is also counted and paginated.

@@ -16,8 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -93,9 +92,11 @@ def _record_success(now: datetime) -> None:
     """Mark the cluster reachable; a healthy row is rewritten at most once a minute."""
     rows = BackendHealth.objects.filter(backend=settings.CLUSTER_BACKEND)
     stale = Q(reachable=False) | Q(last_ok_at__isnull=True) | Q(last_ok_at__lt=now - timedelta(minutes=1))
-    if not rows.filter(stale).update(reachable=True, failures=0, retry_at=None, unreachable_since=None, last_ok_at=now):
-        if not rows.exists():
-            BackendHealth.objects.get_or_create(backend=settings.CLUSTER_BACKEND, defaults={"last_ok_at": now})
+    if (
+        not rows.filter(stale).update(reachable=True, failures=0, retry_at=None, unreachable_since=None, last_ok_at=now)
+        and not rows.exists()
+    ):
+        BackendHealth.objects.get_or_create(backend=settings.CLUSTER_BACKEND, defaults={"last_ok_at": now})
 
 
 def sync_cluster(*, now: datetime | None = None) -> SyncReport:
@@ -199,7 +200,7 @@ def _aware(value: datetime | str) -> datetime:
     """A timestamp read through a raw cursor (SQLite gives naive UTC, or text)."""
     moment = parse_datetime(value) if isinstance(value, str) else value
     assert moment is not None
-    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=dt_timezone.utc)
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
 
 
 def complete_due_workloads(*, now: datetime | None = None) -> list[int]:

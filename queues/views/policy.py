@@ -115,8 +115,8 @@ def _edit(
         "back": back,
         "playground_url": playground_url(obj),
         "viewer": request.viewer,
-        "non_field_errors": [e for e in form.non_field_errors()]
-        + ([e for e in formset.non_form_errors()] if formset else []),
+        "non_field_errors": list(form.non_field_errors())
+        + (list(formset.non_form_errors()) if formset else []),
     }
     return render(request, "queues/policy/edit.html", context, status=status)
 

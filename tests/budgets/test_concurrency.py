@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from datetime import datetime
@@ -59,7 +60,7 @@ def assert_tiled(budget_id: int) -> None:
             .order_by("charged_from")
             .values_list("charged_from", "charged_to")
         )
-        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(spans):
             assert start == end
 
 
@@ -106,8 +107,8 @@ def test_given_two_lines_starting_at_the_same_point_then_the_database_refuses_th
     job = submit(lq, "job")
     admission_pass(cq, at())
     record = AdmissionRecord.objects.get()
-    line = dict(budget=team, workload=job, admission_record=record, period_start=at(), charged_from=at(),
-                charged_to=at(minutes=1), quantity=1000, unit_seconds=Decimal(60))
+    line = {"budget": team, "workload": job, "admission_record": record, "period_start": at(), "charged_from": at(),
+                "charged_to": at(minutes=1), "quantity": 1000, "unit_seconds": Decimal(60)}
     BudgetCharge.objects.create(**line)
 
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -128,7 +129,7 @@ def test_given_a_reconcile_lifting_a_hold_when_the_budget_is_deleted_meanwhile_t
     from budgets.models import Budget
     from queues.models import QueueHold
 
-    cq, lq = cluster()
+    _cq, lq = cluster()
     team = budget(lq, hours="0")
     services.reconcile_budget(team.pk, now=at(minutes=1))  # a zero budget is exhausted: held
     assert QueueHold.objects.exists()

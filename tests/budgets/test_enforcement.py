@@ -150,7 +150,7 @@ def test_given_the_action_changes_to_hold_and_drain_then_the_existing_hold_start
 
 
 def test_given_a_held_queue_when_its_budget_is_deleted_then_the_hold_goes_with_it():
-    cq, lq = cluster()
+    _cq, lq = cluster()
     team = budget(lq, hours="0")
     reconcile(team, at(minutes=1))  # a zero budget is exhausted from the start
     assert QueueHold.objects.exists()

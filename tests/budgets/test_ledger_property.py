@@ -25,7 +25,7 @@ ACTIONS = ("admit", "evict", "finish", "account")
 steps = st.lists(
     st.tuples(
         st.integers(min_value=0, max_value=1),  # which workload
-        st.sampled_from(ACTIONS + ("account",)),  # accounting runs a little more often
+        st.sampled_from((*ACTIONS, "account")),  # accounting runs a little more often
         st.one_of(st.integers(min_value=1, max_value=900), st.integers(min_value=1, max_value=8 * 3600)),  # clock moves
         st.integers(min_value=0, max_value=4 * 3600),  # how far in the past a finish is reported
     ),

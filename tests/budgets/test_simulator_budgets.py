@@ -177,8 +177,7 @@ def test_given_monthly_renewal_on_a_wall_clock_then_a_daylight_saving_month_is_a
     )
     # Berlin moves to summer time on 28 March: 1 April 00:00 is 31 days minus one hour later
     assert result["summary"]["budgets"][0]["period"] == 3
-    from queues.engine.calendar import monthly_boundaries
-    from queues.engine.calendar import parse_moment, parse_time_zone
+    from queues.engine.calendar import monthly_boundaries, parse_moment, parse_time_zone
 
     berlin = parse_time_zone("Europe/Berlin", "tz")
     start = parse_moment("2027-03-01T00:00:00", "start", berlin)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -138,7 +139,7 @@ def test_given_jobs_coming_and_going_then_the_forecast_moves_little_between_runs
     assert all(f is not None for f in forecasts), forecasts
     moves = [
         abs((later - earlier).total_seconds()) / max(1.0, (earlier - at(hours=checks[i])).total_seconds())
-        for i, (earlier, later) in enumerate(zip(forecasts, forecasts[1:]))
+        for i, (earlier, later) in enumerate(itertools.pairwise(forecasts))
     ]
     assert max(moves) < 0.25, [round(m, 3) for m in moves]
 

@@ -8,7 +8,15 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from queues.engine.quantities import parse_millis
-from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, Namespace, NamespaceQuota, ResourceFlavor
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    Namespace,
+    NamespaceQuota,
+    ResourceFlavor,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "pw-for-tests"

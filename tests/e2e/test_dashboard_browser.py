@@ -68,7 +68,7 @@ def test_given_admin_when_weight_edited_then_page_shows_it_and_an_audit_row(clus
 
     page.wait_for_selector(".messages li.success")
     assert "weight 2 → 3" in page.locator(".messages").inner_text()
-    assert "3" == page.locator("dl.facts dt:has-text('Weight') + dd").inner_text().strip()
+    assert page.locator("dl.facts dt:has-text('Weight') + dd").inner_text().strip() == "3"
     audit = page.locator("#recent-changes table")
     assert "weight" in audit.inner_text() and "admin" in audit.inner_text()
     screenshot("admin-after-weight-edit")

@@ -39,7 +39,7 @@ def stored_volcano(transactional_db, settings):
 
 
 def test_given_a_preset_when_a_weight_is_edited_run_and_applied_then_both_charts_show_and_the_policy_changes(
-    stored_volcano, celery_worker, page, screenshot  # noqa: F811
+    stored_volcano, celery_worker, page, screenshot
 ):
     page.goto(reverse("login") + "?next=" + reverse("playground"))
     page.fill("#id_username", "admin")

@@ -5,7 +5,16 @@ from __future__ import annotations
 from decimal import Decimal
 
 from queues.engine.quantities import parse_millis
-from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, ResourceFlavor
+from queues.models import (
+    AdmissionMode,
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    ResourceFlavor,
+)
 
 
 def volcano_cluster() -> dict[str, object]:

@@ -54,7 +54,7 @@ def test_given_fair_sharing_knobs_then_they_are_environment_changes_with_the_var
     document = get_preset("kai-two-queues").document()
     edits = ["policy.kValue=0.5", "policy.usageHalfLifeTime=30m", "policy.usageWindow.type=tumbling",
              "policy.resourceWeights.nvidia.com/gpu=10"]
-    edited_document, edited = documents.apply_edits(document, edits)
+    _edited_document, edited = documents.apply_edits(document, edits)
     deltas = policy_deltas(documents.validate(document), edited)
     assert {d.target for d in deltas} == {ENVIRONMENT}
     assert environment_lines(deltas, edited.policy) == [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from playground.models import Run
@@ -47,7 +49,7 @@ def test_kai_two_queues_alternate_with_k_one_and_never_with_k_zero(admin, no_bro
 
     def turns(result):
         queues = [e["localQueue"] for e in result["events"] if e["type"] == "admitted"]
-        return sum(1 for a, b in zip(queues, queues[1:]) if a != b)
+        return sum(1 for a, b in itertools.pairwise(queues) if a != b)
 
     assert turns(run.baseline.data) >= 4 and run.baseline.data["summary"]["evictions"] > 0
     assert turns(run.edited.data) == 0 and run.edited.data["summary"]["evictions"] == 0

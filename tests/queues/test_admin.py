@@ -3,11 +3,11 @@
 from decimal import Decimal
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.urls import reverse
 from django.utils import timezone
-from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
 from budgets.models import Budget, BudgetEvent
 from fairportal.api_tokens import issue_token

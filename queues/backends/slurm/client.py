@@ -144,7 +144,7 @@ class SlurmClient:
         refused: dict[str, str] = {}
         unexplained = []
         for line in lines:
-            if line.startswith("slurm_suspend error") or line.startswith("slurm_update error"):
+            if line.startswith(("slurm_suspend error", "slurm_update error")):
                 continue  # the summary line repeats the last per-job message
             match = _JOB_IN_MESSAGE.search(line)
             if match and _PER_JOB.search(line):

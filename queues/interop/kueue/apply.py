@@ -16,7 +16,6 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
 
 from queues.audit import policy_state, record_change
-from queues.services.policy import apply_stop_rule
 from queues.interop.kueue import specs
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.diff import changes, flat_state
@@ -35,6 +34,7 @@ from queues.models import (
     Surface,
     WorkloadPriorityClass,
 )
+from queues.services.policy import apply_stop_rule
 
 _QUOTA_FIELDS = {"nominal": "nominalQuota", "borrowing_limit": "borrowingLimit", "lending_limit": "lendingLimit"}
 

@@ -76,7 +76,7 @@ class Reader:
         value = self.data.get(key, default)
         return default if value is None else value
 
-    def child(self, key: str) -> "Reader":
+    def child(self, key: str) -> Reader:
         """The nested mapping at ``key`` (empty when absent)."""
         self._taken.add(key)
         return Reader(self.data.get(key), self.field(key), self.unknown)

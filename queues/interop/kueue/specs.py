@@ -145,7 +145,7 @@ class ParsedManifests:
     objects: list[ObjectSpec] = field(default_factory=list)
     configurations: list[ConfigurationSpec] = field(default_factory=list)
     problems: list[Any] = field(default_factory=list)  # list[Problem]
-    skipped: list["SkippedDocument"] = field(default_factory=list)  # with skip_unsupported
+    skipped: list[SkippedDocument] = field(default_factory=list)  # with skip_unsupported
 
     def of_kind(self, kind: str) -> list[Any]:
         return [obj for obj in self.objects if obj.kind == kind]

@@ -88,7 +88,7 @@ def admit(workload: Workload, *, seconds_ago: int = 600, at: datetime | None = N
     admitted = transitions.admit(
         workload_id=workload.pk,
         cluster_queue_id=workload.local_queue.cluster_queue_id,
-        assignment={resource: flavor.name for resource in workload.requests},
+        assignment=dict.fromkeys(workload.requests, flavor.name),
         flavor_ids={flavor.name: flavor.pk},
         now=at or timezone.now() - timedelta(seconds=seconds_ago),
         started=False,

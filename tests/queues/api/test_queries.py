@@ -106,7 +106,7 @@ def grow_policy_changes(world: World, start: int, stop: int) -> None:
 
 
 def grow_usage_samples(world: World, start: int, stop: int) -> None:
-    for i in range(start, stop):
+    for _i in range(start, stop):
         sample("localQueue", world.lq_a.pk)
         sample("clusterQueue", world.cluster_queue.pk)
 

@@ -178,7 +178,7 @@ def test_given_slurmctld_restarted_mid_pass_then_the_next_sync_releases_what_was
     assert report.restarted == [workload_of(job).id]
     assert cluster.backend_status().reachable
     assert wait_for(lambda: state_after_sync(job) == WorkloadState.FINISHED, timeout=30)
-    start, end, seconds = slurm_seconds(job)
+    _start, _end, seconds = slurm_seconds(job)
     assert workload_of(job).wall_time_seconds == seconds
 
 
@@ -207,7 +207,7 @@ def test_given_job_exits_non_zero_then_workload_fails_with_the_exit_code_and_its
 
     assert wait_for(lambda: state_after_sync(job) == WorkloadState.FAILED, timeout=30)
 
-    start, end, seconds = slurm_seconds(job)
+    _start, end, seconds = slurm_seconds(job)
     workload = workload_of(job)
     assert (workload.finished_at, workload.wall_time_seconds) == (end, seconds)
     assert AdmissionRecord.objects.get(workload=workload).end_message == f"Slurm job {job} FAILED (exit code 3)"
@@ -365,7 +365,7 @@ def test_given_submission_with_command_through_the_api_then_a_held_slurm_job_run
     loop()
 
     assert wait_for(lambda: state_after_sync(job) == WorkloadState.FINISHED, timeout=30)
-    start, end, seconds = slurm_seconds(job)
+    _start, _end, seconds = slurm_seconds(job)
     assert Workload.objects.get(pk=workload.pk).wall_time_seconds == seconds
 
 

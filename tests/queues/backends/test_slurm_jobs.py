@@ -101,7 +101,7 @@ def test_given_requests_then_sbatch_asks_for_them_as_one_task_rounded_up():
 
 
 def test_given_resource_without_tres_then_sbatch_arguments_are_refused_naming_it():
-    with pytest.raises(jobs.JobRejected, match="example.com/fpga has no Slurm TRES"):
+    with pytest.raises(jobs.JobRejected, match=r"example\.com/fpga has no Slurm TRES"):
         jobs.sbatch_resources({"cpu": 1000, "example.com/fpga": 1000}, RESOURCES)
 
 

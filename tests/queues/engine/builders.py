@@ -88,7 +88,7 @@ def wl(
     requests = {"cpu": int(cpu * CPU)} if cpu else {}
     for resource, amount in other.items():
         requests[resource.replace("__", "/").replace("_", ".")] = int(amount * 1000)
-    assignment = {r: flavor for r in requests} if admitted else {}
+    assignment = dict.fromkeys(requests, flavor) if admitted else {}
     return Workload(
         key,
         local_queue,

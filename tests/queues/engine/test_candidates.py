@@ -46,7 +46,7 @@ def test_lists_stay_in_queue_order_and_removal_takes_the_right_workload():
 
 
 def test_an_index_is_only_for_passes_without_reasons():
-    queues, locals_, pending, _ = layout_and_work()
+    queues, locals_, _pending, _ = layout_and_work()
     s = snapshot(queues, locals_, [])
     with pytest.raises(ValueError):
         plan(s, 0.0, pending=PendingIndex(s))

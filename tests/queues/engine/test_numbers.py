@@ -28,7 +28,7 @@ def test_given_a_scenario_weight_in_arabic_indic_digits_then_the_loader_names_th
         "clusterQueues": [{"name": "cq", "weight": "١٢", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}],
     }
 
-    with pytest.raises(ValidationError, match="clusterQueues\\[0\\].weight: expected a number"):
+    with pytest.raises(ValidationError, match=r"clusterQueues\[0\]\.weight: expected a number"):
         parse_scenario(document)
 
 

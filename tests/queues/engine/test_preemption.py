@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from queues.engine.planner import plan
 from queues.engine.preemption import Running, find_victims
 from queues.engine.types import PREEMPTED, TIME_AWARE, USAGE_BASED, Cohort
@@ -229,7 +231,7 @@ def test_kai_two_queue_story_alternates_with_k_one():
     result = run_scenario("kai_two_queues.yaml")
     admissions = [e for e in result["events"] if e["type"] == "admitted"]
     queues_in_turn = [e["localQueue"] for e in admissions]
-    switches = sum(1 for x, y in zip(queues_in_turn, queues_in_turn[1:], strict=False) if x != y)
+    switches = sum(1 for x, y in itertools.pairwise(queues_in_turn) if x != y)
     assert switches >= 4
     assert {"team-a/train", "team-b/train"} == set(queues_in_turn)
     assert any(e["type"] == "preempted" for e in result["events"])

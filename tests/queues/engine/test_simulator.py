@@ -154,7 +154,7 @@ def test_without_horizon_the_run_ends_when_everything_has_finished():
 def test_without_horizon_every_workload_needs_a_duration():
     document = scenario(workloads=[job("forever", duration=None)])
     del document["clock"]
-    with pytest.raises(ValidationError, match="clock.horizon: is required when a workload has no duration"):
+    with pytest.raises(ValidationError, match=r"clock\.horizon: is required when a workload has no duration"):
         run(document)
 
 

@@ -413,11 +413,11 @@ def test_parser_enumerations_match_the_model_choices_and_parsing_needs_no_django
         WithinClusterQueuePreemption,
     )
 
-    assert specs.ADMISSION_MODES == tuple(AdmissionMode.values)
-    assert specs.QUEUEING_STRATEGIES == tuple(QueueingStrategy.values)
-    assert specs.STOP_POLICIES == tuple(StopPolicy.values)
-    assert specs.WITHIN_CLUSTER_QUEUE == tuple(WithinClusterQueuePreemption.values)
-    assert specs.RECLAIM_WITHIN_COHORT == tuple(ReclaimWithinCohort.values)
+    assert tuple(AdmissionMode.values) == specs.ADMISSION_MODES
+    assert tuple(QueueingStrategy.values) == specs.QUEUEING_STRATEGIES
+    assert tuple(StopPolicy.values) == specs.STOP_POLICIES
+    assert tuple(WithinClusterQueuePreemption.values) == specs.WITHIN_CLUSTER_QUEUE
+    assert tuple(ReclaimWithinCohort.values) == specs.RECLAIM_WITHIN_COHORT
     code = (
         "import sys; from queues.interop.kueue.parse import parse_manifests; "
         "parsed = parse_manifests(open('tests/queues/interop/manifests/cluster-v1beta2.yaml').read()); "

@@ -37,7 +37,7 @@ def admit(local_queue: LocalQueue, name: str, requests: dict[str, str], flavor: 
     )
     workload.state = WorkloadState.ADMITTED
     workload.cluster_queue = local_queue.cluster_queue
-    workload.flavor_assignment = {resource: flavor for resource in requests}
+    workload.flavor_assignment = dict.fromkeys(requests, flavor)
     workload.save()
     sync_workload_resources(workload)
     return workload

@@ -10,9 +10,9 @@ import pytest
 from django.urls import reverse
 
 from queues.engine.policy import FairSharingPolicy
+from queues.engine.usage import windowed_usage
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.prometheus import PrometheusClient, PrometheusError
-from queues.engine.usage import windowed_usage
 from queues.interop.usage_source import PrometheusUsageSource
 from queues.models import LocalQueue
 from tests.queues.interop.prometheus_server import backfill, free_port, prometheus, wait_for

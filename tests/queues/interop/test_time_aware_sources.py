@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.test import override_settings
@@ -25,7 +25,7 @@ POLICY = FairSharingPolicy.from_mapping(
 
 def fair_shares_after_sample(now: int) -> tuple[dict, dict]:
     """Sample at ``now`` (which refreshes the history) and plan: (historical shares, fair shares)."""
-    usage.sample_usage(now=datetime.fromtimestamp(now, tz=timezone.utc), policy=POLICY)
+    usage.sample_usage(now=datetime.fromtimestamp(now, tz=UTC), policy=POLICY)
     shares = {str(lq): lq.historical_share for lq in LocalQueue.objects.select_related("namespace")}
     unit = snapshot.admission_units()[0]
     loaded = snapshot.build_snapshot(unit, POLICY)
@@ -48,7 +48,7 @@ def test_given_same_history_when_read_from_prometheus_or_the_series_then_fair_sh
     a = [(t, 4.0 if t < start + 2 * 3600 else 0.0) for t in grid]
     b = [(t, 8.0 if t >= start + 4 * 3600 else 0.0) for t in grid]
     for (t, amount_a), (_, amount_b) in zip(a, b):
-        at = datetime.fromtimestamp(t, tz=timezone.utc)
+        at = datetime.fromtimestamp(t, tz=UTC)
         UsageSample.objects.create(sampled_at=at, kind="localQueue", object_id=lq_a.id, allocated={"cpu": amount_a * 1000})
         UsageSample.objects.create(sampled_at=at, kind="localQueue", object_id=lq_b.id, allocated={"cpu": amount_b * 1000})
         UsageSample.objects.create(sampled_at=at, kind="clusterQueue", object_id=cq.id, capacity={"cpu": 16000})
@@ -61,8 +61,8 @@ def test_given_same_history_when_read_from_prometheus_or_the_series_then_fair_sh
     backfill(
         openmetrics(
             {
-                series.format(ns="team-a"): a + [(now, 0.0)],
-                series.format(ns="team-b"): b + [(now, 0.0)],
+                series.format(ns="team-a"): [*a, (now, 0.0)],
+                series.format(ns="team-b"): [*b, (now, 0.0)],
                 'fairportal_cluster_capacity{resource="cpu"}': [(t, 16.0) for t in grid] + [(now, 16.0)],
             }
         ),

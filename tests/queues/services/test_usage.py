@@ -72,7 +72,7 @@ def test_given_state_in_database_when_process_restarts_then_decay_continues_from
 
 
 def test_given_long_silence_when_sampled_then_usage_restarts_from_zero():
-    cq, lq = running_queue("2")
+    _cq, lq = running_queue("2")
     t0 = timezone.now() - 3 * timedelta(days=1)
     LocalQueue.objects.filter(pk=lq.pk).update(consumed_resources={"cpu": 50_000.0}, usage_last_update=t0)
     Workload.objects.all().delete()
@@ -84,7 +84,7 @@ def test_given_long_silence_when_sampled_then_usage_restarts_from_zero():
 
 
 def test_given_short_silence_when_sampled_then_usage_only_decays():
-    cq, lq = running_queue("2")
+    _cq, lq = running_queue("2")
     t0 = timezone.now() - 3 * HOUR
     LocalQueue.objects.filter(pk=lq.pk).update(consumed_resources={"cpu": 4000.0}, usage_last_update=t0)
     Workload.objects.all().delete()
@@ -110,7 +110,7 @@ def test_given_sample_then_one_series_row_per_object_with_allocation_and_counts(
 
 
 def test_given_old_raw_rows_when_pruned_then_they_become_hourly_averages():
-    cq, lq = running_queue("2")
+    _cq, lq = running_queue("2")
     now = timezone.now().replace(minute=30, second=0, microsecond=0)
     old_hour = (now - timedelta(days=3)).replace(minute=0)
     for minute, amount in ((0, 1000), (20, 2000), (40, 3000)):

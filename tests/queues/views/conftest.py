@@ -33,12 +33,11 @@ def _fresh_cache() -> None:
 def _module_cluster(django_db_setup, django_db_blocker) -> Iterator[Cluster]:
     """Built once per test module inside a transaction that is rolled back at its end; each test
     runs in a savepoint inside it (pytest-django's ``db``), so writes never leak between tests."""
-    with django_db_blocker.unblock():
-        with transaction.atomic():
-            with override_settings(PASSWORD_HASHERS=FAST_HASHERS):
-                cluster = build_cluster()
-            yield cluster
-            transaction.set_rollback(True)
+    with django_db_blocker.unblock(), transaction.atomic():
+        with override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+            cluster = build_cluster()
+        yield cluster
+        transaction.set_rollback(True)
 
 
 @pytest.fixture

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import plotly.graph_objects as go
 import pytest
 
 from queues import charts
 
-T0 = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 TIMES = [T0 + timedelta(minutes=5 * i) for i in range(4)]
 GPU = "nvidia.com/gpu"
 
@@ -62,7 +62,7 @@ def test_given_series_when_allocation_drawn_then_each_resource_gets_its_panel_in
     assert gpu["Decayed usage"]["y"] == [1, 2, 3, 4]
     assert gpu["Entitlement"]["y"] == [6, 6, 6, 6]
     assert gpu["Nominal quota"]["y"] == [8, 8, 8, 8]
-    mem = [trace for trace in figure["data"] if trace["yaxis"] == "y2"][0]
+    mem = next(trace for trace in figure["data"] if trace["yaxis"] == "y2")
     assert mem["y"] == [64.0] * 4
     assert "Gi" in figure["layout"]["annotations"][1]["text"]
     assert sum(1 for trace in figure["data"] if trace["showlegend"]) == len({t["name"] for t in figure["data"]})

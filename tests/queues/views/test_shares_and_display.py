@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -76,7 +76,7 @@ def test_given_engine_message_when_made_a_sentence_then_capitalised_and_closed()
 
 
 def test_given_long_series_when_thinned_then_at_most_the_limit_and_the_last_point_is_kept():
-    times = [datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=i) for i in range(1000)]
+    times = [datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=i) for i in range(1000)]
 
     kept = thin(times, 100)
 
@@ -89,26 +89,26 @@ def status(percent: float, **fields: object):
 
     from budgets.status import BudgetStatus
 
-    values = dict(
-        budget_id=1,
-        name="b",
-        unit="hours",
-        measured=True,
-        as_of=None,
-        period_start=None,
-        period_end=None,
-        allocated_hours=Decimal(100),
-        used_hours=Decimal(percent),
-        remaining_hours=Decimal(100 - percent),
-        percent=percent,
-        exhausted=False,
-        exhausted_at=None,
-        burn_rate_per_hour=Decimal(0),
-        forecast_exhausted_at=None,
-        exhausts_before_reset=None,
-        held=False,
-        first_alert=80.0,
-    )
+    values = {
+        "budget_id": 1,
+        "name": "b",
+        "unit": "hours",
+        "measured": True,
+        "as_of": None,
+        "period_start": None,
+        "period_end": None,
+        "allocated_hours": Decimal(100),
+        "used_hours": Decimal(percent),
+        "remaining_hours": Decimal(100 - percent),
+        "percent": percent,
+        "exhausted": False,
+        "exhausted_at": None,
+        "burn_rate_per_hour": Decimal(0),
+        "forecast_exhausted_at": None,
+        "exhausts_before_reset": None,
+        "held": False,
+        "first_alert": 80.0,
+    }
     values.update(fields)
     return BudgetStatus(**values)
 
@@ -120,22 +120,22 @@ def status(percent: float, **fields: object):
         (85, {}, "warn"),  # past the first alert threshold (80)
         (
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
-             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
-             "period_end": datetime(2026, 1, 3, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
+             "period_end": datetime(2026, 1, 3, tzinfo=UTC), "exhausts_before_reset": True},
             "warn",
         ),
         (
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
-             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=timezone.utc),
-             "period_end": datetime(2026, 1, 1, 12, tzinfo=timezone.utc), "exhausts_before_reset": False},
+            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
+             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
+             "period_end": datetime(2026, 1, 1, 12, tzinfo=UTC), "exhausts_before_reset": False},
             "ok",
         ),
         (  # never resets: at risk only when it runs out within a week
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=timezone.utc),
-             "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=timezone.utc), "exhausts_before_reset": True},
+            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
+             "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=UTC), "exhausts_before_reset": True},
             "ok",
         ),
         (100, {"exhausted": True}, "bad"),
