@@ -72,14 +72,13 @@ def main() -> None:
     import django
 
     django.setup()
-    from queues import tasks
     from queues.backends.slurm.client import SlurmClient
     from queues.models import Workload, WorkloadState
-    from queues.services import admission, cluster
+    from queues.services import admission, cluster, pass_requests
 
     # The sync asks for an admission pass after its commit (a Celery task; inline in this eager
     # process): time the sync and the pass apart by running the pass explicitly below.
-    tasks.request_admission_pass = lambda cluster_queue_id: None
+    pass_requests.request_admission_pass = lambda cluster_queue_id: None
     dispatch_seconds: list[float] = []
     dispatch = cluster.dispatch_decisions
 

@@ -120,14 +120,11 @@ def _queue_delivery(event: BudgetEvent, *, wants_email: bool) -> None:
     wants_webhook = event.webhook_status == BudgetEvent.Delivery.PENDING
     if not (wants_email or wants_webhook):
         return
-
-    from budgets import tasks  # tasks import services, which import this module
-
     # Broker down: the event row stays pending, nothing is lost.
     if wants_email:
-        enqueue_on_commit(tasks.send_budget_email, event.pk)
+        enqueue_on_commit("budgets.send_email", event.pk)
     if wants_webhook:
-        enqueue_on_commit(tasks.post_budget_webhook, event.pk)
+        enqueue_on_commit("budgets.post_webhook", event.pk)
 
 
 # --- delivery ----------------------------------------------------------------------------------

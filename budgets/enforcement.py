@@ -20,7 +20,7 @@ from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
 from queues.audit import policy_state, record_change
 from queues.models import LocalQueue, PolicyChange, QueueHold, Surface
-from queues.tasks import request_admission_pass
+from queues.services.pass_requests import request_admission_pass
 
 
 class HoldChange(str, Enum):

@@ -180,7 +180,4 @@ def remove_hold_of_deleted_budget(budget_id: int, name: str) -> None:
 
 def request_reconcile(budget_id: int) -> None:
     """Run the budget's cycle soon after the commit (the beat schedule runs it anyway)."""
-
-    from budgets.tasks import reconcile_budget_task  # tasks import this module
-
-    enqueue_on_commit(reconcile_budget_task, budget_id)  # broker down: the next scheduled run does it
+    enqueue_on_commit("budgets.reconcile_budget", budget_id)  # broker down: the next scheduled run does it

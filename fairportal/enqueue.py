@@ -5,6 +5,9 @@ that fails is logged and handed to ``on_failure`` (what-if runs mark their row f
 hangs ``queued``); the beat schedule and the what-if reaper catch up on everything else.
 Connection and retry timeouts are the ``CELERY_BROKER_*`` settings: a dead broker costs a request
 about a second, never a hang.
+
+A task is given as the task or by its registered name (``"queues.admission_pass"``): services send
+their own app's tasks by name, so they never import the task modules that import them.
 """
 
 from __future__ import annotations
@@ -16,11 +19,23 @@ from typing import Any
 from celery import Task
 from django.db import transaction
 
+from fairportal.celery import app
+
 logger = logging.getLogger(__name__)
 
 
-def send(task: Task, *args: Any, **kwargs: Any) -> bool:
+def registered(task: Task | str) -> Task:
+    """The task itself, or the one registered under that name (a name nobody registered raises)."""
+    if not isinstance(task, str):
+        return task
+    if task not in app.tasks:
+        app.autodiscover_tasks(force=True)  # a web process imports the tasks modules on first use
+    return app.tasks[task]
+
+
+def send(task: Task | str, *args: Any, **kwargs: Any) -> bool:
     """Publish ``task(*args, **kwargs)`` now; False (logged) when the broker cannot take it."""
+    task = registered(task)
     try:
         task.delay(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 - any broker trouble (refused, timeout, auth) is the same to callers
@@ -30,7 +45,7 @@ def send(task: Task, *args: Any, **kwargs: Any) -> bool:
 
 
 def enqueue_on_commit(
-    task: Task, *args: Any, on_failure: Callable[[], None] | None = None, **kwargs: Any
+    task: Task | str, *args: Any, on_failure: Callable[[], None] | None = None, **kwargs: Any
 ) -> None:
     """Send the task once the current transaction commits (at once outside one).
 

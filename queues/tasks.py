@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
 
-from fairportal.enqueue import enqueue_on_commit, send
+from fairportal.enqueue import enqueue_on_commit
 from queues import snapshot
 from queues.services import admission, cluster, submission, usage
 
@@ -47,18 +46,3 @@ def prune_usage_series() -> int:
 @shared_task(name="queues.prune_idempotency_keys", ignore_result=True)
 def prune_idempotency_keys() -> int:
     return submission.prune_idempotency_keys()
-
-
-def request_admission_pass(cluster_queue_id: int) -> None:
-    """Ask for a pass on the unit of ``cluster_queue_id`` once the current transaction commits.
-
-    Losing the broker only delays admission (beat runs passes every few seconds anyway), so a
-    publish failure is logged, never raised into the request that submitted the workload.
-    """
-
-    def publish() -> None:
-        unit = snapshot.unit_for_cluster_queue(cluster_queue_id)
-        if unit is not None:
-            send(admission_pass, unit.key)
-
-    transaction.on_commit(publish)

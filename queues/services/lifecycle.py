@@ -24,6 +24,7 @@ from django.utils import timezone
 from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.services import transitions
 from queues.services.errors import InvalidTransition
+from queues.services.pass_requests import request_admission_pass
 
 _START = "only an admitted workload that has not reported start yet can start"
 _END = "only an admitted workload can {action}"
@@ -105,8 +106,6 @@ def _end_admission(workload_id: int, action: str, outcome: str, now: datetime | 
 def _capacity_freed(cluster_queue_id: int | None) -> None:
     if cluster_queue_id is None:
         return
-    from queues.tasks import request_admission_pass  # tasks import the services: import late
-
     request_admission_pass(cluster_queue_id)
 
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from queues.models import LocalQueue, ResourceFlavor, Workload, WorkloadResource
 from queues.models.workload import total_requests
+from queues.services.pass_requests import request_admission_pass
 
 
 def sync_workload_resources(workload: Workload) -> None:
@@ -64,7 +65,5 @@ def submit_workload(
         workload.save()
         sync_workload_resources(workload)
         if request_pass:
-            from queues.tasks import request_admission_pass
-
             request_admission_pass(local_queue.cluster_queue_id)
     return workload

@@ -7,9 +7,10 @@ import logging
 import time
 
 import pytest
+from celery.exceptions import NotRegistered
 from django.db import transaction
 
-from fairportal.enqueue import enqueue_on_commit, send
+from fairportal.enqueue import enqueue_on_commit, registered, send
 from queues.tasks import sample_usage
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,3 +38,15 @@ def test_given_a_rolled_back_transaction_then_nothing_is_sent(dead_broker):
         enqueue_on_commit(sample_usage, on_failure=lambda: failures.append("unsent"))
         raise RuntimeError("rolled back")
     assert failures == []
+
+
+def test_given_a_registered_name_when_sending_then_it_is_that_task(dead_broker, caplog):
+    with caplog.at_level(logging.WARNING, logger="fairportal.enqueue"):
+        assert send("queues.sample_usage") is False
+    assert "could not send queues.sample_usage" in caplog.text
+    assert registered("queues.sample_usage").name == sample_usage.name
+
+
+def test_given_a_name_no_task_has_when_sending_then_it_raises_rather_than_being_logged(dead_broker):
+    with pytest.raises(NotRegistered):
+        send("queues.no_such_task")

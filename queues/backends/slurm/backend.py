@@ -38,7 +38,7 @@ from queues.backends.slurm.client import SlurmClient
 from queues.backends.slurm.jobs import JobRejected, JobView
 from queues.locks import try_advisory_xact_lock
 from queues.models import ClusterJob, LocalQueue, Workload, WorkloadState
-from queues.services import lifecycle
+from queues.services import lifecycle, pass_requests
 from queues.services.errors import InvalidTransition
 
 logger = logging.getLogger(__name__)
@@ -180,10 +180,8 @@ class SlurmBackend:
                 report.imported.append(workload_id)
                 fed.add(local_queue.cluster_queue_id)
         if fed:
-            from queues.tasks import request_admission_pass
-
             for cluster_queue_id in sorted(fed):
-                request_admission_pass(cluster_queue_id)
+                pass_requests.request_admission_pass(cluster_queue_id)
 
     def _local_queues(self, jobs: Sequence[Mapping[str, Any]]) -> dict[str, LocalQueue]:
         keys = set()
