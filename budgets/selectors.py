@@ -161,7 +161,7 @@ def usage_curve(budget: Budget, status: BudgetStatus) -> list[accounting.Segment
 
 def usage_for_metrics(budgets: list[Budget]) -> dict[int, Any]:
     """Used hours and exhaustion per budget for ``/metrics`` (two queries, whatever the count)."""
-    from queues.interop.collector import BudgetState as MetricState
+    from budgets.metrics import BudgetState as MetricState
 
     with_state = Budget.objects.filter(pk__in=[budget.pk for budget in budgets]).select_related("state")
     held = set(QueueHold.objects.filter(source__startswith="budget:").values_list("source", flat=True))

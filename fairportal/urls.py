@@ -10,8 +10,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
+from budgets.views import edit_budget
 from fairportal.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
+from playground.workload_estimate import workload_estimate
 from queues.api.urls import register_routes as register_queue_routes
 from queues.api.views.base import api_not_found
 from queues.metrics import metrics_view
@@ -33,7 +35,12 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
+    # the budget edit page shares the queues' policy-edit page and its un-namespaced url name
+    path("budgets/<slug:name>/edit/", edit_budget, name="edit-budget"),
     path("budgets/", include("budgets.urls")),
     path("playground/", include("playground.urls")),
+    path(
+        "namespaces/<str:namespace>/workloads/<str:name>/estimate/", workload_estimate, name="workload-estimate"
+    ),
     path("", include("queues.urls")),
 ]

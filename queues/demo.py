@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -20,7 +21,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from budgets.models import Budget
 from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
@@ -124,19 +124,6 @@ NAMESPACES: dict[str, tuple[str, dict[str, str], list[tuple[str, str, str]]]] = 
     "team-interns": ("0.5", {GPU: "4", "cpu": "32"}, [("sandbox", "cpu-interactive", "1"), ("gpu", "gpu-inference", "1")]),
 }
 
-BUDGETS = [
-    {"name": "vision-gpu-hours", "lq": ("team-vision", "training"), "kind": Budget.Kind.RESOURCE_HOURS,
-     "resource": GPU, "hours": "2000", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD},
-    {"name": "speech-wall-time", "lq": ("team-speech", "training"), "kind": Budget.Kind.WALL_TIME,
-     "resource": "", "hours": "300", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD_AND_DRAIN},
-    {"name": "interns-weekly", "ns": "team-interns", "kind": Budget.Kind.WALL_TIME,
-     "resource": "", "hours": "40", "renewal": Budget.Renewal.WEEKLY, "action": Budget.Action.HOLD,
-     "thresholds": [50, 80, 100]},
-    {"name": "inference-a100-hours", "cq": "gpu-inference", "kind": Budget.Kind.RESOURCE_HOURS,
-     "resource": GPU, "flavor": "a100", "hours": "5000", "renewal": Budget.Renewal.MONTHLY,
-     "action": Budget.Action.HOLD},
-]
-
 # Demo logins. The password is the username only with DEBUG=true (a development machine);
 # otherwise each user gets a random one, printed once when it is created.
 USERS = [
@@ -239,31 +226,22 @@ def _seed_policy() -> dict[str, LocalQueue]:
     return local_queues
 
 
-def _seed_budgets(local_queues: dict[str, LocalQueue]) -> None:
-    period_start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    for spec in BUDGETS:
-        target: dict[str, Any] = {"local_queue": None, "namespace": None, "cluster_queue": None}
-        if "lq" in spec:
-            target["local_queue"] = local_queues["/".join(spec["lq"])]
-        elif "ns" in spec:
-            target["namespace"] = Namespace.objects.get(name=spec["ns"])
-        else:
-            target["cluster_queue"] = ClusterQueue.objects.get(name=spec["cq"])
-        flavor = ResourceFlavor.objects.get(name=spec["flavor"]) if spec.get("flavor") else None
-        Budget.objects.update_or_create(
-            name=spec["name"],
-            defaults={
-                **target,
-                "kind": spec["kind"],
-                "resource": spec["resource"],
-                "flavor": flavor,
-                "allocated_hours": Decimal(spec["hours"]),
-                "renewal": spec["renewal"],
-                "action": spec["action"],
-                "anchor": period_start,
-                "alert_thresholds": spec.get("thresholds", [80, 100]),
-            },
-        )
+@dataclass(frozen=True)
+class DemoExtra:
+    """What another app adds to the demo (budgets: its budgets): ``seed`` runs in the seeding
+    transaction right after the queues, given them by ``namespace/name``; ``after_history`` once the
+    history is stored."""
+
+    seed: Callable[[dict[str, LocalQueue]], object]
+    after_history: Callable[[], object] = lambda: None
+
+
+_EXTRAS: dict[str, DemoExtra] = {}
+
+
+def register_extra(name: str, extra: DemoExtra) -> None:
+    """Add (or replace) an app's part of the demo; apps call this from ``AppConfig.ready``."""
+    _EXTRAS[name] = extra
 
 
 KEPT_PASSWORD = "(unchanged)"
@@ -417,7 +395,8 @@ def seed_demo(*, history_seconds: int = 0) -> SeedReport:
     control loop is replayed over it, so charts and budgets have a past from the first page."""
     with transaction.atomic():
         local_queues = _seed_policy()
-        _seed_budgets(local_queues)
+        for extra in _EXTRAS.values():
+            extra.seed(local_queues)
         logins = _seed_users()
         items = _build_workloads(local_queues, arrival_seconds=history_seconds or 3600)
         history = [item for item in items if item[0].state == WorkloadState.FINISHED]
@@ -428,11 +407,8 @@ def seed_demo(*, history_seconds: int = 0) -> SeedReport:
     if arrivals:
         replay_history(history_seconds, arrivals)
         created += len(arrivals)
-    # Charge the finished history to the budgets now, so their pages have data from the start
-    # (the beat schedule would do it within BUDGET_ACCOUNTING_INTERVAL anyway).
-    from budgets.services import reconcile_all_budgets
-
-    reconcile_all_budgets()
+    for extra in _EXTRAS.values():
+        extra.after_history()
     return SeedReport(
         created_workloads=created,
         total_workloads=Workload.objects.count(),

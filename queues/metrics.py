@@ -3,7 +3,8 @@
 Two kinds of metrics:
 
 * State read from the database at scrape time (``queues.interop.collector.DatabaseCollector``):
-  counts, usage, decayed usage, shares, quotas, budgets.
+  counts, usage, decayed usage, shares, quotas; other apps add theirs with ``register_collector``
+  in their ``AppConfig.ready`` (budgets: its budgets).
 * Events counted by the control loop (admission passes, admissions, evictions): the objects are
   defined here, once, so the control-loop issue only has to call ``.observe()`` / ``.inc()``.
   They live in the Celery worker's process, so run the web server and the workers with
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -24,6 +26,7 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
 
 from queues.interop.collector import DatabaseCollector
 
@@ -49,13 +52,21 @@ EVICTIONS = Counter(
     registry=CONTROL_LOOP_REGISTRY,
 )
 
+# Collectors of database state that other apps add to the scrape, by name (registration is idempotent).
+_STATE_COLLECTORS: dict[str, Callable[[], Collector]] = {}
+
+
+def register_collector(name: str, factory: Callable[[], Collector]) -> None:
+    """Add (or replace) a collector of database state read at each scrape, after the queues'."""
+    _STATE_COLLECTORS[name] = factory
+
 
 def exposition() -> bytes:
     """The whole ``/metrics`` body: database state, then the control loop's counters."""
     state = CollectorRegistry(auto_describe=False)
-    from budgets.selectors import usage_for_metrics
-
-    state.register(DatabaseCollector(budget_usage=usage_for_metrics))
+    state.register(DatabaseCollector())
+    for factory in _STATE_COLLECTORS.values():
+        state.register(factory())
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         events = CollectorRegistry()
         MultiProcessCollector(events)

@@ -18,13 +18,6 @@ urlpatterns = [
     path("namespaces/<str:namespace>/queues/<str:name>/", detail.local_queue, name="local-queue"),
     path("namespaces/<str:namespace>/queues/<str:name>/edit/", policy.edit_local_queue, name="edit-local-queue"),
     path("namespaces/<str:namespace>/workloads/<str:name>/", workloads.workload, name="workload"),
-    path(
-        "namespaces/<str:namespace>/workloads/<str:name>/estimate/",
-        workloads.workload_estimate,
-        name="workload-estimate",
-    ),
     path("workloads/", workloads.workload_list, name="workloads"),
     path("audit/", audit.audit_log, name="audit-log"),
-    # After the budgets app's own /budgets/<name>/ pages (included first in fairportal/urls.py).
-    path("budgets/<slug:name>/edit/", policy.edit_budget, name="edit-budget"),
 ]

@@ -7,6 +7,7 @@ own usage series; entitlement uses today's weights and quotas (the help text say
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,7 +79,7 @@ class QueueDetail:
     pending: int = 0
     quotas: list[QuotaRow] = field(default_factory=list)
     holds: list[live.HoldView] = field(default_factory=list)
-    budgets: list[live.BudgetChip] = field(default_factory=list)
+    budgets: list[Any] = field(default_factory=list)
     changes: list[ChangeRow] = field(default_factory=list)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
     can_edit: bool = False
@@ -178,7 +179,7 @@ def local_queue_detail(
     )
 
 
-def _flatten(found: dict[tuple[str, int], list[Any]]) -> list[Any]:
+def _flatten(found: Mapping[tuple[str, int], list[Any]]) -> list[Any]:
     """Holds or budgets of a queue and of the levels above it, the queue's own first."""
     order = {"localQueue": 0, "namespace": 1, "clusterQueue": 2}
     return [item for key in sorted(found, key=lambda k: order[k[0]]) for item in found[key]]

@@ -9,19 +9,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import CharField, Count, Exists, OuterRef, Q, QuerySet, Sum, Value
-from django.db.models.functions import Cast, Concat
+from django.db.models import Count, Q, Sum
 
-from budgets.models import Budget
-from budgets.selectors import budget_status
-from budgets.status import BudgetStatus
-from queues.display import number
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
-from queues.tenancy import Access, budget_visibility
+from queues.tenancy import Access
 
 Usage = dict[str, int]
 T = TypeVar("T")
@@ -198,78 +193,40 @@ def holds(
     return found
 
 
-@dataclass(frozen=True)
-class BudgetChip:
-    """A budget attached to a queue, with where it stands this period (``budgets`` app status)."""
+# Budgets attached to queues come from the budgets app, which registers its two providers in its
+# ``AppConfig.ready`` (``register_budgets``): queues never imports budgets. Without them, none.
+class AttachedBudgets(Protocol):
+    def __call__(
+        self, *, local_queue_ids: Iterable[int], namespace_ids: Iterable[int], cluster_queue_ids: Iterable[int]
+    ) -> Mapping[tuple[str, int], list[Any]]: ...
 
-    id: int
-    name: str
-    kind: str
-    allocated_hours: str
-    action: str
-    unit: str
-    target: str
-    status: BudgetStatus
-    thresholds: tuple[float, ...] = ()
 
-    @property
-    def level(self) -> str:
-        """A CSS class of the budget's one state (``budgets.status.classify``): held or
-        exhausted (bad), at risk (warn), ok."""
-        return self.status.level
+class VisibleBudgets(Protocol):
+    def __call__(self, viewer: Access, *, limit: int) -> tuple[list[Any], int]: ...
+
+
+_budget_providers: dict[str, Any] = {}
+
+
+def register_budgets(*, attached: AttachedBudgets, visible: VisibleBudgets) -> None:
+    """Where the pages get budget chips (objects with ``name``, ``level``, ``status``...): those
+    attached to the given queues, keyed like ``holds``; and those a viewer may see, fullest first."""
+    _budget_providers.update(attached=attached, visible=visible)
 
 
 def budgets(
     *, local_queue_ids: Iterable[int] = (), namespace_ids: Iterable[int] = (), cluster_queue_ids: Iterable[int] = ()
-) -> dict[tuple[str, int], list[BudgetChip]]:
-    """Budgets attached to the given queues with their status, keyed like ``holds`` (two queries)."""
-    found: dict[tuple[str, int], list[BudgetChip]] = defaultdict(list)
-    query = (
-        Q(local_queue_id__in=list(local_queue_ids))
-        | Q(namespace_id__in=list(namespace_ids))
-        | Q(cluster_queue_id__in=list(cluster_queue_ids))
-    )
-    for chip, budget in _chips(Budget.objects.filter(query)):
-        if budget.local_queue_id:
-            found[("localQueue", budget.local_queue_id)].append(chip)
-        elif budget.namespace_id:
-            found[("namespace", budget.namespace_id)].append(chip)
-        else:
-            found[("clusterQueue", budget.cluster_queue_id)].append(chip)
-    return found
+) -> Mapping[tuple[str, int], list[Any]]:
+    """Budgets attached to the given queues with their status, keyed like ``holds``."""
+    attached: AttachedBudgets | None = _budget_providers.get("attached")
+    if attached is None:
+        return {}
+    return attached(local_queue_ids=local_queue_ids, namespace_ids=namespace_ids, cluster_queue_ids=cluster_queue_ids)
 
 
-def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
-    """Budgets with their status from the last accounting run (one query for any number: whether
-    each is held is an ``EXISTS`` on its hold, so the count does not depend on what is shown)."""
-    hold_source = Concat(Value("budget:"), Cast(OuterRef("pk"), CharField()))
-    rows = list(
-        queryset.select_related("state", "flavor", "local_queue__namespace", "namespace", "cluster_queue")
-        .annotate(is_held=Exists(QueueHold.objects.filter(source=hold_source)))
-        .order_by("name")
-    )
-    return [
-        (
-            BudgetChip(
-                budget.pk,
-                budget.name,
-                budget.kind,
-                number(budget.allocated_hours),
-                budget.action,
-                budget.unit_label,
-                budget.target_label,
-                budget_status(budget, held=budget.is_held),
-                tuple(float(t) for t in budget.alert_thresholds or ()),
-            ),
-            budget,
-        )
-        for budget in rows
-    ]
-
-
-def visible_budgets(viewer: Access, *, limit: int) -> tuple[list[BudgetChip], int]:
-    """The budgets a viewer may see (the API's rule), fullest first: ``limit`` of them and the total."""
-    queryset = Budget.objects.all() if viewer.is_admin else Budget.objects.filter(budget_visibility(viewer))
-    chips = [chip for chip, _budget in _chips(queryset)]
-    chips.sort(key=lambda chip: (-chip.status.percent, chip.name))
-    return chips[:limit], len(chips)
+def visible_budgets(viewer: Access, *, limit: int) -> tuple[list[Any], int]:
+    """The budgets a viewer may see, fullest first: ``limit`` of them and the total."""
+    visible: VisibleBudgets | None = _budget_providers.get("visible")
+    if visible is None:
+        return [], 0
+    return visible(viewer, limit=limit)

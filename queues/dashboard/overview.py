@@ -120,7 +120,7 @@ class Overview:
     reasons: list[ReasonCount] = field(default_factory=list)
     quota_use: list[QuotaUse] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
-    budgets: list[live.BudgetChip] = field(default_factory=list)
+    budgets: list[Any] = field(default_factory=list)
     budget_count: int = 0
     starved: analytics.StarvedSummary = field(default_factory=analytics.StarvedSummary)
     figures: dict[str, charts.Figure] = field(default_factory=dict)

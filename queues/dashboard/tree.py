@@ -13,6 +13,7 @@ LocalQueues below them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +54,7 @@ class TreeRow:
     pending: int | None = None
     stop_policy: str = StopPolicy.NONE
     holds: list[live.HoldView] = field(default_factory=list)
-    budgets: list[live.BudgetChip] = field(default_factory=list)
+    budgets: list[Any] = field(default_factory=list)
     continued: bool = False
     editable: bool = False
     score_value: float | None = None
@@ -186,7 +187,7 @@ class _RowBuilder:
     cq_usage: dict[int, dict[tuple[str, str], int]]
     counts: dict[int, live.Counts]
     holds: dict[tuple[str, int], list[live.HoldView]]
-    budgets: dict[tuple[str, int], list[live.BudgetChip]]
+    budgets: Mapping[tuple[str, int], list[Any]]
     _members: dict[tuple[int, int], list[dict[str, Any]]] = field(default_factory=dict)
     _cq_counts: dict[int, live.Counts] = field(default_factory=dict)
 

@@ -10,8 +10,7 @@ expects; the database keeps milli-units.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -19,7 +18,6 @@ from django.db.models import Count, Sum
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from budgets.models import Budget
 from queues.engine.quantities import MILLIS_PER_UNIT
 from queues.models import (
     ClusterQueue,
@@ -41,22 +39,6 @@ LEVEL_LABELS = {
     "namespace": ["namespace"],
     "cohort": ["cohort", "parent"],
 }
-
-
-@dataclass(frozen=True)
-class BudgetState:
-    """What budget accounting knows about one budget (filled in by the budgets issue)."""
-
-    used_hours: float
-    exhausted: bool
-    at_risk: bool = False
-    forecast_exhausted_at: float | None = None  # unix seconds
-
-
-# Seam for the budgets issue: a function from the budgets to their accounting state. Until it
-# exists only the allocated hours are exported; pass one to DatabaseCollector to add
-# fairportal_budget_used_hours and fairportal_budget_exhausted.
-BudgetUsage = Callable[[list[Budget]], Mapping[int, BudgetState]]
 
 
 def base_units(millis: float | int | None) -> float:
@@ -87,9 +69,6 @@ class _Totals:
 
 class DatabaseCollector(Collector):
     """Gauges per LocalQueue, ClusterQueue, namespace and cohort, read at scrape time."""
-
-    def __init__(self, budget_usage: BudgetUsage | None = None) -> None:
-        self.budget_usage = budget_usage
 
     def describe(self) -> Iterable[Metric]:
         return []  # no database read when the collector is registered
@@ -141,7 +120,6 @@ class DatabaseCollector(Collector):
         for level in LEVELS:
             yield from _level_families(level, nodes[level], totals[level])
         yield from _quota_families(cluster_queues, cohorts)
-        yield from _budget_families(self.budget_usage)
 
 
 def _cohort_subtrees(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> dict[int, list[int]]:
@@ -226,55 +204,3 @@ def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -
     for resource, amount in sorted(total.items()):
         capacity.add_metric([resource], base_units(amount))
     yield from (cq_quota, cohort_quota, capacity)
-
-
-def _budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
-    labels = ["budget", "kind", "target_kind", "target", "resource"]
-    budgets = list(Budget.objects.select_related("local_queue__namespace", "namespace", "cluster_queue"))
-    allocated = GaugeMetricFamily(
-        f"{PREFIX}_budget_allocated_hours",
-        "Hours (wall time or resource-hours) a budget allows per period",
-        labels=labels,
-    )
-    rows = [(budget, [budget.name, budget.kind, *_budget_target(budget), budget.resource]) for budget in budgets]
-    for budget, values in rows:
-        allocated.add_metric(values, float(budget.allocated_hours))
-    yield allocated
-    if budget_usage is None:
-        return
-    states = budget_usage(budgets)
-    used = GaugeMetricFamily(
-        f"{PREFIX}_budget_used_hours", "Hours a budget has used in its current period", labels=labels
-    )
-    exhausted = GaugeMetricFamily(
-        f"{PREFIX}_budget_exhausted", "1 when a budget is used up (its queue is held)", labels=labels
-    )
-    at_risk = GaugeMetricFamily(
-        f"{PREFIX}_budget_at_risk",
-        "1 when a budget is at risk: past its first alert threshold or forecast to run out before it resets",
-        labels=labels,
-    )
-    forecast = GaugeMetricFamily(
-        f"{PREFIX}_budget_forecast_exhaustion_timestamp_seconds",
-        "When a budget runs out at its recent burn rate (absent when it does not burn)",
-        labels=labels,
-    )
-    for budget, values in rows:
-        state = states.get(budget.pk)
-        if state is not None:
-            used.add_metric(values, state.used_hours)
-            exhausted.add_metric(values, 1.0 if state.exhausted else 0.0)
-            at_risk.add_metric(values, 1.0 if state.at_risk else 0.0)
-            if state.forecast_exhausted_at is not None:
-                forecast.add_metric(values, state.forecast_exhausted_at)
-    yield from (used, exhausted, at_risk, forecast)
-
-
-def _budget_target(budget: Budget) -> list[str]:
-    if budget.local_queue_id:
-        return ["local_queue", budget.local_queue.key]
-    if budget.namespace_id:
-        return ["namespace", budget.namespace.name]
-    if budget.cluster_queue_id:
-        return ["cluster_queue", budget.cluster_queue.name]
-    return ["", ""]

@@ -9,17 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.forms import BaseForm, BaseFormSet
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
-from budgets.models import Budget
-from budgets.services import update_budget
 from queues.forms import (
-    BudgetForm,
     ClusterQueueForm,
     ClusterQueueQuotaFormSet,
     CohortForm,
@@ -33,7 +30,6 @@ from queues.forms import (
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange, Surface
 from queues.services.errors import FieldErrors
 from queues.services.policy import save_policy_object
-from queues.tenancy import budget_visibility
 from queues.views.common import DashboardRequest, dashboard_view
 from queues.views.playground import playground_url
 
@@ -175,53 +171,3 @@ def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
     form = CohortForm(request.POST or None, instance=cohort)
     formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
     return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("cohort", args=[name]))
-
-
-@dashboard_view
-def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
-    """Admins change a budget through the budgets app's audited service (surface ``ui``)."""
-    budget = get_object_or_404(
-        Budget.objects.select_related("local_queue__namespace", "namespace", "cluster_queue"), name=name
-    )
-    viewer = request.viewer
-    if not viewer.is_admin:
-        if not Budget.objects.filter(budget_visibility(viewer), pk=budget.pk).exists():
-            raise Http404("No such budget")
-        raise PermissionDenied("Only platform admins change budgets")
-    form = BudgetForm(request.POST or None, instance=budget)
-    back = _budget_page(budget)
-    if request.method == "POST" and form.is_valid():
-        changes = {field: form.cleaned_data[field] for field in form.changed_data}
-        if not changes:
-            messages.success(request, f"budget {name}: nothing changed.")
-            return redirect(back)
-        stored = Budget.objects.get(pk=budget.pk)
-        try:
-            update_budget(stored, actor=request.user, surface=Surface.UI, **changes)
-        except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            messages.success(
-                request, f"Saved budget {name}: {', '.join(f.replace('_', ' ') for f in changes)} changed."
-            )
-            return redirect(back)
-    context: dict[str, Any] = {
-        "obj": budget,
-        "form": form,
-        "formset": None,
-        "label": f"budget {name} ({budget.target_label})",
-        "back": back,
-        "playground_url": playground_url(budget),
-        "viewer": viewer,
-        "non_field_errors": list(form.non_field_errors()),
-    }
-    return render(request, "queues/policy/edit.html", context, status=400 if request.method == "POST" else 200)
-
-
-def _budget_page(budget: Budget) -> str:
-    """The budget's own page (budgets app), or the page of the queue it is attached to."""
-    try:
-        return reverse("budgets:detail", args=[budget.name])
-    except NoReverseMatch:
-        return reverse("queue-tree")

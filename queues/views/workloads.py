@@ -55,15 +55,3 @@ def workload(request: DashboardRequest, namespace: str, name: str) -> HttpRespon
     if wants_live(request):
         return live_response(request, {"workload-state": ("queues/workloads/_state.html", context)})
     return render(request, "queues/workloads/detail.html", {**context, "live_interval": live_interval()})
-
-
-@dashboard_view
-def workload_estimate(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
-    """The estimated start of a pending workload, as an HTML fragment the workload page fetches
-    after it is drawn (the replay may take a moment; the page itself never waits for it)."""
-    from playground.estimate import estimate_for  # the playground's machinery, read-only
-
-    detail = workload_detail(request.viewer, namespace, name, load_structure())
-    if detail is None:
-        raise Http404("No such workload")
-    return render(request, "queues/workloads/_estimate.html", {"estimate": estimate_for(detail.workload)})

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 from prometheus_client.parser import text_string_to_metric_families
 
+from budgets.metrics import BudgetCollector, BudgetState
 from budgets.models import Budget
 from queues import services
-from queues.interop.collector import BudgetState, DatabaseCollector
+from queues.interop.collector import DatabaseCollector
 from queues.interop.kueue.apply import import_manifests
 from queues.metrics import ADMISSION_PASS_DURATION, ADMISSIONS
 from queues.models import ClusterQueue, LocalQueue, ResourceFlavor, Workload, WorkloadState
@@ -153,7 +154,7 @@ def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(
     assert value(found, "fairportal_budget_exhausted", **labels) == 0
 
     budget = Budget.objects.get()
-    with_accounting = DatabaseCollector(
+    with_accounting = BudgetCollector(
         budget_usage=lambda budgets: {budget.pk: BudgetState(used_hours=512.5, exhausted=True)}
     )
     families = {f.name: f for f in with_accounting.collect()}
@@ -174,6 +175,7 @@ def test_given_control_loop_observations_then_they_appear_on_the_same_page(clien
 def test_given_bigger_cluster_then_a_scrape_makes_the_same_number_of_queries(busy_cluster, django_assert_num_queries):
     def scrape() -> None:
         list(DatabaseCollector().collect())
+        list(BudgetCollector().collect())
 
     with django_assert_num_queries(9):
         scrape()

@@ -1,0 +1,52 @@
+"""The budget edit form (admins): how much a budget allows, when it renews, what happens, who is told."""
+
+from __future__ import annotations
+
+from django import forms
+
+from budgets.models import Budget
+
+
+class PercentListField(forms.CharField):
+    """``80, 100`` in the form, ``[80, 100]`` in the model (whose ``clean()`` checks the range)."""
+
+    def prepare_value(self, value: object) -> object:
+        if isinstance(value, list):
+            return ", ".join(format(v, "g") if isinstance(v, float) else str(v) for v in value)
+        return value
+
+    def to_python(self, value: object) -> list[int | float]:
+        text = super().to_python(value)
+        if not text:
+            return []
+        numbers: list[int | float] = []
+        for part in str(text).replace(";", ",").split(","):
+            part = part.strip().rstrip("%").strip()
+            if not part:
+                continue
+            try:
+                number = float(part)
+            except ValueError:
+                raise forms.ValidationError(f"{part!r} is not a percentage: write them like 80, 100") from None
+            numbers.append(int(number) if number.is_integer() else number)
+        return numbers
+
+
+class BudgetForm(forms.ModelForm):
+    """Admins: how much a budget allows, when it renews, what happens at the end, who is told."""
+
+    alert_thresholds = PercentListField(required=False, help_text="Percent of the allocation, e.g. 80, 100")
+    webhook_url = forms.URLField(required=False, assume_scheme="https", max_length=200)
+
+    class Meta:
+        model = Budget
+        fields = [
+            "allocated_hours",
+            "renewal",
+            "renewal_days",
+            "action",
+            "alert_thresholds",
+            "safe_admission",
+            "alert_emails",
+            "webhook_url",
+        ]
