@@ -1,4 +1,4 @@
-# fairportal: `make run` starts the demo, `make test` runs the whole suite.
+# fairportal: `make run` starts the demo, `make test` runs the lint and the whole suite.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -118,8 +118,8 @@ lint: install-test
 	$(VENV)/bin/lint-imports --no-cache
 
 # DEBUG=true for the settings (plain static files, the development key); pytest-django still
-# runs every test with DEBUG off, as production does.
-test: install-test services
+# runs every test with DEBUG off, as production does. `make lint` runs first (so in CI too).
+test: install-test services lint
 	@mkdir -p var
 	DEBUG=true DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
 		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf \

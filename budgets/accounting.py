@@ -70,7 +70,7 @@ def charge_quantity(budget: Budget, requests: dict[str, int], assignment: dict[s
     if budget.kind == Budget.Kind.WALL_TIME:
         return WALL_TIME_QUANTITY
     amount = int(requests.get(budget.resource, 0) or 0)
-    if budget.flavor_id and assignment.get(budget.resource) != budget.flavor.name:
+    if budget.flavor is not None and assignment.get(budget.resource) != budget.flavor.name:
         return 0
     return amount
 
@@ -83,7 +83,7 @@ def records_under(budget: Budget) -> QuerySet[AdmissionRecord]:
         records = records.annotate(
             charged_amount=Cast(KeyTextTransform(budget.resource, "requests"), BigIntegerField())
         ).filter(charged_amount__gt=0)
-        if budget.flavor_id:
+        if budget.flavor is not None:
             # Cast to text: a bare key transform compares as JSON, which SQLite refuses for a plain name.
             records = records.annotate(
                 charged_flavor=Cast(KeyTextTransform(budget.resource, "assignment"), CharField())
@@ -129,7 +129,7 @@ def charge_budget(budget: Budget, now: datetime) -> AccountingResult:
         if quantity <= 0:
             continue
         start = max(record.admitted_at, budget.anchor)
-        charged_until = record.charged_until or start
+        charged_until = record.charged_until or start  # type: ignore[attr-defined]  # annotated by the query above
         end = min(record.ended_at, now) if record.ended_at is not None else now
         if end > charged_until:
             lines = _lines(budget, record, rule, quantity, charged_until, end, BudgetCharge.Kind.CHARGE)

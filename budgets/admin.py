@@ -27,7 +27,7 @@ class BudgetAdmin(AuditedAdmin):
         super().save_related(request, form, formsets, change)
         request_reconcile(form.instance.pk)  # a raised allocation lifts the hold right away
 
-    def delete_model(self, request: HttpRequest, obj: Budget) -> None:
+    def delete_model(self, request: HttpRequest, obj: Budget) -> None:  # type: ignore[override]  # this admin is handed Budgets only
         delete_budget(obj, actor=request.user, surface=Surface.ADMIN)  # audited, under the budget's lock
 
 

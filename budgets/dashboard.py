@@ -57,7 +57,7 @@ def attached_budgets(
             found[("localQueue", budget.local_queue_id)].append(chip)
         elif budget.namespace_id:
             found[("namespace", budget.namespace_id)].append(chip)
-        else:
+        elif budget.cluster_queue_id:
             found[("clusterQueue", budget.cluster_queue_id)].append(chip)
     return found
 

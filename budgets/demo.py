@@ -12,7 +12,7 @@ from budgets.services import reconcile_all_budgets
 from queues.demo import GPU
 from queues.models import ClusterQueue, LocalQueue, Namespace, ResourceFlavor
 
-BUDGETS = [
+BUDGETS: list[dict[str, Any]] = [
     {"name": "vision-gpu-hours", "lq": ("team-vision", "training"), "kind": Budget.Kind.RESOURCE_HOURS,
      "resource": GPU, "hours": "2000", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD},
     {"name": "speech-wall-time", "lq": ("team-speech", "training"), "kind": Budget.Kind.WALL_TIME,

@@ -15,7 +15,7 @@ class PercentListField(forms.CharField):
             return ", ".join(format(v, "g") if isinstance(v, float) else str(v) for v in value)
         return value
 
-    def to_python(self, value: object) -> list[int | float]:
+    def to_python(self, value: object) -> list[int | float]:  # type: ignore[override]  # a list for the model's list field
         text = super().to_python(value)
         if not text:
             return []

@@ -87,10 +87,10 @@ def budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
 
 
 def _budget_target(budget: Budget) -> list[str]:
-    if budget.local_queue_id:
+    if budget.local_queue is not None:
         return ["local_queue", budget.local_queue.key]
-    if budget.namespace_id:
+    if budget.namespace is not None:
         return ["namespace", budget.namespace.name]
-    if budget.cluster_queue_id:
+    if budget.cluster_queue is not None:
         return ["cluster_queue", budget.cluster_queue.name]
     return ["", ""]

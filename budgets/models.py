@@ -98,11 +98,11 @@ class Budget(models.Model):
 
     @property
     def target_label(self) -> str:
-        if self.local_queue_id:
+        if self.local_queue is not None:
             return f"LocalQueue {self.local_queue.key}"
-        if self.namespace_id:
+        if self.namespace is not None:
             return f"Namespace {self.namespace.name}"
-        if self.cluster_queue_id:
+        if self.cluster_queue is not None:
             return f"ClusterQueue {self.cluster_queue.name}"
         return "no target"
 
@@ -122,7 +122,7 @@ class Budget(models.Model):
             return "hours"
         short = {"nvidia.com/gpu": "GPU", "amd.com/gpu": "GPU", "cpu": "CPU"}.get(self.resource, self.resource)
         label = f"{short}-hours"
-        if self.flavor_id:
+        if self.flavor is not None:
             label += f" ({self.flavor.name})"
         return label
 
@@ -172,7 +172,7 @@ class Budget(models.Model):
 
     def _changed_measure_fields(self) -> list[str]:
         """Measure fields whose value differs from the stored row."""
-        attnames = {name: self._meta.get_field(name).attname for name in MEASURE_FIELDS}
+        attnames = {name: self._meta.get_field(name).attname for name in MEASURE_FIELDS}  # type: ignore[union-attr]  # concrete fields, never relations
         stored = Budget.objects.filter(pk=self.pk).values(*attnames.values()).first()
         if stored is None:
             return []

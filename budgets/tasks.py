@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from budgets import alerts, services
@@ -26,7 +26,7 @@ def reconcile_budget_task(budget_id: int) -> str | None:
 
 
 @shared_task(name="budgets.send_email", ignore_result=True, bind=True, max_retries=3)
-def send_budget_email(self, event_id: int) -> bool:  # type: ignore[no-untyped-def]
+def send_budget_email(self: Task, event_id: int) -> bool:
     try:
         return alerts.send_event_email(event_id)
     except Exception as error:  # noqa: BLE001 - SMTP trouble: retry later, the claim was released
@@ -39,7 +39,7 @@ def webhook_backoff(retries: int) -> int:
 
 
 @shared_task(name="budgets.post_webhook", ignore_result=True, bind=True, max_retries=None)
-def post_budget_webhook(self, event_id: int) -> bool:  # type: ignore[no-untyped-def]
+def post_budget_webhook(self: Task, event_id: int) -> bool:
     """POST one event; retried with exponential backoff, marked failed after the last try.
 
     The task's own limit is off (``max_retries=None``): ``BUDGET_WEBHOOK_MAX_RETRIES`` decides,

@@ -89,14 +89,14 @@ class AnyOf(Lookup):
     lookup_name = "any_of"
     prepare_rhs = False
 
-    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
+    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:  # type: ignore[override]  # the stubs want a tuple of params; Django takes any sequence
         return "%s", [list(value)]
 
     def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         return f"{lhs} = ANY(%s)", [*lhs_params, list(self.rhs)]
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:  # type: ignore[override]  # as above
         lhs, lhs_params = self.process_lhs(compiler, connection)
         return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(list(self.rhs))]
 

@@ -7,22 +7,28 @@ turns that throttle off.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from rest_framework import throttling
 
+if TYPE_CHECKING:  # DRF loads this module while rest_framework.views is still importing
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
-class SettingsRateMixin:
-    scope: str
 
+class SettingsRateMixin(throttling.SimpleRateThrottle):
     def get_rate(self) -> str | None:
+        if self.scope is None:
+            return None
         return settings.API_THROTTLE_RATES.get(self.scope)
 
-    def allow_request(self, request, view) -> bool:  # type: ignore[no-untyped-def]
+    def allow_request(self, request: Request, view: APIView) -> bool:
         self.rate = self.get_rate()  # the rate may have changed since this object was made
         if self.rate is None:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)  # type: ignore[misc]
+        return super().allow_request(request, view)
 
 
 class UserRateThrottle(SettingsRateMixin, throttling.UserRateThrottle):

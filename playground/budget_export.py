@@ -34,7 +34,7 @@ def exported_budgets(
     hidden = 0
     budgets = Budget.objects.select_related("local_queue", "cluster_queue", "flavor").order_by("name")
     for budget in budgets:
-        owner_namespace = budget.local_queue.namespace_id if budget.local_queue_id else budget.namespace_id
+        owner_namespace = budget.local_queue.namespace_id if budget.local_queue is not None else budget.namespace_id
         name = budget.name
         if owner_namespace is not None and hides(owner_namespace):
             hidden += 1
@@ -44,12 +44,12 @@ def exported_budgets(
             entry["localQueue"] = local_queues[budget.local_queue_id]
         elif budget.namespace_id:
             entry["namespace"] = namespaces[budget.namespace_id]
-        else:
+        elif budget.cluster_queue is not None:
             entry["clusterQueue"] = budget.cluster_queue.name
         entry["kind"] = budget.kind
         if budget.kind == Budget.Kind.RESOURCE_HOURS:
             entry["resource"] = budget.resource
-            if budget.flavor_id:
+            if budget.flavor is not None:
                 entry["flavor"] = budget.flavor.name
         entry["allocatedHours"] = _number(budget.allocated_hours)
         entry["action"] = budget.action
@@ -77,7 +77,7 @@ def _period_at(budget: Budget, start: datetime) -> dict[str, Any]:
         fields["renewal"], length = "weekly", _WEEK
     else:
         days = budget.renewal_days
-        fields["renewal"], fields["renewalDays"], length = "days", days, int(days) * 86400
+        fields["renewal"], fields["renewalDays"], length = "days", days, int(days) * 86400  # type: ignore[arg-type]  # set for "days" (Budget.clean)
     first = round((period.end - start).total_seconds())
     fields["firstRenewalAt"] = format_duration(min(max(first, 1), length))
     return fields

@@ -104,7 +104,8 @@ def allocation_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]
     if not colors:
         return {side: empty_figure(f"Nothing was allocated {resource}") for side in view["series"]}
     divisor, x_title = time_axis(max(view["end"].values()))
-    figures, peak = {}, 0.0
+    figures: dict[str, Any] = {}
+    peak = 0.0
     for side, series in view["series"].items():
         x = _x(series["t"], divisor)
         data = []
@@ -144,7 +145,8 @@ def usage_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
     if not colors:
         return {side: empty_figure(f"No usage of {resource}") for side in view["series"]}
     divisor, x_title = time_axis(max(view["end"].values()))
-    figures, peak = {}, 0.0
+    figures: dict[str, Any] = {}
+    peak = 0.0
     for side, series in view["series"].items():
         x = _x(series["t"], divisor)
         data = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from queues.engine.durations import format_duration
 from queues.engine.policy import COHORT_DOMINANT_SHARES, IN_PASS_ACCOUNTINGS
@@ -136,7 +137,8 @@ def _quota_fields(base: str, group: str, owner: str, quotas, *, limits: bool) ->
 
 
 def _resources(scenario: Scenario) -> list[str]:
-    found = {r for owner in (*scenario.cluster_queues, *scenario.cohorts) for fq in owner.quotas for r in fq.resources}
+    owners: list[Any] = [*scenario.cluster_queues, *scenario.cohorts]  # both have quotas
+    found = {r for owner in owners for fq in owner.quotas for r in fq.resources}
     return sorted(found)
 
 

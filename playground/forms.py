@@ -30,6 +30,7 @@ class StartForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         source = data.get("source")
         if source == "preset" and not data.get("preset"):
             self.add_error("preset", "choose a preset")

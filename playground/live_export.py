@@ -193,7 +193,7 @@ def _cohorts() -> list[dict[str, Any]]:
     result = []
     for cohort in Cohort.objects.select_related("parent").order_by("name"):
         entry: dict[str, Any] = {"name": cohort.name, "weight": _weight(cohort.weight)}
-        if cohort.parent_id:
+        if cohort.parent is not None:
             entry["parent"] = cohort.parent.name
         if cohort.admission_mode:
             entry["admissionScope"] = {"admissionMode": cohort.admission_mode}
@@ -212,7 +212,7 @@ def _cluster_queues() -> list[dict[str, Any]]:
     result = []
     for queue in ClusterQueue.objects.select_related("cohort").order_by("name"):
         entry: dict[str, Any] = {"name": queue.name}
-        if queue.cohort_id:
+        if queue.cohort is not None:
             entry["cohort"] = queue.cohort.name
         entry["weight"] = _weight(queue.weight)
         entry["queueingStrategy"] = queue.queueing_strategy
@@ -274,7 +274,7 @@ def _local_queues(names: _Names, *, start: datetime, replay: bool) -> list[dict[
             "weight": _weight(row["weight"]),
             "stopPolicy": row["stop_policy"],
         }
-        usage = _resources((row.get("usage_at_start") or {}) if replay else (row["consumed_resources"] or {}))
+        usage = _resources((row.get("usage_at_start") or {}) if replay else (row["consumed_resources"] or {}))  # type: ignore[arg-type]  # JSON columns of numbers
         if usage:
             entry["initialUsage"] = usage
         result.append(entry)

@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -125,6 +125,8 @@ def _focus_path(reference: str, access: PlaygroundAccess) -> str:
     if not pk.isdigit():
         return ""
     mine = None if access.is_admin else list(access.namespace_ids)
+    rows: QuerySet[Any]
+    found: Any
     if kind == "localqueue":
         rows = LocalQueue.objects.select_related("namespace").filter(pk=pk)
         found = (rows if mine is None else rows.filter(namespace_id__in=mine)).first()
@@ -143,7 +145,7 @@ def _focus_path(reference: str, access: PlaygroundAccess) -> str:
     if kind not in cluster_wide:
         return ""
     prefix, model = cluster_wide[kind]
-    found = model.objects.filter(pk=pk).first()
+    found = model._default_manager.filter(pk=pk).first()
     return f"{prefix}.{found.name}.weight" if found else ""
 
 

@@ -162,7 +162,7 @@ class LocalQueueAdmin(AuditedAdmin):
     def decayed_usage(self, obj: LocalQueue) -> str:
         return _usage_text(obj.consumed_resources or {})
 
-    def save_model(self, request: HttpRequest, obj: LocalQueue, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: LocalQueue, form: Any, change: bool) -> None:  # type: ignore[override]  # handed LocalQueues only
         apply_stop_rule(obj, actor=request.user)  # an admin's stop: only admins lift it
         super().save_model(request, obj, form, change)
 
@@ -202,7 +202,7 @@ class WorkloadAdmin(admin.ModelAdmin):
     )
 
     def get_queryset(self, request: HttpRequest) -> Any:
-        return super().get_queryset(request).with_queue_position()
+        return super().get_queryset(request).with_queue_position()  # type: ignore[attr-defined]  # Workload.objects is a WorkloadQuerySet manager
 
     @admin.display(ordering="queue_position", description="queue position")
     def queue_position(self, obj: Workload) -> int | None:

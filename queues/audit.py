@@ -54,7 +54,7 @@ def policy_state(instance: models.Model | None) -> dict[str, Any] | None:
     return state
 
 
-def _quota_row(row: models.Model) -> dict[str, Any]:
+def _quota_row(row: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"resource": row.resource}
     if hasattr(row, "flavor_id"):
         data["flavor"] = row.flavor_id and str(row.flavor)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, overload
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -126,7 +126,7 @@ NAMESPACES: dict[str, tuple[str, dict[str, str], list[tuple[str, str, str]]]] = 
 
 # Demo logins. The password is the username only with DEBUG=true (a development machine);
 # otherwise each user gets a random one, printed once when it is created.
-USERS = [
+USERS: list[dict[str, Any]] = [
     {"username": "admin", "staff": True, "memberships": []},
     {"username": "alice", "staff": False,
      "memberships": [("team-vision", TenantMembership.Role.EDITOR), ("team-nlp", TenantMembership.Role.VIEWER)]},
@@ -158,6 +158,10 @@ class SeedReport:
     logins: list[tuple[str, str]]
 
 
+@overload
+def _millis(text: str) -> int: ...
+@overload
+def _millis(text: None) -> None: ...
 def _millis(text: str | None) -> int | None:
     return None if text is None else parse_millis(text)
 
@@ -345,7 +349,7 @@ def _save_workloads(items: list[NewWorkload]) -> int:
         )
         AdmissionRecord.objects.bulk_create(
             [
-                AdmissionRecord(
+                AdmissionRecord(  # type: ignore[misc]  # the demo's history rows were all admitted
                     workload=workload, namespace_id=workload.namespace_id, local_queue_id=workload.local_queue_id,
                     cluster_queue_id=workload.cluster_queue_id, assignment=workload.flavor_assignment,
                     requests=total_requests(workload.pod_sets), admitted_at=workload.admitted_at,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 
 MILLIS = 1000.0
 GIB = float(2**30)
@@ -115,7 +116,7 @@ def duration(seconds: float | int | None) -> str:
     remaining = round(abs(value))
     if remaining < 60:
         return f"{sign}{remaining} s"
-    parts = []
+    parts: list[str] = []
     for unit, size in _UNITS:
         if remaining >= size and len(parts) < 2:
             count = remaining // size
@@ -135,7 +136,7 @@ def signed_duration(seconds: float | int | None) -> str:
     return ("+" if float(seconds) > 0 else "") + duration(seconds)
 
 
-def number(value: float | int | None, places: int = 2) -> str:
+def number(value: Decimal | float | None, places: int = 2) -> str:
     """``2,003.5``, ``0.17``, ``2,000``: at most ``places`` decimals, no trailing zeros, thousands
     separated (never ``40.000``)."""
     if value is None:

@@ -40,7 +40,7 @@ class QuantityFormField(forms.CharField):
             return format_for_humans(value, self.resource)
         return value
 
-    def to_python(self, value: Any) -> int | None:
+    def to_python(self, value: Any) -> int | None:  # type: ignore[override]  # milli-units for the integer column
         value = super().to_python(value)
         if value in self.empty_values:
             return None
@@ -61,4 +61,6 @@ class QuantityField(models.BigIntegerField):
         widget = kwargs.get("widget")
         if isinstance(widget, forms.NumberInput) or (isinstance(widget, type) and issubclass(widget, forms.NumberInput)):
             del kwargs["widget"]
-        return super().formfield(**{"form_class": QuantityFormField, **kwargs})
+        field = super().formfield(**{"form_class": QuantityFormField, **kwargs})
+        assert field is not None  # a concrete, editable column always has a form field
+        return field

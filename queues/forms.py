@@ -21,7 +21,7 @@ class PlainWeightMixin:
     """Show a stored weight as people typed it ("2", "0.5"), not as the column stores it ("2.0000")."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        super().__init__(*args, **kwargs)
         weight = getattr(self.instance, "weight", None)  # type: ignore[attr-defined]
         if "weight" in self.fields and isinstance(weight, Decimal):  # type: ignore[attr-defined]
             self.initial["weight"] = format(weight.normalize(), "f")  # type: ignore[attr-defined]
@@ -74,7 +74,7 @@ class CohortForm(PlainWeightMixin, forms.ModelForm):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["parent"].queryset = Cohort.objects.exclude(pk=self.instance.pk).order_by("name")
+        self.fields["parent"].queryset = Cohort.objects.exclude(pk=self.instance.pk).order_by("name")  # type: ignore[attr-defined]  # a ModelChoiceField
 
 
 class QuotaFormSet(BaseInlineFormSet):
@@ -86,7 +86,7 @@ class QuotaFormSet(BaseInlineFormSet):
         for form in self.forms:
             if not form.has_changed() and form.instance.pk is None:
                 continue
-            if self.can_delete and self._should_delete_form(form):
+            if self.can_delete and self._should_delete_form(form):  # type: ignore[attr-defined]  # BaseFormSet API the stubs leave out
                 continue
             kept.append(form)
         return kept

@@ -36,11 +36,13 @@ class BudgetViewSet(PolicyViewSet):
 
     def perform_create(self, serializer: BaseSerializer) -> None:
         super().perform_create(serializer)
+        assert serializer.instance is not None  # saved just now
         request_reconcile(serializer.instance.pk)
 
     def perform_update(self, serializer: BaseSerializer) -> None:
         """A raised allocation lifts the hold right after the commit, not at the next beat."""
         super().perform_update(serializer)
+        assert serializer.instance is not None  # saved just now
         request_reconcile(serializer.instance.pk)
 
     def perform_destroy(self, instance: Budget) -> None:

@@ -47,7 +47,7 @@ class ScenarioDetailSerializer(ScenarioSerializer):
 class ScenarioCreateSerializer(serializers.Serializer):
     """Where a scenario starts: a preset, today's cluster, or a posted document."""
 
-    source = serializers.ChoiceField(choices=["preset", "live", "document"])
+    source = serializers.ChoiceField(choices=["preset", "live", "document"])  # type: ignore[assignment]  # a field named like Field.source, as the API's
     preset = serializers.ChoiceField(
         choices=[preset.slug for preset in PRESETS], required=False, help_text="source=preset: a slug from /presets/",
         error_messages={"invalid_choice": "unknown preset: one of the slugs of /api/v1/playground/presets/"},
@@ -73,7 +73,7 @@ class ScenarioCreateSerializer(serializers.Serializer):
 
 class ApplicationSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name", read_only=True)
-    policy_changes = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    policy_changes: Any = serializers.PrimaryKeyRelatedField(many=True, read_only=True)  # a ManyRelatedField
 
     class Meta:
         model = Application
@@ -92,7 +92,7 @@ class DeltaSerializer(serializers.Serializer):
     before = serializers.JSONField(read_only=True, allow_null=True)
     after = serializers.JSONField(read_only=True, allow_null=True)
     note = serializers.CharField(read_only=True)
-    label = serializers.CharField(read_only=True)
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # a field named like Field.label, as the API's
 
 
 class ApplicationSummarySerializer(serializers.ModelSerializer):

@@ -274,7 +274,7 @@ def _load(kind: str, name: str) -> models.Model:
 
 
 def _engine_object(scenario: EngineScenario, kind: str, name: str) -> Any:
-    objects = {
+    objects: Any = {
         "cohort": {c.name: c for c in scenario.cohorts},
         "clusterQueue": {q.name: q for q in scenario.cluster_queues},
         "namespace": {n.name: n for n in scenario.namespaces},
@@ -299,7 +299,7 @@ def _model_value(kind: str, field: str, value: Any) -> Any:
 
 
 def _by_name(model: type[models.Model], name: str, label: str) -> models.Model:
-    found = model.objects.filter(name=name).first()
+    found = model._default_manager.filter(name=name).first()
     if found is None:
         raise ApplyConflict([f"{label} {name} does not exist in the database"])
     return found

@@ -86,7 +86,7 @@ def wait_history(scope: Q, window: history.Window) -> WaitHistory:
     )
     counts: dict[str, dict[datetime, int]] = defaultdict(lambda: defaultdict(int))
     for ended_at, message in evicted:
-        counts[eviction_reason(message)][_bucket(ended_at, window.start, width)] += 1
+        counts[eviction_reason(message)][_bucket(ended_at, window.start, width)] += 1  # type: ignore[arg-type]  # filtered on ended_at
     moments = sorted({moment for per in counts.values() for moment in per})
     result.eviction_times = moments
     result.evictions = {reason: [per.get(m, 0) for m in moments] for reason, per in sorted(counts.items())}

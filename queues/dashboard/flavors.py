@@ -86,12 +86,12 @@ def flavor_summaries(viewer: Viewer, structure: ClusterStructure, name: str | No
                 if flavor_name == flavor.name:
                     target = cells.setdefault(resource, FlavorCell(resource))
                     target.admitted += admitted
-            for cell in cells.values():
-                cell.borrowed = max(0, cell.admitted - cell.nominal)
-                total = totals.setdefault(cell.resource, FlavorCell(cell.resource))
-                total.nominal += cell.nominal
-                total.admitted += cell.admitted
-                total.borrowed += cell.borrowed
+            for row in cells.values():
+                row.borrowed = max(0, row.admitted - row.nominal)
+                total = totals.setdefault(row.resource, FlavorCell(row.resource))
+                total.nominal += row.nominal
+                total.admitted += row.admitted
+                total.borrowed += row.borrowed
             if cells and (visible is None or queue.id in visible):
                 cohort = structure.cohorts.get(queue.cohort_id) if queue.cohort_id else None
                 rows.append(QueueOnFlavor(queue.name, cohort.name if cohort else "", _ordered(cells)))

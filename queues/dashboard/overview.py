@@ -9,6 +9,7 @@ LocalQueues' shares, their reasons, their allocation and counts over time. Fixed
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -217,12 +218,12 @@ def cluster_overview(range_name: str) -> Overview:
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
     ]
     root_series = history.summed_series(roots, start)
-    times, admitted, pending = history.count_series(Kind.CLUSTER_QUEUE, start)
+    times, admitted_counts, pending = history.count_series(Kind.CLUSTER_QUEUE, start)
     jain_times, jain_values = _jain_history(structure, root_series, range_name)
     overview.figures = {
         "chart-utilisation": charts.utilisation_figure(root_series.times, root_series.allocated, root_series.capacity),
         "chart-fairness": charts.fairness_figure(jain_times, jain_values),
-        "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
+        "chart-counts": charts.admitted_pending_figure(times, admitted_counts, pending),
         "chart-capacity": charts.capacity_figure([row.__dict__ for row in overview.capacity_rows]),
     }
     markers = change_markers(ADMIN, start)
@@ -276,7 +277,7 @@ def _capacity_rows(structure: ClusterStructure, cq_usage: dict[int, dict[tuple[s
     ]
 
 
-def _namespace_value(allocated: dict[str, float], capacity: dict[str, float], weight: float) -> float:
+def _namespace_value(allocated: Mapping[str, float], capacity: dict[str, float], weight: float) -> float:
     """Jain's x for one tenant: dominant share of the cluster's capacity per unit of weight."""
     ratio = dominant_share(allocated, capacity).ratio or 0.0
     return ratio / weight if weight > 0 else 0.0
@@ -304,7 +305,7 @@ def _jain_now(
 
 def _jain_history(
     structure: ClusterStructure, roots: history.Series, range_name: str
-) -> tuple[list[datetime], list[float]]:
+) -> tuple[list[datetime], list[float | None]]:
     """Fairness between tenants at up to ``JAIN_POINTS`` sample times, cached per new sample."""
     key = f"dashboard:jain:{range_name}:{history.latest_sample_id()}"
     cached = cache.get(key)
@@ -360,7 +361,7 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     window = history.window(range_name)
     start = window.start
     series = history.summed_series([(Kind.NAMESPACE, ns_id) for ns_id in ns_ids], start)
-    times, admitted, pending = history.count_series(Kind.NAMESPACE, start, ns_ids)
+    times, admitted_counts, pending = history.count_series(Kind.NAMESPACE, start, ns_ids)
     entitlement: dict[str, float] = {}
     for ns_id in ns_ids:
         add(entitlement, structure.namespace_entitlement(ns_id))
@@ -376,7 +377,7 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
             limit={r: [v] * len(series.times) for r, v in hard.items()},
             limit_name="Namespace hard quota",
         ),
-        "chart-counts": charts.admitted_pending_figure(times, admitted, pending),
+        "chart-counts": charts.admitted_pending_figure(times, admitted_counts, pending),
     }
     markers = change_markers(viewer, start)
     overview.figures = {

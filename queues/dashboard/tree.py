@@ -157,7 +157,7 @@ def queue_tree(viewer: Viewer, filters: TreeFilters, page_number: Any = 1, page_
         holds=live.holds(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
         budgets=live.budgets(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
     )
-    rows = builder.rows_for(page.object_list, first_on_page=page.number > 1)
+    rows = builder.rows_for(list(page.object_list), first_on_page=page.number > 1)
     _link_parents(rows)
     return TreePage(rows=rows, page=page, total_local_queues=len(lqs))
 

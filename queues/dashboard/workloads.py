@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
@@ -26,7 +26,7 @@ from queues.engine import types as engine
 from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
-from queues.models.workload import attach_queue_positions, total_requests
+from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests
 from queues.tenancy import OTHER_TENANT_QUEUE, reason_redactor
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
@@ -88,15 +88,16 @@ class WorkloadRow:
 def sort_key(value: str | None, state: list[str]) -> str:
     """The requested order; lists of pending (and admitted) work default to queue order."""
     if value in SORTS:
-        return value  # type: ignore[return-value]
+        return value
     active = {WorkloadState.PENDING, WorkloadState.ADMITTED}
     return "position" if state and set(state) <= active else "newest"
 
 
-def _base(viewer: Viewer) -> QuerySet[Workload]:
-    return scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
+def _base(viewer: Viewer) -> WorkloadQuerySet:
+    queryset = scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
         "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
     )
+    return cast(WorkloadQuerySet, queryset)  # scoped() keeps the queryset's class
 
 
 @dataclass
@@ -123,12 +124,13 @@ def workload_page(
     if fixed:
         queryset = queryset.filter(**fixed)
     filterset = WorkloadFilterSet(params, queryset=queryset)
-    rows = filterset.qs if filterset.is_valid() else queryset.none()
+    rows = cast(WorkloadQuerySet, filterset.qs if filterset.is_valid() else queryset.none())
     sort = sort_key(params.get("sort"), params.getlist("state"))
     ordered = rows.with_queue_position() if sort in ("position", "waiting-first") else rows  # joined only to order
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
     # rows with their queues; the count needs no queue order.
-    page = Paginator(_Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows), page_size).get_page(
+    counted: Any = _Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows)  # pages like a queryset
+    page = Paginator(counted, page_size).get_page(
         params.get("page", 1)
     )
     ids = list(page.object_list)
@@ -219,7 +221,7 @@ def _fill_ahead(
     depth = dict.fromkeys(cq_ids, 0)
     for _row, w in pending:
         cq_id = w.local_queue.cluster_queue_id
-        depth[cq_id] = max(depth[cq_id], w.queue_position - 1)
+        depth[cq_id] = max(depth[cq_id], w.queue_position - 1)  # type: ignore[operator]  # pending rows have one
     ahead_ids = [pk for cq_id in cq_ids for pk in (orders.get(cq_id) or [])[: depth[cq_id]]]
     queue_of = dict(
         Workload.objects.filter(id__any_of=ahead_ids, state=WorkloadState.PENDING).values_list("id", "local_queue_id")
@@ -234,14 +236,14 @@ def _fill_ahead(
         walked = 0
         order = orders.get(cq_id) or []
         for position, index in rows_here:
-            while walked < min(position - 1, len(order)):
+            while walked < min(position - 1, len(order)):  # type: ignore[operator]  # pending rows have a position
                 lq_id = queue_of.get(order[walked])
                 if lq_id is not None:
                     running[lq_id] = running.get(lq_id, 0) + 1
                 walked += 1
             counts[index] = dict(running)
     found = {lq_id for per_row in counts for lq_id in per_row}
-    groups = list(
+    groups: list[Any] = list(  # dicts that gain an ``ahead_<row>`` count each
         LocalQueue.objects.filter(id__in=found)
         .annotate(local_queue_id=F("id"), local_queue__name=F("name"), local_queue__weighted_share=F("weighted_share"))
         .values("local_queue_id", "local_queue__name", "namespace_id", "namespace__name", "local_queue__weighted_share")

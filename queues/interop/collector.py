@@ -99,13 +99,13 @@ class DatabaseCollector(Collector):
             per_lq.add_counts(row["local_queue_id"], row["state"], row["n"])
             per_cq.add_counts(cq_id or (lq.cluster_queue_id if lq else None), row["state"], row["n"])
             per_ns.add_counts(lq.namespace_id if lq else None, row["state"], row["n"])
-        for row in usage:
-            lq = lq_by_id.get(row["workload__local_queue_id"])
-            cq_id = row["workload__cluster_queue_id"] or (lq.cluster_queue_id if lq else None)
-            key = (row["resource"], row["flavor__name"] or "")
-            per_lq.add_usage(row["workload__local_queue_id"], *key, row["amount"])
-            per_cq.add_usage(cq_id, *key, row["amount"])
-            per_ns.add_usage(lq.namespace_id if lq else None, *key, row["amount"])
+        for used in usage:
+            lq = lq_by_id.get(used["workload__local_queue_id"])
+            cq_id = used["workload__cluster_queue_id"] or (lq.cluster_queue_id if lq else None)
+            key = (used["resource"], used["flavor__name"] or "")
+            per_lq.add_usage(used["workload__local_queue_id"], *key, used["amount"])
+            per_cq.add_usage(cq_id, *key, used["amount"])
+            per_ns.add_usage(lq.namespace_id if lq else None, *key, used["amount"])
         for cohort_id, queue_ids in _cohort_subtrees(cohorts, cluster_queues).items():
             for queue_id in queue_ids:
                 per_cq.merge_into(per_cohort, queue_id, cohort_id)
@@ -131,7 +131,8 @@ def _cohort_subtrees(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) 
     parent = {c.pk: c.parent_id for c in cohorts}
     subtree: dict[int, list[int]] = {c.pk: [] for c in cohorts}
     for cohort_id, queue_ids in direct.items():
-        node, seen = cohort_id, set()
+        node: int | None = cohort_id
+        seen: set[int] = set()
         while node is not None and node not in seen and node in subtree:
             seen.add(node)
             subtree[node].extend(queue_ids)
@@ -196,11 +197,12 @@ def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -
         name, cohort = cq_names.get(row["cluster_queue_id"], ("", ""))
         cq_quota.add_metric([name, cohort, row["flavor__name"], row["resource"]], base_units(row["nominal"]))
         total[row["resource"]] += row["nominal"]
-    for row in CohortQuota.objects.values("cohort_id", "flavor__name", "resource", "nominal"):
+    for quota in CohortQuota.objects.values("cohort_id", "flavor__name", "resource", "nominal"):
         cohort_quota.add_metric(
-            [cohort_names.get(row["cohort_id"], ""), row["flavor__name"], row["resource"]], base_units(row["nominal"])
+            [cohort_names.get(quota["cohort_id"], ""), quota["flavor__name"], quota["resource"]],
+            base_units(quota["nominal"]),
         )
-        total[row["resource"]] += row["nominal"]
+        total[quota["resource"]] += quota["nominal"]
     for resource, amount in sorted(total.items()):
         capacity.add_metric([resource], base_units(amount))
     yield from (cq_quota, cohort_quota, capacity)

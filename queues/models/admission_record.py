@@ -1,5 +1,7 @@
 """One row per admission of a workload: the intervals wall time and budgets are derived from."""
 
+from datetime import datetime
+
 from django.db import models
 
 
@@ -46,7 +48,7 @@ class AdmissionRecord(models.Model):
     def __str__(self) -> str:
         return f"{self.workload_id} {self.admitted_at:%Y-%m-%d %H:%M}-{self.ended_at or ''}"
 
-    def seconds(self, now: "models.DateTimeField | None" = None) -> int:
+    def seconds(self, now: datetime | None = None) -> int:
         """Length of the interval in whole seconds (up to ``now`` while open)."""
         end = self.ended_at or now
         if end is None:

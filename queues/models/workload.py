@@ -161,7 +161,10 @@ class Workload(models.Model):
         """
         if "_queue_position" not in self.__dict__:
             self.__dict__["_queue_position"] = (
-                Workload.objects.with_queue_position().filter(pk=self.pk).values_list("queue_position", flat=True).first()
+                Workload.objects.with_queue_position()
+                .filter(pk=self.pk)
+                .values_list("queue_position", flat=True)  # type: ignore[misc]  # an annotation the plugin cannot see
+                .first()
                 if self.pk is not None
                 else None
             )

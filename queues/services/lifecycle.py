@@ -66,7 +66,7 @@ def cancel_workload(workload_id: int, *, now: datetime | None = None, message: s
             pending_reason_message="",
         )
     elif seen["state"] == WorkloadState.ADMITTED:
-        claimed = _cancel_admitted(workload_id, seen["admitted_at"], now, message)
+        claimed = _cancel_admitted(workload_id, seen["admitted_at"], now, message)  # type: ignore[arg-type]  # admitted rows have it
     else:
         claimed = 0
     if claimed != 1:

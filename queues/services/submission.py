@@ -97,7 +97,7 @@ def submit_once(*, user: Any, key: str | None, fingerprint: str, submit: Callabl
         if not claimed:
             if record.request_hash != fingerprint:
                 raise IdempotencyKeyReused(key)
-            return Submission(workload=Workload.objects.get(pk=record.workload_id), replayed=True)
+            return Submission(workload=Workload.objects.get(pk=record.workload_id), replayed=True)  # type: ignore[misc]  # a finished submission has its workload
         workload = submit()
         IdempotencyKey.objects.filter(pk=record.pk).update(workload=workload)
     return Submission(workload=workload, replayed=False)

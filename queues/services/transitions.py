@@ -122,7 +122,7 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     return sorted((row[0] for row in claimed), key=order.__getitem__)
 
 
-def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime]:
+def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime | None]:
     """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
     return dict(
         Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list("id", "admitted_at")
@@ -190,6 +190,7 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     ``admitted_at``, so a stale value only loses the claim), close their admission intervals.
     Returns the ended ids.
     """
+    seen: dict[int, datetime | None]
     if all(item.admitted_at is not None for item in finishes):
         seen = {item.workload_id: item.admitted_at for item in finishes}
     else:
@@ -201,7 +202,7 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
         if admitted_at is None or item.workload_id in ends:
             continue
         at = max(item.at, admitted_at)
-        ends[item.workload_id] = (at, _END_REASONS[item.outcome], item.message)
+        ends[item.workload_id] = (at, _END_REASONS[item.outcome], item.message)  # type: ignore[index]  # a WorkloadState value
         rows.append((item.workload_id, admitted_at, at, item.outcome, _seconds_between(admitted_at, at)))
     if not rows:
         return []

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.forms import BaseForm, BaseFormSet
+from django.forms import ModelForm
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -47,7 +47,7 @@ def _summary(change: PolicyChange | None, label: str) -> str:
     return f"Saved {label}: {'; '.join(parts)}."
 
 
-def _attach(form: BaseForm, formset: QuotaFormSet | None, kept: list[BaseForm], errors: FieldErrors) -> None:
+def _attach(form: ModelForm, formset: QuotaFormSet | None, kept: list[ModelForm], errors: FieldErrors) -> None:
     """The service's field errors land on the form's fields, quota rows' errors on their row."""
     for field, messages_ in errors.errors.items():
         if field == "quotas" and isinstance(messages_, dict) and formset is not None:
@@ -61,7 +61,7 @@ def _attach(form: BaseForm, formset: QuotaFormSet | None, kept: list[BaseForm], 
             form.add_error(field if field in form.fields else None, messages_)
 
 
-def _row_form(kept: list[BaseForm], key: str) -> BaseForm | None:
+def _row_form(kept: list[ModelForm], key: str) -> ModelForm | None:
     """The form of a quota row named by position ("0") or, for a namespace, by resource."""
     if key.isdigit() and int(key) < len(kept):
         return kept[int(key)]
@@ -76,8 +76,8 @@ def _last_change_id(obj: models.Model) -> int:
 def _edit(
     request: DashboardRequest,
     obj: models.Model,
-    form: BaseForm,
-    formset: BaseFormSet | None,
+    form: ModelForm,
+    formset: Any,  # a QuotaFormSet from inlineformset_factory (typed there as its base class), or None
     *,
     label: str,
     back: str,
@@ -126,7 +126,7 @@ def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> Ht
     if not viewer.can_read_namespace(lq.namespace_id):
         raise Http404("No such LocalQueue")
     if viewer.is_admin:
-        form_class: type[BaseForm] = LocalQueueForm
+        form_class: type[ModelForm] = LocalQueueForm
     elif viewer.can_edit_namespace(lq.namespace_id):
         form_class = LocalQueueTenantForm
     else:

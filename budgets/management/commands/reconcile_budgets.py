@@ -27,6 +27,8 @@ class Command(BaseCommand):
             results = services.reconcile_all_budgets()
         for result in results:
             status = result.status
+            if status is None:  # the budget was deleted meanwhile
+                continue
             used = f"{format_hours(status.used_hours)} of {format_hours(status.allocated_hours)} {status.unit}"
             self.stdout.write(
                 f"{result.budget}: {used} ({status.percent:g}%), {result.lines} new ledger lines, hold {result.hold}"

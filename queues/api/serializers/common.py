@@ -18,7 +18,7 @@ from queues.services.policy import save_policy_object
 class FiniteFloatField(serializers.FloatField):
     """A float that may be infinite inside (a weight of 0 scores +infinity): null in JSON."""
 
-    def to_representation(self, value: Any) -> float | None:
+    def to_representation(self, value: Any) -> float | None:  # type: ignore[override]  # the stubs say str; a float (or null) goes out
         number = float(value)
         return number if math.isfinite(number) else None
 
@@ -32,7 +32,7 @@ class RoundedDecimalField(serializers.DecimalField):
 
     def validate_precision(self, value: Decimal) -> Decimal:
         try:
-            value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_EVEN)
+            value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_EVEN)  # type: ignore[operator]  # decimal_places is set on every RoundedDecimalField
         except InvalidOperation:
             pass  # too many digits to round: the precision check below names the field
         return super().validate_precision(value)
@@ -74,7 +74,7 @@ class PolicySerializer(serializers.ModelSerializer):
         return [v for v in super().get_validators() if not isinstance(v, UniqueTogetherValidator)]
 
     def create(self, validated_data: dict[str, Any]) -> models.Model:
-        return self._save(self.Meta.model(), validated_data)
+        return self._save(self.Meta.model(), validated_data)  # type: ignore[misc]  # Meta.model of the concrete subclass
 
     def update(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
         return self._save(instance, validated_data)
@@ -82,7 +82,7 @@ class PolicySerializer(serializers.ModelSerializer):
     def _save(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
         rows = None
         if self.quotas_field and self.quotas_field in validated_data:
-            rows = self.build_quota_rows(instance, validated_data.pop(self.quotas_field))
+            rows = self.build_quota_rows(instance, validated_data.pop(self.quotas_field))  # type: ignore[attr-defined]  # defined by every subclass that sets quotas_field
         for name, value in validated_data.items():
             setattr(instance, name, value)
         request = self.context.get("request")

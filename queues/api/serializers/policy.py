@@ -39,7 +39,7 @@ class ResourceFlavorSerializer(PolicySerializer):
     node_labels = serializers.DictField(
         child=serializers.CharField(max_length=63, allow_blank=True, validators=[LABEL_VALUE]),
         required=False,
-        validators=[validate_node_labels],
+        validators=[validate_node_labels],  # type: ignore[list-item]  # a validator returning its errors; DRF ignores the return value
         help_text="Kueue nodeLabels, kept for export",
     )
 
@@ -74,12 +74,12 @@ class QuotaRowSerializer(serializers.Serializer):
 
 
 def quota_rows_field(help_text: str) -> QuotaRowSerializer:
-    return QuotaRowSerializer(many=True, required=False, max_length=MAX_QUOTA_ROWS, help_text=help_text)
+    return QuotaRowSerializer(many=True, required=False, max_length=MAX_QUOTA_ROWS, help_text=help_text)  # type: ignore[call-arg]  # ListSerializer takes max_length with many=True
 
 
 class CohortSerializer(PolicySerializer):
     quotas_field = "quotas"
-    parent = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
+    parent = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)  # type: ignore[assignment]  # a field named like Field.parent, as the model's
     quotas = quota_rows_field("Quota the cohort owns itself, shared by its members")
     status = FairSharingStatusSerializer(source="*", read_only=True)
 

@@ -71,7 +71,7 @@ class WorkloadSubmitSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=63, validators=[validate_dns_label], help_text="Unique in the namespace")
     local_queue = LocalQueueKeyField(scope=visible_local_queues, help_text="namespace/name")
     priority = serializers.IntegerField(min_value=-INT32_MAX - 1, max_value=INT32_MAX, default=0)
-    pod_sets = PodSetSerializer(many=True, min_length=1, max_length=MAX_POD_SETS)
+    pod_sets = PodSetSerializer(many=True, min_length=1, max_length=MAX_POD_SETS)  # type: ignore[call-arg]  # ListSerializer takes min_length/max_length with many=True
     duration_seconds = serializers.IntegerField(
         min_value=0,
         max_value=INT32_MAX,

@@ -68,10 +68,10 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
         queryset = selectors.workloads_with_queues()
         ordering = self.request.query_params.get("ordering", "") if getattr(self, "request", None) else ""
         if "queue_position" in ordering:  # joined in only when it orders the list
-            queryset = queryset.with_queue_position()
+            queryset = queryset.with_queue_position()  # type: ignore[attr-defined]  # a WorkloadQuerySet
         return queryset
 
-    def paginate_queryset(self, queryset: QuerySet) -> list[Workload] | None:
+    def paginate_queryset(self, queryset: QuerySet) -> list[Workload] | None:  # type: ignore[override]  # rows are Workloads here
         page = super().paginate_queryset(queryset)
         return None if page is None else attach_queue_positions(page)
 

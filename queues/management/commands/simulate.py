@@ -23,6 +23,6 @@ class Command(BaseCommand):
         sys.exit(status)
 
     def handle(self, *args: Any, **options: Any) -> None:  # used by call_command
-        status = cli.main(list(args), stdout=self.stdout._out, stderr=self.stderr._out)
+        status = cli.main(list(args), stdout=self.stdout._out, stderr=self.stderr._out)  # type: ignore[arg-type]  # OutputWrapper._out is the wrapped stream
         if status:
             sys.exit(status)
