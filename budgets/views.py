@@ -13,17 +13,18 @@ from django.shortcuts import get_object_or_404, render
 
 from budgets import charts, selectors
 from budgets.enforcement import current_hold
+from fairportal.access import access_for
 
 
 @login_required
 def budget_list(request: HttpRequest) -> HttpResponse:
-    viewer = selectors.viewer_for(request.user)
+    viewer = access_for(request.user)
     return render(request, "budgets/list.html", {"rows": selectors.budgets_with_status(viewer)})
 
 
 @login_required
 def budget_detail(request: HttpRequest, name: str) -> HttpResponse:
-    viewer = selectors.viewer_for(request.user)
+    viewer = access_for(request.user)
     budget = get_object_or_404(selectors.visible_budgets(viewer), name=name)
     hold = current_hold(budget.pk)
     status = selectors.budget_status(budget, held=hold is not None)

@@ -14,8 +14,8 @@ from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
 from budgets.models import Budget
+from fairportal.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
-from queues.tenancy import EDITOR_LOCAL_QUEUE_FIELDS
 
 
 class PlainWeightMixin:

@@ -14,10 +14,10 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models, transaction
 
+from fairportal.access import access_for, may_change_stop, stop_level
 from queues.audit import policy_state, record_change
 from queues.models import Cohort, LocalQueue, PolicyChange, StopPolicy
 from queues.services.errors import FieldErrors, StopLocked
-from queues.tenancy import access_for, may_change_stop, stop_level
 
 # Related name of the quota rows and the rows' foreign key to their owner, per owner model.
 QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}

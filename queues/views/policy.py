@@ -33,7 +33,6 @@ from queues.forms import (
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange, Surface
 from queues.services.errors import FieldErrors
 from queues.services.policy import save_policy_object
-from queues.tenancy import budget_visibility
 from queues.views.common import DashboardRequest, dashboard_view
 from queues.views.playground import playground_url
 
@@ -185,7 +184,7 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
     )
     viewer = request.viewer
     if not viewer.is_admin:
-        if not Budget.objects.filter(budget_visibility(viewer), pk=budget.pk).exists():
+        if not viewer.visible_to(Budget).filter(pk=budget.pk).exists():
             raise Http404("No such budget")
         raise PermissionDenied("Only platform admins change budgets")
     form = BudgetForm(request.POST or None, instance=budget)
