@@ -79,7 +79,9 @@ class Access:
 
     def can_edit_namespace(self, namespace_id: int | None) -> bool:
         """Editors act on their namespace's workloads and LocalQueues; admins on all."""
-        return self.is_admin or (namespace_id is not None and self.roles.get(namespace_id) == TenantMembership.Role.EDITOR)
+        if self.is_admin:
+            return True
+        return namespace_id is not None and self.roles.get(namespace_id) == TenantMembership.Role.EDITOR
 
     def can_edit(self, obj: models.Model) -> bool:
         """Whether the user may change ``obj``: admins anything, editors what belongs to their namespaces."""

@@ -9,10 +9,9 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
+from fairportal.audit import AuditedAdmin
 from queues import services
-from queues.admin_audit import AuditedAdmin
 from queues.fields import QuantityFormField, format_for_humans
-from queues.services.policy import apply_stop_rule
 from queues.models import (
     BackendHealth,
     ClusterJob,
@@ -31,6 +30,7 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+from queues.services.policy import apply_stop_rule
 
 admin.site.site_header = "fairportal administration"
 admin.site.site_title = "fairportal"

@@ -1,4 +1,5 @@
-"""The base viewsets: roles and visibility from ``fairportal.access``, services for writes, fresh rows in answers."""
+"""The base viewsets: roles and visibility from ``fairportal.access``, services for writes, fresh
+rows in answers."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from rest_framework.serializers import BaseSerializer
 
 from fairportal.access import Access
 from fairportal.api.permissions import RoleBasedAccess, request_access
+from fairportal.audit import audited_delete
 from queues.models import Surface
-from queues.services.policy import delete_policy_object
 
 
 class ApiViewSet(viewsets.GenericViewSet):
@@ -58,7 +59,8 @@ class PolicyViewSet(
     mixins.DestroyModelMixin,
     ApiViewSet,
 ):
-    """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited."""
+    """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited
+    (``fairportal.audit.audited_delete``; ``ProtectedError`` while something still uses it)."""
 
     def perform_create(self, serializer: BaseSerializer) -> None:
         serializer.instance = self.fresh(serializer.save())
@@ -67,7 +69,7 @@ class PolicyViewSet(
         serializer.instance = self.fresh(serializer.save())
 
     def perform_destroy(self, instance: Any) -> None:
-        delete_policy_object(instance, actor=self.request.user, surface=Surface.API)
+        audited_delete(instance, actor=self.request.user, surface=Surface.API)
 
 
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:

@@ -24,7 +24,7 @@ from fairportal.access import EXECUTORS_GROUP
 from fairportal.api_tokens import issue_token
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
-from queues.audit import policy_state, record_change
+from fairportal.audit import policy_state, record_change
 from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
