@@ -115,16 +115,16 @@ ANONYMOUS = Access()
 ADMIN = Access(is_authenticated=True, is_admin=True)
 
 
-def access_for(user: object) -> Access:
+def access_for(user: Any) -> Access:
     """The roles of ``user``; an inactive or anonymous user has none."""
     if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
         return ANONYMOUS
-    is_admin = bool(user.is_staff or user.is_superuser)  # type: ignore[attr-defined]
+    is_admin = bool(user.is_staff or user.is_superuser)
     roles = dict(TenantMembership.objects.filter(user=user).values_list("namespace_id", "role"))
-    is_executor = user.groups.filter(name=EXECUTORS_GROUP).exists()  # type: ignore[attr-defined]
+    is_executor = user.groups.filter(name=EXECUTORS_GROUP).exists()
     return Access(
         is_authenticated=True, is_admin=is_admin, is_executor=is_executor, roles=MappingProxyType(roles),
-        user_id=user.pk,  # type: ignore[attr-defined]
+        user_id=user.pk,
     )
 
 

@@ -71,7 +71,7 @@ def policy_state(instance: models.Model | None) -> dict[str, Any] | None:
     return state
 
 
-def _quota_row(row: models.Model) -> dict[str, Any]:
+def _quota_row(row: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"resource": row.resource}
     if hasattr(row, "flavor_id"):
         data["flavor"] = row.flavor_id and str(row.flavor)
@@ -122,14 +122,16 @@ class Audit:
 
     @classmethod
     def of(cls, instance: models.Model, *, lock: bool = False, stored: bool = True) -> Audit:
-        """``instance`` about to be written: pictured as stored (locked when ``lock``), or as it is
-        in memory (``stored=False``, when the caller has just read it). No stored row: a creation."""
-        if instance.pk is None:
+        """``instance`` about to be written: pictured as stored, or as it is in memory
+        (``stored=False``, when the caller has just read it). With ``lock`` the stored row is
+        locked and must exist (``DoesNotExist`` when a concurrent delete won: a write must not
+        bring it back); without, no stored row means a creation."""
+        if instance.pk is None or instance._state.adding:  # not saved yet (a default pk is no row)
             return cls(instance, None, creating=True)
         if not stored:
             return cls(instance, policy_state(instance), creating=False)
         rows = type(instance)._default_manager.filter(pk=instance.pk)
-        current = (rows.select_for_update() if lock else rows).first()
+        current = rows.select_for_update().get() if lock else rows.first()
         return cls(instance, policy_state(current), creating=current is None)
 
     @classmethod

@@ -34,7 +34,8 @@ def world():
     namespace = Namespace.objects.create(name="team-a", weight=Decimal(1))
     lq = LocalQueue.objects.create(namespace=namespace, name="main", cluster_queue=cq)
     budget = Budget.objects.create(name="team-hours", local_queue=lq, allocated_hours=Decimal(10))
-    return {"namespace": namespace, "lq": lq, "budget": budget, "admin": UserFactory(username="boss", is_staff=True, is_superuser=True)}
+    admin = UserFactory(username="boss", is_staff=True, is_superuser=True)
+    return {"namespace": namespace, "lq": lq, "budget": budget, "admin": admin}
 
 
 def _save_namespace(world):
@@ -119,3 +120,14 @@ def test_given_a_block_that_fails_then_nothing_is_recorded(world):
 
     assert not PolicyChange.objects.exists()
     assert Namespace.objects.get(pk=namespace.pk).weight == Decimal(1)
+
+
+def test_given_a_row_deleted_meanwhile_when_written_then_it_is_not_brought_back(world):
+    stale = LocalQueue.objects.get(pk=world["lq"].pk)
+    LocalQueue.objects.filter(pk=stale.pk).delete()
+    stale.description = "changed"
+
+    with pytest.raises(LocalQueue.DoesNotExist):
+        save_policy_object(stale, actor=world["admin"], surface=Surface.API)
+
+    assert not LocalQueue.objects.filter(pk=stale.pk).exists() and not PolicyChange.objects.exists()
