@@ -6,9 +6,9 @@ A viewset states, as class attributes:
   namespace-scoped viewsets; everything, for cluster-wide policy).
 - ``tenant_scoped``: ``get_queryset`` holds what ``Access.visible_to`` lets the user see (for
   namespace-scoped models, the user's namespaces), and ``Access.can_edit(obj)`` decides writes
-  by the object's namespace. Detail actions then pass the
-  view-level check so that another tenant's object is a 404 (the queryset hides it) rather
-  than a 403; the object-level check decides for visible objects.
+  by the object's namespace. Detail actions then pass the view-level check so that another
+  tenant's object is a 404 (the queryset hides it) rather than a 403; the object-level check
+  decides for visible objects.
 - ``tenant_write_actions``: actions an *editor* of the object's namespace may perform
   (``create`` is checked against the target namespace by the view).
 - ``executor_actions``: actions members of the ``executors`` group may perform.
