@@ -189,9 +189,7 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     queue = ClusterQueue.objects.select_related("cohort").filter(name=name).first()
     if queue is None:
         return None
-    if not viewer.is_admin and not any(
-        lq.cluster_queue_id == queue.id and lq.namespace_id in viewer.roles for lq in structure.local_queues.values()
-    ):
+    if not viewer.is_admin and queue.id not in structure.cluster_queues_fed_by(viewer.roles):
         return None
     node = structure.cluster_queues[queue.id]
     used = (

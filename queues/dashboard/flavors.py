@@ -70,9 +70,7 @@ def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | No
         .values_list("flavor__name")
         .annotate(count=Count("workload", distinct=True))
     )
-    visible = None if viewer.is_admin else {
-        lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles
-    }
+    visible = None if viewer.is_admin else structure.cluster_queues_fed_by(viewer.roles)
     result = []
     for flavor in flavors:
         totals: dict[str, FlavorCell] = {}

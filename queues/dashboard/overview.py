@@ -341,7 +341,7 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
     admitted = live.admitted_usage(namespace_ids=ns_ids)
     overview.admitted, overview.pending = _totals(live.counts_by_local_queue(namespace_ids=ns_ids))
     lq_usage = admitted.by_local_queue()
-    my_queues = {lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles}
+    my_queues = structure.cluster_queues_fed_by(viewer.roles)
     capacity = structure.cluster_capacity(my_queues)
     overview.consumers = _consumers(viewer, structure, lq_usage, capacity, include_idle=True)
     overview.reasons = _reasons(viewer)
