@@ -11,7 +11,7 @@ from django.http import HttpRequest
 
 from budgets.models import Budget, BudgetCharge, BudgetEvent
 from budgets.services import delete_budget, request_reconcile
-from queues.admin_audit import AuditedAdmin
+from fairportal.audit import AuditedAdmin
 from queues.models import Surface
 
 

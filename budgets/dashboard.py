@@ -16,9 +16,9 @@ from django.db.models.functions import Cast, Concat
 from budgets.models import Budget
 from budgets.selectors import budget_status
 from budgets.status import BudgetStatus
+from fairportal.access import Access
 from queues.display import number
 from queues.models import QueueHold
-from queues.tenancy import Access, budget_visibility
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _chips(queryset: QuerySet[Budget]) -> list[tuple[BudgetChip, Budget]]:
 
 def visible_budgets(viewer: Access, *, limit: int) -> tuple[list[BudgetChip], int]:
     """The budgets a viewer may see (the API's rule), fullest first: ``limit`` of them and the total."""
-    queryset = Budget.objects.all() if viewer.is_admin else Budget.objects.filter(budget_visibility(viewer))
+    queryset = viewer.visible_to(Budget)
     chips = [chip for chip, _budget in _chips(queryset)]
     chips.sort(key=lambda chip: (-chip.status.percent, chip.name))
     return chips[:limit], len(chips)

@@ -18,8 +18,8 @@ from django.db.models import QuerySet
 from budgets.alerts import record_event
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
-from queues.audit import policy_state, record_change
-from queues.models import LocalQueue, PolicyChange, QueueHold, Surface
+from fairportal.audit import Audit, audited_delete, audited_save
+from queues.models import LocalQueue, QueueHold, Surface
 from queues.services.pass_requests import request_admission_pass
 
 
@@ -69,11 +69,10 @@ def reconcile_hold(
     drain = budget.action == Budget.Action.HOLD_AND_DRAIN
     if hold is None:
         field, pk = budget.target_ref
-        hold = QueueHold.objects.create(
+        hold = QueueHold(
             **{f"{field}_id": pk}, code="BudgetExhausted", message=message, drain=drain, source=hold_source(budget.pk)
         )
-        record_change(instance=hold, action=PolicyChange.Action.CREATE, before=None, after=policy_state(hold),
-                      surface=surface, note=message)
+        audited_save(hold, surface=surface, note=message)
         record_event(
             budget, BudgetEvent.Kind.HOLD_PLACED, status,
             f"{'hold and drain' if drain else 'hold'} placed on {budget.target_label}: {message}", now=now,
@@ -83,25 +82,20 @@ def reconcile_hold(
 
     if hold.message == message and hold.drain == drain:
         return HoldChange.NONE
-    before = policy_state(hold)
+    audit = Audit.of(hold, stored=False)
     drain_changed = hold.drain != drain
     hold.message, hold.drain = message, drain
     hold.save(update_fields=["message", "drain"])
     if drain_changed:  # the message follows usage and is not policy; the drain flag is
-        record_change(instance=hold, action=PolicyChange.Action.UPDATE, before=before, after=policy_state(hold),
-                      surface=surface, note=f"budget {budget.name} action is now {budget.action}")
+        audit.record(surface=surface, note=f"budget {budget.name} action is now {budget.action}")
         _request_passes(budget)
     return HoldChange.UPDATED
 
 
 def lift_hold(hold: QueueHold, *, note: str, surface: str = Surface.SYSTEM) -> None:
     """Delete a hold (audited) and ask for admission passes so held work starts promptly."""
-    before = policy_state(hold)
     cluster_queue_ids = list(_cluster_queues_of_hold(hold))
-    pk = hold.pk
-    hold.delete()
-    hold.pk = pk
-    record_change(instance=hold, action=PolicyChange.Action.DELETE, before=before, after=None, surface=surface, note=note)
+    audited_delete(hold, surface=surface, note=note, stored=False)
     for cq_id in cluster_queue_ids:
         request_admission_pass(cq_id)
 

@@ -13,9 +13,12 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
+from fairportal.access import Access, visibility
+from queues.models import LocalQueue
 from queues.models.validators import validate_dns_label, validate_resource_name
 
 
@@ -323,3 +326,18 @@ class BudgetEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.budget_id} {self.kind} {self.at:%Y-%m-%d %H:%M}"
+
+
+# -- who sees which budget (``fairportal.access``) ---------------------------------------------------
+
+
+def holding_work_of(access: Access) -> Q:
+    """Budgets that can hold a tenant's work: on its namespaces, its LocalQueues, or the
+    ClusterQueues its LocalQueues feed (a ClusterQueue budget holds every tenant in it)."""
+    ids = access.namespace_ids
+    feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
+    return Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding)
+
+
+visibility(Budget, rule=holding_work_of, audited=True)
+visibility(BudgetEvent, rule=lambda access: Q(budget__in=Budget.objects.filter(holding_work_of(access))))

@@ -1,8 +1,8 @@
 """Reads for the budget pages and the API: who sees which budget, status, events, consumers.
 
-Visibility is the API's rule: staff see every budget; a tenant sees the budgets that can hold
-its work (on its namespaces, on their LocalQueues, or on the ClusterQueues those LocalQueues
-feed). On a ClusterQueue budget shared with other tenants, a tenant sees its own workloads
+Visibility is the one rule (``fairportal.access``, declared for budgets in ``budgets.models``):
+staff see every budget; a tenant sees the budgets that can hold its work (on its namespaces, on
+their LocalQueues, or on the ClusterQueues those LocalQueues feed). On a ClusterQueue budget shared with other tenants, a tenant sees its own workloads
 among the top consumers and the rest only as one "other namespaces" total.
 """
 
@@ -13,49 +13,20 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from budgets import accounting
 from budgets.models import Budget, BudgetCharge, BudgetEvent, BudgetState
 from budgets.status import BudgetStatus, Measurement, build_status, to_hours
-from queues.models import LocalQueue, QueueHold, Workload
-from queues.tenancy import access_for
+from fairportal.access import Access
+from queues.models import QueueHold, Workload
 
 
-@dataclass(frozen=True, slots=True)
-class Viewer:
-    """What one user may see: everything (staff) or the namespaces of its memberships."""
-
-    is_staff: bool
-    namespace_ids: frozenset[int]
-
-    def sees_namespace(self, namespace_id: int) -> bool:
-        return self.is_staff or namespace_id in self.namespace_ids
-
-
-NOBODY = Viewer(is_staff=False, namespace_ids=frozenset())
-
-
-def viewer_for(user: Any) -> Viewer:
-    """The roles come from ``queues.tenancy`` (one rule for the API, the pages and budgets)."""
-    access = access_for(user)
-    if not access.is_authenticated:
-        return NOBODY
-    if access.is_admin:
-        return Viewer(is_staff=True, namespace_ids=frozenset())
-    return Viewer(is_staff=False, namespace_ids=frozenset(access.namespace_ids))
-
-
-def visible_budgets(viewer: Viewer) -> QuerySet[Budget]:
+def visible_budgets(viewer: Access) -> QuerySet[Budget]:
     """Budgets ``viewer`` may see, with what status needs joined in (one query)."""
-    budgets = Budget.objects.select_related(
-        "local_queue__namespace", "namespace", "cluster_queue", "flavor", "state"
+    return viewer.visible_to(
+        Budget.objects.select_related("local_queue__namespace", "namespace", "cluster_queue", "flavor", "state")
     ).order_by("name")
-    if viewer.is_staff:
-        return budgets
-    ids = list(viewer.namespace_ids)
-    feeding = LocalQueue.objects.filter(namespace_id__in=ids).values("cluster_queue_id")
-    return budgets.filter(Q(namespace_id__in=ids) | Q(local_queue__namespace_id__in=ids) | Q(cluster_queue_id__in=feeding))
 
 
 def _state_of(budget: Budget) -> BudgetState | None:
@@ -83,7 +54,7 @@ def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
     )
 
 
-def budgets_with_status(viewer: Viewer) -> list[tuple[Budget, BudgetStatus]]:
+def budgets_with_status(viewer: Access) -> list[tuple[Budget, BudgetStatus]]:
     """Every visible budget with its status (two queries)."""
     budgets = list(visible_budgets(viewer))
     held = set(
@@ -118,7 +89,7 @@ class Consumer:
     workload_id: int | None = None
 
 
-def top_consumers(budget: Budget, status: BudgetStatus, viewer: Viewer, *, limit: int = 10) -> list[Consumer]:
+def top_consumers(budget: Budget, status: BudgetStatus, viewer: Access, *, limit: int = 10) -> list[Consumer]:
     """The workloads that used most of the current period, for what ``viewer`` may see."""
     if not status.measured or status.period_start is None:
         return []
@@ -131,7 +102,7 @@ def top_consumers(budget: Budget, status: BudgetStatus, viewer: Viewer, *, limit
     hidden = Decimal(0)
     for workload_id, amount in sorted(totals.items(), key=lambda item: (-item[1], item[0])):
         workload = workloads[workload_id]
-        if not viewer.sees_namespace(workload.namespace_id):
+        if not viewer.can_read_namespace(workload.namespace_id):
             hidden += amount
             continue
         consumers.append(

@@ -3,9 +3,10 @@
 ``reconcile_budget`` is one budget's whole cycle in one transaction under the budget's lock:
 append the ledger, measure the period, record renewal/threshold/exhaustion events, make the
 hold match, save the state. Alerts and admission passes are queued for after the commit.
-The API and the admin change budgets through ``create_budget``/``update_budget``/
-``delete_budget`` (validated by ``Budget.clean()``, audited), which re-run the cycle so a
-raised allocation lifts its hold at once.
+The pages and the playground change budgets through ``update_budget`` (validated by
+``Budget.clean()``, audited), which re-runs the cycle so a raised allocation lifts its hold at
+once; the API and the admin delete them through ``delete_budget``. The API creates them as every
+policy object (``save_policy_object``), the admin through ``AuditedAdmin``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from django.utils import timezone
 from budgets import accounting, alerts, enforcement
 from budgets.models import Budget, BudgetState
 from budgets.status import BudgetStatus, build_status, format_hours
+from fairportal.audit import audited_delete, audited_write
 from fairportal.enqueue import enqueue_on_commit
-from queues.audit import policy_state, record_change
-from queues.models import PolicyChange, Surface
+from queues.models import Surface
 
 logger = logging.getLogger(__name__)
 
@@ -124,31 +125,16 @@ def _save_state(state: BudgetState, budget: Budget, measurement: accounting.Meas
 # --- budget changes (API, admin, CLI) -------------------------------------------------------------
 
 
-def create_budget(*, actor: Any = None, surface: str = Surface.API, **fields: Any) -> Budget:
-    """Create a validated, audited budget and run its first cycle after the commit."""
-    budget = Budget(**fields)
-    budget.full_clean()
-    with transaction.atomic():
-        budget.save()
-        record_change(instance=budget, action=PolicyChange.Action.CREATE, before=None, after=policy_state(budget),
-                      actor=actor, surface=surface)
-        request_reconcile(budget.pk)
-    return budget
-
-
 def update_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.API, **changes: Any) -> Budget:
     """Change fields (validated: a field error names the field), audit, and re-run the cycle."""
-    with transaction.atomic():
-        stored = Budget.objects.select_for_update().get(pk=budget.pk)
-        before = policy_state(stored)
+    with audited_write(budget, actor=actor, surface=surface):
+        stored = Budget.objects.get(pk=budget.pk)  # locked by ``audited_write``
         for name, value in changes.items():
             if name not in {f.name for f in Budget._meta.concrete_fields} or name in {"id", "created_at"}:
                 raise ValueError(f"{name}: not a budget field")
             setattr(stored, name, value)
         stored.full_clean()
         stored.save()
-        record_change(instance=stored, action=PolicyChange.Action.UPDATE, before=before, after=policy_state(stored),
-                      actor=actor, surface=surface)
         request_reconcile(stored.pk)
     return stored
 
@@ -162,12 +148,7 @@ def delete_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.A
     takes the lock, this one before it reads anything."""
     with transaction.atomic():
         accounting.lock_budget(budget.pk)
-        before = policy_state(budget)
-        pk = budget.pk
-        budget.delete()
-        budget.pk = pk
-        record_change(instance=budget, action=PolicyChange.Action.DELETE, before=before, after=None,
-                      actor=actor, surface=surface)
+        audited_delete(budget, actor=actor, surface=surface, stored=False)
 
 
 def remove_hold_of_deleted_budget(budget_id: int, name: str) -> None:

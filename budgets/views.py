@@ -21,21 +21,21 @@ from budgets.enforcement import current_hold
 from budgets.forms import BudgetForm
 from budgets.models import Budget
 from budgets.services import update_budget
+from fairportal.access import access_for
 from queues.models import Surface
-from queues.tenancy import budget_visibility
 from queues.views.common import DashboardRequest, dashboard_view
 from queues.views.playground import playground_url
 
 
 @login_required
 def budget_list(request: HttpRequest) -> HttpResponse:
-    viewer = selectors.viewer_for(request.user)
+    viewer = access_for(request.user)
     return render(request, "budgets/list.html", {"rows": selectors.budgets_with_status(viewer)})
 
 
 @login_required
 def budget_detail(request: HttpRequest, name: str) -> HttpResponse:
-    viewer = selectors.viewer_for(request.user)
+    viewer = access_for(request.user)
     budget = get_object_or_404(selectors.visible_budgets(viewer), name=name)
     hold = current_hold(budget.pk)
     status = selectors.budget_status(budget, held=hold is not None)
@@ -66,7 +66,7 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
     )
     viewer = request.viewer
     if not viewer.is_admin:
-        if not Budget.objects.filter(budget_visibility(viewer), pk=budget.pk).exists():
+        if not viewer.visible_to(Budget).filter(pk=budget.pk).exists():
             raise Http404("No such budget")
         raise PermissionDenied("Only platform admins change budgets")
     form = BudgetForm(request.POST or None, instance=budget)

@@ -306,15 +306,15 @@ CELERY_BEAT_SCHEDULE = beat_schedule(
 # The API's task (large what-if simulations) lives beside the API, outside autodiscovery.
 CELERY_IMPORTS = ("queues.api.tasks",)
 
-# REST API (/api/v1/): token or session auth, JSON only, roles in queues.tenancy, errors as JSON.
+# REST API (/api/v1/): token or session auth, JSON only, roles in fairportal.access, errors as JSON.
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "queues.api.schema.ValidatedAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "fairportal.api.schema.ValidatedAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "knox.auth.TokenAuthentication",  # first: anonymous calls get 401, not 403
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["queues.api.parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["fairportal.api.parsers.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -323,9 +323,9 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "queues.api.pagination.StandardPagination",
+    "DEFAULT_PAGINATION_CLASS": "fairportal.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "queues.api.exceptions.api_exception_handler",
+    "EXCEPTION_HANDLER": "fairportal.api.exceptions.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["fairportal.throttling.UserRateThrottle", "fairportal.throttling.AnonRateThrottle"],
     "COERCE_DECIMAL_TO_STRING": False,  # weights and hours as JSON numbers
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
@@ -349,9 +349,9 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "queues.api.schema.add_error_responses",
-        "queues.api.schema.empty_query_means_absent",
-        "queues.api.schema.add_conditional_requirements",
+        "fairportal.api.schema.add_error_responses",
+        "fairportal.api.schema.empty_query_means_absent",
+        "fairportal.api.schema.add_conditional_requirements",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AdmissionModeEnum": "queues.models.choices.AdmissionMode",

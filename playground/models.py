@@ -13,6 +13,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from fairportal.access import owned, visibility
+
 
 class Scenario(models.Model):
     """A scenario document (DESIGN.md "Scenario files") and where it came from."""
@@ -140,3 +142,8 @@ class Application(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} applied by {self.actor_name or 'system'}"
+
+
+# Admins see every scenario and run; everyone else their own (``fairportal.access``).
+visibility(Scenario, rule=owned)
+visibility(Run, rule=owned)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from playground.access import PlaygroundAccess
+from fairportal.access import Access
 from playground.models import Application, Run, Scenario
 
 
-def visible_scenarios(access: PlaygroundAccess) -> QuerySet[Scenario]:
+def visible_scenarios(access: Access) -> QuerySet[Scenario]:
     """Every scenario for admins; a user's own otherwise (without the large document)."""
     rows = (
         Scenario.objects.select_related("owner")
@@ -16,10 +16,10 @@ def visible_scenarios(access: PlaygroundAccess) -> QuerySet[Scenario]:
         .annotate(run_count=Count("runs"))
         .order_by("-created_at", "-id")  # GROUP BY drops the Meta ordering: say it again for stable pages
     )
-    return rows if access.is_admin else rows.filter(owner_id=access.user.pk)
+    return access.visible_to(rows)
 
 
-def visible_runs(access: PlaygroundAccess) -> QuerySet[Run]:
+def visible_runs(access: Access) -> QuerySet[Run]:
     """Runs the user may open: all for admins, their own otherwise. The comparison (large) is
     deferred; detail reads ask for it with ``with_comparison``."""
     rows = (
@@ -27,7 +27,7 @@ def visible_runs(access: PlaygroundAccess) -> QuerySet[Run]:
         .defer("comparison", "scenario__document")
         .prefetch_related(Prefetch("applications", queryset=Application.objects.select_related("actor")))
     )
-    return rows if access.is_admin else rows.filter(owner_id=access.user.pk)
+    return access.visible_to(rows)
 
 
 def with_comparison(runs: QuerySet[Run]) -> QuerySet[Run]:

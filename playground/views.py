@@ -14,7 +14,6 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,10 +22,10 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from budgets.models import Budget
+from fairportal.access import Access, access_for
 from fairportal.downloads import attachment, name_attachment
 from fairportal.whatif import WhatIfLimitReached
 from playground import charts, documents, editor, exports, selectors
-from playground.access import PlaygroundAccess, access_for
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
 from playground.live_export import LiveOptions
@@ -49,7 +48,7 @@ def playground_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         access = access_for(request.user)
-        if not access.can_use:
+        if not access.can_use_playground:
             raise PermissionDenied("The playground is for admins and tenants.")
         request.access = access  # type: ignore[attr-defined]
         return view(request, *args, **kwargs)
@@ -57,7 +56,7 @@ def playground_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
     return wrapper
 
 
-def _access(request: HttpRequest) -> PlaygroundAccess:
+def _access(request: HttpRequest) -> Access:
     return request.access  # type: ignore[attr-defined]
 
 
@@ -115,38 +114,29 @@ def start(request: HttpRequest) -> HttpResponse:
     return redirect(url)
 
 
-def _focus_path(reference: str, access: PlaygroundAccess) -> str:
+# What a dashboard link may name (``kind:id``): the rows, and the edit path of the one found.
+_FOCUS: dict[str, tuple[Callable[[], Any], Callable[[Any], str]]] = {
+    "localqueue": (lambda: LocalQueue.objects.select_related("namespace"), lambda lq: f"localQueues.{lq.key}.weight"),
+    "namespace": (lambda: Namespace.objects.all(), lambda ns: f"namespaces.{ns.name}.weight"),
+    "budget": (lambda: Budget.objects.all(), lambda budget: f"budgets.{budget.name}.allocatedHours"),
+    "clusterqueue": (lambda: ClusterQueue.objects.all(), lambda cq: f"clusterQueues.{cq.name}.weight"),
+    "cohort": (lambda: Cohort.objects.all(), lambda cohort: f"cohorts.{cohort.name}.weight"),
+}
+
+
+def _focus_path(reference: str, access: Access) -> str:
     """The edit path of the object a dashboard link names (``localqueue:12``), or ''.
 
-    Tenants resolve only what they may see: their namespaces, their LocalQueues and budgets,
-    and the cluster-wide cohorts and ClusterQueues (another tenant's object resolves to '').
+    Tenants resolve only what they may see (``Access.visible_to``): their namespaces, their
+    LocalQueues, the budgets that can hold their work (ClusterQueue budgets included), and the
+    cluster-wide cohorts and ClusterQueues; another tenant's object resolves to ''.
     """
     kind, _, pk = reference.partition(":")
-    if not pk.isdigit():
+    if not pk.isdigit() or kind not in _FOCUS:
         return ""
-    mine = None if access.is_admin else list(access.namespace_ids)
-    rows: QuerySet[Any]
-    found: Any
-    if kind == "localqueue":
-        rows = LocalQueue.objects.select_related("namespace").filter(pk=pk)
-        found = (rows if mine is None else rows.filter(namespace_id__in=mine)).first()
-        return f"localQueues.{found.key}.weight" if found else ""
-    if kind == "namespace":
-        rows = Namespace.objects.filter(pk=pk)
-        found = (rows if mine is None else rows.filter(pk__in=mine)).first()
-        return f"namespaces.{found.name}.weight" if found else ""
-    if kind == "budget":
-        rows = Budget.objects.filter(pk=pk)
-        if mine is not None:
-            rows = rows.filter(Q(namespace_id__in=mine) | Q(local_queue__namespace_id__in=mine))
-        found = rows.first()
-        return f"budgets.{found.name}.allocatedHours" if found else ""
-    cluster_wide = {"clusterqueue": ("clusterQueues", ClusterQueue), "cohort": ("cohorts", Cohort)}
-    if kind not in cluster_wide:
-        return ""
-    prefix, model = cluster_wide[kind]
-    found = model._default_manager.filter(pk=pk).first()
-    return f"{prefix}.{found.name}.weight" if found else ""
+    rows, path = _FOCUS[kind]
+    found = access.visible_to(rows()).filter(pk=pk).first()
+    return path(found) if found else ""
 
 
 # --- a scenario: edit and run -----------------------------------------------------------------
@@ -258,7 +248,7 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
     deltas = by_target(PolicyDelta.from_dict(d) for d in run.deltas)
     applications = list(run.applications.all())
     can_apply = (
-        _access(request).can_apply and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
+        _access(request).can_apply_runs and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
         and not run.scenario.redacted and not applications
     )
     context = {
@@ -289,9 +279,9 @@ def _live_budgets(request: HttpRequest, run: Run) -> dict[str, Any]:
     same ``budgets.status`` state and forecast), keyed by name; other sources have none."""
     if run.scenario.source != Scenario.Source.LIVE or run.scenario.redacted:
         return {}
-    from budgets.selectors import budgets_with_status, viewer_for
+    from budgets.selectors import budgets_with_status
 
-    return {budget.name: status for budget, status in budgets_with_status(viewer_for(request.user))}
+    return {budget.name: status for budget, status in budgets_with_status(_access(request))}
 
 
 def _stuck(run: Run) -> bool:
@@ -329,7 +319,7 @@ def run_resend(request: HttpRequest, pk: Any) -> HttpResponse:
 @playground_view
 def run_apply(request: HttpRequest, pk: Any) -> HttpResponse:
     run = _visible_run(request, pk)
-    if not _access(request).can_apply:
+    if not _access(request).can_apply_runs:
         raise PermissionDenied("Only admins can apply a playground run.")
     if request.POST.get("confirm") != "yes":
         messages.error(request, "Tick the box to confirm the changes before applying them.")

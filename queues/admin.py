@@ -9,8 +9,8 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
+from fairportal.audit import AuditedAdmin
 from queues import services
-from queues.admin_audit import AuditedAdmin
 from queues.fields import QuantityFormField, format_for_humans
 from queues.models import (
     BackendHealth,

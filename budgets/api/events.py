@@ -6,10 +6,9 @@ import django_filters
 from django.db.models import QuerySet
 from rest_framework import mixins, serializers
 
-from budgets.models import Budget, BudgetEvent
-from queues.api.views.base import ApiViewSet
+from budgets.models import BudgetEvent
+from fairportal.api.views import ApiViewSet
 from queues.filtersets import UtcIsoDateTimeFilter
-from queues.tenancy import budget_visibility
 
 
 class BudgetEventSerializer(serializers.ModelSerializer):
@@ -41,8 +40,3 @@ class BudgetEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVi
 
     def base_queryset(self) -> QuerySet:
         return BudgetEvent.objects.select_related("budget").order_by("-at", "-id")
-
-    def scope(self, queryset: QuerySet) -> QuerySet:
-        if self.access.is_admin:
-            return queryset
-        return queryset.filter(budget__in=Budget.objects.filter(budget_visibility(self.access)))

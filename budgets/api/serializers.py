@@ -7,11 +7,11 @@ from rest_framework import serializers
 
 from budgets.models import Budget
 from budgets.selectors import budget_status
-from queues.api.fields import LocalQueueKeyField, NameField
-from queues.api.permissions import request_access
-from queues.api.serializers.common import PolicySerializer
+from fairportal.api.fields import LocalQueueKeyField, NameField
+from fairportal.api.permissions import request_access
+from fairportal.api.serializers import PolicySerializer
+from fairportal.redaction import redact_policy_state
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
-from queues.tenancy import redact_policy_state
 
 
 class PercentField(serializers.FloatField):

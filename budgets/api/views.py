@@ -11,9 +11,8 @@ from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
 from budgets.models import Budget
 from budgets.services import delete_budget, request_reconcile
-from queues.api.views.base import PolicyViewSet
+from fairportal.api.views import PolicyViewSet
 from queues.models import QueueHold, Surface
-from queues.tenancy import budget_visibility
 
 
 @extend_schema_view(
@@ -48,8 +47,3 @@ class BudgetViewSet(PolicyViewSet):
     def perform_destroy(self, instance: Budget) -> None:
         """Under the budget's lock, like an accounting run (``budgets.services.delete_budget``)."""
         delete_budget(instance, actor=self.request.user, surface=Surface.API)
-
-    def scope(self, queryset: QuerySet) -> QuerySet:
-        if self.access.is_admin:
-            return queryset
-        return queryset.filter(budget_visibility(self.access))

@@ -19,9 +19,9 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from fairportal.api.permissions import PlaygroundPermission
+from fairportal.api.views import ApiViewSet
 from playground import documents, selectors
-from playground.access import access_for
-from playground.api.permissions import PlaygroundPermission
 from playground.api.serializers import (
     ApplicationSerializer,
     ApplyProblemSerializer,
@@ -40,7 +40,6 @@ from playground.models import Run
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyConflict, ApplyError, RunNotFinished, apply_run
-from queues.api.views.base import ApiViewSet
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError as EngineValidationError
 
@@ -67,10 +66,7 @@ class PresetViewSet(viewsets.ViewSet):
 
 class PlaygroundViewSet(ApiViewSet):
     permission_classes = [PlaygroundPermission]
-
-    @property
-    def playground_access(self):  # noqa: ANN201 - the playground's view of the user's roles
-        return access_for(self.request.user)
+    admin_actions = frozenset({"apply"})
 
 
 class ScenarioViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundViewSet):
@@ -85,7 +81,7 @@ class ScenarioViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Playgrou
             from playground.models import Scenario
 
             return Scenario.objects.none()
-        queryset = selectors.visible_scenarios(self.playground_access)
+        queryset = selectors.visible_scenarios(self.access)
         return queryset.defer(None) if self.action == "retrieve" else queryset
 
     def get_serializer_class(self) -> type:
@@ -109,7 +105,7 @@ class ScenarioViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Playgrou
                 scenario = scenarios.create_from_document(data["document"], owner=request.user)
             else:
                 options = LiveOptions(days=data["days"], lookahead_seconds=parse_duration(data["lookahead"], "lookahead"))
-                scenario = scenarios.create_from_live(self.playground_access, options=options)
+                scenario = scenarios.create_from_live(self.access, options=options)
         except EngineValidationError as error:
             raise ValidationError(_scenario_error(data["source"], error)) from None
         return Response(ScenarioDetailSerializer(scenario).data, status=status.HTTP_201_CREATED)
@@ -131,7 +127,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
     def get_queryset(self) -> QuerySet:
         if getattr(self, "swagger_fake_view", False):
             return Run.objects.none()
-        queryset = selectors.visible_runs(self.playground_access)
+        queryset = selectors.visible_runs(self.access)
         return selectors.with_comparison(queryset) if self.action == "comparison" else queryset
 
     @extend_schema(
@@ -145,7 +141,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
         payload = RunCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        scenario = selectors.visible_scenarios(self.playground_access).defer(None).filter(pk=data["scenario"]).first()
+        scenario = selectors.visible_scenarios(self.access).defer(None).filter(pk=data["scenario"]).first()
         if scenario is None:
             raise ValidationError({"scenario": ["no scenario with this id that you may use"]})
         try:
@@ -154,7 +150,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
             raise ValidationError({"edits": {str(error.index): [error.problem]}}) from None
         except EngineValidationError as error:
             raise ValidationError({"scenario": [str(error)]}) from None
-        body = RunSerializer(selectors.visible_runs(self.playground_access).get(pk=run.pk)).data
+        body = RunSerializer(selectors.visible_runs(self.access).get(pk=run.pk)).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"{request.path}{run.pk}/"})
 
     @extend_schema(

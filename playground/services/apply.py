@@ -35,8 +35,8 @@ from django.utils import timezone
 
 from budgets.models import Budget
 from budgets.services import update_budget
+from fairportal.access import access_for
 from playground import documents
-from playground.access import access_for
 from playground.live_export import export_policy
 from playground.models import Application, Run
 from playground.policy_diff import (
@@ -111,7 +111,7 @@ _QUOTA_FIELDS = {"cohort": "quotas", "clusterQueue": "quotas", "namespace": "quo
 
 def apply_run(run: Run, *, actor: Any) -> Application:
     """Write the run's database changes and their audit rows; returns the ``Application``."""
-    if not access_for(actor).can_apply:
+    if not access_for(actor).can_apply_runs:
         raise PermissionDenied("only admins can apply a playground run")
     if run.status != Run.Status.SUCCEEDED:
         raise RunNotFinished([f"only a succeeded run can be applied; this one is {run.status}"])

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.utils import timezone
 
+from fairportal.access import Access
 from playground import documents
-from playground.access import PlaygroundAccess
 from playground.live_export import LiveOptions, export_live_state
 from playground.models import Scenario
 from playground.presets import get_preset
@@ -21,12 +21,13 @@ from queues.engine.errors import ValidationError
 
 
 def _store(document: dict[str, Any], *, owner: Any, source: str, **fields: Any) -> Scenario:
+    """``owner`` is a user or a user's id."""
     scenario = documents.validate(document)
     return Scenario.objects.create(
         name=str(document.get("name") or scenario.name)[:200],
         description=str(document.get("description") or "")[:2000],
         source=source,
-        owner=owner,
+        owner_id=getattr(owner, "pk", owner),
         document=document,
         workload_count=documents.workload_count(scenario),
         **fields,
@@ -52,18 +53,18 @@ def create_from_document(document: Any, *, owner: Any) -> Scenario:
 
 
 def create_from_live(
-    access: PlaygroundAccess, *, options: LiveOptions, now: datetime | None = None
+    access: Access, *, options: LiveOptions, now: datetime | None = None
 ) -> Scenario:
     """Today's cluster as the user may see it: everything for admins; for a tenant, other
     namespaces renamed (see ``live_export``). Users who are neither see nothing live."""
-    if not access.can_use:
+    if not access.can_use_playground:
         raise ValidationError("source", "only admins and tenants can start from today's cluster")
     moment = now or timezone.now()
     visible = None if access.is_admin else set(access.namespace_ids)
     document = export_live_state(now=moment, options=options, visible_namespaces=visible)
     return _store(
         document,
-        owner=access.user,
+        owner=access.user_id,
         source=Scenario.Source.LIVE,
         live_as_of=moment,
         live_options=options.to_dict(),

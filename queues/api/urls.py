@@ -2,7 +2,6 @@
 
 from rest_framework.routers import BaseRouter
 
-from queues.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from queues.api.views.audit import PolicyChangeViewSet
 from queues.api.views.policy import (
     ClusterQueueViewSet,

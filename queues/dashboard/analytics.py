@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
+from fairportal.access import Access
 from queues.dashboard import history, live
-from queues.dashboard.access import Viewer
 from queues.dashboard.shares import Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts
@@ -130,7 +130,7 @@ class StarvedSummary:
 
 
 def starved_and_reclaimable(
-    viewer: Viewer,
+    viewer: Access,
     structure: ClusterStructure,
     admitted: live.AdmittedUsage,
     counts: Mapping[int, live.Counts],

@@ -3,7 +3,7 @@
 Admins read every row. Tenants read the rows about their namespaces, their LocalQueues and the
 budgets that can hold their work; cluster-wide policy changes (cohorts, ClusterQueues) are the
 admins' business and stay out of a tenant's log. Which rows, and which fields of a row, are
-``queues.tenancy``'s rules, the same as the API's.
+``fairportal.access``'s rules, the same as the API's.
 """
 
 from __future__ import annotations
@@ -16,20 +16,19 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import QueryDict
 
+from fairportal.access import Access
+from fairportal.redaction import redact_policy_state
 from queues.charts import Marker
-from queues.dashboard.access import Viewer
 from queues.filtersets import PolicyChangeFilterSet
 from queues.models import PolicyChange
 from queues.models.audit import Surface
-from queues.tenancy import policy_change_visibility, redact_policy_state
 
 PAGE_SIZE = 50
 
 
-def visible_changes(viewer: Viewer) -> QuerySet[PolicyChange]:
-    """The rows the viewer may read: the API's rule (``queues.tenancy.policy_change_visibility``)."""
-    rows = PolicyChange.objects.all()
-    return rows if viewer.is_admin else rows.filter(policy_change_visibility(viewer))
+def visible_changes(viewer: Access) -> QuerySet[PolicyChange]:
+    """The rows the viewer may read: the API's rule (``Access.visible_to``)."""
+    return viewer.visible_to(PolicyChange)
 
 
 @dataclass
@@ -66,7 +65,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def change_rows(viewer: Viewer, changes: list[PolicyChange]) -> list[ChangeRow]:
+def change_rows(viewer: Access, changes: list[PolicyChange]) -> list[ChangeRow]:
     rows = []
     for change in changes:
         before = redact_policy_state(viewer, change.object_type, change.before) or {}
@@ -88,7 +87,7 @@ class AuditPage:
     filterset: PolicyChangeFilterSet
 
 
-def audit_page(viewer: Viewer, params: QueryDict) -> AuditPage:
+def audit_page(viewer: Access, params: QueryDict) -> AuditPage:
     filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
     rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
     page = Paginator(rows.order_by("-at", "-id"), PAGE_SIZE).get_page(params.get("page", 1))
@@ -99,7 +98,7 @@ MAX_MARKERS = 40
 
 
 def change_markers(
-    viewer: Viewer, start: datetime, *, object_type: str | None = None, object_id: int | None = None
+    viewer: Access, start: datetime, *, object_type: str | None = None, object_id: int | None = None
 ) -> list[Marker]:
     """Policy changes since ``start`` the viewer may read, as chart markers (one query, newest
     ``MAX_MARKERS``): the object's own when given, otherwise every visible one. The control

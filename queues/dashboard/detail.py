@@ -13,9 +13,9 @@ from typing import Any
 
 from django.db.models import Q, Sum
 
+from fairportal.access import Access
 from queues import charts
 from queues.dashboard import analytics, history, live
-from queues.dashboard.access import Viewer
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure
@@ -122,7 +122,7 @@ def _figures(
     }
 
 
-def _changes(viewer: Viewer, object_type: str, object_id: int) -> list[ChangeRow]:
+def _changes(viewer: Access, object_type: str, object_id: int) -> list[ChangeRow]:
     rows = PolicyChange.objects.filter(object_type=object_type, object_id=str(object_id)).order_by("-at", "-id")
     return change_rows(viewer, list(rows[:RECENT_CHANGES]))
 
@@ -137,7 +137,7 @@ def _admitted_usage(**filters: Any) -> dict[str, int]:
 
 
 def local_queue_detail(
-    viewer: Viewer, namespace: str, name: str, structure: ClusterStructure, range_name: str
+    viewer: Access, namespace: str, name: str, structure: ClusterStructure, range_name: str
 ) -> QueueDetail | None:
     lq = (
         LocalQueue.objects.select_related("namespace", "cluster_queue", "cluster_queue__cohort")
@@ -185,14 +185,12 @@ def _flatten(found: Mapping[tuple[str, int], list[Any]]) -> list[Any]:
     return [item for key in sorted(found, key=lambda k: order[k[0]]) for item in found[key]]
 
 
-def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
     """Admins, and tenants with a LocalQueue feeding it (its capacity explains their waiting)."""
     queue = ClusterQueue.objects.select_related("cohort").filter(name=name).first()
     if queue is None:
         return None
-    if not viewer.is_admin and not any(
-        lq.cluster_queue_id == queue.id and lq.namespace_id in viewer.roles for lq in structure.local_queues.values()
-    ):
+    if not viewer.is_admin and queue.id not in structure.cluster_queues_fed_by(viewer.roles):
         return None
     node = structure.cluster_queues[queue.id]
     used = (
@@ -247,7 +245,7 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
     )
 
 
-def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
     namespace = Namespace.objects.filter(name=name).first()
     if namespace is None or not viewer.can_read_namespace(namespace.id):
         return None
@@ -288,7 +286,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
     )
 
 
-def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
     """Admins only: a cohort spans many tenants."""
     if not viewer.is_admin:
         return None

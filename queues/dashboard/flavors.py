@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count
 
+from fairportal.access import Access
 from queues.dashboard import live
-from queues.dashboard.access import Viewer
 from queues.dashboard.shares import NO_SHARE, Share
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, resource_order, short_name
@@ -61,7 +61,7 @@ class FlavorSummary:
         return ", ".join(cell.label for cell in self.totals) or "no quota"
 
 
-def flavor_summaries(viewer: Viewer, structure: ClusterStructure, name: str | None = None) -> list[FlavorSummary]:
+def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | None = None) -> list[FlavorSummary]:
     """Every flavor (or the one named) with its capacity, use and the ClusterQueues on it."""
     flavors = list(ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name))
     used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
@@ -70,9 +70,7 @@ def flavor_summaries(viewer: Viewer, structure: ClusterStructure, name: str | No
         .values_list("flavor__name")
         .annotate(count=Count("workload", distinct=True))
     )
-    visible = None if viewer.is_admin else {
-        lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles
-    }
+    visible = None if viewer.is_admin else structure.cluster_queues_fed_by(viewer.roles)
     result = []
     for flavor in flavors:
         totals: dict[str, FlavorCell] = {}

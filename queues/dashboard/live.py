@@ -15,8 +15,8 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
+from fairportal.access import Access
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
-from queues.tenancy import Access
 
 Usage = dict[str, int]
 T = TypeVar("T")

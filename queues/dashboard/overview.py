@@ -17,9 +17,9 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Q
 
+from fairportal.access import ADMIN, Access
 from queues import charts
 from queues.dashboard import analytics, history, live
-from queues.dashboard.access import ADMIN, Viewer, scoped
 from queues.dashboard.audit_log import change_markers
 from queues.dashboard.reasons import title
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share, jain_index
@@ -134,9 +134,9 @@ def _totals(counts: dict[int, live.Counts]) -> tuple[int, int]:
     return sum(c.admitted for c in counts.values()), sum(c.pending for c in counts.values())
 
 
-def _reasons(viewer: Viewer) -> list[ReasonCount]:
+def _reasons(viewer: Access) -> list[ReasonCount]:
     rows = (
-        scoped(Workload.objects.filter(state=WorkloadState.PENDING), viewer, "namespace_id")
+        viewer.visible_to(Workload.objects.filter(state=WorkloadState.PENDING))
         .values("pending_reason_code")
         .annotate(count=Count("id"))
         .order_by("-count", "pending_reason_code")
@@ -145,7 +145,7 @@ def _reasons(viewer: Viewer) -> list[ReasonCount]:
 
 
 def _consumers(
-    viewer: Viewer,
+    viewer: Access,
     structure: ClusterStructure,
     usage: dict[int, dict[str, int]],
     capacity: dict[str, float],
@@ -154,7 +154,7 @@ def _consumers(
 ) -> list[ConsumerRow]:
     """LocalQueues with the largest decayed usage as a share of the capacity (a tenant's idle
     queues too: a tenant has few and wants to see all of them)."""
-    rows = scoped(LocalQueue.objects.all(), viewer, "namespace_id").values(
+    rows = viewer.visible_to(LocalQueue.objects.all()).values(
         "id", "name", "namespace__name", "weight", "consumed_resources"
     )
     ranked = []
@@ -334,7 +334,7 @@ def _jain_history(
 # --- tenants: their own namespaces ---------------------------------------------------------------------
 
 
-def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
+def tenant_overview(viewer: Access, range_name: str) -> Overview:
     structure = load_structure()
     ns_ids = viewer.namespace_ids
     overview = Overview(cluster_view=False)
@@ -342,7 +342,7 @@ def tenant_overview(viewer: Viewer, range_name: str) -> Overview:
     admitted = live.admitted_usage(namespace_ids=ns_ids)
     overview.admitted, overview.pending = _totals(live.counts_by_local_queue(namespace_ids=ns_ids))
     lq_usage = admitted.by_local_queue()
-    my_queues = {lq.cluster_queue_id for lq in structure.local_queues.values() if lq.namespace_id in viewer.roles}
+    my_queues = structure.cluster_queues_fed_by(viewer.roles)
     capacity = structure.cluster_capacity(my_queues)
     overview.consumers = _consumers(viewer, structure, lq_usage, capacity, include_idle=True)
     overview.reasons = _reasons(viewer)
@@ -397,5 +397,5 @@ def _quota_use(ns_ids: list[int], usage: dict[int, dict[str, int]]) -> list[Quot
     return sorted(result, key=lambda q: (q.namespace, order[q.resource]))
 
 
-def overview_for(viewer: Viewer, range_name: str) -> Overview:
+def overview_for(viewer: Access, range_name: str) -> Overview:
     return cluster_overview(range_name) if viewer.is_admin else tenant_overview(viewer, range_name)

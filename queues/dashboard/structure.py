@@ -6,6 +6,7 @@ mode in force). Small even at 1,000 LocalQueues (one short row each), and loaded
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,6 +130,11 @@ class ClusterStructure:
     def namespace_of(self) -> dict[int, int]:
         """LocalQueue id -> namespace id."""
         return {lq.id: lq.namespace_id for lq in self.local_queues.values()}
+
+    def cluster_queues_fed_by(self, namespace_ids: Container[int]) -> set[int]:
+        """The ClusterQueues the LocalQueues of ``namespace_ids`` feed: the cluster-wide policy a
+        tenant's pages show (the dashboard is stricter than the API there)."""
+        return {lq.cluster_queue_id for lq in self.local_queues.values() if lq.namespace_id in namespace_ids}
 
     # --- capacity and entitlement -------------------------------------------------------------
 

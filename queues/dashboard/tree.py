@@ -20,8 +20,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Q
 
+from fairportal.access import Access
 from queues.dashboard import live
-from queues.dashboard.access import Viewer, scoped
 from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.display import amounts
@@ -88,8 +88,8 @@ class _Leaf:
     local_queue_id: int | None  # None: a ClusterQueue without (visible) LocalQueues
 
 
-def _visible_local_queues(viewer: Viewer, filters: TreeFilters) -> list[dict[str, Any]]:
-    rows = scoped(LocalQueue.objects.all(), viewer, "namespace_id")
+def _visible_local_queues(viewer: Access, filters: TreeFilters) -> list[dict[str, Any]]:
+    rows = viewer.visible_to(LocalQueue.objects.all())
     if filters.q:
         rows = rows.filter(Q(name__icontains=filters.q) | Q(namespace__name__icontains=filters.q))
     if filters.cluster_queue:
@@ -127,7 +127,7 @@ def _leaves(structure: ClusterStructure, lqs: list[dict[str, Any]], show_empty: 
     return leaves
 
 
-def queue_tree(viewer: Viewer, filters: TreeFilters, page_number: Any = 1, page_size: int = PAGE_SIZE) -> TreePage:
+def queue_tree(viewer: Access, filters: TreeFilters, page_number: Any = 1, page_size: int = PAGE_SIZE) -> TreePage:
     structure = load_structure()
     lqs = _visible_local_queues(viewer, filters)
     # Admins also see ClusterQueues nobody feeds yet (unless searching for a LocalQueue name).
@@ -180,7 +180,7 @@ def _link_parents(rows: list[TreeRow]) -> None:
 
 @dataclass
 class _RowBuilder:
-    viewer: Viewer
+    viewer: Access
     structure: ClusterStructure
     lqs: dict[int, dict[str, Any]]
     usage: dict[int, dict[str, int]]

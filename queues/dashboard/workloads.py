@@ -18,7 +18,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 from django.http import QueryDict
 
-from queues.dashboard.access import Viewer, scoped
+from fairportal.access import Access
+from fairportal.redaction import OTHER_TENANT_QUEUE, reason_redactor
 from queues.dashboard.reasons import TITLES, sentence, title
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts
@@ -27,7 +28,6 @@ from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
 from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests
-from queues.tenancy import OTHER_TENANT_QUEUE, reason_redactor
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
@@ -93,11 +93,11 @@ def sort_key(value: str | None, state: list[str]) -> str:
     return "position" if state and set(state) <= active else "newest"
 
 
-def _base(viewer: Viewer) -> WorkloadQuerySet:
-    queryset = scoped(Workload.objects.all(), viewer, "namespace_id").select_related(
+def _base(viewer: Access) -> WorkloadQuerySet:
+    queryset = viewer.visible_to(Workload.objects.all()).select_related(
         "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
     )
-    return cast(WorkloadQuerySet, queryset)  # scoped() keeps the queryset's class
+    return cast(WorkloadQuerySet, queryset)  # visible_to() keeps the queryset's class
 
 
 @dataclass
@@ -109,7 +109,7 @@ class WorkloadPage:
 
 
 def workload_page(
-    viewer: Viewer,
+    viewer: Access,
     params: QueryDict,
     structure: ClusterStructure,
     *,
@@ -155,7 +155,7 @@ class _Counted:
 
 
 def build_rows(
-    viewer: Viewer, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN
+    viewer: Access, workloads: list[Workload], structure: ClusterStructure, *, ahead_shown: int = AHEAD_SHOWN
 ) -> list[WorkloadRow]:
     redact = reason_redactor(viewer)
     rows = [_row(workload, redact) for workload in workloads]
@@ -208,7 +208,7 @@ def _why(mode: str, same_queue: bool, their_score: float | None, own_score: floa
 
 
 def _fill_ahead(
-    viewer: Viewer, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
+    viewer: Access, pending: list[tuple[WorkloadRow, Workload]], structure: ClusterStructure, shown: int
 ) -> None:
     """For each pending row, the pending workloads ahead of it, counted per LocalQueue.
 
@@ -293,7 +293,7 @@ class WorkloadDetail:
     assignment: list[tuple[str, str]]
 
 
-def workload_detail(viewer: Viewer, namespace: str, name: str, structure: ClusterStructure) -> WorkloadDetail | None:
+def workload_detail(viewer: Access, namespace: str, name: str, structure: ClusterStructure) -> WorkloadDetail | None:
     """The workload if the viewer may read it (None: not found, or another tenant's)."""
     workload = _base(viewer).with_queue_position().filter(namespace__name=namespace, name=name).first()
     if workload is None:
@@ -330,10 +330,10 @@ class FilterOptions:
     reasons: list[tuple[str, str]]
 
 
-def filter_options(viewer: Viewer) -> FilterOptions:
+def filter_options(viewer: Access) -> FilterOptions:
     """One query: the visible LocalQueues with their namespace and ClusterQueue names."""
     rows = list(
-        scoped(LocalQueue.objects.all(), viewer, "namespace_id")
+        viewer.visible_to(LocalQueue.objects.all())
         .order_by("namespace__name", "name")
         .values_list("namespace__name", "name", "cluster_queue__name")
     )

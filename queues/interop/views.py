@@ -23,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from queues.api.parsers import LimitedJSONParser, LimitedTextParser
+from fairportal.api.parsers import LimitedJSONParser, LimitedTextParser
 from queues.engine.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests

@@ -2,8 +2,9 @@
 
 Every write validates with the models' ``clean()`` (the object and each of its quota rows),
 changes the database in one transaction and records a PolicyChange with the before and after
-picture. Validation runs inside the transaction, after the stored row is locked, so nothing is
-written when anything is wrong and two concurrent edits cannot both validate against stale data.
+picture (``fairportal.audit``, the one audited write path). Validation runs inside the
+transaction, after the stored row is locked, so nothing is written when anything is wrong and
+two concurrent edits cannot both validate against stale data.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import models, transaction
+from django.db import models
 
-from queues.audit import policy_state, record_change
-from queues.models import Cohort, LocalQueue, PolicyChange, StopPolicy
+from fairportal.access import access_for, may_change_stop, stop_level
+from fairportal.audit import audited_write
+from queues.models import Cohort, LocalQueue, StopPolicy
 from queues.services.errors import FieldErrors, StopLocked
-from queues.tenancy import access_for, may_change_stop, stop_level
 
 # Related name of the quota rows and the rows' foreign key to their owner, per owner model.
 QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}
@@ -37,12 +38,7 @@ def save_policy_object(
     API calls a namespace's rows ``hard_quota``). Raises ``FieldErrors`` and writes nothing when
     the object or any row is invalid.
     """
-    model = type(instance)
-    creating = instance.pk is None
-    with transaction.atomic():
-        before = None
-        if not creating:
-            before = policy_state(model.objects.select_for_update().get(pk=instance.pk))
+    with audited_write(instance, actor=actor, surface=surface):
         if isinstance(instance, Cohort):
             # Cycle checks walk the tree: hold every cohort so two re-parentings cannot cross.
             list(Cohort.objects.select_for_update().values_list("pk", flat=True))
@@ -51,15 +47,7 @@ def save_policy_object(
         _validate(instance, quotas, quotas_field)
         instance.save()
         if quotas is not None:
-            _replace_quotas(instance, quotas)
-        record_change(
-            instance=instance,
-            action=PolicyChange.Action.CREATE if creating else PolicyChange.Action.UPDATE,
-            before=before,
-            after=policy_state(model.objects.get(pk=instance.pk)),
-            actor=actor,
-            surface=surface,
-        )
+            replace_quota_rows(instance, quotas)
     return instance
 
 
@@ -84,23 +72,6 @@ def apply_stop_rule(queue: LocalQueue, *, actor: Any) -> None:
     stopping = queue.stop_policy != StopPolicy.NONE
     queue.stop_level = level if stopping else ""
     queue.stopped_by = getattr(actor, "username", "") if stopping and actor is not None else ""
-
-
-def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) -> None:
-    """Delete ``instance`` and audit it; raises ``ProtectedError`` while something still uses it."""
-    with transaction.atomic():
-        before = policy_state(type(instance).objects.select_for_update().get(pk=instance.pk))
-        pk = instance.pk
-        instance.delete()
-        instance.pk = pk  # the audit row names the deleted object's id
-        record_change(
-            instance=instance,
-            action=PolicyChange.Action.DELETE,
-            before=before,
-            after=None,
-            actor=actor,
-            surface=surface,
-        )
 
 
 def _validate(instance: models.Model, quotas: Sequence[models.Model] | None, quotas_field: str) -> None:
@@ -145,7 +116,8 @@ def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> d
     return errors
 
 
-def _replace_quotas(owner: models.Model, rows: Sequence[models.Model]) -> None:
+def replace_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> None:
+    """``owner``'s quota rows become ``rows`` (unsaved, without their owner); the caller audits."""
     owner_field = QUOTA_OWNER_FIELD[owner._meta.model_name or ""]
     related = owner.quotas  # type: ignore[attr-defined]
     related.all().delete()

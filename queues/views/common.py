@@ -1,7 +1,7 @@
 """What every dashboard page shares: sign-in, the viewer's roles, live refresh and paging links.
 
 Views stay thin: they parse the request, call a selector or a service, and render. Scoping is
-never done here but in the selectors (``queues.dashboard``), which take the ``Viewer``.
+never done here but in the selectors (``queues.dashboard``), which take the ``Access``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from queues.dashboard.access import Viewer, viewer_for
+from fairportal.access import Access, access_for
 
 View = Callable[..., HttpResponse]
 
@@ -30,7 +30,7 @@ def live_interval() -> int:
 
 
 class DashboardRequest(HttpRequest):
-    viewer: Viewer
+    viewer: Access
 
 
 def dashboard_view(view: View) -> View:
@@ -39,7 +39,7 @@ def dashboard_view(view: View) -> View:
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        request.viewer = viewer_for(request.user)  # type: ignore[attr-defined]
+        request.viewer = access_for(request.user)  # type: ignore[attr-defined]
         return view(request, *args, **kwargs)
 
     return wrapper

@@ -153,7 +153,7 @@ def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
     queue = get_object_or_404(ClusterQueue, name=name)
     viewer = request.viewer
     if not viewer.is_admin:
-        if not LocalQueue.objects.filter(cluster_queue=queue, namespace_id__in=viewer.namespace_ids).exists():
+        if not viewer.visible_to(LocalQueue).filter(cluster_queue=queue).exists():  # none of its LocalQueues feed it
             raise Http404("No such ClusterQueue")
         raise PermissionDenied("Only platform admins change ClusterQueues")
     form = ClusterQueueForm(request.POST or None, instance=queue)

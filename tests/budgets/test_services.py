@@ -9,22 +9,10 @@ from django.core.exceptions import ValidationError
 
 from budgets import services
 from budgets.models import Budget
-from queues.models import PolicyChange, Surface
-from tests.budgets.helpers import T0, admission_pass, at, cluster, reconcile, submit
+from queues.models import PolicyChange
+from tests.budgets.helpers import admission_pass, at, budget, cluster, reconcile, submit
 
 pytestmark = pytest.mark.django_db
-
-
-def test_given_valid_fields_when_creating_then_the_budget_is_audited(django_capture_on_commit_callbacks):
-    _, lq = cluster()
-
-    with django_capture_on_commit_callbacks() as callbacks:
-        created = services.create_budget(name="team", local_queue=lq, allocated_hours=Decimal(100), anchor=T0,
-                                         surface=Surface.API)
-
-    change = PolicyChange.objects.get(object_type="budget")
-    assert (change.action, change.object_id, change.after["allocated_hours"]) == ("create", str(created.pk), "100")
-    assert len(callbacks) == 1  # its first accounting cycle is queued for after the commit
 
 
 @pytest.mark.parametrize(
@@ -39,7 +27,7 @@ def test_given_valid_fields_when_creating_then_the_budget_is_audited(django_capt
 )
 def test_given_bad_input_when_updating_then_the_error_names_the_field_and_nothing_changes(changes, field):
     _, lq = cluster()
-    team = services.create_budget(name="team", local_queue=lq, allocated_hours=Decimal(5), anchor=T0)
+    team = budget(lq, hours="5", name="team")
 
     with pytest.raises(ValidationError) as error:
         services.update_budget(team, **changes)
@@ -52,7 +40,7 @@ def test_given_bad_input_when_updating_then_the_error_names_the_field_and_nothin
 def test_given_charges_when_changing_what_the_budget_measures_then_it_is_refused_naming_the_field():
     cq, lq = cluster()
     other = cluster(namespace="team-b")[1]
-    team = services.create_budget(name="team", local_queue=lq, allocated_hours=Decimal(5), anchor=T0)
+    team = budget(lq, hours="5", name="team")
     submit(lq, "job")
     admission_pass(cq, at())
     reconcile(team, at(minutes=10))
@@ -66,7 +54,7 @@ def test_given_charges_when_changing_what_the_budget_measures_then_it_is_refused
 
 def test_given_an_unknown_field_when_updating_then_it_is_named():
     _, lq = cluster()
-    team = services.create_budget(name="team", local_queue=lq, allocated_hours=Decimal(5), anchor=T0)
+    team = budget(lq, hours="5", name="team")
 
     with pytest.raises(ValueError, match="colour: not a budget field"):
         services.update_budget(team, colour="blue")
@@ -74,7 +62,7 @@ def test_given_an_unknown_field_when_updating_then_it_is_named():
 
 def test_given_a_renewal_change_after_charges_then_the_new_period_counts_only_its_own_time():
     cq, lq = cluster()
-    team = services.create_budget(name="team", local_queue=lq, allocated_hours=Decimal(100), anchor=T0)
+    team = budget(lq, hours="100", name="team")
     submit(lq, "job")
     admission_pass(cq, at())
     reconcile(team, at(hours=30))  # one line, [00:00 day 1, 06:00 day 2)

@@ -9,7 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from budgets.models import Budget
-from playground.access import access_for
+from fairportal.access import access_for
 from playground.live_export import LiveOptions
 from playground.models import Application, Run
 from playground.presets import get_preset

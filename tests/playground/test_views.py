@@ -244,6 +244,23 @@ def test_the_dashboards_link_resolves_budgets_and_only_what_a_tenant_may_see(cli
     assert focus("cohort:not-a-number") == ""
 
 
+def test_given_a_budget_on_the_cluster_queue_a_tenants_queue_feeds_then_the_link_resolves_it(client, tenant):
+    """The playground's rule is the budgets' (``Access.visible_to``): a ClusterQueue budget holds
+    every tenant queued there, so a tenant of that ClusterQueue sees it; another's stays hidden."""
+    from budgets.models import Budget
+
+    objects = volcano_cluster()
+    LocalQueue.objects.create(namespace=Namespace.objects.get(name="team-a"), name="main", cluster_queue=objects["q1"])
+    shared = Budget.objects.create(name="q1-hours", cluster_queue=objects["q1"], allocated_hours=10)
+    elsewhere = Budget.objects.create(name="q2-hours", cluster_queue=objects["q2"], allocated_hours=10)
+    client.force_login(tenant)
+
+    focus = lambda ref: client.get(reverse("playground") + f"?from={ref}").context["form"].initial["focus"]  # noqa: E731
+
+    assert focus(f"budget:{shared.pk}") == "budgets.q1-hours.allocatedHours"
+    assert focus(f"budget:{elsewhere.pk}") == ""
+
+
 def test_given_a_preset_run_whose_objects_are_not_stored_then_apply_is_disabled_and_says_why(admin_client, admin, no_broker):
     # Given: the Volcano preset's ClusterQueue q2 does not exist in this database.
     run = done_run(admin)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
 from fairportal.api_tokens import issue_token
-from queues.audit import record_change
+from fairportal.audit import record_change
 from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, PolicyChange, Workload
 
 pytestmark = pytest.mark.django_db

@@ -1,41 +1,11 @@
-"""Pieces shared by the API serializers: the fair-sharing status block and the policy base."""
+"""The fair-sharing status block shared by the policy serializers."""
 
 from __future__ import annotations
 
-import math
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from typing import Any
-
-from django.db import models
 from rest_framework import serializers
-from rest_framework.validators import UniqueTogetherValidator, UniqueValidator
 
-from queues.api.fields import FormattedResourcesField, ResourceQuantitiesField
-from queues.models import Surface
-from queues.services.policy import save_policy_object
-
-
-class FiniteFloatField(serializers.FloatField):
-    """A float that may be infinite inside (a weight of 0 scores +infinity): null in JSON."""
-
-    def to_representation(self, value: Any) -> float | None:  # type: ignore[override]  # the stubs say str; a float (or null) goes out
-        number = float(value)
-        return number if math.isfinite(number) else None
-
-
-class RoundedDecimalField(serializers.DecimalField):
-    """Weights and hours keep 4 (or 3) decimal places: more are rounded half-even, not refused (a
-    schema can say "a number below 10**8", not "with at most 4 decimals"). The schema's maximum
-    is where rounding would carry past ``max_digits`` (``queues.api.schema``)."""
-
-    rounds_to_places = True
-
-    def validate_precision(self, value: Decimal) -> Decimal:
-        try:
-            value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_EVEN)  # type: ignore[operator]  # decimal_places is set on every RoundedDecimalField
-        except InvalidOperation:
-            pass  # too many digits to round: the precision check below names the field
-        return super().validate_precision(value)
+from fairportal.api.fields import FormattedResourcesField, ResourceQuantitiesField
+from fairportal.api.serializers import FiniteFloatField
 
 
 class FairSharingStatusSerializer(serializers.Serializer):
@@ -47,49 +17,3 @@ class FairSharingStatusSerializer(serializers.Serializer):
     entry_penalty = ResourceQuantitiesField(read_only=True)
     last_update = serializers.DateTimeField(source="usage_last_update", read_only=True, allow_null=True)
     weighted_share = FiniteFloatField(read_only=True, allow_null=True)
-
-
-class PolicySerializer(serializers.ModelSerializer):
-    """Base of the policy objects' serializers: every write goes through ``save_policy_object``,
-    which validates with the model's ``clean()`` (the one validation path, uniqueness included),
-    writes in one transaction and audits the change with surface ``api``.
-
-    Subclasses with quota rows set ``quotas_field`` and define ``build_quota_rows(instance, data)``
-    returning the unsaved rows; the service replaces the stored rows with them.
-    """
-
-    quotas_field: str | None = None
-    serializer_field_mapping = {
-        **serializers.ModelSerializer.serializer_field_mapping,
-        models.DecimalField: RoundedDecimalField,
-    }
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        fields = super().get_fields()
-        for field in fields.values():
-            field.validators = [v for v in field.validators if not isinstance(v, UniqueValidator)]
-        return fields
-
-    def get_validators(self) -> list[Any]:
-        return [v for v in super().get_validators() if not isinstance(v, UniqueTogetherValidator)]
-
-    def create(self, validated_data: dict[str, Any]) -> models.Model:
-        return self._save(self.Meta.model(), validated_data)  # type: ignore[misc]  # Meta.model of the concrete subclass
-
-    def update(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
-        return self._save(instance, validated_data)
-
-    def _save(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
-        rows = None
-        if self.quotas_field and self.quotas_field in validated_data:
-            rows = self.build_quota_rows(instance, validated_data.pop(self.quotas_field))  # type: ignore[attr-defined]  # defined by every subclass that sets quotas_field
-        for name, value in validated_data.items():
-            setattr(instance, name, value)
-        request = self.context.get("request")
-        return save_policy_object(
-            instance,
-            quotas=rows,
-            quotas_field=self.quotas_field or "quotas",
-            actor=getattr(request, "user", None),
-            surface=Surface.API,
-        )

@@ -10,7 +10,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from queues.api.fields import (
+from fairportal.api.fields import (
     LABEL_VALUE,
     FormattedQuantityField,
     FormattedResourcesField,
@@ -19,7 +19,8 @@ from queues.api.fields import (
     ResourceQuantitiesField,
     validate_node_labels,
 )
-from queues.api.serializers.common import FairSharingStatusSerializer, PolicySerializer
+from fairportal.api.serializers import PolicySerializer
+from queues.api.serializers.common import FairSharingStatusSerializer
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

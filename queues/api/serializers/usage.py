@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from queues.api.fields import ResourceQuantitiesField
-from queues.api.serializers.common import FiniteFloatField
+from fairportal.api.fields import ResourceQuantitiesField
+from fairportal.api.serializers import FiniteFloatField
 from queues.models import UsageSample
 
 

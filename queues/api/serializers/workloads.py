@@ -9,13 +9,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from queues.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
-from queues.api.permissions import request_access, request_redactor
+from fairportal.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
+from fairportal.api.permissions import request_access, request_redactor
 from queues.engine.quantities import MAX_MILLIS
 from queues.models import Workload
 from queues.models.validators import validate_dns_label
 from queues.models.workload import MAX_POD_SETS, total_requests
-from queues.tenancy import scope_to_namespaces
 
 MAX_POD_COUNT = 100_000
 INT32_MAX = 2**31 - 1
@@ -23,7 +22,7 @@ INT32_MAX = 2**31 - 1
 
 def visible_local_queues(queryset: QuerySet, request: Request) -> QuerySet:
     """A tenant may only name LocalQueues of its own namespaces; others do not exist for it."""
-    return scope_to_namespaces(queryset, request_access(request), "namespace_id")
+    return request_access(request).visible_to(queryset)
 
 
 class PodSetSerializer(serializers.Serializer):

@@ -5,11 +5,10 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from rest_framework import mixins
 
+from fairportal.api.views import ApiViewSet
 from queues import selectors
 from queues.api.serializers.audit import PolicyChangeSerializer
-from queues.api.views.base import ApiViewSet
 from queues.filtersets import PolicyChangeFilterSet
-from queues.tenancy import policy_change_visibility
 
 
 class PolicyChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
@@ -23,8 +22,3 @@ class PolicyChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiV
 
     def base_queryset(self) -> QuerySet:
         return selectors.policy_changes()
-
-    def scope(self, queryset: QuerySet) -> QuerySet:
-        if self.access.is_admin:
-            return queryset
-        return queryset.filter(policy_change_visibility(self.access))

@@ -7,6 +7,8 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.serializers import BaseSerializer
 
+from fairportal.access import EDITOR_LOCAL_QUEUE_FIELDS
+from fairportal.api.views import PolicyViewSet
 from queues import selectors
 from queues.api.serializers.policy import (
     ClusterQueueSerializer,
@@ -15,7 +17,6 @@ from queues.api.serializers.policy import (
     NamespaceSerializer,
     ResourceFlavorSerializer,
 )
-from queues.api.views.base import PolicyViewSet
 from queues.filtersets import (
     ClusterQueueFilterSet,
     CohortFilterSet,
@@ -23,7 +24,6 @@ from queues.filtersets import (
     NamespaceFilterSet,
     ResourceFlavorFilterSet,
 )
-from queues.tenancy import EDITOR_LOCAL_QUEUE_FIELDS
 
 CLUSTER_WIDE = "Cluster-wide policy: every tenant reads it, only admins change it."
 TENANT_SCOPED = "Tenants see only their own namespaces'; another tenant's is a 404."
@@ -65,7 +65,6 @@ class NamespaceViewSet(PolicyViewSet):
     filterset_class = NamespaceFilterSet
     ordering_fields = ["name", "weight", "created_at"]
     tenant_scoped = True
-    namespace_path = "id"
 
     def base_queryset(self) -> QuerySet:
         return selectors.namespaces_with_quotas()
@@ -83,7 +82,6 @@ class LocalQueueViewSet(PolicyViewSet):
     filterset_class = LocalQueueFilterSet
     ordering_fields = ["name", "namespace__name", "weight", "created_at", "pending_count"]
     tenant_scoped = True
-    namespace_path = "namespace_id"
     tenant_write_actions = frozenset({"update", "partial_update"})
 
     def base_queryset(self) -> QuerySet:

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from fairportal.api.views import ApiViewSet
 from fairportal.enqueue import enqueue_on_commit
 from queues.api.serializers.simulations import (
     SimulationRequestSerializer,
@@ -18,7 +19,6 @@ from queues.api.serializers.simulations import (
     SimulationRunSummarySerializer,
 )
 from queues.api.tasks import run_simulation
-from queues.api.views.base import ApiViewSet
 from queues.engine.errors import ValidationError as EngineValidationError
 from queues.models import SimulationRun
 from queues.services import simulations

@@ -5,11 +5,10 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from rest_framework import mixins
 
+from fairportal.api.views import ApiViewSet
 from queues import selectors
 from queues.api.serializers.usage import UsageSampleSerializer
-from queues.api.views.base import ApiViewSet
 from queues.filtersets import UsageSampleFilterSet
-from queues.tenancy import usage_sample_visibility
 
 
 class UsageSampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
@@ -24,8 +23,3 @@ class UsageSampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVi
 
     def base_queryset(self) -> QuerySet:
         return selectors.usage_samples()
-
-    def scope(self, queryset: QuerySet) -> QuerySet:
-        if self.access.is_admin:
-            return queryset
-        return queryset.filter(usage_sample_visibility(self.access))

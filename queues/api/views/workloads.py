@@ -14,13 +14,13 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from fairportal.api.views import ApiViewSet
 from queues import selectors
 from queues.api.serializers.workloads import (
     LifecycleReportSerializer,
     WorkloadSerializer,
     WorkloadSubmitSerializer,
 )
-from queues.api.views.base import ApiViewSet
 from queues.filtersets import WorkloadFilterSet
 from queues.models import Workload
 from queues.models.workload import attach_queue_positions
@@ -60,7 +60,6 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
     filterset_class = WorkloadFilterSet
     ordering_fields = ["priority", "queued_at", "created_at", "name", "state", "queue_position", "admitted_at"]
     tenant_scoped = True
-    namespace_path = "namespace_id"
     tenant_write_actions = frozenset({"create", "cancel"})
     executor_actions = frozenset({"list", "retrieve", "start", "finish", "fail"})
 
@@ -74,11 +73,6 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
     def paginate_queryset(self, queryset: QuerySet) -> list[Workload] | None:  # type: ignore[override]  # rows are Workloads here
         page = super().paginate_queryset(queryset)
         return None if page is None else attach_queue_positions(page)
-
-    def scope(self, queryset: QuerySet) -> QuerySet:
-        if self.access.is_executor:
-            return queryset  # executors run whatever is admitted, in every namespace
-        return super().scope(queryset)
 
     @extend_schema(
         request=WorkloadSubmitSerializer,

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
 
-from queues.audit import policy_state, record_change
+from fairportal.audit import Audit
 from queues.interop.kueue import specs
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.diff import changes, flat_state
@@ -29,12 +29,11 @@ from queues.models import (
     CohortQuota,
     LocalQueue,
     Namespace,
-    PolicyChange,
     ResourceFlavor,
     Surface,
     WorkloadPriorityClass,
 )
-from queues.services.policy import apply_stop_rule
+from queues.services.policy import apply_stop_rule, replace_quota_rows
 
 _QUOTA_FIELDS = {"nominal": "nominalQuota", "borrowing_limit": "borrowingLimit", "lending_limit": "lendingLimit"}
 
@@ -110,18 +109,6 @@ class _Importer:
             return f"{kind} {name!r} could not be imported (see document {self.failed[(kind, name)]})"
         return f"{kind} {name!r} is neither in the file nor stored"
 
-    def audit(self, instance: models.Model, action: str, before: Any, note: str) -> None:
-        fresh = type(instance).objects.get(pk=instance.pk)
-        record_change(
-            instance=fresh,
-            action=action,
-            before=before,
-            after=policy_state(fresh),
-            actor=self.actor,
-            surface=self.surface,
-            note=note,
-        )
-
     def save(
         self,
         spec: specs.ObjectSpec,
@@ -133,7 +120,7 @@ class _Importer:
     ) -> models.Model | None:
         """Assign, validate and save one object in a savepoint; record its diff and audit row."""
         before_flat = {} if created else flat_state(instance)
-        before_audit = None if created else policy_state(instance)
+        audit = Audit.created(instance) if created else Audit.of(instance, stored=False)  # just read
         try:
             with transaction.atomic():
                 assign(instance)
@@ -151,11 +138,10 @@ class _Importer:
         diff = changes(before_flat, flat_state(type(instance).objects.get(pk=instance.pk)))
         action = CREATED if created else (UPDATED if diff else UNCHANGED)
         if action != UNCHANGED:
-            self.audit(
-                instance,
-                PolicyChange.Action.CREATE if created else PolicyChange.Action.UPDATE,
-                before_audit,
-                f"Kueue import, document {spec.index} ({spec.kind}, {spec.api_version})",
+            audit.record(
+                actor=self.actor,
+                surface=self.surface,
+                note=f"Kueue import, document {spec.index} ({spec.kind}, {spec.api_version})",
             )
         self.report.objects.append(
             ObjectResult(
@@ -172,7 +158,9 @@ class _Importer:
 
     def created_on_the_way(self, instance: models.Model, spec: specs.ObjectSpec, kind: str, note: str) -> None:
         """An object the file implies but does not define (a referenced cohort, a namespace)."""
-        self.audit(instance, PolicyChange.Action.CREATE, None, f"Kueue import, document {spec.index}: {note}")
+        Audit.created(instance).record(
+            actor=self.actor, surface=self.surface, note=f"Kueue import, document {spec.index}: {note}"
+        )
         self.report.objects.append(
             ObjectResult(index=spec.index, kind=kind, name=str(instance), action=CREATED, notes=[note])
         )
@@ -186,11 +174,13 @@ class _Importer:
         quotas: Iterable[specs.QuotaSpec],
         with_order: bool,
     ) -> None:
-        """The file's resourceGroups are the full quota of ``owner``: rows are replaced."""
+        """The file's resourceGroups are the full quota of ``owner``: rows are replaced (by the
+        policy service's ``replace_quota_rows``), once every row is valid. The parser has refused
+        a resource listed twice, so rows are checked without their owner, as the service does."""
         quotas = list(quotas)
         flavors = {f.name: f for f in ResourceFlavor.objects.filter(name__in={q.flavor for q in quotas})}
-        model.objects.filter(**{owner_field: owner}).delete()
         problems: list[tuple[str, str]] = []
+        rows: list[models.Model] = []
         for quota in quotas:
             flavor = flavors.get(quota.flavor)
             if flavor is None:
@@ -210,14 +200,15 @@ class _Importer:
             if with_order:
                 row.flavor_order = quota.flavor_order
             try:
-                row.full_clean()
+                row.full_clean(exclude=[owner_field])
             except ValidationError as error:
                 field_map = {name: f"{quota.path}.{kueue}" for name, kueue in _QUOTA_FIELDS.items()}
                 problems.extend(_field_problems(error, field_map, quota.path))
                 continue
-            row.save()
+            rows.append(row)
         if problems:
             raise _SpecProblems(problems)
+        replace_quota_rows(owner, rows)
 
     # -- kinds, in dependency order -----------------------------------------------------------
 

@@ -20,10 +20,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from budgets.models import Budget, BudgetEvent
+from fairportal.access import EXECUTORS_GROUP
 from fairportal.api_tokens import issue_token
+from fairportal.audit import policy_state, record_change
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
-from queues.audit import policy_state, record_change
 from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
@@ -41,7 +42,6 @@ from queues.models import (
     Workload,
 )
 from queues.services import submit_workload, transitions
-from queues.tenancy import EXECUTORS_GROUP
 from tests.factories import UserFactory
 
 ROLES = ("anonymous", "admin", "editor_a", "viewer_a", "tenant_b", "executor")

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from budgets.models import Budget
-from queues.audit import record_change
+from fairportal.audit import record_change
 from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,

@@ -8,9 +8,9 @@ import pytest
 from django.db.models import Q
 from django.utils import timezone
 
+from fairportal.access import ADMIN
 from queues import services, snapshot
 from queues.dashboard import analytics, history, live
-from queues.dashboard.access import ADMIN
 from queues.dashboard.structure import load_structure
 from queues.models import Cohort
 from queues.services import admission, transitions

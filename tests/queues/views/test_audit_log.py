@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from queues.audit import policy_state, record_change
+from fairportal.audit import policy_state, record_change
 from queues.models import PolicyChange
 
 pytestmark = pytest.mark.django_db

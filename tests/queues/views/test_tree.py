@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from queues.dashboard.access import viewer_for
+from fairportal.access import access_for
 from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.models import LocalQueue
 
@@ -121,7 +121,7 @@ def test_given_search_when_tree_filtered_then_only_matching_queues_remain(cluste
 def test_given_many_local_queues_when_paged_then_group_rows_repeat_as_continued(cluster, db):
     for index in range(5):
         LocalQueue.objects.create(namespace=cluster.team_c, name=f"extra-{index}", cluster_queue=cluster.cq_cpu)
-    admin = viewer_for(get_user_model().objects.get(username="admin"))
+    admin = access_for(get_user_model().objects.get(username="admin"))
 
     second = queue_tree(admin, TreeFilters(), page_number=2, page_size=4)
 

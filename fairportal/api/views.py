@@ -1,4 +1,5 @@
-"""The base viewsets: roles from ``queues.tenancy``, services for writes, fresh rows in answers."""
+"""The base viewsets: roles and visibility from ``fairportal.access``, services for writes, fresh
+rows in answers."""
 
 from __future__ import annotations
 
@@ -10,18 +11,15 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework import mixins, viewsets
 from rest_framework.serializers import BaseSerializer
 
-from queues.api.permissions import RoleBasedAccess, request_access
+from fairportal.access import Access
+from fairportal.api.permissions import RoleBasedAccess, request_access
+from fairportal.audit import audited_delete
 from queues.models import Surface
-from queues.services.policy import delete_policy_object
-from queues.tenancy import Access, scope_to_namespaces
 
 
 class ApiViewSet(viewsets.GenericViewSet):
-    """Declares who may do what (see ``queues.api.permissions``) and scopes rows to the user.
-
-    ``namespace_path`` is the lookup from the model to its namespace id; set it on
-    namespace-scoped viewsets, or override ``scope`` when the rule is not one lookup.
-    """
+    """Declares who may do what (see ``fairportal.api.permissions``) and scopes rows to the user:
+    a ``tenant_scoped`` viewset lists what ``Access.visible_to`` gives (the model's one rule)."""
 
     permission_classes = [RoleBasedAccess]
     lookup_value_regex = "[^/]+"  # any id reaches the view, which answers a JSON 404 for a bad one
@@ -30,7 +28,6 @@ class ApiViewSet(viewsets.GenericViewSet):
     tenant_scoped = False
     tenant_write_actions: frozenset[str] = frozenset()
     executor_actions: frozenset[str] = frozenset()
-    namespace_path = ""
 
     @property
     def access(self) -> Access:
@@ -42,16 +39,12 @@ class ApiViewSet(viewsets.GenericViewSet):
     def scope(self, queryset: QuerySet) -> QuerySet:
         if not self.tenant_scoped:
             return queryset
-        return scope_to_namespaces(queryset, self.access, self.namespace_path)
+        return self.access.visible_to(queryset)
 
     def get_queryset(self) -> QuerySet:
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user, no scoping
             return self.base_queryset()
         return self.scope(self.base_queryset())
-
-    def namespace_id_of(self, obj: models.Model) -> int:
-        """The namespace an object belongs to, for the editor check on writes."""
-        return getattr(obj, self.namespace_path)
 
     def fresh(self, obj: models.Model) -> models.Model:
         """The object as the list shows it (joins, prefetches, counts), after a write."""
@@ -66,7 +59,8 @@ class PolicyViewSet(
     mixins.DestroyModelMixin,
     ApiViewSet,
 ):
-    """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited."""
+    """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited
+    (``fairportal.audit.audited_delete``; ``ProtectedError`` while something still uses it)."""
 
     def perform_create(self, serializer: BaseSerializer) -> None:
         serializer.instance = self.fresh(serializer.save())
@@ -75,7 +69,7 @@ class PolicyViewSet(
         serializer.instance = self.fresh(serializer.save())
 
     def perform_destroy(self, instance: Any) -> None:
-        delete_policy_object(instance, actor=self.request.user, surface=Surface.API)
+        audited_delete(instance, actor=self.request.user, surface=Surface.API)
 
 
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:

@@ -1,13 +1,14 @@
-"""One DRF permission class that applies ``queues.tenancy``'s rules from what each viewset declares.
+"""The DRF permission classes: ``fairportal.access``'s rules applied to what each viewset declares.
 
 A viewset states, as class attributes:
 
 - ``tenant_read``: tenants may list and retrieve (their own namespaces' objects, for
   namespace-scoped viewsets; everything, for cluster-wide policy).
-- ``tenant_scoped``: objects belong to a namespace, ``get_queryset`` filters to the user's
-  namespaces, and ``namespace_id_of(obj)`` names the namespace. Detail actions then pass the
-  view-level check so that another tenant's object is a 404 (the queryset hides it) rather
-  than a 403; the object-level check decides for visible objects.
+- ``tenant_scoped``: ``get_queryset`` holds what ``Access.visible_to`` lets the user see (for
+  namespace-scoped models, the user's namespaces), and ``Access.can_edit(obj)`` decides writes
+  by the object's namespace. Detail actions then pass the view-level check so that another
+  tenant's object is a 404 (the queryset hides it) rather than a 403; the object-level check
+  decides for visible objects.
 - ``tenant_write_actions``: actions an *editor* of the object's namespace may perform
   (``create`` is checked against the target namespace by the view).
 - ``executor_actions``: actions members of the ``executors`` group may perform.
@@ -24,7 +25,8 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from queues.tenancy import Access, access_for, reason_redactor
+from fairportal.access import Access, access_for
+from fairportal.redaction import reason_redactor
 
 READ_ACTIONS = frozenset({"list", "retrieve"})
 
@@ -39,7 +41,7 @@ def request_access(request: Request) -> Access:
 
 
 def request_redactor(request: Request) -> Callable[[str], str]:
-    """``queues.tenancy.reason_redactor`` for the request's user, built once per request."""
+    """``fairportal.redaction.reason_redactor`` for the request's user, built once per request."""
     cached = getattr(request, "_fairportal_redactor", None)
     if cached is None:
         cached = reason_redactor(request_access(request))
@@ -81,5 +83,28 @@ class RoleBasedAccess(BasePermission):
         if access.is_executor and action in getattr(view, "executor_actions", ()):
             return True
         if action in getattr(view, "tenant_write_actions", ()):
-            return access.can_edit_namespace(view.namespace_id_of(obj))
+            return access.can_edit(obj)
         return False
+
+
+class PlaygroundPermission(BasePermission):
+    """The playground's API: admins everything; tenants create and read their own scenarios and
+    runs (another user's is a 404: the queryset hides it), and the view's ``admin_actions``
+    (``apply``) on their own run are a 403. Signed-in users with no role get 403, as everywhere
+    in the API; anonymous callers 401."""
+
+    message = "Only admins can apply a playground run."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        access = request_access(request)
+        if not access.is_authenticated:
+            return False
+        if not access.can_use_playground:
+            self.message = "The playground is for admins and tenants."
+            return False
+        return True  # detail actions: the scoped queryset answers 404 for another user's object
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        if getattr(view, "action", None) in getattr(view, "admin_actions", ()):
+            return request_access(request).can_apply_runs
+        return True

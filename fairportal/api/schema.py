@@ -2,7 +2,7 @@
 validators (``ValidatedAutoSchema``), query parameters, conditional requirements and the error
 answers. The rule: the schema is never looser than the validation behind it.
 
-Imported by ``queues.api.urls`` (extensions register on import, and the URLconf is loaded
+Imported by ``fairportal.urls`` (extensions register on import, and the URLconf is loaded
 before any schema is generated); the hook is named in ``SPECTACULAR_SETTINGS``.
 """
 
@@ -123,14 +123,14 @@ class HashedTokenScheme(OpenApiAuthenticationExtension):
 
 
 class QuantityFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.QuantityField"
+    target_class = "fairportal.api.fields.QuantityField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return dict(QUANTITY_IN if direction == "request" else QUANTITY_OUT)
 
 
 class ResourceQuantitiesFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.ResourceQuantitiesField"
+    target_class = "fairportal.api.fields.ResourceQuantitiesField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         values = QUANTITY_IN if direction == "request" else QUANTITY_OUT
@@ -144,14 +144,14 @@ class ResourceQuantitiesFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class FormattedQuantityFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.FormattedQuantityField"
+    target_class = "fairportal.api.fields.FormattedQuantityField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return {"type": "string", "nullable": True, "readOnly": True, "description": "Kubernetes notation"}
 
 
 class FormattedResourcesFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.FormattedResourcesField"
+    target_class = "fairportal.api.fields.FormattedResourcesField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return {
@@ -163,7 +163,7 @@ class FormattedResourcesFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class NameFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.NameField"
+    target_class = "fairportal.api.fields.NameField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema = {**build_basic_type(OpenApiTypes.STR), **DNS_LABEL, "description": "A name (Kubernetes DNS label)"}
@@ -173,7 +173,7 @@ class NameFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class LocalQueueKeyFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "queues.api.fields.LocalQueueKeyField"
+    target_class = "fairportal.api.fields.LocalQueueKeyField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema = {**build_basic_type(OpenApiTypes.STR), "pattern": r"^[a-z0-9-]{1,63}/[a-z0-9-]{1,63}$"}

@@ -6,16 +6,16 @@ from types import MappingProxyType
 
 import pytest
 
-from queues.engine import reasons
-from queues.tenancy import (
+from fairportal.access import Access
+from fairportal.redaction import (
     OTHER_TENANT_NAMESPACE,
     OTHER_TENANT_QUEUE,
     OTHER_TENANT_WORKLOAD,
-    Access,
     reason_redactor,
     redact_names,
     redact_policy_state,
 )
+from queues.engine import reasons
 
 HIDDEN = {"team-b", "team-ab", "default"}
 
