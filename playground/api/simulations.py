@@ -1,4 +1,10 @@
-"""What-if simulations: small runs answered at once, large ones queued and polled by id."""
+"""``/api/v1/simulations/``: a scenario document in, the simulator's JSON out (now or later).
+
+A thin facade over playground runs (``playground.services.simulations``): small runs are
+answered at once and not stored; larger ones are playground runs with no edits, queued for the
+what-if worker and polled by id. Request and response fields are the API's own (``scenario`` is
+the scenario's name, ``result`` the simulator's JSON), not the playground's comparison.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +12,56 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, status
+from rest_framework import mixins, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from fairportal.enqueue import enqueue_on_commit
-from queues.api.serializers.simulations import (
-    SimulationRequestSerializer,
-    SimulationRunSerializer,
-    SimulationRunSummarySerializer,
-)
-from queues.api.tasks import run_simulation
+from playground.models import Run
+from playground.services import simulations
 from queues.api.views.base import ApiViewSet
 from queues.engine.errors import ValidationError as EngineValidationError
-from queues.models import SimulationRun
-from queues.services import simulations
+
+
+class SimulationRequestSerializer(serializers.Serializer):
+    scenario = serializers.DictField(
+        help_text='A scenario document (DESIGN.md "Scenario files"): camelCase, Kueue-like, as for manage.py simulate'
+    )
+    set = serializers.ListField(
+        child=serializers.CharField(max_length=500),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text='What-if edits, as --set: ["localQueues.team-a/main.weight=3"]',
+    )
+    run_in_background = serializers.BooleanField(
+        default=False, help_text="Queue the run even when it is small enough to answer at once"
+    )
+
+
+class SimulationRunSerializer(serializers.Serializer):
+    """A run: ``id`` is null for a run answered at once (it is not stored)."""
+
+    id = serializers.UUIDField(read_only=True, allow_null=True)
+    status = serializers.ChoiceField(choices=Run.Status.choices, read_only=True)
+    scenario = serializers.CharField(source="scenario.name", read_only=True)
+    result = serializers.JSONField(
+        source="baseline.data",
+        read_only=True,
+        allow_null=True,
+        default=None,
+        help_text="events, workloads, series, summary (DESIGN.md); null until the run succeeded",
+    )
+    error = serializers.CharField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    started_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    finished_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+
+class SimulationRunSummarySerializer(SimulationRunSerializer):
+    """A run in a list: without its (possibly large) result."""
+
+    result = None
 
 
 class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
@@ -34,7 +74,8 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them
 
     def base_queryset(self) -> QuerySet:
-        return SimulationRun.objects.all()
+        rows = simulations.runs_of_simulations()
+        return rows if self.action == "list" else rows.select_related("baseline")
 
     def scope(self, queryset: QuerySet) -> QuerySet:
         return queryset if self.access.is_admin else queryset.filter(owner=self.request.user)
@@ -64,11 +105,10 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
         except EngineValidationError as error:
             raise ValidationError({"scenario": {error.field or "scenario": [error.message]}}) from None
         with transaction.atomic():
-            run = simulations.create_run(prepared, owner=request.user)
-            enqueue_on_commit(run_simulation, str(run.pk), on_failure=lambda: simulations.mark_unsent(run.pk))
-        run.refresh_from_db()
+            run = simulations.start_run(prepared, owner=request.user)
+        run = self.base_queryset().get(pk=run.pk)
         body = SimulationRunSerializer(run).data
-        if run.status == SimulationRun.Status.FAILED:  # the broker refused the message: nothing will run
+        if run.status == Run.Status.FAILED:  # the broker refused the message: nothing will run
             return Response(
                 {"detail": run.error, "code": "queue_unavailable", "run": body}, status=status.HTTP_503_SERVICE_UNAVAILABLE
             )
@@ -77,13 +117,14 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     def _answer_now(self, prepared: simulations.Prepared) -> Response:
         started = timezone.now()
         result = simulations.run_now(prepared)
-        run = SimulationRun(
-            status=SimulationRun.Status.SUCCEEDED,
-            scenario_name=prepared.scenario.name,
-            result=result,
-            created_at=started,
-            started_at=started,
-            finished_at=timezone.now(),
-        )
-        run.id = None  # not stored: nothing to poll
-        return Response(SimulationRunSerializer(run).data)
+        answer = {
+            "id": None,  # not stored: nothing to poll
+            "status": Run.Status.SUCCEEDED,
+            "scenario": {"name": prepared.scenario.name},
+            "baseline": {"data": result},
+            "error": "",
+            "created_at": started,
+            "started_at": started,
+            "finished_at": timezone.now(),
+        }
+        return Response(SimulationRunSerializer(answer).data)
