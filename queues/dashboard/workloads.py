@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.http import QueryDict
 
 from queues.dashboard.access import Viewer, scoped
@@ -79,10 +79,6 @@ class WorkloadRow:
     last_eviction: str = ""
     ahead: list[AheadItem] = field(default_factory=list)
     ahead_more: int = 0
-
-    @property
-    def ahead_total(self) -> int:
-        return sum(item.count for item in self.ahead) + self.ahead_more
 
 
 def sort_key(value: str | None, state: list[str]) -> str:

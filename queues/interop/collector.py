@@ -45,7 +45,7 @@ LEVEL_LABELS = {
 
 @dataclass(frozen=True)
 class BudgetState:
-    """What budget accounting knows about one budget (filled in by the budgets issue)."""
+    """What budget accounting knows about one budget (``budgets.status``, via ``BudgetUsage``)."""
 
     used_hours: float
     exhausted: bool
@@ -53,9 +53,9 @@ class BudgetState:
     forecast_exhausted_at: float | None = None  # unix seconds
 
 
-# Seam for the budgets issue: a function from the budgets to their accounting state. Until it
-# exists only the allocated hours are exported; pass one to DatabaseCollector to add
-# fairportal_budget_used_hours and fairportal_budget_exhausted.
+# A function from the budgets to their accounting state (``queues.metrics`` passes budgets'
+# one): with it DatabaseCollector adds fairportal_budget_used_hours and
+# fairportal_budget_exhausted to the allocated hours.
 BudgetUsage = Callable[[list[Budget]], Mapping[int, BudgetState]]
 
 

@@ -42,17 +42,6 @@ class Cohort(FairSharingStatus):
     def __str__(self) -> str:
         return self.name
 
-    def ancestors(self) -> list["Cohort"]:
-        """Parents from the nearest up to the root (stops at a cycle rather than looping)."""
-        chain: list[Cohort] = []
-        seen = {self.pk}
-        node = self.parent
-        while node is not None and node.pk not in seen:
-            chain.append(node)
-            seen.add(node.pk)
-            node = node.parent
-        return chain
-
     def clean(self) -> None:
         super().clean()
         if self.parent_id is None:

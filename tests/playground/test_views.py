@@ -16,7 +16,6 @@ from playground.models import Run, Scenario
 from playground.services import runs
 from playground.services.scenarios import create_from_preset
 from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange
-from tests.factories import UserFactory
 from tests.playground.clusters import volcano_cluster
 
 pytestmark = pytest.mark.django_db
