@@ -23,10 +23,11 @@ import signal
 import subprocess
 import sys
 import time
-from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import common  # noqa: E402 - bench/common.py, beside this script
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_lane")
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/0")
 SOFT_LIMIT = os.environ.get("BENCH_SOFT_LIMIT", "30s")
@@ -37,18 +38,7 @@ os.environ.update(
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
 
 
-def ensure_database() -> None:
-    import psycopg
-
-    url = urlparse(DATABASE_URL)
-    name = url.path.lstrip("/")
-    admin = f"{url.scheme}://{url.netloc}/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-ensure_database()
+common.ensure_database(DATABASE_URL)
 
 import django  # noqa: E402
 

@@ -7,6 +7,7 @@ own usage series; entitlement uses today's weights and quotas (the help text say
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,13 +158,7 @@ def local_queue_detail(
         kind="localQueue",
         mode=queue.effective_mode,
         scope=queue.scope,
-        allocated=amounts(allocated),
-        decayed=amounts(lq.consumed_resources),
-        entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement),
-        usage_share=dominant_share(lq.consumed_resources or {}, entitlement),
-        admitted=counts.admitted,
-        pending=counts.pending,
+        **_usage(allocated, lq.consumed_resources, entitlement, [counts]),
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "localqueue", lq.id),
@@ -176,6 +171,23 @@ def local_queue_detail(
         ),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
+
+
+def _usage(
+    allocated: dict[str, float], consumed: dict[str, float] | None, entitlement: dict[str, Any], counts: Iterable[Any]
+) -> dict[str, Any]:
+    """What every queue page shows alike: admitted usage, decayed usage and the entitlement,
+    the dominant shares of both, and the workloads admitted and pending (``live.Counts``)."""
+    counts = list(counts)
+    return {
+        "allocated": amounts(allocated),
+        "decayed": amounts(consumed),
+        "entitlement": amounts(entitlement),
+        "share": dominant_share(allocated, entitlement),
+        "usage_share": dominant_share(consumed or {}, entitlement),
+        "admitted": sum(c.admitted for c in counts),
+        "pending": sum(c.pending for c in counts),
+    }
 
 
 def _flatten(found: dict[tuple[str, int], list[Any]]) -> list[Any]:
@@ -227,13 +239,7 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         kind="clusterQueue",
         mode=node.effective_mode,
         scope=node.scope,
-        allocated=amounts(allocated),
-        decayed=amounts(queue.consumed_resources),
-        entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity),
-        usage_share=dominant_share(queue.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, queue.consumed_resources, capacity, counts.values()),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
@@ -263,13 +269,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
     return QueueDetail(
         obj=namespace,
         kind="namespace",
-        allocated=amounts(allocated),
-        decayed=amounts(namespace.consumed_resources),
-        entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement),
-        usage_share=dominant_share(namespace.consumed_resources or {}, entitlement),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, namespace.consumed_resources, entitlement, counts.values()),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
@@ -318,13 +318,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         kind="cohort",
         mode=mode,
         scope=scope,
-        allocated=amounts(allocated),
-        decayed=amounts(cohort.consumed_resources),
-        entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity),
-        usage_share=dominant_share(cohort.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, cohort.consumed_resources, capacity, counts.values()),
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(

@@ -18,6 +18,17 @@ from queues.models.validators import validate_dns_label, validate_non_negative_w
 
 
 class ClusterQueue(FairSharingStatus):
+    # The policy a form or an API call edits besides its name, cohort and quota rows.
+    POLICY_FIELDS = (
+        "weight",
+        "queueing_strategy",
+        "admission_mode",
+        "preemption_within_cluster_queue",
+        "reclaim_within_cohort",
+        "stop_policy",
+        "description",
+    )
+
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
     cohort = models.ForeignKey(
         "queues.Cohort", null=True, blank=True, on_delete=models.PROTECT, related_name="cluster_queues"
