@@ -17,7 +17,7 @@ from queues import charts
 from queues.dashboard import analytics, history, live
 from queues.dashboard.access import Viewer
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
-from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
+from queues.dashboard.shares import NO_SHARE, Share, add, usage_fields
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
@@ -86,16 +86,26 @@ class QueueDetail:
 
 
 def _figures(
-    series: history.Series,
+    viewer: Viewer,
+    range_name: str,
+    series_kind: str,
+    object_type: str,
+    object_id: int,
     entitlement: dict[str, float],
-    window: history.Window,
-    markers: list[charts.Marker],
     admissions: Q,
     *,
+    show_changes: bool = True,
     limit_series: bool = False,
     limit: dict[str, float] | None = None,
     limit_name: str = "Nominal quota",
 ) -> dict[str, charts.Figure]:
+    """A queue page's charts over ``range_name``: its stored series (``series_kind``), the waits of
+    ``admissions``, and its policy changes as markers (``object_type``, unless not ``show_changes``)."""
+    window = history.window(range_name)
+    series = history.object_series(series_kind, object_id, window.start)
+    markers = (
+        change_markers(viewer, window.start, object_type=object_type, object_id=object_id) if show_changes else []
+    )
     if limit_series:
         limits = series.capacity
     else:
@@ -151,8 +161,6 @@ def local_queue_detail(
     allocated = _admitted_usage(workload__local_queue_id=lq.id)
     counts = live.counts_by_local_queue(local_queue_ids=[lq.id]).get(lq.id, live.Counts())
     keys = {"local_queue_ids": [lq.id], "namespace_ids": [lq.namespace_id], "cluster_queue_ids": [lq.cluster_queue_id]}
-    window = history.window(range_name)
-    series = history.object_series(Kind.LOCAL_QUEUE, lq.id, window.start)
     return QueueDetail(
         obj=lq,
         kind="localQueue",
@@ -162,13 +170,7 @@ def local_queue_detail(
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "localqueue", lq.id),
-        figures=_figures(
-            series,
-            entitlement,
-            window,
-            change_markers(viewer, window.start, object_type="localqueue", object_id=lq.id),
-            Q(local_queue_id=lq.id),
-        ),
+        figures=_figures(viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
 
@@ -180,11 +182,8 @@ def _usage(
     the dominant shares of both, and the workloads admitted and pending (``live.Counts``)."""
     counts = list(counts)
     return {
-        "allocated": amounts(allocated),
-        "decayed": amounts(consumed),
+        **usage_fields(allocated, consumed, entitlement),
         "entitlement": amounts(entitlement),
-        "share": dominant_share(allocated, entitlement),
-        "usage_share": dominant_share(consumed or {}, entitlement),
         "admitted": sum(c.admitted for c in counts),
         "pending": sum(c.pending for c in counts),
     }
@@ -228,11 +227,6 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         add(allocated, {resource: value})
     capacity = node.capacity
     counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
-    window = history.window(range_name)
-    series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, window.start)
-    markers = (
-        change_markers(viewer, window.start, object_type="clusterqueue", object_id=queue.id) if viewer.is_admin else []
-    )
     keys = {"cluster_queue_ids": [queue.id]}
     return QueueDetail(
         obj=queue,
@@ -245,8 +239,8 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(
-            series, {r: float(v) for r, v in capacity.items()}, window, markers, Q(cluster_queue_id=queue.id),
-            limit_series=True,
+            viewer, range_name, Kind.CLUSTER_QUEUE, "clusterqueue", queue.id, {r: float(v) for r, v in capacity.items()},
+            Q(cluster_queue_id=queue.id), show_changes=viewer.is_admin, limit_series=True,
         ),
         can_edit=viewer.is_admin,
     )
@@ -263,8 +257,6 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
     ]
     counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
-    window = history.window(range_name)
-    series = history.object_series(Kind.NAMESPACE, namespace.id, window.start)
     keys = {"namespace_ids": [namespace.id]}
     return QueueDetail(
         obj=namespace,
@@ -275,11 +267,7 @@ def namespace_detail(viewer: Viewer, name: str, structure: ClusterStructure, ran
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "namespace", namespace.id),
         figures=_figures(
-            series,
-            entitlement,
-            window,
-            change_markers(viewer, window.start, object_type="namespace", object_id=namespace.id),
-            Q(namespace_id=namespace.id),
+            viewer, range_name, Kind.NAMESPACE, "namespace", namespace.id, entitlement, Q(namespace_id=namespace.id),
             limit={r: float(v) for r, v in hard.items()},
             limit_name="Hard quota",
         ),
@@ -306,8 +294,6 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         for c in structure.cohorts[cohort.id].quotas
     ]
     counts = live.counts_by_local_queue(cluster_queue_ids=inside)
-    window = history.window(range_name)
-    series = history.object_series(Kind.COHORT, cohort.id, window.start)
     mode, scope = "", ""
     for node in structure.cohort_path(cohort.id):
         if node.admission_mode:
@@ -322,11 +308,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(
-            series,
-            capacity,
-            window,
-            change_markers(viewer, window.start, object_type="cohort", object_id=cohort.id),
-            Q(cluster_queue_id__in=sorted(inside)),
+            viewer, range_name, Kind.COHORT, "cohort", cohort.id, capacity, Q(cluster_queue_id__in=sorted(inside)),
             limit_series=True,
             limit_name="Subtree nominal quota",
         ),

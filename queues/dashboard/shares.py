@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from queues.display import amounts
 from queues.engine.simulator import jain_index as engine_jain_index
 
 
@@ -67,6 +68,20 @@ def dominant_share(amounts: Mapping[str, float], entitlement: Mapping[str, float
         if best.ratio is None or value > best.ratio:
             best = Share(value, resource)
     return best
+
+
+def usage_fields(
+    allocated: Mapping[str, float], consumed: Mapping[str, float] | None, entitlement: Mapping[str, float]
+) -> dict[str, object]:
+    """How every queue level shows its usage: admitted (``allocated``) and decayed (``consumed``)
+    amounts, and the dominant share of each against ``entitlement``."""
+    consumed = consumed or {}
+    return {
+        "allocated": amounts(allocated),
+        "decayed": amounts(consumed),
+        "share": dominant_share(allocated, entitlement),
+        "usage_share": dominant_share(consumed, entitlement),
+    }
 
 
 def add(into: dict[str, float], amounts: Mapping[str, float]) -> dict[str, float]:

@@ -90,22 +90,24 @@ def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpRes
     )
 
 
-@dashboard_view
-def cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
-    fixed = {"local_queue__cluster_queue__name": name}
-    return _render(
-        request, "queues/detail/cluster_queue.html", cluster_queue_detail, (name,),
-        tree=TreeFilters(cluster_queue=name), workloads=lambda _s: fixed,
-    )
+def _named_queue_view(template: str, detail_of: Callable[..., QueueDetail | None], level: str, workloads_by: str) -> Any:
+    """The page of a ClusterQueue or a namespace: its children in the tree filtered by ``level``,
+    its workloads by ``workloads_by`` (both its name)."""
+
+    @dashboard_view
+    def view(request: DashboardRequest, name: str) -> HttpResponse:
+        return _render(
+            request, template, detail_of, (name,),
+            tree=TreeFilters(**{level: name}), workloads=lambda _s: {workloads_by: name},
+        )
+
+    return view
 
 
-@dashboard_view
-def namespace(request: DashboardRequest, name: str) -> HttpResponse:
-    fixed = {"namespace__name": name}
-    return _render(
-        request, "queues/detail/namespace.html", namespace_detail, (name,),
-        tree=TreeFilters(namespace=name), workloads=lambda _s: fixed,
-    )
+cluster_queue = _named_queue_view(
+    "queues/detail/cluster_queue.html", cluster_queue_detail, "cluster_queue", "local_queue__cluster_queue__name"
+)
+namespace = _named_queue_view("queues/detail/namespace.html", namespace_detail, "namespace", "namespace__name")
 
 
 @dashboard_view
