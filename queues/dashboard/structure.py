@@ -9,6 +9,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import models
+
 from queues.dashboard.shares import add, weighted_part
 from queues.engine.types import NO_FAIR_SHARING
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue
@@ -205,43 +207,22 @@ def _cell(row: dict[str, Any]) -> QuotaCell:
     return QuotaCell(row["flavor__name"], row["resource"], row["nominal"], row["borrowing_limit"], row["lending_limit"])
 
 
+def _nodes(model: type[models.Model], node: type[Any], fields: tuple[str, ...]) -> dict[int, Any]:
+    """One node per row, by id: ``fields`` as they are, decayed usage as ``consumed`` (one query)."""
+    return {
+        row["id"]: node(**{name: row[name] for name in fields}, consumed=row["consumed_resources"] or {})
+        for row in model.objects.values(*fields, "consumed_resources")
+    }
+
+
 def load_structure() -> ClusterStructure:
     """Five queries, whatever the size of the cluster."""
-    cohorts = {
-        row["id"]: CohortNode(
-            id=row["id"],
-            name=row["name"],
-            parent_id=row["parent_id"],
-            weight=row["weight"],
-            admission_mode=row["admission_mode"],
-            consumed=row["consumed_resources"] or {},
-        )
-        for row in Cohort.objects.values("id", "name", "parent_id", "weight", "admission_mode", "consumed_resources")
-    }
-    queues = {
-        row["id"]: ClusterQueueNode(
-            id=row["id"],
-            name=row["name"],
-            cohort_id=row["cohort_id"],
-            weight=row["weight"],
-            queueing_strategy=row["queueing_strategy"],
-            admission_mode=row["admission_mode"],
-            stop_policy=row["stop_policy"],
-            consumed=row["consumed_resources"] or {},
-            weighted_share=row["weighted_share"],
-        )
-        for row in ClusterQueue.objects.values(
-            "id",
-            "name",
-            "cohort_id",
-            "weight",
-            "queueing_strategy",
-            "admission_mode",
-            "stop_policy",
-            "consumed_resources",
-            "weighted_share",
-        )
-    }
+    cohorts = _nodes(Cohort, CohortNode, ("id", "name", "parent_id", "weight", "admission_mode"))
+    queues = _nodes(
+        ClusterQueue,
+        ClusterQueueNode,
+        ("id", "name", "cohort_id", "weight", "queueing_strategy", "admission_mode", "stop_policy", "weighted_share"),
+    )
     quota_fields = ("flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit")
     for row in ClusterQueueQuota.objects.order_by(
         "cluster_queue_id", "flavor_order", "flavor__name", "resource"
