@@ -17,7 +17,7 @@ from queues import charts
 from queues.dashboard import analytics, history, live
 from queues.dashboard.access import Viewer
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
-from queues.dashboard.shares import NO_SHARE, Share, add, usage_fields
+from queues.dashboard.shares import NO_SHARE, Share, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
@@ -222,9 +222,7 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         for (flavor, resource), amount_ in sorted(used.items())
         if (flavor, resource) not in known
     ]
-    allocated: dict[str, float] = {}
-    for (_flavor, resource), value in used.items():
-        add(allocated, {resource: value})
+    allocated = per_resource(used)
     capacity = node.capacity
     counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
     keys = {"cluster_queue_ids": [queue.id]}
@@ -287,8 +285,7 @@ def cohort_detail(viewer: Viewer, name: str, structure: ClusterStructure, range_
     used = live.admitted_usage(cluster_queue_ids=inside).by_cluster_queue_flavor(structure.queue_of())
     allocated: dict[str, float] = {}
     for cells in used.values():
-        for (_flavor, resource), value in cells.items():
-            add(allocated, {resource: value})
+        per_resource(cells, into=allocated)
     own = [
         QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit)
         for c in structure.cohorts[cohort.id].quotas

@@ -84,6 +84,14 @@ def usage_fields(
     }
 
 
+def per_resource(cells: Mapping[tuple[str, str], float], into: dict[str, float] | None = None) -> dict[str, float]:
+    """Amounts per (flavor, resource) summed per resource (added to ``into`` when given)."""
+    total = {} if into is None else into
+    for (_flavor, resource), amount in cells.items():
+        total[resource] = total.get(resource, 0.0) + float(amount)
+    return total
+
+
 def add(into: dict[str, float], amounts: Mapping[str, float]) -> dict[str, float]:
     for resource, value in amounts.items():
         into[resource] = into.get(resource, 0.0) + float(value)

@@ -6,6 +6,7 @@ mode in force). Small even at 1,000 LocalQueues (one short row each), and loaded
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,17 +138,11 @@ class ClusterStructure:
     def cohort_capacity(self, cohort_id: int) -> dict[str, float]:
         """Nominal quota of a cohort's subtree: its own quota plus every ClusterQueue below."""
         total: dict[str, float] = {}
-        stack, seen = [cohort_id], set()
-        while stack:
-            node = self.cohorts.get(stack.pop())
-            if node is None or node.id in seen:
-                continue
-            seen.add(node.id)
+        for node in self.subtree(cohort_id):
             for cell in node.quotas:
                 add(total, {cell.resource: cell.nominal})
             for cq_id in node.cluster_queues:
                 add(total, self.cluster_queues[cq_id].capacity)
-            stack.extend(node.children)
         return total
 
     def cluster_capacity(self, cluster_queue_ids: set[int] | None = None) -> dict[str, float]:
@@ -162,17 +157,19 @@ class ClusterStructure:
                 add(total, queue.capacity)
         return total
 
-    def subtree_queue_ids(self, cohort_id: int) -> set[int]:
-        found: set[int] = set()
+    def subtree(self, cohort_id: int) -> Iterator[CohortNode]:
+        """A cohort and every cohort below it, each once (a cycle in the rows stops the walk)."""
         stack, seen = [cohort_id], set()
         while stack:
             node = self.cohorts.get(stack.pop())
             if node is None or node.id in seen:
                 continue
             seen.add(node.id)
-            found.update(node.cluster_queues)
+            yield node
             stack.extend(node.children)
-        return found
+
+    def subtree_queue_ids(self, cohort_id: int) -> set[int]:
+        return {cq_id for node in self.subtree(cohort_id) for cq_id in node.cluster_queues}
 
     def namespace_entitlement_in(self, namespace_id: int, cluster_queue_id: int) -> dict[str, float]:
         queue = self.cluster_queues[cluster_queue_id]

@@ -21,7 +21,7 @@ from django.db.models import Q
 
 from queues.dashboard import live
 from queues.dashboard.access import Viewer, scoped
-from queues.dashboard.shares import NO_SHARE, Share, add, usage_fields
+from queues.dashboard.shares import NO_SHARE, Share, add, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.display import amounts
 from queues.engine.reasons import format_score
@@ -257,10 +257,7 @@ class _RowBuilder:
         )
 
     def _cq_allocated(self, cq_id: int) -> dict[str, float]:
-        total: dict[str, float] = {}
-        for (_flavor, resource), amount in self.cq_usage.get(cq_id, {}).items():
-            add(total, {resource: amount})
-        return total
+        return per_resource(self.cq_usage.get(cq_id, {}))
 
     def cluster_queue_row(self, cq_id: int, depth: int, continued: bool) -> TreeRow:
         queue = self.structure.cluster_queues[cq_id]
