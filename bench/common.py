@@ -34,7 +34,9 @@ def one_queue_cluster(name: str, *, cpus: int, tenants: dict[str, float]) -> Non
     cq = ClusterQueue.objects.create(name=name, admission_mode=AdmissionMode.USAGE_BASED)
     flavor = ResourceFlavor.objects.create(name="default")
     for resource, amount in (("cpu", str(cpus)), ("memory", "1Ti")):
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(amount))
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(amount)
+        )
     for tenant, weight in tenants.items():
         namespace = Namespace.objects.create(name=tenant, weight=weight)
         LocalQueue.objects.create(namespace=namespace, name="main", cluster_queue=cq)

@@ -40,7 +40,9 @@ class Scenario(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["owner", "created_at"], name="playground_scenario_owner")]
         constraints = [
-            models.CheckConstraint(condition=models.Q(source__in=["live", "preset", "upload", "api"]), name="playground_scenario_source"),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["live", "preset", "upload", "api"]), name="playground_scenario_source"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -280,43 +280,20 @@ def allocation_figure(
                 "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",
             }
 
-        if resource in allocated:
-            data.append(
-                trace(
-                    "Admitted",
-                    [to_display(v, resource) for v in allocated[resource]],
-                    {"color": "#4055d8", "width": 2, "shape": "hv"},
-                    "admitted",
-                )
-            )
-        if resource in consumed:
-            data.append(
-                trace(
-                    "Decayed usage",
-                    [to_display(v, resource) for v in consumed[resource]],
-                    {"color": "#b26a00", "width": 2, "dash": "dot"},
-                    "consumed",
-                )
-            )
+        stored_series = (
+            (allocated, "Admitted", {"color": "#4055d8", "width": 2, "shape": "hv"}, "admitted"),
+            (consumed, "Decayed usage", {"color": "#b26a00", "width": 2, "dash": "dot"}, "consumed"),
+        )
+        for series, name, line, group in stored_series:
+            if resource in series:
+                data.append(trace(name, [to_display(v, resource) for v in series[resource]], line, group))
         if entitlement.get(resource, 0) > 0:
             value = to_display(entitlement[resource], resource)
-            data.append(
-                trace(
-                    "Entitlement",
-                    [value] * len(x),
-                    {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
-                    "entitlement",
-                )
-            )
+            line = {"color": COLORS["entitlement"], "width": 1, "dash": "dash"}
+            data.append(trace("Entitlement", [value] * len(x), line, "entitlement"))
         if resource in limit:
-            data.append(
-                trace(
-                    limit_name,
-                    [to_display(v, resource) for v in limit[resource]],
-                    {"color": COLORS["capacity"], "width": 1},
-                    "limit",
-                )
-            )
+            line = {"color": COLORS["capacity"], "width": 1}
+            data.append(trace(limit_name, [to_display(v, resource) for v in limit[resource]], line, "limit"))
         layout.setdefault("annotations", []).append(
             {
                 "text": f"<b>{short_name(resource)}</b>"

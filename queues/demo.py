@@ -325,7 +325,8 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
                 continue
             normalised = normalise_pod_sets(pod_sets)
             workload = new_workload(
-                lq, name, normalised, priority=priority, duration_seconds=duration, created_at=queued_at, queued_at=queued_at
+                lq, name, normalised, priority=priority, duration_seconds=duration,
+                created_at=queued_at, queued_at=queued_at,
             )
             assignment: dict[str, str] = {}
             if finished:

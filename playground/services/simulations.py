@@ -68,7 +68,9 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
             raise error.under(f"set[{index}]") from None
     prepared = Prepared(document=edited, scenario=parse_scenario(edited))
     if prepared.workload_count > MAX_WORKLOADS:
-        raise ValidationError("generators", f"at most {MAX_WORKLOADS} workloads in a run, got {prepared.workload_count}")
+        raise ValidationError(
+            "generators", f"at most {MAX_WORKLOADS} workloads in a run, got {prepared.workload_count}"
+        )
     if prepared.steps is not None and prepared.steps > MAX_STEPS:
         raise ValidationError("clock", f"at most {MAX_STEPS} ticks (horizon / tick), got {prepared.steps}")
     Simulation(prepared.scenario)  # the simulator's own checks (a horizon when work has no duration)

@@ -170,7 +170,9 @@ def local_queue_detail(
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "localqueue", lq.id),
-        figures=_figures(viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)),
+        figures=_figures(
+            viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)
+        ),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
 
@@ -237,8 +239,9 @@ def cluster_queue_detail(viewer: Viewer, name: str, structure: ClusterStructure,
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(
-            viewer, range_name, Kind.CLUSTER_QUEUE, "clusterqueue", queue.id, {r: float(v) for r, v in capacity.items()},
-            Q(cluster_queue_id=queue.id), show_changes=viewer.is_admin, limit_series=True,
+            viewer, range_name, Kind.CLUSTER_QUEUE, "clusterqueue", queue.id,
+            {r: float(v) for r, v in capacity.items()}, Q(cluster_queue_id=queue.id),
+            show_changes=viewer.is_admin, limit_series=True,
         ),
         can_edit=viewer.is_admin,
     )

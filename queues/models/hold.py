@@ -9,7 +9,11 @@ from django.db import models
 
 # What a hold or a budget is attached to: exactly one of these (nullable foreign keys).
 QUEUE_TARGETS = ("local_queue", "namespace", "cluster_queue")
-_TARGET_MODELS = {"local_queue": "queues.LocalQueue", "namespace": "queues.Namespace", "cluster_queue": "queues.ClusterQueue"}
+_TARGET_MODELS = {
+    "local_queue": "queues.LocalQueue",
+    "namespace": "queues.Namespace",
+    "cluster_queue": "queues.ClusterQueue",
+}
 
 
 def target_field(target: str, *, related_name: str) -> models.ForeignKey:

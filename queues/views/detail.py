@@ -86,11 +86,14 @@ def _render(
 def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
     fixed = {"local_queue__namespace__name": namespace, "local_queue__name": name}
     return _render(
-        request, "queues/detail/local_queue.html", local_queue_detail, (namespace, name), tree=None, workloads=lambda _s: fixed
+        request, "queues/detail/local_queue.html", local_queue_detail, (namespace, name),
+        tree=None, workloads=lambda _s: fixed,
     )
 
 
-def _named_queue_view(template: str, detail_of: Callable[..., QueueDetail | None], level: str, workloads_by: str) -> Any:
+def _named_queue_view(
+    template: str, detail_of: Callable[..., QueueDetail | None], level: str, workloads_by: str
+) -> Any:
     """The page of a ClusterQueue or a namespace: its children in the tree filtered by ``level``,
     its workloads by ``workloads_by`` (both its name)."""
 
@@ -117,5 +120,6 @@ def cohort(request: DashboardRequest, name: str) -> HttpResponse:
         return {"local_queue__cluster_queue_id__in": sorted(structure.subtree_queue_ids(node.id)) if node else []}
 
     return _render(
-        request, "queues/detail/cohort.html", cohort_detail, (name,), tree=TreeFilters(cohort=name), workloads=in_subtree
+        request, "queues/detail/cohort.html", cohort_detail, (name,),
+        tree=TreeFilters(cohort=name), workloads=in_subtree,
     )
