@@ -23,29 +23,17 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import common  # noqa: E402 - bench/common.py, beside this script
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_estimate")
 os.environ["DATABASE_URL"] = DATABASE_URL
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("SECRET_KEY", "bench-only-secret")
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")  # nothing here sends tasks anywhere
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
-
-
-def ensure_database(refill: bool) -> None:
-    import psycopg
-
-    url = urlparse(DATABASE_URL)
-    name = url.path.lstrip("/")
-    admin = url._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        if refill:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def best(rounds: int, work: Callable[[], object]) -> float:
@@ -64,7 +52,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale", type=int, default=4, help="pending workloads multiplied by this for the larger run")
     options = parser.parse_args()
-    ensure_database(options.refill)
+    common.ensure_database(DATABASE_URL, refill=options.refill)
 
     import django
 

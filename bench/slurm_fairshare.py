@@ -34,10 +34,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import common  # noqa: E402 - bench/common.py, beside this script
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_slurm")
 HALF_LIFE = "2m"  # PriorityDecayHalfLife of the harness (FAIRPORTAL_SLURM_HALFLIFE=00:02:00) and usageHalfLifeTime
 os.environ["DATABASE_URL"] = DATABASE_URL
@@ -176,32 +177,12 @@ def run_trace(name: str, trace: list[TraceJob], *, held: bool, tick=None) -> Run
 
 
 def ensure_database() -> None:
-    import psycopg
-
-    url = urlparse(DATABASE_URL)
-    name = url.path.lstrip("/")
-    admin = url._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            connection.execute(f'CREATE DATABASE "{name}"')
+    common.ensure_database(DATABASE_URL)
 
 
 def prepare_fairportal() -> None:
     """An empty database with one ClusterQueue the size of the cluster and a LocalQueue per tenant."""
-    from django.core.management import call_command
-
-    from queues.engine.quantities import parse_millis
-    from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
-    cq = ClusterQueue.objects.create(name="slurm-main", admission_mode=AdmissionMode.USAGE_BASED)
-    flavor = ResourceFlavor.objects.create(name="default")
-    for resource, amount in (("cpu", str(CAPACITY_CPUS)), ("memory", "1Ti")):
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(amount))
-    for tenant, weight in TENANTS.items():
-        namespace = Namespace.objects.create(name=tenant, weight=weight)
-        LocalQueue.objects.create(namespace=namespace, name="main", cluster_queue=cq)
+    common.one_queue_cluster("slurm-main", cpus=CAPACITY_CPUS, tenants=TENANTS)
 
 
 class ControlLoop:

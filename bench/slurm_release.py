@@ -22,6 +22,7 @@ import os
 import sys
 import time
 
+import common
 from slurm_fairshare import DATABASE_URL, ensure_database, idle_cluster, slurm  # sets the environment first
 
 assert DATABASE_URL
@@ -48,18 +49,7 @@ def wait_until_drained(timeout: float = 600.0) -> None:
 
 
 def prepare(count: int) -> None:
-    from django.core.management import call_command
-
-    from queues.engine.quantities import parse_millis
-    from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
-
-    call_command("migrate", verbosity=0, interactive=False)
-    call_command("flush", verbosity=0, interactive=False)
-    cq = ClusterQueue.objects.create(name="release", admission_mode=AdmissionMode.USAGE_BASED)
-    flavor = ResourceFlavor.objects.create(name="default")
-    for resource, amount in (("cpu", str(count)), ("memory", "1Ti")):
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(amount))
-    LocalQueue.objects.create(namespace=Namespace.objects.create(name="bench"), name="main", cluster_queue=cq)
+    common.one_queue_cluster("release", cpus=count, tenants={"bench": 1})
 
 
 def main() -> None:

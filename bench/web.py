@@ -22,10 +22,11 @@ import sys
 import time
 from datetime import timedelta
 from decimal import Decimal
-from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import common  # noqa: E402 - bench/common.py, beside this script
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_web")
 os.environ["DATABASE_URL"] = DATABASE_URL
 os.environ.setdefault("DEBUG", "false")
@@ -47,19 +48,6 @@ REQUESTS = 30
 WARMUP = 3
 TARGET_MS = 150  # p95, warm
 COLD_TARGET_MS = 300  # p95, every request recomputing the shared aggregates
-
-
-def ensure_database() -> None:
-    """Create the benchmark database when it does not exist (connecting to ``postgres``)."""
-    import psycopg
-
-    url = urlparse(DATABASE_URL)
-    name = url.path.lstrip("/")
-    admin = url._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def fill(rng: random.Random) -> None:
@@ -259,7 +247,7 @@ def store_queue_order() -> None:
 
 
 def prepare(refill: bool) -> None:
-    ensure_database()
+    common.ensure_database(DATABASE_URL)
     import django
 
     django.setup()

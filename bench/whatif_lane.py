@@ -23,10 +23,11 @@ import signal
 import subprocess
 import sys
 import time
-from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+import common  # noqa: E402 - bench/common.py, beside this script
+
 DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/fp_bench_lane")
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/0")
 SOFT_LIMIT = os.environ.get("BENCH_SOFT_LIMIT", "30s")
@@ -37,18 +38,7 @@ os.environ.update(
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
 
 
-def ensure_database() -> None:
-    import psycopg
-
-    url = urlparse(DATABASE_URL)
-    name = url.path.lstrip("/")
-    admin = f"{url.scheme}://{url.netloc}/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-
-
-ensure_database()
+common.ensure_database(DATABASE_URL)
 
 import django  # noqa: E402
 
@@ -58,8 +48,10 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from fairportal.celery import app  # noqa: E402
-from queues.api.tasks import run_simulation  # noqa: E402
-from queues.models import ClusterQueue, LocalQueue, Namespace, SimulationRun, Workload, WorkloadState  # noqa: E402
+from playground.models import Run  # noqa: E402
+from playground.tasks import run_playground  # noqa: E402
+from queues.models import ClusterQueue, LocalQueue, Namespace, Workload, WorkloadState  # noqa: E402
+from tests.factories import simulation_run  # noqa: E402
 from tests.fairportal.test_whatif_workers import long_scenario  # noqa: E402
 from tests.procfile import procfile_command, wait_for  # noqa: E402
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit  # noqa: E402
@@ -90,10 +82,10 @@ def stop(workers: list[subprocess.Popen]) -> None:
 def admission_wait(lq: LocalQueue, name: str, *, what_ifs: int, busy: int) -> float:
     """Queue ``what_ifs`` long simulations, wait until ``busy`` of them run, then time a submission."""
     owner = get_user_model().objects.get(username="bench")
-    runs = [SimulationRun.objects.create(owner=owner, document=long_scenario()) for _ in range(what_ifs)]
+    runs = [simulation_run(owner, document=long_scenario()) for _ in range(what_ifs)]
     for run in runs:
-        run_simulation.delay(str(run.pk))
-    if not wait_for(lambda: SimulationRun.objects.filter(status="running").count() >= busy, 60):
+        run_playground.delay(str(run.pk))
+    if not wait_for(lambda: Run.objects.filter(status="running").count() >= busy, 60):
         raise SystemExit("the what-ifs did not start")
     submitted = time.monotonic()
     workload = submit(lq, name, cpu="1", duration=None)  # on commit: an admission pass is sent
@@ -104,7 +96,7 @@ def admission_wait(lq: LocalQueue, name: str, *, what_ifs: int, busy: int) -> fl
 
 def main() -> None:
     call_command("migrate", verbosity=0)
-    SimulationRun.objects.all().delete()
+    Run.objects.all().delete()
     Workload.objects.all().delete()
     LocalQueue.objects.all().delete()
     ClusterQueue.objects.all().delete()
@@ -123,7 +115,7 @@ def main() -> None:
             seconds = admission_wait(lq, f"job-{len(rows)}", what_ifs=what_ifs, busy=busy)
         finally:
             stop(workers)
-            SimulationRun.objects.filter(status__in=("queued", "running")).update(status="failed")
+            Run.objects.filter(status__in=("queued", "running")).update(status="failed")
         rows.append((label, seconds))
     baseline = rows[0][1]
     print(f"Admission wait of a new workload (soft time limit of a what-if: {SOFT_LIMIT})")

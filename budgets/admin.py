@@ -11,6 +11,7 @@ from django.http import HttpRequest
 
 from budgets.models import Budget, BudgetCharge, BudgetEvent
 from budgets.services import delete_budget, request_reconcile
+from fairportal.admin_base import ReadOnlyAdmin
 from fairportal.audit import AuditedAdmin
 from queues.models import Surface
 
@@ -29,17 +30,6 @@ class BudgetAdmin(AuditedAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Budget) -> None:  # type: ignore[override]  # this admin is handed Budgets only
         delete_budget(obj, actor=request.user, surface=Surface.ADMIN)  # audited, under the budget's lock
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(BudgetCharge)

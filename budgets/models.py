@@ -19,6 +19,7 @@ from django.utils import timezone
 from budgets import periods
 from fairportal.access import Access, visibility
 from queues.models import LocalQueue
+from queues.models.hold import exactly_one_target, target_field, targets_set
 from queues.models.validators import validate_dns_label, validate_resource_name
 
 
@@ -47,15 +48,9 @@ class Budget(models.Model):
         DAYS = "days", "Every N days"
 
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
-    local_queue = models.ForeignKey(
-        "queues.LocalQueue", null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
-    )
-    namespace = models.ForeignKey(
-        "queues.Namespace", null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
-    )
-    cluster_queue = models.ForeignKey(
-        "queues.ClusterQueue", null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
-    )
+    local_queue = target_field("local_queue", related_name="budgets")
+    namespace = target_field("namespace", related_name="budgets")
+    cluster_queue = target_field("cluster_queue", related_name="budgets")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.WALL_TIME)
     resource = models.CharField(
         max_length=253, blank=True, validators=[validate_resource_name], help_text="ResourceHours only, e.g. nvidia.com/gpu"
@@ -81,14 +76,7 @@ class Budget(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(local_queue__isnull=False, namespace__isnull=True, cluster_queue__isnull=True)
-                    | models.Q(local_queue__isnull=True, namespace__isnull=False, cluster_queue__isnull=True)
-                    | models.Q(local_queue__isnull=True, namespace__isnull=True, cluster_queue__isnull=False)
-                ),
-                name="budget_exactly_one_target",
-            ),
+            exactly_one_target("budget_exactly_one_target"),
             models.CheckConstraint(condition=models.Q(allocated_hours__gte=0), name="budget_allocated_gte_0"),
         ]
 
@@ -141,8 +129,7 @@ class Budget(models.Model):
     def clean(self) -> None:
         super().clean()
         errors: dict[str, str] = {}
-        targets = [f for f in ("local_queue", "namespace", "cluster_queue") if getattr(self, f"{f}_id")]
-        if len(targets) != 1:
+        if len(targets_set(self)) != 1:
             errors["local_queue"] = "choose exactly one target: a LocalQueue, a Namespace or a ClusterQueue"
         if self.allocated_hours is not None and self.allocated_hours < Decimal(0):
             errors["allocated_hours"] = "must not be negative"

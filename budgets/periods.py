@@ -41,9 +41,6 @@ class Period:
     start: datetime
     end: datetime | None
 
-    def contains(self, moment: datetime) -> bool:
-        return self.start <= moment and (self.end is None or moment < self.end)
-
 
 @dataclass(frozen=True, slots=True)
 class Renewal:

@@ -9,14 +9,13 @@ among the top consumers and the rest only as one "other namespaces" total.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
 
 from budgets import accounting
-from budgets.models import Budget, BudgetCharge, BudgetEvent, BudgetState
+from budgets.models import Budget, BudgetEvent, BudgetState
 from budgets.status import BudgetStatus, Measurement, build_status, to_hours
 from fairportal.access import Access
 from queues.models import QueueHold, Workload
@@ -67,14 +66,6 @@ def budget_events(budget_id: int, *, limit: int | None = 50) -> QuerySet[BudgetE
     """Newest first; the API pages through the full list with ``limit=None``."""
     events = BudgetEvent.objects.filter(budget_id=budget_id).order_by("-at", "-id")
     return events if limit is None else events[:limit]
-
-
-def ledger(budget_id: int, *, period_start: datetime | None = None) -> QuerySet[BudgetCharge]:
-    """The budget's charges (optionally one period's), oldest first, with their workloads."""
-    lines = BudgetCharge.objects.filter(budget_id=budget_id).select_related("workload__namespace")
-    if period_start is not None:
-        lines = lines.filter(period_start=period_start)
-    return lines.order_by("charged_from", "id")
 
 
 @dataclass(frozen=True, slots=True)

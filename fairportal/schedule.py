@@ -7,7 +7,7 @@ from typing import Any
 
 CONTROL_QUEUE = "celery"  # Celery's default: admission, cluster, usage and budget tasks
 WHATIF_QUEUE = "whatif"
-WHATIF_TASKS = ("playground.run", "queues.api.tasks.run_simulation")
+WHATIF_TASKS = ("playground.run",)  # playground runs, /api/v1/simulations/ runs among them
 
 def task_routes() -> dict[str, dict[str, str]]:
     return {name: {"queue": WHATIF_QUEUE} for name in WHATIF_TASKS}

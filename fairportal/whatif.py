@@ -1,9 +1,9 @@
-"""The what-if lane: rules shared by playground runs and ``/api/v1/simulations/`` runs.
+"""The what-if lane: rules of playground runs (``/api/v1/simulations/`` runs are playground runs).
 
 What-if work is any tenant's to start and can take minutes, so it never shares a worker with the
-control loop: both tasks are routed to their own Celery queue (``fairportal.schedule.WHATIF_QUEUE``, its own worker in the
+control loop: its task is routed to their own Celery queue (``fairportal.schedule.WHATIF_QUEUE``, its own worker in the
 Procfile), each run has a soft and a hard time limit, a user has at most
-``WHATIF_MAX_ACTIVE_PER_USER`` runs queued or running (across both kinds), runs that a lost
+``WHATIF_MAX_ACTIVE_PER_USER`` runs queued or running, runs that a lost
 message, a killed worker or a hard time limit left ``queued``/``running`` are failed by the
 reaper, and finished runs are pruned after ``WHATIF_RESULT_RETENTION``.
 """
@@ -33,19 +33,17 @@ class WhatIfLimitReached(Exception):
         )
 
 
-def run_models() -> tuple[type[models.Model], ...]:
-    """Every model of a what-if run (same fields: owner, status, created/started/finished, error)."""
+def _runs() -> models.QuerySet:
     from playground.models import Run
-    from queues.models import SimulationRun
 
-    return (SimulationRun, Run)
+    return Run.objects.all()
 
 
 ACTIVE = ("queued", "running")
 
 
 def active_runs(user: Any) -> int:
-    return sum(model.objects.filter(owner=user, status__in=ACTIVE).count() for model in run_models())
+    return _runs().filter(owner=user, status__in=ACTIVE).count()
 
 
 def claim_slot(user: Any) -> None:
@@ -96,14 +94,12 @@ def reap_stuck_runs(now: datetime | None = None) -> Reaped:
         f"no what-if worker took the run within {settings.WHATIF_QUEUED_TIMEOUT_SECONDS} s "
         "(WHATIF_QUEUED_TIMEOUT); start it again"
     )
-    running = queued = 0
-    for model in run_models():
-        running += model.objects.filter(status="running", started_at__lt=running_deadline).update(
-            status="failed", error=running_error, finished_at=now
-        )
-        queued += model.objects.filter(status="queued", created_at__lt=queued_deadline).update(
-            status="failed", error=queued_error, finished_at=now
-        )
+    running = _runs().filter(status="running", started_at__lt=running_deadline).update(
+        status="failed", error=running_error, finished_at=now
+    )
+    queued = _runs().filter(status="queued", created_at__lt=queued_deadline).update(
+        status="failed", error=queued_error, finished_at=now
+    )
     return Reaped(running=running, queued=queued)
 
 
@@ -111,18 +107,16 @@ def prune_finished_runs(now: datetime | None = None) -> int:
     """Delete finished runs older than ``WHATIF_RESULT_RETENTION`` (results included).
 
     Playground runs whose edits were applied are kept: their applications are the audit trail.
-    Stored simulation outcomes no run refers to any more go with them.
+    Stored simulation outcomes no run refers to any more go with them, and so do the scenarios
+    posted to ``/api/v1/simulations/`` (each belongs to its one run).
     """
-    from playground.models import Outcome, Run
+    from playground.models import Outcome, Run, Scenario
 
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.WHATIF_RESULT_RETENTION_SECONDS)
-    deleted = 0
     with transaction.atomic():
-        for model in run_models():
-            old = model.objects.filter(status__in=("succeeded", "failed"), created_at__lt=cutoff)
-            if model is Run:
-                old = old.filter(applications__isnull=True)
-            deleted += old.delete()[1].get(model._meta.label, 0)
+        old = _runs().filter(status__in=("succeeded", "failed"), created_at__lt=cutoff, applications__isnull=True)
+        deleted = old.delete()[1].get(Run._meta.label, 0)
+        Scenario.objects.filter(source=Scenario.Source.API, runs__isnull=True).delete()
         Outcome.objects.filter(created_at__lt=cutoff).exclude(
             models.Exists(Run.objects.filter(models.Q(baseline=models.OuterRef("pk")) | models.Q(edited=models.OuterRef("pk"))))
         ).delete()

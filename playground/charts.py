@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from queues.charts import FONT, GRID  # the dashboard's look: same font and grid
+from queues.charts import GRID, THEME  # the dashboard's look
 
 Figure = dict[str, Any]
 
@@ -34,12 +34,7 @@ def base_layout(*, x_title: str, y_title: str, height: int = 300) -> dict[str, A
     return {
         "height": height + 40,  # the legend's own strip at the bottom
         "margin": {"l": 56, "r": 16, "t": 30, "b": 84},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "rgba(0,0,0,0)",
-        "font": {"family": FONT, "size": 12, "color": "#172033"},
-        "hovermode": "x unified",
-        # Pinned to the bottom of the figure (not the plot), below the axis title: they never overlap.
-        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        **THEME,
         # automargin: long tick labels push the titles out instead of clipping them.
         "xaxis": {"title": {"text": x_title, "standoff": 6}, "gridcolor": GRID, "zeroline": False, "automargin": True,
                   "ticklabelstandoff": 4},

@@ -1,5 +1,5 @@
-"""The playground's records: scenarios, runs (baseline vs edited), simulation outcomes, and the
-applications of a run's edits to the real policy.
+"""The playground's records: scenarios, runs (baseline vs edited, or one scenario alone for the
+simulations API), simulation outcomes, and the applications of a run's edits to the real policy.
 
 Ids are UUIDs so a run's URL can be shared without enumerating others'; access is still checked
 (owner or admin). The database holds every input and output: a lost Celery message or a worker
@@ -23,6 +23,7 @@ class Scenario(models.Model):
         LIVE = "live", "Today's cluster"
         PRESET = "preset", "Preset"
         UPLOAD = "upload", "Uploaded file"
+        API = "api", "Posted to /api/v1/simulations/"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
@@ -41,7 +42,9 @@ class Scenario(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["owner", "created_at"], name="playground_scenario_owner")]
         constraints = [
-            models.CheckConstraint(condition=models.Q(source__in=["live", "preset", "upload"]), name="playground_scenario_source"),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["live", "preset", "upload", "api"]), name="playground_scenario_source"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -71,7 +74,11 @@ class Outcome(models.Model):
 
 
 class Run(models.Model):
-    """Baseline against edited: queued, run by a worker (with progress), compared."""
+    """Baseline against edited: queued, run by a worker (with progress), compared.
+
+    A run with no edits is a single simulation of its scenario (``/api/v1/simulations/``): its
+    outcome is the baseline and there is no comparison.
+    """
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -9,9 +9,11 @@ from playground.models import Application, Run, Scenario
 
 
 def visible_scenarios(access: Access) -> QuerySet[Scenario]:
-    """Every scenario for admins; a user's own otherwise (without the large document)."""
+    """Every scenario for admins; a user's own otherwise (without the large document). Scenarios
+    posted to ``/api/v1/simulations/`` are that endpoint's, not the playground's."""
     rows = (
-        Scenario.objects.select_related("owner")
+        Scenario.objects.exclude(source=Scenario.Source.API)
+        .select_related("owner")
         .defer("document")
         .annotate(run_count=Count("runs"))
         .order_by("-created_at", "-id")  # GROUP BY drops the Meta ordering: say it again for stable pages
@@ -21,9 +23,11 @@ def visible_scenarios(access: Access) -> QuerySet[Scenario]:
 
 def visible_runs(access: Access) -> QuerySet[Run]:
     """Runs the user may open: all for admins, their own otherwise. The comparison (large) is
-    deferred; detail reads ask for it with ``with_comparison``."""
+    deferred; detail reads ask for it with ``with_comparison``. Single simulations (runs of a
+    scenario posted to ``/api/v1/simulations/``) are that endpoint's."""
     rows = (
-        Run.objects.select_related("scenario", "owner")
+        Run.objects.exclude(scenario__source=Scenario.Source.API)
+        .select_related("scenario", "owner")
         .defer("comparison", "scenario__document")
         .prefetch_related(Prefetch("applications", queryset=Application.objects.select_related("actor")))
     )

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
+from fairportal.admin_base import ReadOnlyAdmin, WrittenElsewhereAdmin
 from fairportal.audit import AuditedAdmin
 from queues import services
 from queues.fields import QuantityFormField, format_for_humans
@@ -222,7 +223,7 @@ class TenantMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(PolicyChange)
-class PolicyChangeAdmin(admin.ModelAdmin):
+class PolicyChangeAdmin(ReadOnlyAdmin):
     list_display = ("at", "actor_name", "surface", "action", "object_type", "object_repr", "changed")
     list_filter = ("surface", "action", "object_type")
     search_fields = ("object_repr", "actor_name", "note")
@@ -232,15 +233,6 @@ class PolicyChangeAdmin(admin.ModelAdmin):
     @admin.display(description="Changed fields")
     def changed(self, obj: PolicyChange) -> str:
         return ", ".join(obj.changed_fields())
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(WorkloadPriorityClass)
@@ -253,7 +245,7 @@ class WorkloadPriorityClassAdmin(AuditedAdmin):
 
 
 @admin.register(ClusterJob)
-class ClusterJobAdmin(admin.ModelAdmin):
+class ClusterJobAdmin(WrittenElsewhereAdmin):
     """Links between cluster jobs (Slurm job ids) and workloads. Deleting a rejected job's row
     lets the next sync try to import it again (after the LocalQueue it names was created)."""
 
@@ -262,21 +254,9 @@ class ClusterJobAdmin(admin.ModelAdmin):
     search_fields = ("external_id", "error")
     readonly_fields = ("backend", "external_id", "workload", "error", "settled", "created_at")
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 @admin.register(BackendHealth)
-class BackendHealthAdmin(admin.ModelAdmin):
+class BackendHealthAdmin(WrittenElsewhereAdmin):
     """Whether the cluster answered; written by the control loop only."""
 
     list_display = ("backend", "reachable", "failures", "unreachable_since", "retry_at", "last_ok_at", "last_error")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -20,6 +20,16 @@ Figure = dict[str, Any]
 
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 GRID = "#eef1f6"
+# Every figure's look (the dashboard's and the playground's): transparent background, the page's
+# font, one hover label for all series, and the legend pinned to the bottom of the figure (not
+# the plot), below the axis title, so they never overlap.
+THEME: dict[str, Any] = {
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+    "font": {"family": FONT, "size": 12, "color": "#172033"},
+    "hovermode": "x unified",
+    "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+}
 COLORS = {"admitted": "#16845b", "pending": "#d48806", "entitlement": "#172033", "capacity": "#8a94a6"}
 RESOURCE_COLORS = ["#4055d8", "#16845b", "#b26a00", "#9c36b5", "#0b7285", "#c2255c"]
 
@@ -38,11 +48,7 @@ def base_layout(*, y_title: str = "", percent: bool = False, height: int | None 
     """Transparent background, light grid, legend below, one hover label for all series."""
     layout: dict[str, Any] = {
         "margin": {"l": 56, "r": 16, "t": 16, "b": 64},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "rgba(0,0,0,0)",
-        "font": {"family": FONT, "size": 12, "color": "#172033"},
-        "hovermode": "x unified",
-        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+        **THEME,
         # Stand-offs keep the y axis' "0" clear of the first time label at the corner.
         "xaxis": {"type": "date", "gridcolor": GRID, "zeroline": False, "ticklabelstandoff": 6, "automargin": True},
         "yaxis": {
@@ -274,43 +280,20 @@ def allocation_figure(
                 "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",  # noqa: B023
             }
 
-        if resource in allocated:
-            data.append(
-                trace(
-                    "Admitted",
-                    [to_display(v, resource) for v in allocated[resource]],
-                    {"color": "#4055d8", "width": 2, "shape": "hv"},
-                    "admitted",
-                )
-            )
-        if resource in consumed:
-            data.append(
-                trace(
-                    "Decayed usage",
-                    [to_display(v, resource) for v in consumed[resource]],
-                    {"color": "#b26a00", "width": 2, "dash": "dot"},
-                    "consumed",
-                )
-            )
+        stored_series = (
+            (allocated, "Admitted", {"color": "#4055d8", "width": 2, "shape": "hv"}, "admitted"),
+            (consumed, "Decayed usage", {"color": "#b26a00", "width": 2, "dash": "dot"}, "consumed"),
+        )
+        for series, name, line, group in stored_series:
+            if resource in series:
+                data.append(trace(name, [to_display(v, resource) for v in series[resource]], line, group))
         if entitlement.get(resource, 0) > 0:
             value = to_display(entitlement[resource], resource)
-            data.append(
-                trace(
-                    "Entitlement",
-                    [value] * len(x),
-                    {"color": COLORS["entitlement"], "width": 1, "dash": "dash"},
-                    "entitlement",
-                )
-            )
+            line = {"color": COLORS["entitlement"], "width": 1, "dash": "dash"}
+            data.append(trace("Entitlement", [value] * len(x), line, "entitlement"))
         if resource in limit:
-            data.append(
-                trace(
-                    limit_name,
-                    [to_display(v, resource) for v in limit[resource]],
-                    {"color": COLORS["capacity"], "width": 1},
-                    "limit",
-                )
-            )
+            line = {"color": COLORS["capacity"], "width": 1}
+            data.append(trace(limit_name, [to_display(v, resource) for v in limit[resource]], line, "limit"))
         layout.setdefault("annotations", []).append(
             {
                 "text": f"<b>{short_name(resource)}</b>"

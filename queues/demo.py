@@ -43,6 +43,7 @@ from queues.models import (
     WorkloadState,
 )
 from queues.models.workload import normalise_pod_sets, total_requests
+from queues.services.workloads import new_workload
 
 GPU = "nvidia.com/gpu"
 SEED = 20261121
@@ -305,15 +306,9 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
             if (lq.namespace.name, name) in existing:
                 continue
             normalised = normalise_pod_sets(pod_sets)
-            workload = Workload(
-                namespace=lq.namespace,
-                local_queue=lq,
-                name=name,
-                priority=priority,
-                pod_sets=normalised,
-                duration_seconds=duration,
-                created_at=queued_at,
-                queued_at=queued_at,
+            workload = new_workload(
+                lq, name, normalised, priority=priority, duration_seconds=duration,
+                created_at=queued_at, queued_at=queued_at,
             )
             assignment: dict[str, str] = {}
             if finished:

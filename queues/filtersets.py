@@ -55,16 +55,19 @@ class IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
 
-class ResourceFlavorFilterSet(django_filters.FilterSet):
+class NamedFilterSet(django_filters.FilterSet):
+    """Policy objects are found by part of their name."""
+
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
 
+
+class ResourceFlavorFilterSet(NamedFilterSet):
     class Meta:
         model = ResourceFlavor
         fields = ["name"]
 
 
-class CohortFilterSet(django_filters.FilterSet):
-    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+class CohortFilterSet(NamedFilterSet):
     parent = django_filters.CharFilter(field_name="parent__name", help_text="Name of the parent cohort")
     root = django_filters.ChoiceFilter(
         choices=[("true", "true"), ("false", "false")], method="filter_root",
@@ -80,8 +83,7 @@ class CohortFilterSet(django_filters.FilterSet):
         return queryset.filter(parent__isnull=value == "true")
 
 
-class ClusterQueueFilterSet(django_filters.FilterSet):
-    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+class ClusterQueueFilterSet(NamedFilterSet):
     cohort = django_filters.CharFilter(field_name="cohort__name", help_text="Name of the cohort")
     admission_mode = django_filters.ChoiceFilter(choices=AdmissionMode.choices)
     stop_policy = django_filters.ChoiceFilter(choices=StopPolicy.choices)
@@ -91,16 +93,13 @@ class ClusterQueueFilterSet(django_filters.FilterSet):
         fields = ["name", "cohort", "admission_mode", "stop_policy"]
 
 
-class NamespaceFilterSet(django_filters.FilterSet):
-    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
-
+class NamespaceFilterSet(NamedFilterSet):
     class Meta:
         model = Namespace
         fields = ["name"]
 
 
-class LocalQueueFilterSet(django_filters.FilterSet):
-    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+class LocalQueueFilterSet(NamedFilterSet):
     namespace = django_filters.CharFilter(field_name="namespace__name", help_text="Name of the namespace")
     cluster_queue = django_filters.CharFilter(field_name="cluster_queue__name", help_text="Name of the ClusterQueue")
     stop_policy = django_filters.ChoiceFilter(choices=StopPolicy.choices)

@@ -54,15 +54,7 @@ class NamespaceForm(PlainWeightMixin, forms.ModelForm):
 class ClusterQueueForm(PlainWeightMixin, forms.ModelForm):
     class Meta:
         model = ClusterQueue
-        fields = [
-            "weight",
-            "queueing_strategy",
-            "admission_mode",
-            "preemption_within_cluster_queue",
-            "reclaim_within_cohort",
-            "stop_policy",
-            "description",
-        ]
+        fields = list(ClusterQueue.POLICY_FIELDS)
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 

@@ -18,20 +18,6 @@ from queues.models import (
     WorkloadState,
 )
 
-
-def cluster_queues_with_counts() -> QuerySet[ClusterQueue]:
-    """ClusterQueues with their cohort, LocalQueues and pending/admitted counts (3 queries)."""
-    return (
-        ClusterQueue.objects.select_related("cohort")
-        .prefetch_related("local_queues__namespace", "quotas__flavor")
-        .annotate(
-            pending=Count("local_queues__workloads", filter=Q(local_queues__workloads__state=WorkloadState.PENDING)),
-            admitted=Count("admitted_workloads", filter=Q(admitted_workloads__state=WorkloadState.ADMITTED)),
-        )
-        .order_by("cohort__name", "name")
-    )
-
-
 # -- API lists: related rows joined or prefetched, so a page costs the same at any size ------
 
 def resource_flavors() -> QuerySet[ResourceFlavor]:

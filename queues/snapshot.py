@@ -69,11 +69,6 @@ def epoch(moment: datetime) -> float:
     return moment.timestamp()
 
 
-def workload_key(namespace: str, name: str) -> str:
-    """Workloads are named ``namespace/name`` in the engine, so reasons read well."""
-    return f"{namespace}/{name}"
-
-
 # --- units -----------------------------------------------------------------------------------
 
 

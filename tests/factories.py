@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
 
+from playground.models import Run, Scenario
 from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
@@ -94,3 +96,11 @@ class TenantMembershipFactory(factory.django.DjangoModelFactory):
     user = factory.SubFactory(UserFactory)
     namespace = factory.SubFactory(NamespaceFactory)
     role = TenantMembership.Role.VIEWER
+
+
+def simulation_run(owner: Any, *, document: dict[str, Any] | None = None, name: str = "", **fields: Any) -> Run:
+    """A stored ``/api/v1/simulations/`` run: a scenario of source ``api`` and its run, no edits."""
+    scenario = Scenario.objects.create(
+        name=name or "scenario", source=Scenario.Source.API, owner=owner, document=document or {}
+    )
+    return Run.objects.create(scenario=scenario, owner=owner, edits=[], **fields)

@@ -2,10 +2,12 @@
 
 from rest_framework.routers import BaseRouter
 
+from playground.api.simulations import SimulationViewSet
 from playground.api.views import PresetViewSet, RunViewSet, ScenarioViewSet
 
 
 def register_routes(router: BaseRouter) -> None:
+    router.register("simulations", SimulationViewSet, basename="simulation")
     router.register("playground/presets", PresetViewSet, basename="playground-preset")
     router.register("playground/scenarios", ScenarioViewSet, basename="playground-scenario")
     router.register("playground/runs", RunViewSet, basename="playground-run")

@@ -1,5 +1,9 @@
 """Runs: validate the edits and queue a run; the worker simulates both sides and compares.
 
+A run with no edits is a single simulation (``services.simulations``, the API's
+``/api/v1/simulations/``): the worker simulates the scenario alone and stores its outcome as the
+baseline, with no comparison.
+
 ``start_run`` checks everything a run needs before writing it (the edits apply and the edited
 scenario validates; the error names ``edits[i]``), stores what the edits change
 (``policy_diff``), and sends the task once the transaction commits. ``execute_run`` is the
@@ -30,6 +34,7 @@ from playground.models import Outcome, Run, Scenario
 from playground.policy_diff import environment_lines, policy_deltas
 from queues.engine.errors import ValidationError
 from queues.engine.scenario import Scenario as EngineScenario
+from queues.engine.scenario import parse_scenario
 from queues.engine.simulator import simulate
 
 # Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
@@ -57,8 +62,14 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
             deltas=[delta.to_dict() for delta in deltas],
             environment=environment_lines(deltas, edited.policy),
         )
-        enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: whatif.mark_unsent(Run, run.pk))
+        send_on_commit(run)
     return run
+
+
+def send_on_commit(run: Run) -> None:
+    """Send a queued run to the worker once the transaction commits; a broker that cannot be
+    reached marks it failed (``whatif.UNSENT_MESSAGE``) instead of leaving it queued."""
+    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: whatif.mark_unsent(Run, run.pk))
 
 
 def resend(run: Run) -> bool:
@@ -95,7 +106,7 @@ def _outcome(scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, p
         progress(1.0)
         return stored
     started = time.perf_counter()
-    data = simulate(parsed, progress=progress)
+    data = json_safe(simulate(parsed, progress=progress))
     seconds = time.perf_counter() - started
     try:
         with transaction.atomic():
@@ -113,18 +124,7 @@ def execute_run(run_id: Any) -> Run | None:
         return None
     run = Run.objects.select_related("scenario").get(pk=run_id)
     try:
-        baseline_scenario = documents.validate(run.scenario.document)
-        _, edited_scenario = documents.apply_edits(run.scenario.document, run.edits)
-        baseline = _outcome(run.scenario, [], baseline_scenario, _ProgressWriter(run.pk, BASELINE_SPAN))
-        Run.objects.filter(pk=run.pk).update(phase=Run.Phase.EDITED, progress=EDITED_SPAN[0], baseline=baseline)
-        edited = _outcome(run.scenario, run.edits, edited_scenario, _ProgressWriter(run.pk, EDITED_SPAN))
-        Run.objects.filter(pk=run.pk).update(phase=Run.Phase.COMPARING, progress=EDITED_SPAN[1], edited=edited)
-        view = compare(
-            baseline.data,
-            edited.data,
-            capacity=capacity_of(baseline_scenario),
-            budget_labels=[budget.label for budget in baseline_scenario.budgets],
-        )
+        stored = _compare(run) if run.edits else _simulate_alone(run)
     except (ValidationError, EditError) as problem:
         _finish(run.pk, status=Run.Status.FAILED, error=str(problem))
     except SoftTimeLimitExceeded:
@@ -133,8 +133,41 @@ def execute_run(run_id: Any) -> Run | None:
         _finish(run.pk, status=Run.Status.FAILED, error=f"internal error: {type(problem).__name__}: {problem}")
         raise
     else:
-        _finish(run.pk, status=Run.Status.SUCCEEDED, comparison=view, progress=1.0, phase=Run.Phase.DONE)
+        _finish(run.pk, status=Run.Status.SUCCEEDED, progress=1.0, phase=Run.Phase.DONE, **stored)
     return Run.objects.get(pk=run.pk)
+
+
+def _compare(run: Run) -> dict[str, Any]:
+    """Both sides simulated (progress written per phase), then the comparison view."""
+    baseline_scenario = documents.validate(run.scenario.document)
+    _, edited_scenario = documents.apply_edits(run.scenario.document, run.edits)
+    baseline = _outcome(run.scenario, [], baseline_scenario, _ProgressWriter(run.pk, BASELINE_SPAN))
+    Run.objects.filter(pk=run.pk).update(phase=Run.Phase.EDITED, progress=EDITED_SPAN[0], baseline=baseline)
+    edited = _outcome(run.scenario, run.edits, edited_scenario, _ProgressWriter(run.pk, EDITED_SPAN))
+    Run.objects.filter(pk=run.pk).update(phase=Run.Phase.COMPARING, progress=EDITED_SPAN[1], edited=edited)
+    view = compare(
+        baseline.data,
+        edited.data,
+        capacity=capacity_of(baseline_scenario),
+        budget_labels=[budget.label for budget in baseline_scenario.budgets],
+    )
+    return {"comparison": view}
+
+
+def _simulate_alone(run: Run) -> dict[str, Any]:
+    """A run with no edits: the scenario alone (checked against the caps of
+    ``services.simulations`` when it was stored), its outcome stored as the baseline."""
+    parsed = parse_scenario(run.scenario.document)
+    return {"baseline": _outcome(run.scenario, [], parsed, _ProgressWriter(run.pk, (0.0, 1.0)))}
+
+
+def json_safe(result: dict[str, Any]) -> dict[str, Any]:
+    """The simulator's result as strict JSON (no NaN or infinity), so it can be stored and sent."""
+    try:
+        json.dumps(result, allow_nan=False)
+    except ValueError:
+        raise ValidationError("", "the simulation produced a non-finite number; check weights and capacities") from None
+    return result
 
 
 def _finish(run_id: Any, **fields: Any) -> None:

@@ -10,7 +10,6 @@ from queues.api.views.policy import (
     NamespaceViewSet,
     ResourceFlavorViewSet,
 )
-from queues.api.views.simulations import SimulationViewSet
 from queues.api.views.usage import UsageSampleViewSet
 from queues.api.views.workloads import WorkloadViewSet
 
@@ -24,4 +23,3 @@ def register_routes(router: BaseRouter) -> None:
     router.register("workloads", WorkloadViewSet, basename="workload")
     router.register("policy-changes", PolicyChangeViewSet, basename="policy-change")
     router.register("usage-samples", UsageSampleViewSet, basename="usage-sample")
-    router.register("simulations", SimulationViewSet, basename="simulation")

@@ -7,7 +7,7 @@ own usage series; entitlement uses today's weights and quotas (the help text say
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ from fairportal.access import Access
 from queues import charts
 from queues.dashboard import analytics, history, live
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
-from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
+from queues.dashboard.shares import NO_SHARE, Share, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
@@ -86,16 +86,26 @@ class QueueDetail:
 
 
 def _figures(
-    series: history.Series,
+    viewer: Access,
+    range_name: str,
+    series_kind: str,
+    object_type: str,
+    object_id: int,
     entitlement: dict[str, float],
-    window: history.Window,
-    markers: list[charts.Marker],
     admissions: Q,
     *,
+    show_changes: bool = True,
     limit_series: bool = False,
     limit: dict[str, float] | None = None,
     limit_name: str = "Nominal quota",
 ) -> dict[str, charts.Figure]:
+    """A queue page's charts over ``range_name``: its stored series (``series_kind``), the waits of
+    ``admissions``, and its policy changes as markers (``object_type``, unless not ``show_changes``)."""
+    window = history.window(range_name)
+    series = history.object_series(series_kind, object_id, window.start)
+    markers = (
+        change_markers(viewer, window.start, object_type=object_type, object_id=object_id) if show_changes else []
+    )
     if limit_series:
         limits = series.capacity
     else:
@@ -151,32 +161,34 @@ def local_queue_detail(
     allocated = _admitted_usage(workload__local_queue_id=lq.id)
     counts = live.counts_by_local_queue(local_queue_ids=[lq.id]).get(lq.id, live.Counts())
     keys = {"local_queue_ids": [lq.id], "namespace_ids": [lq.namespace_id], "cluster_queue_ids": [lq.cluster_queue_id]}
-    window = history.window(range_name)
-    series = history.object_series(Kind.LOCAL_QUEUE, lq.id, window.start)
     return QueueDetail(
         obj=lq,
         kind="localQueue",
         mode=queue.effective_mode,
         scope=queue.scope,
-        allocated=amounts(allocated),
-        decayed=amounts(lq.consumed_resources),
-        entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement),
-        usage_share=dominant_share(lq.consumed_resources or {}, entitlement),
-        admitted=counts.admitted,
-        pending=counts.pending,
+        **_usage(allocated, lq.consumed_resources, entitlement, [counts]),
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "localqueue", lq.id),
         figures=_figures(
-            series,
-            entitlement,
-            window,
-            change_markers(viewer, window.start, object_type="localqueue", object_id=lq.id),
-            Q(local_queue_id=lq.id),
+            viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)
         ),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
+
+
+def _usage(
+    allocated: Mapping[str, float], consumed: Mapping[str, float] | None, entitlement: dict[str, Any], counts: Iterable[Any]
+) -> dict[str, Any]:
+    """What every queue page shows alike: admitted usage, decayed usage and the entitlement,
+    the dominant shares of both, and the workloads admitted and pending (``live.Counts``)."""
+    counts = list(counts)
+    return {
+        **usage_fields(allocated, consumed, entitlement),
+        "entitlement": amounts(entitlement),
+        "admitted": sum(c.admitted for c in counts),
+        "pending": sum(c.pending for c in counts),
+    }
 
 
 def _flatten(found: Mapping[tuple[str, int], list[Any]]) -> list[Any]:
@@ -210,36 +222,24 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
         for (flavor, resource), amount_ in sorted(used.items())
         if (flavor, resource) not in known
     ]
-    allocated: dict[str, float] = {}
-    for (_flavor, resource), value in used.items():
-        add(allocated, {resource: value})
+    allocated = per_resource(used)
     capacity = node.capacity
     counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
-    window = history.window(range_name)
-    series = history.object_series(Kind.CLUSTER_QUEUE, queue.id, window.start)
-    markers = (
-        change_markers(viewer, window.start, object_type="clusterqueue", object_id=queue.id) if viewer.is_admin else []
-    )
     keys = {"cluster_queue_ids": [queue.id]}
     return QueueDetail(
         obj=queue,
         kind="clusterQueue",
         mode=node.effective_mode,
         scope=node.scope,
-        allocated=amounts(allocated),
-        decayed=amounts(queue.consumed_resources),
-        entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity),
-        usage_share=dominant_share(queue.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, queue.consumed_resources, capacity, counts.values()),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(
-            series, {r: float(v) for r, v in capacity.items()}, window, markers, Q(cluster_queue_id=queue.id),
-            limit_series=True,
+            viewer, range_name, Kind.CLUSTER_QUEUE, "clusterqueue", queue.id,
+            {r: float(v) for r, v in capacity.items()}, Q(cluster_queue_id=queue.id),
+            show_changes=viewer.is_admin, limit_series=True,
         ),
         can_edit=viewer.is_admin,
     )
@@ -256,29 +256,17 @@ def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, ran
         QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
     ]
     counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
-    window = history.window(range_name)
-    series = history.object_series(Kind.NAMESPACE, namespace.id, window.start)
     keys = {"namespace_ids": [namespace.id]}
     return QueueDetail(
         obj=namespace,
         kind="namespace",
-        allocated=amounts(allocated),
-        decayed=amounts(namespace.consumed_resources),
-        entitlement=amounts(entitlement),
-        share=dominant_share(allocated, entitlement),
-        usage_share=dominant_share(namespace.consumed_resources or {}, entitlement),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, namespace.consumed_resources, entitlement, counts.values()),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "namespace", namespace.id),
         figures=_figures(
-            series,
-            entitlement,
-            window,
-            change_markers(viewer, window.start, object_type="namespace", object_id=namespace.id),
-            Q(namespace_id=namespace.id),
+            viewer, range_name, Kind.NAMESPACE, "namespace", namespace.id, entitlement, Q(namespace_id=namespace.id),
             limit={r: float(v) for r, v in hard.items()},
             limit_name="Hard quota",
         ),
@@ -298,15 +286,12 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
     used = live.admitted_usage(cluster_queue_ids=inside).by_cluster_queue_flavor(structure.queue_of())
     allocated: dict[str, float] = {}
     for cells in used.values():
-        for (_flavor, resource), value in cells.items():
-            add(allocated, {resource: value})
+        per_resource(cells, into=allocated)
     own = [
         QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit)
         for c in structure.cohorts[cohort.id].quotas
     ]
     counts = live.counts_by_local_queue(cluster_queue_ids=inside)
-    window = history.window(range_name)
-    series = history.object_series(Kind.COHORT, cohort.id, window.start)
     mode, scope = "", ""
     for node in structure.cohort_path(cohort.id):
         if node.admission_mode:
@@ -317,21 +302,11 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         kind="cohort",
         mode=mode,
         scope=scope,
-        allocated=amounts(allocated),
-        decayed=amounts(cohort.consumed_resources),
-        entitlement=amounts(capacity),
-        share=dominant_share(allocated, capacity),
-        usage_share=dominant_share(cohort.consumed_resources or {}, capacity),
-        admitted=sum(c.admitted for c in counts.values()),
-        pending=sum(c.pending for c in counts.values()),
+        **_usage(allocated, cohort.consumed_resources, capacity, counts.values()),
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(
-            series,
-            capacity,
-            window,
-            change_markers(viewer, window.start, object_type="cohort", object_id=cohort.id),
-            Q(cluster_queue_id__in=sorted(inside)),
+            viewer, range_name, Kind.COHORT, "cohort", cohort.id, capacity, Q(cluster_queue_id__in=sorted(inside)),
             limit_series=True,
             limit_name="Subtree nominal quota",
         ),

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
+from queues.display import amounts
 from queues.engine.simulator import jain_index as engine_jain_index
 
 
@@ -67,6 +69,35 @@ def dominant_share(amounts: Mapping[str, float], entitlement: Mapping[str, float
         if best.ratio is None or value > best.ratio:
             best = Share(value, resource)
     return best
+
+
+class UsageFields(TypedDict):
+    allocated: list[str]
+    decayed: list[str]
+    share: Share
+    usage_share: Share
+
+
+def usage_fields(
+    allocated: Mapping[str, float], consumed: Mapping[str, float] | None, entitlement: Mapping[str, float]
+) -> UsageFields:
+    """How every queue level shows its usage: admitted (``allocated``) and decayed (``consumed``)
+    amounts, and the dominant share of each against ``entitlement``."""
+    consumed = consumed or {}
+    return {
+        "allocated": amounts(allocated),
+        "decayed": amounts(consumed),
+        "share": dominant_share(allocated, entitlement),
+        "usage_share": dominant_share(consumed, entitlement),
+    }
+
+
+def per_resource(cells: Mapping[tuple[str, str], float], into: dict[str, float] | None = None) -> dict[str, float]:
+    """Amounts per (flavor, resource) summed per resource (added to ``into`` when given)."""
+    total = {} if into is None else into
+    for (_flavor, resource), amount in cells.items():
+        total[resource] = total.get(resource, 0.0) + float(amount)
+    return total
 
 
 def add(into: dict[str, float], amounts: Mapping[str, float]) -> dict[str, float]:

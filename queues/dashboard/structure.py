@@ -6,9 +6,11 @@ mode in force). Small even at 1,000 LocalQueues (one short row each), and loaded
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import models
 
 from queues.dashboard.shares import add, weighted_part
 from queues.engine.types import NO_FAIR_SHARING
@@ -141,17 +143,11 @@ class ClusterStructure:
     def cohort_capacity(self, cohort_id: int) -> dict[str, float]:
         """Nominal quota of a cohort's subtree: its own quota plus every ClusterQueue below."""
         total: dict[str, float] = {}
-        stack, seen = [cohort_id], set()
-        while stack:
-            node = self.cohorts.get(stack.pop())
-            if node is None or node.id in seen:
-                continue
-            seen.add(node.id)
+        for node in self.subtree(cohort_id):
             for cell in node.quotas:
                 add(total, {cell.resource: cell.nominal})
             for cq_id in node.cluster_queues:
                 add(total, self.cluster_queues[cq_id].capacity)
-            stack.extend(node.children)
         return total
 
     def cluster_capacity(self, cluster_queue_ids: set[int] | None = None) -> dict[str, float]:
@@ -166,17 +162,19 @@ class ClusterStructure:
                 add(total, queue.capacity)
         return total
 
-    def subtree_queue_ids(self, cohort_id: int) -> set[int]:
-        found: set[int] = set()
+    def subtree(self, cohort_id: int) -> Iterator[CohortNode]:
+        """A cohort and every cohort below it, each once (a cycle in the rows stops the walk)."""
         stack, seen = [cohort_id], set()
         while stack:
             node = self.cohorts.get(stack.pop())
             if node is None or node.id in seen:
                 continue
             seen.add(node.id)
-            found.update(node.cluster_queues)
+            yield node
             stack.extend(node.children)
-        return found
+
+    def subtree_queue_ids(self, cohort_id: int) -> set[int]:
+        return {cq_id for node in self.subtree(cohort_id) for cq_id in node.cluster_queues}
 
     def namespace_entitlement_in(self, namespace_id: int, cluster_queue_id: int) -> dict[str, float]:
         queue = self.cluster_queues[cluster_queue_id]
@@ -211,43 +209,22 @@ def _cell(row: dict[str, Any]) -> QuotaCell:
     return QuotaCell(row["flavor__name"], row["resource"], row["nominal"], row["borrowing_limit"], row["lending_limit"])
 
 
+def _nodes(model: type[models.Model], node: type[Any], fields: tuple[str, ...]) -> dict[int, Any]:
+    """One node per row, by id: ``fields`` as they are, decayed usage as ``consumed`` (one query)."""
+    return {
+        row["id"]: node(**{name: row[name] for name in fields}, consumed=row["consumed_resources"] or {})
+        for row in model._default_manager.values(*fields, "consumed_resources")
+    }
+
+
 def load_structure() -> ClusterStructure:
     """Five queries, whatever the size of the cluster."""
-    cohorts = {
-        row["id"]: CohortNode(
-            id=row["id"],
-            name=row["name"],
-            parent_id=row["parent_id"],
-            weight=row["weight"],
-            admission_mode=row["admission_mode"],
-            consumed=row["consumed_resources"] or {},
-        )
-        for row in Cohort.objects.values("id", "name", "parent_id", "weight", "admission_mode", "consumed_resources")
-    }
-    queues = {
-        row["id"]: ClusterQueueNode(
-            id=row["id"],
-            name=row["name"],
-            cohort_id=row["cohort_id"],
-            weight=row["weight"],
-            queueing_strategy=row["queueing_strategy"],
-            admission_mode=row["admission_mode"],
-            stop_policy=row["stop_policy"],
-            consumed=row["consumed_resources"] or {},
-            weighted_share=row["weighted_share"],
-        )
-        for row in ClusterQueue.objects.values(
-            "id",
-            "name",
-            "cohort_id",
-            "weight",
-            "queueing_strategy",
-            "admission_mode",
-            "stop_policy",
-            "consumed_resources",
-            "weighted_share",
-        )
-    }
+    cohorts = _nodes(Cohort, CohortNode, ("id", "name", "parent_id", "weight", "admission_mode"))
+    queues = _nodes(
+        ClusterQueue,
+        ClusterQueueNode,
+        ("id", "name", "cohort_id", "weight", "queueing_strategy", "admission_mode", "stop_policy", "weighted_share"),
+    )
     quota_fields = ("flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit")
     for row in ClusterQueueQuota.objects.order_by(
         "cluster_queue_id", "flavor_order", "flavor__name", "resource"

@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from fairportal.access import Access
 from queues.dashboard import live
-from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share
+from queues.dashboard.shares import NO_SHARE, Share, add, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.display import amounts
 from queues.engine.reasons import format_score
@@ -252,19 +252,13 @@ class _RowBuilder:
             weight=cohort.weight,
             mode=cohort.admission_mode,
             quota=amounts(capacity),
-            allocated=amounts(allocated),
-            decayed=amounts(cohort.consumed),
-            share=dominant_share(allocated, capacity),
-            usage_share=dominant_share(cohort.consumed, capacity),
+            **usage_fields(allocated, cohort.consumed, capacity),
             continued=continued,
             editable=self.viewer.is_admin,
         )
 
     def _cq_allocated(self, cq_id: int) -> dict[str, float]:
-        total: dict[str, float] = {}
-        for (_flavor, resource), amount in self.cq_usage.get(cq_id, {}).items():
-            add(total, {resource: amount})
-        return total
+        return per_resource(self.cq_usage.get(cq_id, {}))
 
     def cluster_queue_row(self, cq_id: int, depth: int, continued: bool) -> TreeRow:
         queue = self.structure.cluster_queues[cq_id]
@@ -287,11 +281,8 @@ class _RowBuilder:
             mode=queue.effective_mode,
             quota=amounts(capacity),
             entitlement=amounts(capacity),
-            allocated=amounts(allocated),
             borrowed=amounts(borrowed),
-            decayed=amounts(queue.consumed),
-            share=dominant_share(allocated, capacity),
-            usage_share=dominant_share(queue.consumed, capacity),
+            **usage_fields(allocated, queue.consumed, capacity),
             score=usage_score(queue.weighted_share),
             score_value=queue.weighted_share,
             admitted=counts.admitted,
@@ -322,10 +313,7 @@ class _RowBuilder:
             key={"namespace": name},
             weight=weight,
             entitlement=amounts(entitlement),
-            allocated=amounts(allocated),
-            decayed=amounts(decayed),
-            share=dominant_share(allocated, entitlement),
-            usage_share=dominant_share(decayed, entitlement),
+            **usage_fields(allocated, decayed, entitlement),
             admitted=admitted,
             pending=pending,
             holds=self.holds.get(("namespace", ns_id), []),
@@ -346,10 +334,7 @@ class _RowBuilder:
             key={"namespace": lq["namespace__name"], "name": lq["name"]},
             weight=lq["weight"],
             entitlement=amounts(entitlement),
-            allocated=amounts(allocated),
-            decayed=amounts(consumed),
-            share=dominant_share(allocated, entitlement),
-            usage_share=dominant_share(consumed, entitlement),
+            **usage_fields(allocated, consumed, entitlement),
             score=usage_score(lq["weighted_share"]),
             score_value=lq["weighted_share"],
             admitted=counts.admitted,

@@ -80,10 +80,6 @@ class WorkloadRow:
     ahead: list[AheadItem] = field(default_factory=list)
     ahead_more: int = 0
 
-    @property
-    def ahead_total(self) -> int:
-        return sum(item.count for item in self.ahead) + self.ahead_more
-
 
 def sort_key(value: str | None, state: list[str]) -> str:
     """The requested order; lists of pending (and admitted) work default to queue order."""

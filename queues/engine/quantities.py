@@ -144,10 +144,6 @@ def format_quantity(millis: int, resource: str = "") -> str:
     return str(units)
 
 
-def format_resource_list(millis_by_resource: Mapping[str, int]) -> dict[str, str]:
-    return {name: format_quantity(amount, name) for name, amount in millis_by_resource.items()}
-
-
 def to_base_units(millis: int | float) -> int | float:
     """A JSON number in the resource's base unit (cores, bytes, GPUs): int when exact."""
     if isinstance(millis, int) and millis % MILLIS_PER_UNIT == 0:

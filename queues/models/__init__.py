@@ -23,7 +23,6 @@ from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.pending_order import PendingOrder, PendingPosition
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
-from queues.models.simulation import SimulationRun
 from queues.models.tenancy import TenantMembership
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
@@ -48,7 +47,6 @@ __all__ = [
     "QueueingStrategy",
     "ReclaimWithinCohort",
     "ResourceFlavor",
-    "SimulationRun",
     "StopLevel",
     "StopPolicy",
     "Surface",

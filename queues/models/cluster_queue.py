@@ -13,11 +13,23 @@ from queues.models.choices import (
     StopPolicy,
     WithinClusterQueuePreemption,
 )
+from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
 from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
-class ClusterQueue(FairSharingStatus):
+class ClusterQueue(FairSharingStatus, KueueObject):
+    # The policy a form or an API call edits besides its name, cohort and quota rows.
+    POLICY_FIELDS = (
+        "weight",
+        "queueing_strategy",
+        "admission_mode",
+        "preemption_within_cluster_queue",
+        "reclaim_within_cohort",
+        "stop_policy",
+        "description",
+    )
+
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
     cohort = models.ForeignKey(
         "queues.Cohort", null=True, blank=True, on_delete=models.PROTECT, related_name="cluster_queues"
@@ -45,11 +57,6 @@ class ClusterQueue(FairSharingStatus):
         max_length=20, choices=ReclaimWithinCohort.choices, default=ReclaimWithinCohort.NEVER
     )
     stop_policy = models.CharField(max_length=20, choices=StopPolicy.choices, default=StopPolicy.NONE)
-    description = models.CharField(max_length=200, blank=True)
-    kueue_extra = models.JSONField(
-        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]

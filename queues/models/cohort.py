@@ -8,11 +8,12 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from queues.models.choices import AdmissionMode
+from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
 from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
-class Cohort(FairSharingStatus):
+class Cohort(FairSharingStatus, KueueObject):
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
@@ -26,11 +27,6 @@ class Cohort(FairSharingStatus):
         blank=True,
         help_text="admissionScope.admissionMode; empty: this cohort is not an admission scope",
     )
-    description = models.CharField(max_length=200, blank=True)
-    kueue_extra = models.JSONField(
-        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
@@ -41,17 +37,6 @@ class Cohort(FairSharingStatus):
 
     def __str__(self) -> str:
         return self.name
-
-    def ancestors(self) -> list[Cohort]:
-        """Parents from the nearest up to the root (stops at a cycle rather than looping)."""
-        chain: list[Cohort] = []
-        seen = {self.pk}
-        node = self.parent
-        while node is not None and node.pk not in seen:
-            chain.append(node)
-            seen.add(node.pk)
-            node = node.parent
-        return chain
 
     def clean(self) -> None:
         super().clean()

@@ -1,7 +1,37 @@
 """Holds put on a queue from outside its spec (budgets, operators): the planner honours them."""
 
+from functools import reduce
+from operator import or_
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
+
+# What a hold or a budget is attached to: exactly one of these (nullable foreign keys).
+QUEUE_TARGETS = ("local_queue", "namespace", "cluster_queue")
+_TARGET_MODELS = {
+    "local_queue": "queues.LocalQueue",
+    "namespace": "queues.Namespace",
+    "cluster_queue": "queues.ClusterQueue",
+}
+
+
+def target_field(target: str, *, related_name: str) -> models.ForeignKey:
+    """One of the ``QUEUE_TARGETS`` foreign keys (optional: the others may be the one set)."""
+    return models.ForeignKey(
+        _TARGET_MODELS[target], null=True, blank=True, on_delete=models.CASCADE, related_name=related_name
+    )
+
+
+def exactly_one_target(name: str) -> models.CheckConstraint:
+    """The database's side of the rule: exactly one of the ``QUEUE_TARGETS`` is set."""
+    one_of = (models.Q(**{f"{field}__isnull": field != chosen for field in QUEUE_TARGETS}) for chosen in QUEUE_TARGETS)
+    return models.CheckConstraint(condition=reduce(or_, one_of), name=name)
+
+
+def targets_set(instance: Any) -> list[str]:
+    """The ``QUEUE_TARGETS`` an instance has set (``clean`` wants exactly one)."""
+    return [field for field in QUEUE_TARGETS if getattr(instance, f"{field}_id")]
 
 
 class QueueHold(models.Model):
@@ -11,13 +41,9 @@ class QueueHold(models.Model):
     into the engine snapshot as ``Hold``.
     """
 
-    local_queue = models.ForeignKey(
-        "queues.LocalQueue", null=True, blank=True, on_delete=models.CASCADE, related_name="holds"
-    )
-    namespace = models.ForeignKey("queues.Namespace", null=True, blank=True, on_delete=models.CASCADE, related_name="holds")
-    cluster_queue = models.ForeignKey(
-        "queues.ClusterQueue", null=True, blank=True, on_delete=models.CASCADE, related_name="holds"
-    )
+    local_queue = target_field("local_queue", related_name="holds")
+    namespace = target_field("namespace", related_name="holds")
+    cluster_queue = target_field("cluster_queue", related_name="holds")
     code = models.CharField(max_length=40, default="BudgetExhausted")
     message = models.CharField(max_length=300)
     drain = models.BooleanField(default=False)
@@ -27,14 +53,7 @@ class QueueHold(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
-            models.CheckConstraint(
-                condition=(
-                    models.Q(local_queue__isnull=False, namespace__isnull=True, cluster_queue__isnull=True)
-                    | models.Q(local_queue__isnull=True, namespace__isnull=False, cluster_queue__isnull=True)
-                    | models.Q(local_queue__isnull=True, namespace__isnull=True, cluster_queue__isnull=False)
-                ),
-                name="queue_hold_exactly_one_target",
-            ),
+            exactly_one_target("queue_hold_exactly_one_target"),
             models.UniqueConstraint(fields=["source"], name="queue_hold_unique_source"),
         ]
 
@@ -43,5 +62,5 @@ class QueueHold(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        if sum(bool(x) for x in (self.local_queue_id, self.namespace_id, self.cluster_queue_id)) != 1:
+        if len(targets_set(self)) != 1:
             raise ValidationError({"local_queue": "choose exactly one target"})

@@ -8,11 +8,12 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from queues.models.choices import StopLevel, StopPolicy
+from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
 from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
-class LocalQueue(FairSharingStatus):
+class LocalQueue(FairSharingStatus, KueueObject):
     namespace = models.ForeignKey("queues.Namespace", on_delete=models.PROTECT, related_name="local_queues")
     name = models.CharField(max_length=63, validators=[validate_dns_label])
     cluster_queue = models.ForeignKey(
@@ -31,14 +32,9 @@ class LocalQueue(FairSharingStatus):
         help_text="Who set the stop: only this level or a higher one may change or lift it",
     )
     stopped_by = models.CharField(max_length=150, blank=True, editable=False, help_text="User who set the stop")
-    description = models.CharField(max_length=200, blank=True)
-    kueue_extra = models.JSONField(
-        default=dict, blank=True, help_text="Kueue manifest fields fairportal does not model, kept for export"
-    )
     historical_share = models.JSONField(
         default=dict, blank=True, help_text="TimeAware: windowed decayed usage / scope capacity, per resource"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["namespace__name", "name"]

@@ -33,6 +33,32 @@ def sync_workload_resources(workload: Workload) -> None:
                 row.save(update_fields=["amount", "flavor"])
 
 
+def new_workload(
+    local_queue: LocalQueue,
+    name: str,
+    pod_sets: list[dict[str, Any]],
+    *,
+    created_at: datetime,
+    queued_at: datetime,
+    priority: int = 0,
+    duration_seconds: int | None = None,
+    max_runtime_seconds: int | None = None,
+) -> Workload:
+    """A pending workload of ``local_queue``, not validated or saved yet (``submit_workload``
+    does both; the demo seeds many at once)."""
+    return Workload(
+        namespace=local_queue.namespace,
+        local_queue=local_queue,
+        name=name,
+        priority=priority,
+        pod_sets=pod_sets,
+        duration_seconds=duration_seconds,
+        max_runtime_seconds=max_runtime_seconds,
+        created_at=created_at,
+        queued_at=queued_at,
+    )
+
+
 def submit_workload(
     *,
     local_queue: LocalQueue,
@@ -49,16 +75,9 @@ def submit_workload(
     ``request_pass=False`` leaves asking for the admission pass to the caller (a cluster sync
     importing many jobs asks once per ClusterQueue, not once per job)."""
     now = timezone.now()
-    workload = Workload(
-        namespace=local_queue.namespace,
-        local_queue=local_queue,
-        name=name,
-        priority=priority,
-        pod_sets=pod_sets,
-        duration_seconds=duration_seconds,
-        max_runtime_seconds=max_runtime_seconds,
-        created_at=now,
-        queued_at=queued_at or now,
+    workload = new_workload(
+        local_queue, name, pod_sets, priority=priority, duration_seconds=duration_seconds,
+        max_runtime_seconds=max_runtime_seconds, created_at=now, queued_at=queued_at or now,
     )
     workload.full_clean()
     with transaction.atomic():

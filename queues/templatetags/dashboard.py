@@ -80,7 +80,8 @@ def pager(page: Page, query: str = "", noun: str = "rows", param: str = "page") 
 
 @register.simple_tag
 def optional_url(name: str, *args: Any) -> str:
-    """The URL named ``name`` when that page exists (another app may not be installed yet), else ''."""
+    """The URL named ``name`` when another app serves that page, else '': queues' templates link
+    to budgets' pages by name without requiring the budgets app."""
     try:
         return reverse(name, args=args)
     except NoReverseMatch:

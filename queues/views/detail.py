@@ -38,14 +38,16 @@ WORKLOAD_PAGE_SIZE = 10
 def _render(
     request: DashboardRequest,
     template: str,
-    find: Callable[[ClusterStructure, str], QueueDetail | None],
+    detail_of: Callable[..., QueueDetail | None],
+    key: tuple[str, ...],
     *,
     tree: TreeFilters | None,
     workloads: Callable[[ClusterStructure], dict[str, Any]],
 ) -> HttpResponse:
+    """One queue's page: ``detail_of(viewer, *key, structure, range)`` finds it (None: 404)."""
     structure = load_structure()
     range_name = history.parse_range(request.GET.get("range"))
-    detail = find(structure, range_name)
+    detail = detail_of(request.viewer, *key, structure, range_name)
     if detail is None:
         raise Http404("No such queue")
     children = queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE) if tree else None
@@ -82,53 +84,42 @@ def _render(
 
 @dashboard_view
 def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
-    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
-        return local_queue_detail(request.viewer, namespace, name, structure, range_name)
-
+    fixed = {"local_queue__namespace__name": namespace, "local_queue__name": name}
     return _render(
-        request,
-        "queues/detail/local_queue.html",
-        find,
-        tree=None,
-        workloads=lambda _s: {"local_queue__namespace__name": namespace, "local_queue__name": name},
+        request, "queues/detail/local_queue.html", local_queue_detail, (namespace, name),
+        tree=None, workloads=lambda _s: fixed,
     )
 
 
-@dashboard_view
-def cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
-    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
-        return cluster_queue_detail(request.viewer, name, structure, range_name)
+def _named_queue_view(
+    template: str, detail_of: Callable[..., QueueDetail | None], level: str, workloads_by: str
+) -> Any:
+    """The page of a ClusterQueue or a namespace: its children in the tree filtered by ``level``,
+    its workloads by ``workloads_by`` (both its name)."""
 
-    return _render(
-        request,
-        "queues/detail/cluster_queue.html",
-        find,
-        tree=TreeFilters(cluster_queue=name),
-        workloads=lambda _s: {"local_queue__cluster_queue__name": name},
-    )
+    @dashboard_view
+    def view(request: DashboardRequest, name: str) -> HttpResponse:
+        return _render(
+            request, template, detail_of, (name,),
+            tree=TreeFilters(**{level: name}), workloads=lambda _s: {workloads_by: name},
+        )
+
+    return view
 
 
-@dashboard_view
-def namespace(request: DashboardRequest, name: str) -> HttpResponse:
-    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
-        return namespace_detail(request.viewer, name, structure, range_name)
-
-    return _render(
-        request,
-        "queues/detail/namespace.html",
-        find,
-        tree=TreeFilters(namespace=name),
-        workloads=lambda _s: {"namespace__name": name},
-    )
+cluster_queue = _named_queue_view(
+    "queues/detail/cluster_queue.html", cluster_queue_detail, "cluster_queue", "local_queue__cluster_queue__name"
+)
+namespace = _named_queue_view("queues/detail/namespace.html", namespace_detail, "namespace", "namespace__name")
 
 
 @dashboard_view
 def cohort(request: DashboardRequest, name: str) -> HttpResponse:
-    def find(structure: ClusterStructure, range_name: str) -> QueueDetail | None:
-        return cohort_detail(request.viewer, name, structure, range_name)
-
     def in_subtree(structure: ClusterStructure) -> dict[str, Any]:
         node = next((c for c in structure.cohorts.values() if c.name == name), None)
         return {"local_queue__cluster_queue_id__in": sorted(structure.subtree_queue_ids(node.id)) if node else []}
 
-    return _render(request, "queues/detail/cohort.html", find, tree=TreeFilters(cohort=name), workloads=in_subtree)
+    return _render(
+        request, "queues/detail/cohort.html", cohort_detail, (name,),
+        tree=TreeFilters(cohort=name), workloads=in_subtree,
+    )

@@ -11,10 +11,9 @@ from django.utils import timezone
 
 from fairportal import whatif
 from fairportal.celery import app
-from playground.models import Application, Outcome, Run
+from playground.models import Application, Outcome, Run, Scenario
 from playground.services.scenarios import create_from_preset
-from queues.models import SimulationRun
-from tests.factories import UserFactory
+from tests.factories import UserFactory, simulation_run
 
 pytestmark = pytest.mark.django_db
 
@@ -24,10 +23,11 @@ def owner():
     return UserFactory(username="whatif-owner")
 
 
-def simulation(owner, status: str, *, age: timedelta, started: timedelta | None = None) -> SimulationRun:
-    run = SimulationRun.objects.create(owner=owner, document={}, status=status)
+def simulation(owner, status: str, *, age: timedelta, started: timedelta | None = None) -> Run:
+    """A /api/v1/simulations/ run (a playground run with no edits)."""
+    run = simulation_run(owner, status=status)
     now = timezone.now()
-    SimulationRun.objects.filter(pk=run.pk).update(
+    Run.objects.filter(pk=run.pk).update(
         created_at=now - age, started_at=None if started is None else now - started
     )
     return run
@@ -56,7 +56,7 @@ def test_given_runs_past_their_limits_when_reaped_then_they_fail_saying_why_and_
     assert killed.status == "failed" and "600 s hard limit (WHATIF_TIME_LIMIT)" in killed.error
     lost.refresh_from_db()
     assert lost.status == "failed" and "WHATIF_QUEUED_TIMEOUT" in lost.error and lost.finished_at
-    assert SimulationRun.objects.get(pk=busy.pk).status == "running"
+    assert Run.objects.get(pk=busy.pk).status == "running"
     assert Run.objects.get(pk=waiting.pk).status == "queued"
     assert whatif.reap_stuck_runs() == whatif.Reaped(running=0, queued=0)  # twice is harmless
 
@@ -77,15 +77,15 @@ def test_given_old_finished_runs_when_pruned_then_they_go_except_applied_and_unf
     deleted = whatif.prune_finished_runs()
 
     assert deleted == 2
-    assert set(SimulationRun.objects.values_list("pk", flat=True)) == {old_running.pk, recent_simulation.pk}
-    assert not SimulationRun.objects.filter(pk=old_simulation.pk).exists()
-    assert list(Run.objects.values_list("pk", flat=True)) == [applied.pk]
+    assert set(Run.objects.values_list("pk", flat=True)) == {old_running.pk, recent_simulation.pk, applied.pk}
+    assert not Run.objects.filter(pk=old_simulation.pk).exists()
+    assert not Scenario.objects.filter(pk=old_simulation.scenario_id).exists()  # a posted scenario goes with its run
     assert not Outcome.objects.filter(pk=outcome.pk).exists()
 
 
 def test_what_if_tasks_are_routed_to_their_own_queue_with_time_limits():
     app.loader.import_default_modules()  # what a worker does at start: every task module
-    for name in ("playground.run", "queues.api.tasks.run_simulation"):
+    for name in ("playground.run",):  # /api/v1/simulations/ runs are playground runs
         assert app.amqp.router.route({}, name)["queue"].name == "whatif"
         task = app.tasks[name]
         assert (task.soft_time_limit, task.time_limit) == (

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 
 from fairportal import whatif
-from queues.models import SimulationRun
-from tests.factories import UserFactory
+from playground.models import Run
+from tests.factories import UserFactory, simulation_run
 
 
 @pytest.mark.django_db(transaction=True)
@@ -34,7 +34,7 @@ def test_given_six_simultaneous_starts_of_one_user_then_only_the_cap_is_stored(s
             barrier.wait(timeout=10)
             with transaction.atomic():
                 whatif.claim_slot(user)
-                SimulationRun.objects.create(owner=user, document={})
+                simulation_run(user)
         except whatif.WhatIfLimitReached as limit:
             refused.append(limit.limit)
         finally:
@@ -46,5 +46,5 @@ def test_given_six_simultaneous_starts_of_one_user_then_only_the_cap_is_stored(s
     for thread in threads:
         thread.join(timeout=30)
 
-    assert SimulationRun.objects.filter(owner=user).count() == 2
+    assert Run.objects.filter(owner=user).count() == 2
     assert refused == [2, 2, 2, 2]

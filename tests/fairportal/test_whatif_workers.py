@@ -15,8 +15,9 @@ import pytest
 from django.db import connection
 
 from fairportal.celery import app
-from queues.api.tasks import run_simulation
-from queues.models import SimulationRun, Workload, WorkloadState
+from playground.models import Run
+from playground.tasks import run_playground
+from queues.models import Workload, WorkloadState
 from tests.factories import UserFactory
 from tests.procfile import ROOT, procfile_command, wait_for
 from tests.queues.api.conftest import client_for
@@ -94,14 +95,14 @@ def test_given_a_long_what_if_running_when_a_workload_is_submitted_then_it_is_ad
     # The sender puts its task's limits in the message (as the web process does in production,
     # from the same settings as the workers): this process was configured with the defaults.
     # Celery caches a task's send options on first use, so that cache is cleared too.
-    monkeypatch.setattr(run_simulation, "soft_time_limit", SOFT_LIMIT_SECONDS)
-    monkeypatch.setattr(run_simulation, "_exec_options", None)
+    monkeypatch.setattr(run_playground, "soft_time_limit", SOFT_LIMIT_SECONDS)
+    monkeypatch.setattr(run_playground, "_exec_options", None)
     lq = make_local_queue("team-a", "main", make_cluster_queue(cpu="4"))
     client = client_for(UserFactory(username="tenant-with-a-big-question", is_staff=True))
     queued = client.post("/api/v1/simulations/", {"scenario": long_scenario(), "run_in_background": True}, format="json")
     assert queued.status_code == 202, queued.json()
     run_id = queued.json()["id"]
-    assert wait_for(lambda: SimulationRun.objects.get(pk=run_id).status == "running", timeout=30), procfile_workers()
+    assert wait_for(lambda: Run.objects.get(pk=run_id).status == "running", timeout=30), procfile_workers()
 
     submitted = time.monotonic()
     workload = submit(lq, "job-1", cpu="2", duration=None)  # on commit: an admission pass is sent
@@ -110,10 +111,10 @@ def test_given_a_long_what_if_running_when_a_workload_is_submitted_then_it_is_ad
     assert admitted, procfile_workers()
     waited = time.monotonic() - submitted
     assert waited < 5, f"admission waited {waited:.1f} s behind the what-if"
-    assert SimulationRun.objects.get(pk=run_id).status == "running"  # the what-if was busy all along
+    assert Run.objects.get(pk=run_id).status == "running"  # the what-if was busy all along
 
-    stopped = wait_for(lambda: SimulationRun.objects.get(pk=run_id).status == "failed", timeout=SOFT_LIMIT_SECONDS + 30)
+    stopped = wait_for(lambda: Run.objects.get(pk=run_id).status == "failed", timeout=SOFT_LIMIT_SECONDS + 30)
     assert stopped, procfile_workers()
-    assert SimulationRun.objects.get(pk=run_id).error.startswith(
+    assert Run.objects.get(pk=run_id).error.startswith(
         f"stopped: the run took longer than {SOFT_LIMIT_SECONDS} s (WHATIF_SOFT_TIME_LIMIT)"
     )

@@ -10,7 +10,7 @@ from django.urls import reverse
 from playground.models import Run
 from playground.services import runs
 from playground.services.scenarios import create_from_preset
-from queues.models import SimulationRun
+from tests.factories import simulation_run
 from tests.playground.test_api import BASE, client_for
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ def volcano(admin):
 
 def test_given_a_user_at_the_cap_when_a_run_is_posted_then_429_and_nothing_stored(admin, volcano, settings, no_broker):
     settings.WHATIF_MAX_ACTIVE_PER_USER = 2
-    SimulationRun.objects.create(owner=admin, document={})  # background simulations count too
+    simulation_run(admin)  # background /api/v1/simulations/ runs count too
     runs.start_run(volcano, edits=["clusterQueues.q2.weight=3"], owner=admin)
 
     response = client_for(admin).post(
@@ -32,7 +32,7 @@ def test_given_a_user_at_the_cap_when_a_run_is_posted_then_429_and_nothing_store
 
     assert response.status_code == 429
     assert response.json()["code"] == "whatif_limit"
-    assert Run.objects.count() == 1
+    assert Run.objects.count() == 2
 
 
 def test_given_a_user_at_the_cap_when_running_from_the_page_then_a_form_error_names_the_cap(

@@ -36,6 +36,14 @@ from queues.models.validators import validate_resource_name
 MAX_QUOTA_ROWS = 64
 
 
+class QueueCountsMixin(serializers.Serializer):
+    """A queue that workloads wait in and run from: its fair-sharing status and its counts."""
+
+    status = FairSharingStatusSerializer(source="*", read_only=True)
+    pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)
+    admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
+
+
 class ResourceFlavorSerializer(PolicySerializer):
     node_labels = serializers.DictField(
         child=serializers.CharField(max_length=63, allow_blank=True, validators=[LABEL_VALUE]),
@@ -92,15 +100,12 @@ class CohortSerializer(PolicySerializer):
         return [CohortQuota(**row) for row in rows]
 
 
-class ClusterQueueSerializer(PolicySerializer):
+class ClusterQueueSerializer(QueueCountsMixin, PolicySerializer):
     quotas_field = "quotas"
     cohort = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
     quotas = quota_rows_field(
         "Rows in flavor order: the order in which flavors first appear is the order they are tried"
     )
-    status = FairSharingStatusSerializer(source="*", read_only=True)
-    pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)
-    admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
 
     class Meta:
         model = ClusterQueue
@@ -108,13 +113,7 @@ class ClusterQueueSerializer(PolicySerializer):
             "id",
             "name",
             "cohort",
-            "weight",
-            "queueing_strategy",
-            "admission_mode",
-            "preemption_within_cluster_queue",
-            "reclaim_within_cohort",
-            "stop_policy",
-            "description",
+            *ClusterQueue.POLICY_FIELDS,
             "quotas",
             "status",
             "pending_workloads",
@@ -157,7 +156,7 @@ class NamespaceSerializer(PolicySerializer):
         return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in hard.items()]
 
 
-class LocalQueueSerializer(PolicySerializer):
+class LocalQueueSerializer(QueueCountsMixin, PolicySerializer):
     stop_level = serializers.CharField(
         read_only=True, help_text="Who set the stop: admin or editor (only that level or higher lifts it); empty: none"
     )
@@ -165,9 +164,6 @@ class LocalQueueSerializer(PolicySerializer):
     namespace = NameField(queryset=Namespace.objects.all())
     cluster_queue = NameField(queryset=ClusterQueue.objects.all())
     key = serializers.CharField(read_only=True, help_text="namespace/name")
-    status = FairSharingStatusSerializer(source="*", read_only=True)
-    pending_workloads = serializers.IntegerField(source="pending_count", read_only=True)
-    admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
 
     class Meta:
         model = LocalQueue

@@ -121,6 +121,34 @@ def place_extra(document: dict[str, Any], extra: dict[str, Any], where: str, war
             warnings.append(f"{where}: kept field {path} no longer fits the exported object and was left out")
 
 
+def _emit(
+    result: ExportResult,
+    api_version: str,
+    kind: str,
+    obj: Any,
+    where: str,
+    *,
+    annotation: str | None = None,
+    namespace: str | None = None,
+    **body: Any,
+) -> None:
+    """Add ``obj``'s manifest to ``result``: its metadata, ``body``, and the Kueue fields it kept
+    (``kueue_extra``) put back in place (a conflict is a warning naming ``where``). The metadata's
+    description is ``obj.description`` unless ``annotation`` says otherwise."""
+    text = obj.description if annotation is None else annotation
+    document = _document(api_version, kind, _metadata(obj.name, text, obj.kueue_extra, namespace=namespace), **body)
+    place_extra(document, obj.kueue_extra, where, result.warnings)
+    result.documents.append(document)
+
+
+def _with_quotas(spec: dict[str, Any], rows: Iterable[Any]) -> dict[str, Any]:
+    """``spec`` with ``resourceGroups`` from quota rows (none when there are no rows)."""
+    groups = resource_groups(rows)
+    if groups:
+        spec["resourceGroups"] = groups
+    return spec
+
+
 def _document(api_version: str, kind: str, metadata: dict[str, Any], **body: Any) -> dict[str, Any]:
     return {"apiVersion": f"{specs.KUEUE_GROUP}/{api_version}", "kind": kind, "metadata": metadata, **body}
 
@@ -152,27 +180,14 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
 
     for flavor in ResourceFlavor.objects.order_by("name"):
         spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
-        doc = _document(
-            api_version,
-            specs.RESOURCE_FLAVOR,
-            _metadata(flavor.name, flavor.description, flavor.kueue_extra),
-            spec=spec,
-        )
-        place_extra(doc, flavor.kueue_extra, f"ResourceFlavor {flavor.name}", warnings)
-        result.documents.append(doc)
+        _emit(result, api_version, specs.RESOURCE_FLAVOR, flavor, f"ResourceFlavor {flavor.name}", spec=spec)
 
     for priority_class in WorkloadPriorityClass.objects.order_by("name"):
         body: dict[str, Any] = {"value": priority_class.value}
         if priority_class.description:
             body["description"] = priority_class.description
-        doc = _document(
-            api_version,
-            specs.WORKLOAD_PRIORITY_CLASS,
-            _metadata(priority_class.name, "", priority_class.kueue_extra),
-            **body,
-        )
-        place_extra(doc, priority_class.kueue_extra, f"WorkloadPriorityClass {priority_class.name}", warnings)
-        result.documents.append(doc)
+        where = f"WorkloadPriorityClass {priority_class.name}"
+        _emit(result, api_version, specs.WORKLOAD_PRIORITY_CLASS, priority_class, where, annotation="", **body)
 
     cohort_quotas = Prefetch(
         "quotas", queryset=CohortQuota.objects.select_related("flavor").order_by("flavor__name", "resource")
@@ -190,14 +205,7 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
             warnings.append(
                 f"{where}: admissionScope on a Cohort follows KEP-4136; Kueue's Cohort API does not have it yet"
             )
-        groups = resource_groups(cohort.quotas.all())
-        if groups:
-            spec["resourceGroups"] = groups
-        doc = _document(
-            api_version, specs.COHORT, _metadata(cohort.name, cohort.description, cohort.kueue_extra), spec=spec
-        )
-        place_extra(doc, cohort.kueue_extra, where, warnings)
-        result.documents.append(doc)
+        _emit(result, api_version, specs.COHORT, cohort, where, spec=_with_quotas(spec, cohort.quotas.all()))
 
     queue_quotas = Prefetch(
         "quotas",
@@ -226,14 +234,7 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         spec["fairSharing"] = {"weight": decimal_text(queue.weight)}
         if queue.admission_mode:
             spec["admissionScope"] = _admission_scope(queue.admission_mode, where, warnings)
-        groups = resource_groups(queue.quotas.all())
-        if groups:
-            spec["resourceGroups"] = groups
-        doc = _document(
-            api_version, specs.CLUSTER_QUEUE, _metadata(queue.name, queue.description, queue.kueue_extra), spec=spec
-        )
-        place_extra(doc, queue.kueue_extra, where, warnings)
-        result.documents.append(doc)
+        _emit(result, api_version, specs.CLUSTER_QUEUE, queue, where, spec=_with_quotas(spec, queue.quotas.all()))
 
     for local in LocalQueue.objects.select_related("namespace", "cluster_queue").order_by("namespace__name", "name"):
         where = f"LocalQueue {local.key}"
@@ -242,8 +243,5 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
             "stopPolicy": local.stop_policy,
             "fairSharing": {"weight": decimal_text(local.weight)},
         }
-        metadata = _metadata(local.name, local.description, local.kueue_extra, namespace=local.namespace.name)
-        doc = _document(api_version, specs.LOCAL_QUEUE, metadata, spec=spec)
-        place_extra(doc, local.kueue_extra, where, warnings)
-        result.documents.append(doc)
+        _emit(result, api_version, specs.LOCAL_QUEUE, local, where, namespace=local.namespace.name, spec=spec)
     return result

@@ -35,14 +35,13 @@ from queues.models import (
     NamespaceQuota,
     PolicyChange,
     ResourceFlavor,
-    SimulationRun,
     Surface,
     TenantMembership,
     UsageSample,
     Workload,
 )
 from queues.services import submit_workload, transitions
-from tests.factories import UserFactory
+from tests.factories import UserFactory, simulation_run
 
 ROLES = ("anonymous", "admin", "editor_a", "viewer_a", "tenant_b", "executor")
 GPU = "nvidia.com/gpu"
@@ -73,7 +72,7 @@ class World:
     sample_b: UsageSample
     sample_cq: UsageSample
     users: dict[str, Any] = field(default_factory=dict)
-    run_a: SimulationRun | None = None
+    run_a: PlaygroundRun | None = None  # a /api/v1/simulations/ run
     playground_scenario_a: PlaygroundScenario | None = None
     playground_run_a: PlaygroundRun | None = None
 
@@ -154,9 +153,7 @@ def build_world() -> World:
         sample_cq=sample(UsageSample.Kind.CLUSTER_QUEUE, cq.pk, capacity={"cpu": parse_millis("32")}),
     )
     world.users = make_users(world)
-    world.run_a = SimulationRun.objects.create(
-        owner=world.users["editor_a"], scenario_name="what-if", document=tiny_scenario()
-    )
+    world.run_a = simulation_run(world.users["editor_a"], name="what-if", document=tiny_scenario())
     world.playground_scenario_a = PlaygroundScenario.objects.create(
         name="what-if", source=PlaygroundScenario.Source.UPLOAD, owner=world.users["editor_a"],
         document=tiny_scenario(), workload_count=2,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from queues.models import SimulationRun
+from playground.models import Run
 from tests.hostile import alias_bomb
 from tests.queues.api.conftest import tiny_scenario
 
@@ -26,7 +26,7 @@ def test_given_a_set_edit_with_nested_aliases_then_a_small_400_names_the_edit(wo
     assert len(response.content) < 1_000
     (message,) = response.json()["scenario"]["set[0].--set clusterQueues.cq-a.weight"]
     assert "anchors and aliases" in message
-    assert not SimulationRun.objects.exclude(pk=world.run_a.pk).exists()
+    assert not Run.objects.exclude(pk__in=[world.run_a.pk, world.playground_run_a.pk]).exists()
 
 
 def test_given_a_huge_value_in_a_scenario_then_the_error_echoes_only_its_beginning(world, clients):

@@ -27,10 +27,10 @@ from queues.models import (
     NamespaceQuota,
     PolicyChange,
     ResourceFlavor,
-    SimulationRun,
     TenantMembership,
 )
 from queues.services import submit_workload
+from tests.factories import simulation_run
 from tests.queues.api.conftest import World, admit, client_for, pod_sets, sample, tiny_scenario
 
 pytestmark = pytest.mark.django_db
@@ -114,7 +114,7 @@ def grow_usage_samples(world: World, start: int, stop: int) -> None:
 def grow_simulations(world: World, start: int, stop: int) -> None:
     for owner in ("admin", "viewer_a"):
         for i in range(start, stop):
-            SimulationRun.objects.create(owner=world.users[owner], scenario_name=f"run-{i}", document=tiny_scenario())
+            simulation_run(world.users[owner], name=f"run-{i}", document=tiny_scenario())
 
 
 GROWERS: dict[str, Callable[[World, int, int], None]] = {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from queues.api import tasks
-from queues.models import SimulationRun
-from queues.services import simulations
+from playground import tasks
+from playground.models import Run
+from playground.services import runs, simulations
+from tests.factories import simulation_run
 from tests.queues.api.conftest import client_for, tiny_scenario
 from tests.queues.api.helpers import database_snapshot
 
@@ -19,7 +20,7 @@ SIM = "/api/v1/simulations/"
 def sent(monkeypatch) -> list[str]:
     """Run ids handed to the worker (recorded instead of published)."""
     ids: list[str] = []
-    monkeypatch.setattr(tasks.run_simulation, "delay", lambda run_id: ids.append(run_id))
+    monkeypatch.setattr(tasks.run_playground, "delay", lambda run_id: ids.append(run_id))
     return ids
 
 
@@ -31,7 +32,7 @@ def test_given_small_scenario_then_the_result_comes_back_at_once_in_the_engine_c
     assert (data["id"], data["status"], data["scenario"]) == (None, "succeeded", "two-teams")
     assert set(data["result"]) == {"scenario", "events", "workloads", "series", "summary"}
     assert data["result"]["workloads"]["a-1"]["state"] == "Finished"
-    assert not SimulationRun.objects.exclude(pk=world.run_a.pk).exists()
+    assert not Run.objects.exclude(pk__in=[world.run_a.pk, world.playground_run_a.pk]).exists()
 
 
 def test_given_a_set_edit_then_the_run_uses_the_edited_policy(world, clients):
@@ -131,7 +132,7 @@ def test_given_a_queued_run_when_the_worker_runs_it_then_polling_shows_the_resul
     queued = clients["editor_a"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True}, format="json")
     run_id = queued.json()["id"]
 
-    tasks.run_simulation(run_id)  # what the worker does with the message
+    tasks.run_playground(run_id)  # what the worker does with the message
 
     polled = clients["editor_a"].get(f"{SIM}{run_id}/").json()
     assert polled["status"] == "succeeded"
@@ -144,10 +145,10 @@ def test_given_a_message_delivered_twice_then_the_run_executes_once(world, clien
         clients["admin"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True}, format="json").json()["id"]
     )
 
-    first = simulations.execute_run(run_id)
-    second = simulations.execute_run(run_id)
+    first = runs.execute_run(run_id)
+    second = runs.execute_run(run_id)
 
-    assert first is not None and first.status == SimulationRun.Status.SUCCEEDED
+    assert first is not None and first.status == Run.Status.SUCCEEDED
     assert second is None
 
 
@@ -156,13 +157,14 @@ def test_given_a_run_that_fails_in_the_engine_then_the_error_is_stored(world):
         clock={"tick": "1m"},
         workloads=[{"name": "forever", "localQueue": "team-a/main", "podSets": [{"requests": {"cpu": "1"}}]}],
     )
-    run = SimulationRun.objects.create(owner=world.users["admin"], document=document)
+    run = simulation_run(world.users["admin"], document=document)
 
-    finished = simulations.execute_run(str(run.pk))
+    finished = runs.execute_run(str(run.pk))
 
-    assert finished.status == SimulationRun.Status.FAILED
+    assert finished.status == Run.Status.FAILED
     assert "clock.horizon" in finished.error
-    assert finished.result is None
+    assert finished.baseline is None
+    assert client_for(world.users["admin"]).get(f"{SIM}{run.pk}/").json()["result"] is None
 
 
 def test_given_a_run_of_another_user_then_404_and_absent_from_the_list(world):

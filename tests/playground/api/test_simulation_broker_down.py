@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.models import SimulationRun
+from playground.models import Run
 from tests.factories import UserFactory
 from tests.queues.api.conftest import client_for, tiny_scenario
 
@@ -22,5 +22,5 @@ def test_given_the_broker_refuses_connections_when_a_background_run_is_posted_th
     assert response.status_code == 503
     body = response.json()
     assert body["code"] == "queue_unavailable" and "could not be reached" in body["detail"]
-    run = SimulationRun.objects.get(pk=body["run"]["id"])
-    assert run.status == SimulationRun.Status.FAILED and run.finished_at is not None
+    run = Run.objects.get(pk=body["run"]["id"])
+    assert run.status == Run.Status.FAILED and run.finished_at is not None

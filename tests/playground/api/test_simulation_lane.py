@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.models import SimulationRun
+from playground.models import Run
 from tests.queues.api.conftest import tiny_scenario
 
 pytestmark = pytest.mark.django_db
@@ -29,13 +29,13 @@ def test_given_a_user_at_the_cap_when_posting_another_background_run_then_429_na
     assert refused.status_code == 429
     assert refused.json()["code"] == "whatif_limit" and refused.json()["limit"] == 2
     assert "WHATIF_MAX_ACTIVE_PER_USER=2" in refused.json()["detail"]
-    assert SimulationRun.objects.filter(owner=admin).count() == 2
+    assert Run.objects.filter(owner=admin, scenario__source="api").count() == 2
 
 
 def test_given_a_finished_run_then_it_no_longer_counts_against_the_cap(world, clients, settings, sent_nowhere):
     settings.WHATIF_MAX_ACTIVE_PER_USER = 1
     first = post_background(clients["admin"]).json()["id"]
-    SimulationRun.objects.filter(pk=first).update(status=SimulationRun.Status.SUCCEEDED)
+    Run.objects.filter(pk=first).update(status=Run.Status.SUCCEEDED)
 
     assert post_background(clients["admin"]).status_code == 202
 
@@ -49,8 +49,8 @@ def test_given_the_cap_then_inline_runs_are_not_limited(world, clients, settings
 
 @pytest.fixture
 def sent_nowhere(monkeypatch) -> list[str]:
-    from queues.api import tasks
+    from playground import tasks
 
     ids: list[str] = []
-    monkeypatch.setattr(tasks.run_simulation, "delay", lambda run_id: ids.append(run_id))
+    monkeypatch.setattr(tasks.run_playground, "delay", lambda run_id: ids.append(run_id))
     return ids

@@ -1,0 +1,42 @@
+"""Helpers the benchmarks share (each script puts ``bench/`` on the path by being run from it)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+
+def ensure_database(database_url: str, *, refill: bool = False) -> None:
+    """Create the benchmark's database when it does not exist (connecting to ``postgres``);
+    ``refill`` drops it first."""
+    import psycopg
+
+    url = urlparse(database_url)
+    name = url.path.lstrip("/")
+    admin = url._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        if refill:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def one_queue_cluster(name: str, *, cpus: int, tenants: dict[str, float]) -> None:
+    """An emptied database (migrated, flushed) with one usage-based ClusterQueue of ``cpus`` CPUs
+    and 1Ti of memory on flavor ``default``, and a namespace (``tenants``: name -> weight) with
+    LocalQueue ``main`` each."""
+    from django.core.management import call_command
+
+    from queues.engine.quantities import parse_millis
+    from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
+
+    call_command("migrate", verbosity=0, interactive=False)
+    call_command("flush", verbosity=0, interactive=False)
+    cq = ClusterQueue.objects.create(name=name, admission_mode=AdmissionMode.USAGE_BASED)
+    flavor = ResourceFlavor.objects.create(name="default")
+    for resource, amount in (("cpu", str(cpus)), ("memory", "1Ti")):
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(amount)
+        )
+    for tenant, weight in tenants.items():
+        namespace = Namespace.objects.create(name=tenant, weight=weight)
+        LocalQueue.objects.create(namespace=namespace, name="main", cluster_queue=cq)
