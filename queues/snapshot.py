@@ -1,4 +1,6 @@
-"""The only bridge between the database and the engine: rows -> engine types, decisions -> rows.
+"""The only bridge from the database to the engine: rows -> engine types.
+
+(The engine's decisions go back to rows in ``services.decisions``.)
 
 An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
 subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
@@ -19,9 +21,9 @@ from typing import Any
 from django.db.models import Count, Q, Sum, TextField
 from django.db.models.functions import Cast
 
-from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
 from queues.engine.policy import FairSharingPolicy
+from queues.engine.scopes import ancestry, closes_cycle
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -30,9 +32,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PendingOrder,
     QueueHold,
-    ResourceFlavor,
     Workload,
     WorkloadResource,
     WorkloadState,
@@ -82,11 +82,8 @@ def _roots(cohorts: Iterable[tuple[int, int | None]]) -> dict[int, int]:
     parent = dict(cohorts)
     roots: dict[int, int] = {}
     for cohort_id in parent:
-        node, seen = cohort_id, set()
-        while parent.get(node) is not None and node not in seen:
-            seen.add(node)
-            node = parent[node]  # type: ignore[assignment]
-        roots[cohort_id] = node
+        chain = ancestry(cohort_id, parent)
+        roots[cohort_id] = cohort_id if closes_cycle(chain, parent) is not None else chain[-1]
     return roots
 
 
@@ -144,13 +141,20 @@ def _flavor_quotas(rows: Iterable[dict[str, Any]], owner: str) -> dict[int, tupl
     }
 
 
-def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
-    last = row["usage_last_update"]
+def usage_state(
+    consumed: Mapping[str, Any] | None, penalty: Mapping[str, Any] | None, last_update: datetime | None
+) -> engine.UsageState:
+    """A status row's stored usage (``consumed_resources``, ``entry_penalty``,
+    ``usage_last_update``) as the engine's UsageState: used by the pass and the sampler alike."""
     return engine.UsageState(
-        consumed=engine.frozen_map({k: float(v) for k, v in (row["consumed_resources"] or {}).items()}),
-        penalty=engine.frozen_map({k: float(v) for k, v in (row["entry_penalty"] or {}).items()}),
-        last_update=epoch(last) if last else None,
+        consumed=engine.frozen_map({k: float(v) for k, v in (consumed or {}).items()}),
+        penalty=engine.frozen_map({k: float(v) for k, v in (penalty or {}).items()}),
+        last_update=epoch(last_update) if last_update else None,
     )
+
+
+def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
+    return usage_state(row["consumed_resources"], row["entry_penalty"], row["usage_last_update"])
 
 
 _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
@@ -191,11 +195,7 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
         usage[engine.node_id("cohort", row["name"])] = _usage_state(row)
     parents = {cohort.name: cohort.parent for cohort in cohorts}
     for name in parents:
-        chain, node = [], name
-        while node is not None and node not in chain:
-            chain.append(node)
-            node = parents.get(node)
-        loaded.cohort_chain[name] = tuple(chain)
+        loaded.cohort_chain[name] = ancestry(name, parents)
 
     cq_rows = list(
         ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(
@@ -524,162 +524,3 @@ def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
             kind, target = "clusterQueue", cq_names[row["cluster_queue_id"]]
         holds.append(engine.Hold(target_kind=kind, target=target, code=row["code"], message=row["message"], drain=row["drain"]))
     return tuple(holds)
-
-
-# --- engine decisions -> rows ----------------------------------------------------------------
-
-
-@dataclass
-class AppliedPlan:
-    admitted: list[str] = field(default_factory=list)
-    evicted: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    pending: int = 0
-    reasons_written: int = 0
-
-
-def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
-    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
-
-    Runs inside the pass's transaction and costs a fixed number of statements whatever the
-    number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
-    skips that decision only, which can only leave capacity unused.
-    """
-    from queues.services import transitions
-
-    result = AppliedPlan()
-    evicted = set(
-        transitions.evict_many(
-            [
-                transitions.Evict(loaded.workload_ids[e.workload], f"{e.code}: {e.message}", e.code)
-                for e in plan.evictions
-            ],
-            now=now,
-        )
-    )
-    for eviction in plan.evictions:
-        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
-
-    claimed = set(
-        transitions.admit_many(
-            [
-                transitions.Admit(
-                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
-                )
-                for a in plan.admissions
-            ],
-            now=now,
-            started=started_on_admission,
-            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
-        )
-    )
-    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
-    for admission in plan.admissions:
-        if loaded.workload_ids[admission.workload] not in claimed:
-            result.skipped.append(admission.workload)
-            continue
-        result.admitted.append(admission.workload)
-        for node in _path_of(loaded, admission, cohorts):
-            for resource, amount in admission.penalty.items():
-                penalties[node][resource] += amount
-    _add_penalties(loaded, penalties)
-    result.pending = len(plan.pending)
-    evicted_keys = set(result.evicted)
-    result.reasons_written = write_reasons(
-        loaded,
-        {
-            r.workload: (r.code, r.message)
-            for r in plan.pending
-            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
-        },
-    )
-    _write_order(loaded, plan.pending, now)
-    return result
-
-
-def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
-    namespace = admission.local_queue.split("/", 1)[0]
-    cohort = cohorts.get(admission.cluster_queue)
-    path = [
-        engine.node_id("localQueue", admission.local_queue),
-        engine.node_id("namespace", namespace),
-        engine.node_id("clusterQueue", admission.cluster_queue),
-    ]
-    if cohort:
-        path.extend(engine.node_id("cohort", name) for name in loaded.cohort_chain.get(cohort, (cohort,)))
-    return path
-
-
-def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
-    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does).
-
-    Per level: one locking read of the rows concerned, one ``UPDATE ... FROM`` of the sums.
-    """
-    targets = (
-        (Cohort, "cohort", loaded.cohort_ids),
-        (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
-        (Namespace, "namespace", loaded.namespace_ids),
-        (LocalQueue, "localQueue", loaded.local_queue_ids),
-    )
-    for model, kind, ids in targets:
-        wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
-        if not wanted:
-            continue
-        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
-        rows = []
-        for pk, penalty in current:
-            merged = dict(penalty or {})
-            for resource, amount in wanted[pk].items():
-                merged[resource] = merged.get(resource, 0.0) + amount
-            rows.append((pk, merged))
-        table = model._meta.db_table
-        execute_with_rows(
-            f"UPDATE {table} SET entry_penalty = p.penalty FROM p WHERE {table}.id = p.id",
-            "p",
-            (("id", "bigint"), ("penalty", "jsonb")),
-            rows,
-        )
-
-
-def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
-    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
-
-    The caller passes only what changed in meaning; a workload no longer pending (cancelled or
-    admitted elsewhere meanwhile) is left alone.
-    """
-    if not reasons:
-        return 0
-    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
-    written = execute_with_rows(
-        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
-        "WHERE queues_workload.id = r.id AND queues_workload.state = %s RETURNING queues_workload.id",
-        "r",
-        (("id", "bigint"), ("code", "text"), ("message", "text")),
-        rows,
-        [WorkloadState.PENDING],
-    )
-    for key, reason in reasons.items():
-        loaded.current_reasons[key] = reason
-    return len(written)
-
-
-def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
-    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
-    order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
-    for reason in pending:
-        order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
-    PendingOrder.objects.bulk_create(
-        [
-            PendingOrder(
-                cluster_queue_id=loaded.cluster_queue_ids[name],
-                workload_ids=[workload_id for _, workload_id in sorted(entries)],
-                planned_at=now,
-            )
-            for name, entries in order.items()
-            if name in loaded.cluster_queue_ids
-        ],
-        update_conflicts=True,
-        unique_fields=["cluster_queue"],
-        update_fields=["workload_ids", "planned_at"],
-    )
