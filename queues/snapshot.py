@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q, Sum, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from queues.engine import types as engine
@@ -364,13 +366,54 @@ def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any
     return individual
 
 
-# Pending workloads as the engine sees them, per unit, from the previous pass of this process:
-# their pod sets cannot change after submission, so a pass reads only the columns that can
-# (priority, queue timestamp, queue) and decodes pod sets just for workloads it has not seen.
-# An entry is reused only for the same submission (id and creation time: an id alone may come
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A pending workload as a previous pass of this process read it."""
+
+    created_at: datetime
+    local_queue_id: int
+    version: int | None  # the row's version (PostgreSQL's xmin) when read; None on SQLite
+    reason: tuple[str, str]
+    workload: engine.Workload
+
+
+# Pending workloads as the engine sees them, per unit, from the previous pass of this process.
+# On PostgreSQL a pass first reads each candidate row's version (``xmin``, which every UPDATE
+# of the row changes) and reuses what it read before for every row whose version did not
+# change, reading in full only new and changed rows. Their pod sets cannot change after
+# submission either, so a changed row whose queue, priority and queue timestamp are the same
+# keeps its engine workload and only pod sets of workloads not seen before are decoded. An
+# entry is reused only for the same submission (id and creation time: an id alone may come
 # back after a rolled-back insert on SQLite). Each pass replaces its unit's entry, so the cache
 # never outgrows the pending work.
-_SEEN: dict[str, dict[int, tuple[datetime, engine.Workload]]] = {}
+_SEEN: dict[str, dict[int, _Seen]] = {}
+
+_ROW_COLUMNS = (
+    "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
+    "pending_reason_code", "pending_reason_message", "created_at",
+)
+
+
+def _versions_identify_rows() -> bool:
+    """Whether a row's version (``xmin``) may stand for its contents in this transaction.
+
+    ``xmin`` names the transaction that wrote the row version. Once that transaction has
+    committed it writes nothing more, so a version seen again means the same contents. A row
+    the current transaction wrote could change again under the same version, so while the
+    current transaction has written anything (it has a transaction id) versions are neither
+    trusted nor recorded: everything is read. A pass reads before it writes, so its reads can
+    always use them. PostgreSQL only (SQLite rows have no version).
+    """
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT txid_current_if_assigned() IS NULL")
+        return bool(cursor.fetchone()[0])
+
+
+def _row_version() -> RawSQL:
+    """A workload row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
+    return RawSQL("queues_workload.xmin::text::bigint", ())
 
 
 def _workloads(
@@ -383,20 +426,34 @@ def _workloads(
     base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
-    rows = list(
-        base.values_list(
-            "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
-            "pending_reason_code", "pending_reason_message", "created_at",
-        ).order_by("id")
-    )
     seen = _SEEN.get(unit.key, {})
+    versioned = _versions_identify_rows()
+    unchanged: dict[int, _Seen] = {}
+    to_read = base
+    if versioned:
+        changed = []
+        for pk, state, version in base.annotate(row_version=_row_version()).values_list("id", "state", "row_version"):
+            entry = seen.get(pk)
+            if (
+                state == WorkloadState.PENDING
+                and entry is not None
+                and entry.version == version
+                and entry.local_queue_id in lq_keys
+                and entry.workload.local_queue == lq_keys[entry.local_queue_id][1]
+            ):
+                unchanged[pk] = entry
+            else:
+                changed.append(pk)
+        to_read = base.filter(id__any_of=changed)
+    columns = (*_ROW_COLUMNS, "row_version") if versioned else _ROW_COLUMNS
+    rows = list(
+        (to_read.annotate(row_version=_row_version()) if versioned else to_read).values_list(*columns).order_by("id")
+    )
     fresh: dict[int, engine.Workload] = {}
-    created: dict[int, datetime] = {}
     unknown = []
-    for pk, lq_id, name, priority, queued_at, state, *_rest, created_at in rows:
-        created[pk] = created_at
+    for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, _code, _message, created_at, *_ in rows:
         cached = seen.get(pk)
-        known = cached[1] if cached is not None and cached[0] == created_at else None
+        known = cached.workload if cached is not None and cached.created_at == created_at else None
         if (
             state == WorkloadState.PENDING
             and known is not None
@@ -418,7 +475,17 @@ def _workloads(
     workload_ids = loaded.workload_ids
     current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
-    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, _ in rows:
+    kept: dict[int, _Seen] = {}
+    read = {row[0]: row for row in rows}
+    for pk in sorted((*unchanged, *read)) if unchanged else read:
+        entry = unchanged.get(pk)
+        if entry is not None:
+            workload_ids[entry.workload.key] = pk
+            current_reasons[entry.workload.key] = entry.reason
+            workloads.append(entry.workload)
+            kept[pk] = entry
+            continue
+        lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, created_at, *version = read[pk][1:]
         if pk not in fresh and pk not in details:
             continue  # deleted between the two reads: it is not there to plan
         namespace, lq_key = lq_keys[lq_id]
@@ -444,13 +511,41 @@ def _workloads(
                 cluster_queue=cq_names.get(cq_id) if admitted else None,
                 assignment=frozen(assignment if admitted else None),
             )
-            if not admitted:
-                fresh[pk] = workload
+        if not admitted:
+            kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)
         workloads.append(workload)
-    _SEEN[unit.key] = {pk: (created[pk], w) for pk, w in fresh.items() if not w.admitted}
+    _SEEN[unit.key] = kept
     if individual is not None:
-        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
+        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
+
+
+# Admitted totals per unit from this process's previous pass, keyed by what they were built
+# from: a digest of the (id, row version) of every admitted row summed (PostgreSQL), the
+# LocalQueues loaded one by one and the names of the unit's queues. Any admission, eviction,
+# finish or edit of an admitted row of the unit changes the digest, so the totals are rebuilt
+# exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
+# read and thousands of engine entries.
+_TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
+
+
+def clear_caches() -> None:
+    """Forget what previous passes of this process read (the next snapshot reads everything)."""
+    _SEEN.clear()
+    _TOTALS.clear()
+
+
+def _admitted_digest(rows: Any) -> str:
+    """MD5 over the ``id.xmin`` of the rows, and their count (see ``_versions_identify_rows``)."""
+    sql, params = rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT md5(coalesce(string_agg(t.id::text || '.' || t.row_version::text, ',' ORDER BY t.id), '')), count(*) "
+            f"FROM ({sql}) AS t(id, row_version)",
+            params,
+        )
+        digest, count = cursor.fetchone()
+    return f"{digest}:{count}"
 
 
 def _admitted_totals(
@@ -459,6 +554,7 @@ def _admitted_totals(
     lq_keys: Mapping[int, tuple[str, str]],
     cq_names: Mapping[int, str],
     individual: set[int],
+    versioned: bool = False,
 ) -> list[engine.Workload]:
     """Admitted requests summed per LocalQueue, ClusterQueue and flavor assignment: one entry each.
 
@@ -469,6 +565,13 @@ def _admitted_totals(
     rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
     if individual:
         rows = rows.exclude(local_queue_id__any_of=sorted(individual))
+    digest = _admitted_digest(rows) if versioned else None
+    cache_key = (digest, frozenset(individual), tuple(sorted(lq_keys.items())), tuple(sorted(cq_names.items())))
+    cached = _TOTALS.get(unit.key)
+    if digest is not None and cached is not None and cached[0] == cache_key:
+        loaded.aggregated += cached[2]
+        return list(cached[1])
+    aggregated_before = loaded.aggregated
     totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
     # Read as text and decoded once per distinct text: most running work shares a few shapes.
     decoded: dict[str, Any] = {}
@@ -490,7 +593,7 @@ def _admitted_totals(
         group = totals[(lq_id, cq_id, assignment_text or "")]
         for resource, amount in total_requests(decode(pod_sets_text)).items():
             group[resource] = group.get(resource, 0) + amount * count
-    return [
+    entries = [
         engine.Workload(
             key=f"{AGGREGATE_PREFIX}{index}",
             local_queue=lq_keys[lq_id][1],
@@ -501,6 +604,9 @@ def _admitted_totals(
         )
         for index, ((lq_id, cq_id, assignment_text), requests) in enumerate(sorted(totals.items()))
     ]
+    if digest is not None:
+        _TOTALS[unit.key] = (cache_key, entries, loaded.aggregated - aggregated_before)
+    return list(entries)
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
