@@ -231,28 +231,16 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
         )
         usage[engine.node_id("clusterQueue", row["name"])] = _usage_state(row)
 
-    lq_rows = list(
-        LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(
-            "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy",
-            "historical_share", *_STATUS_FIELDS,
-        )
-    )
-    local_queues, historical = [], {}
-    for row in lq_rows:
-        key = f"{row['namespace__name']}/{row['name']}"
-        loaded.local_queue_ids[key] = row["id"]
-        local_queues.append(
-            engine.LocalQueue(
-                key=key,
-                namespace=row["namespace__name"],
-                cluster_queue=row["cluster_queue__name"],
-                weight=float(row["weight"]),
-                stop_policy=row["stop_policy"],
-            )
-        )
-        usage[engine.node_id("localQueue", key)] = _usage_state(row)
-        if row["historical_share"]:
-            historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
+    versioned = _versions_identify_rows()
+    lq_rows, local_queues, historical = [], [], {}
+    for seen in _local_queues(unit, versioned):
+        lq_rows.append(seen.row)
+        key = seen.queue.key
+        loaded.local_queue_ids[key] = seen.row["id"]
+        local_queues.append(seen.queue)
+        usage[engine.node_id("localQueue", key)] = seen.usage
+        if seen.historical is not None:
+            historical[key] = seen.historical
 
     namespaces = _namespaces(loaded, unit, usage)
     holds = _holds(loaded)
@@ -260,7 +248,7 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
     individual = (
         _individual_local_queues(loaded, lq_rows, cq_rows, holds) if aggregate_admitted and not namespace_preempts else None
     )
-    workloads = _workloads(loaded, unit, lq_rows, individual)
+    workloads = _workloads(loaded, unit, lq_rows, individual, versioned)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
@@ -411,13 +399,82 @@ def _versions_identify_rows() -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def _row_version() -> RawSQL:
-    """A workload row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
-    return RawSQL("queues_workload.xmin::text::bigint", ())
+def _row_version(table: str = "queues_workload") -> RawSQL:
+    """A row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
+    return RawSQL(f"{table}.xmin::text::bigint", ())
+
+
+@dataclass(frozen=True, slots=True)
+class _SeenQueue:
+    """A LocalQueue as a previous snapshot of this process read it, and as the engine sees it."""
+
+    version: int | None
+    row: dict[str, Any]
+    queue: engine.LocalQueue
+    usage: engine.UsageState
+    historical: Mapping[str, float] | None
+
+
+# LocalQueues per unit from this process's previous snapshot, reused by row version (their
+# names, namespace and ClusterQueue names are compared as read): thousands per unit, whose
+# status changes with each usage sample and entry penalty, not with every pass.
+_SEEN_QUEUES: dict[str, dict[int, _SeenQueue]] = {}
+
+_LQ_COLUMNS = (
+    "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy", "historical_share",
+    *_STATUS_FIELDS,
+)
+
+
+def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
+    """The unit's LocalQueues, in id order; unchanged ones reused from the previous snapshot."""
+    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids)
+    seen = _SEEN_QUEUES.get(unit.key, {})
+    unchanged: dict[int, _SeenQueue] = {}
+    to_read = rows
+    if versioned:
+        changed = []
+        for pk, version, namespace, cluster_queue in rows.annotate(
+            row_version=_row_version("queues_localqueue")
+        ).values_list("id", "row_version", "namespace__name", "cluster_queue__name"):
+            entry = seen.get(pk)
+            if (
+                entry is not None
+                and entry.version == version
+                and entry.row["namespace__name"] == namespace
+                and entry.row["cluster_queue__name"] == cluster_queue
+            ):
+                unchanged[pk] = entry
+            else:
+                changed.append(pk)
+        to_read = rows.filter(id__any_of=changed).annotate(row_version=_row_version("queues_localqueue"))
+    columns = (*_LQ_COLUMNS, "row_version") if versioned else _LQ_COLUMNS
+    for row in to_read.values(*columns):
+        key = f"{row['namespace__name']}/{row['name']}"
+        share = row["historical_share"]
+        unchanged[row["id"]] = _SeenQueue(
+            version=row.pop("row_version", None),
+            row=row,
+            queue=engine.LocalQueue(
+                key=key,
+                namespace=row["namespace__name"],
+                cluster_queue=row["cluster_queue__name"],
+                weight=float(row["weight"]),
+                stop_policy=row["stop_policy"],
+            ),
+            usage=_usage_state(row),
+            historical=engine.frozen_map({k: float(v) for k, v in share.items()}) if share else None,
+        )
+    _SEEN_QUEUES[unit.key] = unchanged if versioned else {}
+    return [unchanged[pk] for pk in sorted(unchanged)]
 
 
 def _workloads(
-    loaded: LoadedSnapshot, unit: AdmissionUnit, lq_rows: list[dict[str, Any]], individual: set[int] | None
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    lq_rows: list[dict[str, Any]],
+    individual: set[int] | None,
+    versioned: bool,
 ) -> tuple[engine.Workload, ...]:
     """Pending workloads one by one; admitted ones one by one where evictable, else as totals."""
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
@@ -427,7 +484,6 @@ def _workloads(
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
     seen = _SEEN.get(unit.key, {})
-    versioned = _versions_identify_rows()
     unchanged: dict[int, _Seen] = {}
     to_read = base
     if versioned:
@@ -532,6 +588,7 @@ _TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
 def clear_caches() -> None:
     """Forget what previous passes of this process read (the next snapshot reads everything)."""
     _SEEN.clear()
+    _SEEN_QUEUES.clear()
     _TOTALS.clear()
 
 
