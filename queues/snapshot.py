@@ -11,6 +11,7 @@ number of workloads.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -583,6 +584,44 @@ def _workloads(
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
 # read and thousands of engine entries.
 _TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
+
+
+# What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote need
+# not be read again by the next one: the new version, and the columns a reused workload is
+# checked against (a concurrent edit between the read and the write shows here).
+WRITTEN_RETURNING = (
+    "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
+    "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
+    "extract(epoch from queues_workload.created_at)::float8"
+)
+
+
+def note_reasons_written(unit_key: str, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
+    """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
+
+    The rows' new version is the pass's own transaction: committed, it stands for the stored
+    reason and the unchanged rest; rolled back, the rows keep their old version, which no longer
+    matches, and the next pass reads them again. A row whose other columns differ from what the
+    pass read (edited meanwhile) is forgotten.
+    """
+    seen = _SEEN.get(unit_key)
+    if not seen:
+        return
+    for pk, version, lq_id, name, priority, queued_at, created_at in written:
+        entry = seen.get(pk)
+        if entry is None:
+            continue
+        workload = entry.workload
+        if (
+            entry.local_queue_id == lq_id
+            and workload.key.split("/", 1)[1] == name
+            and workload.priority == priority
+            and workload.queued_at == queued_at
+            and entry.created_at.timestamp() == created_at
+        ):
+            seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
+        else:
+            del seen[pk]
 
 
 def clear_caches() -> None:

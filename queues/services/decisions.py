@@ -12,10 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db import connection
+
 from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState
 from queues.services import transitions
+from queues import snapshot as bridge
 from queues.snapshot import LoadedSnapshot
 
 
@@ -139,14 +142,18 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]
     if not reasons:
         return 0
     rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
+    postgres = connection.vendor == "postgresql"
     written = execute_with_rows(
         "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
-        "WHERE queues_workload.id = r.id AND queues_workload.state = %s RETURNING queues_workload.id",
+        "WHERE queues_workload.id = r.id AND queues_workload.state = %s "
+        f"RETURNING queues_workload.id{', ' + bridge.WRITTEN_RETURNING if postgres else ''}",
         "r",
         (("id", "bigint"), ("code", "text"), ("message", "text")),
         rows,
         [WorkloadState.PENDING],
     )
+    if postgres:  # the next pass of this process need not read these rows again
+        bridge.note_reasons_written(loaded.unit.key, written, {pk: (code, message) for pk, code, message in rows})
     for key, reason in reasons.items():
         loaded.current_reasons[key] = reason
     return len(written)
