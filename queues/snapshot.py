@@ -433,7 +433,7 @@ def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
     seen = _SEEN_QUEUES.get(unit.key, {})
     unchanged: dict[int, _SeenQueue] = {}
     to_read = rows
-    if versioned:
+    if versioned and seen:
         changed = []
         for pk, version, namespace, cluster_queue in rows.annotate(
             row_version=_row_version("queues_localqueue")
@@ -448,8 +448,10 @@ def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
                 unchanged[pk] = entry
             else:
                 changed.append(pk)
-        to_read = rows.filter(id__any_of=changed).annotate(row_version=_row_version("queues_localqueue"))
+        to_read = rows.filter(id__any_of=changed)
     columns = (*_LQ_COLUMNS, "row_version") if versioned else _LQ_COLUMNS
+    if versioned:
+        to_read = to_read.annotate(row_version=_row_version("queues_localqueue"))
     for row in to_read.values(*columns):
         key = f"{row['namespace__name']}/{row['name']}"
         share = row["historical_share"]
@@ -487,7 +489,7 @@ def _workloads(
     seen = _SEEN.get(unit.key, {})
     unchanged: dict[int, _Seen] = {}
     to_read = base
-    if versioned:
+    if versioned and seen:  # nothing seen yet (a new worker): one read of everything, versions included
         changed = []
         for pk, state, version in base.annotate(row_version=_row_version()).values_list("id", "state", "row_version"):
             entry = seen.get(pk)
