@@ -44,7 +44,7 @@ os.environ["DATABASE_URL"] = DATABASE_URL
 os.environ["CELERY_BROKER_URL"] = BROKER_URL
 os.environ["CELERY_RESULT_BACKEND"] = BROKER_URL
 os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("SECRET_KEY", "bench-only-secret")
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-" + "x" * 50)  # settings require 50 characters
 os.environ.setdefault("CLUSTER_BACKEND", "simulated")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
 

@@ -95,7 +95,7 @@ def apply_gates(loaded: object, now: datetime) -> dict[str, tuple[str, str]]:
 
 def write_gated_reasons(loaded: object, gated: Mapping[str, tuple[str, str]]) -> int:
     """Store the gated workloads' changed reasons (they have no queue position: not in line this pass)."""
-    from queues.snapshot import write_reasons
+    from queues.services.decisions import write_reasons
 
     current = loaded.current_reasons  # type: ignore[attr-defined]
     return write_reasons(loaded, {key: reason for key, reason in gated.items() if current.get(key) != reason})  # type: ignore[arg-type]

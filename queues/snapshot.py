@@ -1,4 +1,6 @@
-"""The only bridge between the database and the engine: rows -> engine types, decisions -> rows.
+"""The only bridge from the database to the engine: rows -> engine types.
+
+(The engine's decisions go back to rows in ``services.decisions``.)
 
 An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
 subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
@@ -9,6 +11,7 @@ number of workloads.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -16,12 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q, Sum, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
-from fairportal.bulk import execute_with_rows
 from queues.engine import types as engine
 from queues.engine.policy import FairSharingPolicy
+from queues.engine.scopes import ancestry, closes_cycle
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -30,9 +35,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PendingOrder,
     QueueHold,
-    ResourceFlavor,
     Workload,
     WorkloadResource,
     WorkloadState,
@@ -77,11 +80,8 @@ def _roots(cohorts: Iterable[tuple[int, int | None]]) -> dict[int, int]:
     parent = dict(cohorts)
     roots: dict[int, int] = {}
     for cohort_id in parent:
-        node, seen = cohort_id, set()
-        while parent.get(node) is not None and node not in seen:
-            seen.add(node)
-            node = parent[node]  # type: ignore[assignment]
-        roots[cohort_id] = node
+        chain = ancestry(cohort_id, parent)
+        roots[cohort_id] = cohort_id if closes_cycle(chain, parent) is not None else chain[-1]
     return roots
 
 
@@ -139,13 +139,20 @@ def _flavor_quotas(rows: Iterable[dict[str, Any]], owner: str) -> dict[int, tupl
     }
 
 
-def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
-    last = row["usage_last_update"]
+def usage_state(
+    consumed: Mapping[str, Any] | None, penalty: Mapping[str, Any] | None, last_update: datetime | None
+) -> engine.UsageState:
+    """A status row's stored usage (``consumed_resources``, ``entry_penalty``,
+    ``usage_last_update``) as the engine's UsageState: used by the pass and the sampler alike."""
     return engine.UsageState(
-        consumed=engine.frozen_map({k: float(v) for k, v in (row["consumed_resources"] or {}).items()}),
-        penalty=engine.frozen_map({k: float(v) for k, v in (row["entry_penalty"] or {}).items()}),
-        last_update=epoch(last) if last else None,
+        consumed=engine.frozen_map({k: float(v) for k, v in (consumed or {}).items()}),
+        penalty=engine.frozen_map({k: float(v) for k, v in (penalty or {}).items()}),
+        last_update=epoch(last_update) if last_update else None,
     )
+
+
+def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
+    return usage_state(row["consumed_resources"], row["entry_penalty"], row["usage_last_update"])
 
 
 _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
@@ -186,11 +193,7 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
         usage[engine.node_id("cohort", row["name"])] = _usage_state(row)
     parents = {cohort.name: cohort.parent for cohort in cohorts}
     for name in parents:
-        chain, node = [], name
-        while node is not None and node not in chain:
-            chain.append(node)
-            node = parents.get(node)
-        loaded.cohort_chain[name] = tuple(chain)
+        loaded.cohort_chain[name] = ancestry(name, parents)
 
     cq_rows = list(
         ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(
@@ -224,28 +227,16 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
         )
         usage[engine.node_id("clusterQueue", row["name"])] = _usage_state(row)
 
-    lq_rows = list(
-        LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(
-            "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy",
-            "historical_share", *_STATUS_FIELDS,
-        )
-    )
-    local_queues, historical = [], {}
-    for row in lq_rows:
-        key = f"{row['namespace__name']}/{row['name']}"
-        loaded.local_queue_ids[key] = row["id"]
-        local_queues.append(
-            engine.LocalQueue(
-                key=key,
-                namespace=row["namespace__name"],
-                cluster_queue=row["cluster_queue__name"],
-                weight=float(row["weight"]),
-                stop_policy=row["stop_policy"],
-            )
-        )
-        usage[engine.node_id("localQueue", key)] = _usage_state(row)
-        if row["historical_share"]:
-            historical[key] = engine.frozen_map({k: float(v) for k, v in row["historical_share"].items()})
+    versioned = _versions_identify_rows()
+    lq_rows, local_queues, historical = [], [], {}
+    for seen in _local_queues(unit, versioned):
+        lq_rows.append(seen.row)
+        key = seen.queue.key
+        loaded.local_queue_ids[key] = seen.row["id"]
+        local_queues.append(seen.queue)
+        usage[engine.node_id("localQueue", key)] = seen.usage
+        if seen.historical is not None:
+            historical[key] = seen.historical
 
     namespaces = _namespaces(loaded, unit, usage)
     holds = _holds(loaded)
@@ -253,7 +244,7 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
     individual = (
         _individual_local_queues(loaded, lq_rows, cq_rows, holds) if aggregate_admitted and not namespace_preempts else None
     )
-    workloads = _workloads(loaded, unit, lq_rows, individual)
+    workloads = _workloads(loaded, unit, lq_rows, individual, versioned)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
@@ -359,17 +350,129 @@ def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any
     return individual
 
 
-# Pending workloads as the engine sees them, per unit, from the previous pass of this process:
-# their pod sets cannot change after submission, so a pass reads only the columns that can
-# (priority, queue timestamp, queue) and decodes pod sets just for workloads it has not seen.
-# An entry is reused only for the same submission (id and creation time: an id alone may come
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A pending workload as a previous pass of this process read it."""
+
+    created_at: datetime
+    local_queue_id: int
+    version: int | None  # the row's version (PostgreSQL's xmin) when read; None on SQLite
+    reason: tuple[str, str]
+    workload: engine.Workload
+
+
+# Pending workloads as the engine sees them, per unit, from the previous pass of this process.
+# On PostgreSQL a pass first reads each candidate row's version (``xmin``, which every UPDATE
+# of the row changes) and reuses what it read before for every row whose version did not
+# change, reading in full only new and changed rows. Their pod sets cannot change after
+# submission either, so a changed row whose queue, priority and queue timestamp are the same
+# keeps its engine workload and only pod sets of workloads not seen before are decoded. An
+# entry is reused only for the same submission (id and creation time: an id alone may come
 # back after a rolled-back insert on SQLite). Each pass replaces its unit's entry, so the cache
 # never outgrows the pending work.
-_SEEN: dict[str, dict[int, tuple[datetime, engine.Workload]]] = {}
+_SEEN: dict[str, dict[int, _Seen]] = {}
+
+_ROW_COLUMNS = (
+    "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
+    "pending_reason_code", "pending_reason_message", "created_at",
+)
+
+
+def _versions_identify_rows() -> bool:
+    """Whether a row's version (``xmin``) may stand for its contents in this transaction.
+
+    ``xmin`` names the transaction that wrote the row version. Once that transaction has
+    committed it writes nothing more, so a version seen again means the same contents. A row
+    the current transaction wrote could change again under the same version, so while the
+    current transaction has written anything (it has a transaction id) versions are neither
+    trusted nor recorded: everything is read. A pass reads before it writes, so its reads can
+    always use them. PostgreSQL only (SQLite rows have no version).
+    """
+    if connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT txid_current_if_assigned() IS NULL")
+        return bool(cursor.fetchone()[0])
+
+
+def _row_version(table: str = "queues_workload") -> RawSQL:
+    """A row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
+    return RawSQL(f"{table}.xmin::text::bigint", ())
+
+
+@dataclass(frozen=True, slots=True)
+class _SeenQueue:
+    """A LocalQueue as a previous snapshot of this process read it, and as the engine sees it."""
+
+    version: int | None
+    row: dict[str, Any]
+    queue: engine.LocalQueue
+    usage: engine.UsageState
+    historical: Mapping[str, float] | None
+
+
+# LocalQueues per unit from this process's previous snapshot, reused by row version (their
+# names, namespace and ClusterQueue names are compared as read): thousands per unit, whose
+# status changes with each usage sample and entry penalty, not with every pass.
+_SEEN_QUEUES: dict[str, dict[int, _SeenQueue]] = {}
+
+_LQ_COLUMNS = (
+    "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy", "historical_share",
+    *_STATUS_FIELDS,
+)
+
+
+def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
+    """The unit's LocalQueues, in id order; unchanged ones reused from the previous snapshot."""
+    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids)
+    seen = _SEEN_QUEUES.get(unit.key, {})
+    unchanged: dict[int, _SeenQueue] = {}
+    to_read = rows
+    if versioned and seen:
+        changed = []
+        for pk, version, namespace, cluster_queue in rows.annotate(
+            row_version=_row_version("queues_localqueue")
+        ).values_list("id", "row_version", "namespace__name", "cluster_queue__name"):
+            entry = seen.get(pk)
+            if (
+                entry is not None
+                and entry.version == version
+                and entry.row["namespace__name"] == namespace
+                and entry.row["cluster_queue__name"] == cluster_queue
+            ):
+                unchanged[pk] = entry
+            else:
+                changed.append(pk)
+        to_read = rows.filter(id__any_of=changed)
+    columns = (*_LQ_COLUMNS, "row_version") if versioned else _LQ_COLUMNS
+    if versioned:
+        to_read = to_read.annotate(row_version=_row_version("queues_localqueue"))
+    for row in to_read.values(*columns):
+        key = f"{row['namespace__name']}/{row['name']}"
+        share = row["historical_share"]
+        unchanged[row["id"]] = _SeenQueue(
+            version=row.pop("row_version", None),
+            row=row,
+            queue=engine.LocalQueue(
+                key=key,
+                namespace=row["namespace__name"],
+                cluster_queue=row["cluster_queue__name"],
+                weight=float(row["weight"]),
+                stop_policy=row["stop_policy"],
+            ),
+            usage=_usage_state(row),
+            historical=engine.frozen_map({k: float(v) for k, v in share.items()}) if share else None,
+        )
+    _SEEN_QUEUES[unit.key] = unchanged if versioned else {}
+    return [unchanged[pk] for pk in sorted(unchanged)]
 
 
 def _workloads(
-    loaded: LoadedSnapshot, unit: AdmissionUnit, lq_rows: list[dict[str, Any]], individual: set[int] | None
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    lq_rows: list[dict[str, Any]],
+    individual: set[int] | None,
+    versioned: bool,
 ) -> tuple[engine.Workload, ...]:
     """Pending workloads one by one; admitted ones one by one where evictable, else as totals."""
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
@@ -378,20 +481,33 @@ def _workloads(
     base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
-    rows = list(
-        base.values_list(
-            "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
-            "pending_reason_code", "pending_reason_message", "created_at",
-        ).order_by("id")
-    )
     seen = _SEEN.get(unit.key, {})
+    unchanged: dict[int, _Seen] = {}
+    to_read = base
+    if versioned and seen:  # nothing seen yet (a new worker): one read of everything, versions included
+        changed = []
+        for pk, state, version in base.annotate(row_version=_row_version()).values_list("id", "state", "row_version"):
+            entry = seen.get(pk)
+            if (
+                state == WorkloadState.PENDING
+                and entry is not None
+                and entry.version == version
+                and entry.local_queue_id in lq_keys
+                and entry.workload.local_queue == lq_keys[entry.local_queue_id][1]
+            ):
+                unchanged[pk] = entry
+            else:
+                changed.append(pk)
+        to_read = base.filter(id__any_of=changed)
+    columns = (*_ROW_COLUMNS, "row_version") if versioned else _ROW_COLUMNS
+    rows = list(
+        (to_read.annotate(row_version=_row_version()) if versioned else to_read).values_list(*columns).order_by("id")
+    )
     fresh: dict[int, engine.Workload] = {}
-    created: dict[int, datetime] = {}
     unknown = []
-    for pk, lq_id, name, priority, queued_at, state, *_rest, created_at in rows:
-        created[pk] = created_at
+    for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, _code, _message, created_at, *_ in rows:
         cached = seen.get(pk)
-        known = cached[1] if cached is not None and cached[0] == created_at else None
+        known = cached.workload if cached is not None and cached.created_at == created_at else None
         if (
             state == WorkloadState.PENDING
             and known is not None
@@ -413,7 +529,17 @@ def _workloads(
     workload_ids = loaded.workload_ids
     current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
-    for pk, lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, _ in rows:
+    kept: dict[int, _Seen] = {}
+    read = {row[0]: row for row in rows}
+    for pk in sorted((*unchanged, *read)) if unchanged else read:
+        entry = unchanged.get(pk)
+        if entry is not None:
+            workload_ids[entry.workload.key] = pk
+            current_reasons[entry.workload.key] = entry.reason
+            workloads.append(entry.workload)
+            kept[pk] = entry
+            continue
+        lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, created_at, *version = read[pk][1:]
         if pk not in fresh and pk not in details:
             continue  # deleted between the two reads: it is not there to plan
         namespace, lq_key = lq_keys[lq_id]
@@ -439,13 +565,80 @@ def _workloads(
                 cluster_queue=cq_names.get(cq_id) if admitted else None,
                 assignment=frozen(assignment if admitted else None),
             )
-            if not admitted:
-                fresh[pk] = workload
+        if not admitted:
+            kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)
         workloads.append(workload)
-    _SEEN[unit.key] = {pk: (created[pk], w) for pk, w in fresh.items() if not w.admitted}
+    _SEEN[unit.key] = kept
     if individual is not None:
-        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual))
+        workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
+
+
+# Admitted totals per unit from this process's previous pass, keyed by what they were built
+# from: a digest of the (id, row version) of every admitted row summed (PostgreSQL), the
+# LocalQueues loaded one by one and the names of the unit's queues. Any admission, eviction,
+# finish or edit of an admitted row of the unit changes the digest, so the totals are rebuilt
+# exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
+# read and thousands of engine entries.
+_TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
+
+
+# What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote need
+# not be read again by the next one: the new version, and the columns a reused workload is
+# checked against (a concurrent edit between the read and the write shows here).
+WRITTEN_RETURNING = (
+    "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
+    "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
+    "extract(epoch from queues_workload.created_at)::float8"
+)
+
+
+def note_reasons_written(unit_key: str, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
+    """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
+
+    The rows' new version is the pass's own transaction: committed, it stands for the stored
+    reason and the unchanged rest; rolled back, the rows keep their old version, which no longer
+    matches, and the next pass reads them again. A row whose other columns differ from what the
+    pass read (edited meanwhile) is forgotten.
+    """
+    seen = _SEEN.get(unit_key)
+    if not seen:
+        return
+    for pk, version, lq_id, name, priority, queued_at, created_at in written:
+        entry = seen.get(pk)
+        if entry is None:
+            continue
+        workload = entry.workload
+        if (
+            entry.local_queue_id == lq_id
+            and workload.key.split("/", 1)[1] == name
+            and workload.priority == priority
+            and workload.queued_at == queued_at
+            and entry.created_at.timestamp() == created_at
+        ):
+            seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
+        else:
+            del seen[pk]
+
+
+def clear_caches() -> None:
+    """Forget what previous passes of this process read (the next snapshot reads everything)."""
+    _SEEN.clear()
+    _SEEN_QUEUES.clear()
+    _TOTALS.clear()
+
+
+def _admitted_digest(rows: Any) -> str:
+    """MD5 over the ``id.xmin`` of the rows, and their count (see ``_versions_identify_rows``)."""
+    sql, params = rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT md5(coalesce(string_agg(t.id::text || '.' || t.row_version::text, ',' ORDER BY t.id), '')), count(*) "
+            f"FROM ({sql}) AS t(id, row_version)",
+            params,
+        )
+        digest, count = cursor.fetchone()
+    return f"{digest}:{count}"
 
 
 def _admitted_totals(
@@ -454,6 +647,7 @@ def _admitted_totals(
     lq_keys: Mapping[int, tuple[str, str]],
     cq_names: Mapping[int, str],
     individual: set[int],
+    versioned: bool = False,
 ) -> list[engine.Workload]:
     """Admitted requests summed per LocalQueue, ClusterQueue and flavor assignment: one entry each.
 
@@ -464,6 +658,13 @@ def _admitted_totals(
     rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
     if individual:
         rows = rows.exclude(local_queue_id__any_of=sorted(individual))
+    digest = _admitted_digest(rows) if versioned else None
+    cache_key = (digest, frozenset(individual), tuple(sorted(lq_keys.items())), tuple(sorted(cq_names.items())))
+    cached = _TOTALS.get(unit.key)
+    if digest is not None and cached is not None and cached[0] == cache_key:
+        loaded.aggregated += cached[2]
+        return list(cached[1])
+    aggregated_before = loaded.aggregated
     totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
     # Read as text and decoded once per distinct text: most running work shares a few shapes.
     decoded: dict[str, Any] = {}
@@ -485,7 +686,7 @@ def _admitted_totals(
         group = totals[(lq_id, cq_id, assignment_text or "")]
         for resource, amount in total_requests(decode(pod_sets_text)).items():
             group[resource] = group.get(resource, 0) + amount * count
-    return [
+    entries = [
         engine.Workload(
             key=f"{AGGREGATE_PREFIX}{index}",
             local_queue=lq_keys[lq_id][1],
@@ -496,6 +697,9 @@ def _admitted_totals(
         )
         for index, ((lq_id, cq_id, assignment_text), requests) in enumerate(sorted(totals.items()))
     ]
+    if digest is not None:
+        _TOTALS[unit.key] = (cache_key, entries, loaded.aggregated - aggregated_before)
+    return list(entries)
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
@@ -519,162 +723,3 @@ def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
             kind, target = "clusterQueue", cq_names[row["cluster_queue_id"]]
         holds.append(engine.Hold(target_kind=kind, target=target, code=row["code"], message=row["message"], drain=row["drain"]))
     return tuple(holds)
-
-
-# --- engine decisions -> rows ----------------------------------------------------------------
-
-
-@dataclass
-class AppliedPlan:
-    admitted: list[str] = field(default_factory=list)
-    evicted: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    pending: int = 0
-    reasons_written: int = 0
-
-
-def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
-    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
-
-    Runs inside the pass's transaction and costs a fixed number of statements whatever the
-    number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
-    skips that decision only, which can only leave capacity unused.
-    """
-    from queues.services import transitions
-
-    result = AppliedPlan()
-    evicted = set(
-        transitions.evict_many(
-            [
-                transitions.Evict(loaded.workload_ids[e.workload], f"{e.code}: {e.message}", e.code)
-                for e in plan.evictions
-            ],
-            now=now,
-        )
-    )
-    for eviction in plan.evictions:
-        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
-
-    claimed = set(
-        transitions.admit_many(
-            [
-                transitions.Admit(
-                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
-                )
-                for a in plan.admissions
-            ],
-            now=now,
-            started=started_on_admission,
-            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
-        )
-    )
-    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
-    for admission in plan.admissions:
-        if loaded.workload_ids[admission.workload] not in claimed:
-            result.skipped.append(admission.workload)
-            continue
-        result.admitted.append(admission.workload)
-        for node in _path_of(loaded, admission, cohorts):
-            for resource, amount in admission.penalty.items():
-                penalties[node][resource] += amount
-    _add_penalties(loaded, penalties)
-    result.pending = len(plan.pending)
-    evicted_keys = set(result.evicted)
-    result.reasons_written = write_reasons(
-        loaded,
-        {
-            r.workload: (r.code, r.message)
-            for r in plan.pending
-            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
-        },
-    )
-    _write_order(loaded, plan.pending, now)
-    return result
-
-
-def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
-    namespace = admission.local_queue.split("/", 1)[0]
-    cohort = cohorts.get(admission.cluster_queue)
-    path = [
-        engine.node_id("localQueue", admission.local_queue),
-        engine.node_id("namespace", namespace),
-        engine.node_id("clusterQueue", admission.cluster_queue),
-    ]
-    if cohort:
-        path.extend(engine.node_id("cohort", name) for name in loaded.cohort_chain.get(cohort, (cohort,)))
-    return path
-
-
-def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
-    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does).
-
-    Per level: one locking read of the rows concerned, one ``UPDATE ... FROM`` of the sums.
-    """
-    targets = (
-        (Cohort, "cohort", loaded.cohort_ids),
-        (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
-        (Namespace, "namespace", loaded.namespace_ids),
-        (LocalQueue, "localQueue", loaded.local_queue_ids),
-    )
-    for model, kind, ids in targets:
-        wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
-        if not wanted:
-            continue
-        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
-        rows = []
-        for pk, penalty in current:
-            merged = dict(penalty or {})
-            for resource, amount in wanted[pk].items():
-                merged[resource] = merged.get(resource, 0.0) + amount
-            rows.append((pk, merged))
-        table = model._meta.db_table
-        execute_with_rows(
-            f"UPDATE {table} SET entry_penalty = p.penalty FROM p WHERE {table}.id = p.id",
-            "p",
-            (("id", "bigint"), ("penalty", "jsonb")),
-            rows,
-        )
-
-
-def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
-    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
-
-    The caller passes only what changed in meaning; a workload no longer pending (cancelled or
-    admitted elsewhere meanwhile) is left alone.
-    """
-    if not reasons:
-        return 0
-    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
-    written = execute_with_rows(
-        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
-        "WHERE queues_workload.id = r.id AND queues_workload.state = %s RETURNING queues_workload.id",
-        "r",
-        (("id", "bigint"), ("code", "text"), ("message", "text")),
-        rows,
-        [WorkloadState.PENDING],
-    )
-    for key, reason in reasons.items():
-        loaded.current_reasons[key] = reason
-    return len(written)
-
-
-def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
-    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
-    order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
-    for reason in pending:
-        order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
-    PendingOrder.objects.bulk_create(
-        [
-            PendingOrder(
-                cluster_queue_id=loaded.cluster_queue_ids[name],
-                workload_ids=[workload_id for _, workload_id in sorted(entries)],
-                planned_at=now,
-            )
-            for name, entries in order.items()
-            if name in loaded.cluster_queue_ids
-        ],
-        update_conflicts=True,
-        unique_fields=["cluster_queue"],
-        update_fields=["workload_ids", "planned_at"],
-    )

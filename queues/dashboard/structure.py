@@ -13,6 +13,7 @@ from typing import Any
 from django.db import models
 
 from queues.dashboard.shares import add, weighted_part
+from queues.engine.scopes import ancestry
 from queues.engine.types import NO_FAIR_SHARING
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue
 
@@ -95,13 +96,12 @@ class ClusterStructure:
 
     def cohort_path(self, cohort_id: int | None) -> list[CohortNode]:
         """Cohorts from the root down to ``cohort_id`` (stops at a cycle)."""
-        path: list[CohortNode] = []
-        seen: set[int] = set()
-        node = self.cohorts.get(cohort_id) if cohort_id is not None else None
-        while node is not None and node.id not in seen:
-            seen.add(node.id)
-            path.append(node)
-            node = self.cohorts.get(node.parent_id) if node.parent_id is not None else None
+        parent_of = {node.id: node.parent_id for node in self.cohorts.values()}
+        path = []
+        for node_id in ancestry(cohort_id, parent_of):
+            if node_id not in self.cohorts:
+                break
+            path.append(self.cohorts[node_id])
         return list(reversed(path))
 
     def walk(self) -> list[tuple[str, int, int]]:

@@ -7,8 +7,8 @@ Shared by ``planner`` and the parts of the pass that live in ``scoring``, ``fair
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Hashable, Mapping
+from typing import Any, TypeVar
 
 from queues.engine.candidates import class_flags, class_function
 from queues.engine.quota import FitFailure, QuotaTree
@@ -171,7 +171,10 @@ class LocalState:
         self.class_of = class_function(queue.class_flags, spec.key)
 
 
-def add_amounts(target: dict[str, int], amounts: Mapping[str, int], sign: int) -> None:
+K = TypeVar("K", bound=Hashable)
+
+
+def add_amounts(target: dict[K, int], amounts: Mapping[K, int], sign: int) -> None:
     for resource, amount in amounts.items():
         if amount:
             target[resource] = target.get(resource, 0) + sign * amount

@@ -56,7 +56,7 @@ from queues.engine.pass_state import (
 from queues.engine.policy import FULL_USAGE, FairSharingPolicy
 from queues.engine.preemption import Running
 from queues.engine.preemption_rules import PreemptionRules
-from queues.engine.quota import QuotaTree, flavor_amounts
+from queues.engine.quota import FlavorResource, QuotaTree, flavor_amounts
 from queues.engine.scopes import Scope, cohort_chains, cohort_scope, queue_chain, queue_scope
 from queues.engine.scoring import Scoring
 from queues.engine.types import (
@@ -244,6 +244,10 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.ns_used: dict[str, dict[str, int]] = {}
         self.alloc: dict[str, dict[str, int]] = {}
         self.running: dict[str, dict[str, Running]] = {name: {} for name in self.queues}
+        # The quota tree takes each ClusterQueue's running usage as one sum: adding amounts one
+        # by one or summed leaves the same usage on every node (what passes to the parent
+        # telescopes), and a snapshot may hold thousands of admitted entries.
+        per_queue: dict[str, dict[FlavorResource, int]] = {}
         for workload in self.snapshot.workloads:
             if not workload.admitted:
                 continue
@@ -265,7 +269,12 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 workload.admitted_at if workload.admitted_at is not None else -math.inf,
             )
             self.running[queue_name][workload.key] = item
-            self._take(item, local.path if queue_name == local.queue.name else self._path_in(local, queue_name))
+            self._count(item, local.path if queue_name == local.queue.name else self._path_in(local, queue_name))
+            add_amounts(per_queue.setdefault(queue_name, {}), amounts, 1)
+        for queue_name, amounts in per_queue.items():
+            self.tree.add(queue_name, amounts)
+            self.queues[queue_name].nominal_memo.clear()
+        self.tree_version += 1
 
     def _path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]:
         queue = self.queues[queue_name]
@@ -276,6 +285,10 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.tree.add(item.cluster_queue, item.amounts)
         self.tree_version += 1
         self.queues[item.cluster_queue].nominal_memo.clear()
+        self._count(item, path)
+
+    def _count(self, item: Running, path: tuple[str, ...]) -> None:
+        """A running workload's requests on its namespace and on the allocation of its path."""
         add_amounts(self.ns_used.setdefault(item.namespace, {}), item.workload.requests, 1)
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, 1)

@@ -11,8 +11,9 @@ priority, then queue timestamp, then name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from queues.engine.errors import ValidationError
 from queues.engine.types import NO_FAIR_SHARING, ClusterQueue, Cohort
@@ -31,20 +32,44 @@ class Scope:
         return self.mode != NO_FAIR_SHARING
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+def ancestry(start: K | None, parent_of: Mapping[K, K | None]) -> tuple[K, ...]:
+    """``start`` and the cohorts above it, nearest first: the one walk up the cohort tree.
+
+    Works on any keys (engine names, database ids): ``parent_of`` maps a cohort to its parent
+    (None or absent: a root). A cycle ends the walk before a cohort would repeat, so it never
+    loops; ``closes_cycle`` tells whether it did.
+    """
+    chain: list[K] = []
+    seen: set[K] = set()
+    node = start
+    while node is not None and node not in seen:
+        seen.add(node)
+        chain.append(node)
+        node = parent_of.get(node)
+    return tuple(chain)
+
+
+def closes_cycle(chain: tuple[K, ...], parent_of: Mapping[K, K | None]) -> K | None:
+    """The cohort where ``chain`` (from ``ancestry``) turned back on itself, if it did."""
+    if not chain:
+        return None
+    last = parent_of.get(chain[-1])
+    return last if last is not None and last in chain else None
+
+
 def cohort_chains(cohorts: Mapping[str, Cohort]) -> dict[str, tuple[str, ...]]:
     """For every cohort, its ancestors from the parent up to the root; rejects cycles."""
+    parent_of = {name: cohort.parent for name, cohort in cohorts.items()}
     chains: dict[str, tuple[str, ...]] = {}
     for name in cohorts:
-        chain: list[str] = []
-        seen = {name}
-        parent = cohorts[name].parent
-        while parent is not None:
-            if parent in seen:
-                raise ValidationError(f"cohorts.{name}.parent", f"cohort parents form a cycle through {parent!r}")
-            seen.add(parent)
-            chain.append(parent)
-            parent = cohorts[parent].parent if parent in cohorts else None
-        chains[name] = tuple(chain)
+        chain = ancestry(name, parent_of)
+        cycle = closes_cycle(chain, parent_of)
+        if cycle is not None:
+            raise ValidationError(f"cohorts.{name}.parent", f"cohort parents form a cycle through {cycle!r}")
+        chains[name] = chain[1:]
     return chains
 
 

@@ -19,6 +19,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from queues.engine.quantities import MILLIS_PER_UNIT
+from queues.engine.scopes import ancestry
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -131,12 +132,10 @@ def _cohort_subtrees(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) 
     parent = {c.pk: c.parent_id for c in cohorts}
     subtree: dict[int, list[int]] = {c.pk: [] for c in cohorts}
     for cohort_id, queue_ids in direct.items():
-        node: int | None = cohort_id
-        seen: set[int] = set()
-        while node is not None and node not in seen and node in subtree:
-            seen.add(node)
+        for node in ancestry(cohort_id, parent):
+            if node not in subtree:
+                break
             subtree[node].extend(queue_ids)
-            node = parent.get(node)
     return subtree
 
 

@@ -2,12 +2,16 @@
 
 from django.db import models
 
+from queues.engine import types as engine
+
 
 class AdmissionMode(models.TextChoices):
-    NO_FAIR_SHARING = "NoAdmissionFairSharing", "No admission fair sharing"
-    USAGE_BASED = "UsageBasedAdmissionFairSharing", "Usage-based (Kueue AFS)"
-    DOMINANT_RESOURCE_SHARE = "DominantResourceShare", "Dominant resource share"
-    TIME_AWARE = "TimeAware", "Time-aware (KAI)"
+    """The engine's admission modes (``queues.engine.types``, their one definition) with labels."""
+
+    NO_FAIR_SHARING = engine.NO_FAIR_SHARING, "No admission fair sharing"
+    USAGE_BASED = engine.USAGE_BASED, "Usage-based (Kueue AFS)"
+    DOMINANT_RESOURCE_SHARE = engine.DOMINANT_RESOURCE_SHARE, "Dominant resource share"
+    TIME_AWARE = engine.TIME_AWARE, "Time-aware (KAI)"
 
 
 class QueueingStrategy(models.TextChoices):

@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from queues.engine.scopes import ancestry, closes_cycle
 from queues.models.choices import AdmissionMode
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
@@ -44,12 +45,17 @@ class Cohort(FairSharingStatus, KueueObject):
             return
         if self.pk is not None and self.parent_id == self.pk:
             raise ValidationError({"parent": "a cohort cannot be its own parent"})
-        path = [self.name]
-        node = self.parent
-        seen: set[int] = set()
-        while node is not None:
-            path.append(node.name)
-            if (self.pk is not None and node.pk == self.pk) or node.pk in seen:
-                raise ValidationError({"parent": f"would create a cycle: {' -> '.join(path)}"})
-            seen.add(node.pk)
-            node = node.parent
+        parent_of: dict[int, int | None] = dict(Cohort.objects.values_list("id", "parent_id"))
+        if self.pk is not None:
+            parent_of[self.pk] = self.parent_id
+        chain = ancestry(self.parent_id, parent_of)
+        if self.pk is not None and self.pk in chain:
+            loop = chain[: chain.index(self.pk) + 1]
+        elif (repeat := closes_cycle(chain, parent_of)) is not None:
+            loop = (*chain, repeat)
+        else:
+            return
+        names = dict(Cohort.objects.filter(id__in=loop).values_list("id", "name"))
+        names[self.pk] = self.name
+        path = " -> ".join([self.name, *(names[node] for node in loop)])
+        raise ValidationError({"parent": f"would create a cycle: {path}"})

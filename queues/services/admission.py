@@ -21,6 +21,7 @@ from queues.engine.policy import FairSharingPolicy
 from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
 from queues.services import cluster
+from queues.services import decisions as decisions_to_rows
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         loaded = bridge.build_snapshot(unit, policy)
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
         decisions = plan_admissions(loaded.snapshot, bridge.epoch(moment))
-        applied = bridge.apply_plan(loaded, decisions, moment, started_on_admission=backend.starts_on_admission)
+        applied = decisions_to_rows.apply_plan(loaded, decisions, moment, started_on_admission=backend.starts_on_admission)
         gates.write_gated_reasons(loaded, gated)
         # The cluster hears of the decisions once they are committed (a crash before that: the
         # next sync repairs it); one batch per pass, evictions first to free the capacity.

@@ -69,8 +69,8 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
 
     Three statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
-    'Pending' RETURNING``), the admission intervals (one bulk INSERT), the flavors of the
-    workloads' resource rows (``UPDATE ... FROM rows``).
+    'Pending' RETURNING``), the admission intervals (one ``INSERT ... SELECT FROM rows``), the
+    flavors of the workloads' resource rows (``UPDATE ... FROM rows``).
     """
     if not claims:
         return []
@@ -90,20 +90,23 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
         [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
     )
     by_id = {claim.workload_id: claim for claim in claims}
-    AdmissionRecord.objects.bulk_create(
+    execute_with_rows(
+        f"INSERT INTO {AdmissionRecord._meta.db_table} (workload_id, namespace_id, local_queue_id, cluster_queue_id, "
+        "assignment, requests, admitted_at, end_reason, end_message) "
+        "SELECT workload, namespace, local_queue, cluster_queue, assignment, requests, %s, '', '' FROM a",
+        "a",
+        (
+            ("workload", "bigint"), ("namespace", "bigint"), ("local_queue", "bigint"), ("cluster_queue", "bigint"),
+            ("assignment", "jsonb"), ("requests", "jsonb"),
+        ),
         [
-            AdmissionRecord(
-                workload_id=workload_id,
-                namespace_id=namespace_id,
-                local_queue_id=local_queue_id,
-                cluster_queue_id=by_id[workload_id].cluster_queue_id,
-                assignment=dict(by_id[workload_id].assignment),
-                requests=total_requests(json_value(pod_sets)),
-                admitted_at=now,
+            (
+                workload_id, namespace_id, local_queue_id, by_id[workload_id].cluster_queue_id,
+                dict(by_id[workload_id].assignment), total_requests(json_value(pod_sets)),
             )
             for workload_id, namespace_id, local_queue_id, pod_sets in claimed
         ],
-        batch_size=5000,
+        [now],
     )
     flavors = [
         (workload_id, resource, flavor_ids.get(flavor))

@@ -25,10 +25,12 @@ from django.utils import timezone
 from fairportal.bulk import execute_with_rows
 from queues.engine import usage as engine_usage
 from queues.engine.policy import FairSharingPolicy
-from queues.engine.types import TIME_AWARE, UsageState, frozen_map, node_id
+from queues.engine.scopes import ancestry
+from queues.engine.types import TIME_AWARE, node_id
 from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
+from queues.snapshot import usage_state
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -53,15 +55,6 @@ class SampleResult:
     sampled: bool
     at: datetime
     rows: int = 0
-
-
-def _state(row: Any) -> UsageState:
-    last = row.usage_last_update
-    return UsageState(
-        consumed=frozen_map({k: float(v) for k, v in (row.consumed_resources or {}).items()}),
-        penalty=frozen_map({k: float(v) for k, v in (row.entry_penalty or {}).items()}),
-        last_update=last.timestamp() if last else None,
-    )
 
 
 def _add(into: Usage, other: Mapping[str, int]) -> None:
@@ -99,11 +92,8 @@ def _cohort_rollup(
     parent = {cohort.id: cohort.parent_id for cohort in cohorts}
     totals: dict[int, Usage] = defaultdict(dict)
     for queue in cluster_queues:
-        node, seen = queue.cohort_id, set()
-        while node is not None and node not in seen:
-            seen.add(node)
+        for node in ancestry(queue.cohort_id, parent):
             _add(totals[node], per_queue.get(queue.id, {}))
-            node = parent.get(node)
     return totals
 
 
@@ -115,18 +105,17 @@ def capacities(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> tup
     per_cohort = _cohort_rollup(cohorts, cluster_queues, per_queue)
     parent = {cohort.id: cohort.parent_id for cohort in cohorts}
     for row in CohortQuota.objects.values("cohort_id", "resource").annotate(total=Sum("nominal")):
-        node, seen = row["cohort_id"], set()
-        while node is not None and node not in seen:
-            seen.add(node)
+        for node in ancestry(row["cohort_id"], parent):
             _add(per_cohort[node], {row["resource"]: int(row["total"])})
-            node = parent.get(node)
     return per_queue, per_cohort
 
 
 def _decay(rows: list[Any], current: Mapping[int, Usage], now: float, policy: FairSharingPolicy, weight_attr: str = "weight") -> None:
     last_update = datetime.fromtimestamp(now, tz=timezone.get_current_timezone())
     for row in rows:
-        state = engine_usage.sample(_state(row), current.get(row.id, {}), now, policy)
+        state = engine_usage.sample(
+            usage_state(row.consumed_resources, row.entry_penalty, row.usage_last_update), current.get(row.id, {}), now, policy
+        )
         row.consumed_resources = dict(state.consumed)
         row.entry_penalty = {}
         row.usage_last_update = last_update
@@ -278,18 +267,16 @@ def time_aware_scopes(cohorts: list[Cohort], cluster_queues: list[ClusterQueue])
     ClusterQueue's own TimeAware setting.
     """
     by_id = {cohort.id: cohort for cohort in cohorts}
+    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
     scopes: dict[int, tuple[str, int]] = {}
     for queue in cluster_queues:
         scope: tuple[str, int, str] | None = (
             (Kind.CLUSTER_QUEUE, queue.id, queue.admission_mode) if queue.admission_mode else None
         )
-        node, seen = queue.cohort_id, set()
-        while node is not None and node not in seen:
-            seen.add(node)
+        for node in ancestry(queue.cohort_id, parent):
             cohort = by_id[node]
             if cohort.admission_mode:
                 scope = (Kind.COHORT, cohort.id, cohort.admission_mode)
-            node = cohort.parent_id
         if scope is not None and scope[2] == TIME_AWARE:
             scopes[queue.id] = (scope[0], scope[1])
     return scopes

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from queues import snapshot
@@ -115,3 +116,47 @@ def test_given_a_priority_raised_between_passes_then_the_next_pass_sees_it():
     positions = dict(Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).values_list("name", "queue_position"))
     assert positions == {"newer": 1, "older": 2}
     assert older.pk != newer.pk
+
+
+needs_row_versions = pytest.mark.skipif(connection.vendor != "postgresql", reason="row versions (xmin) are PostgreSQL's")
+
+
+@needs_row_versions
+@pytest.mark.django_db(transaction=True)
+def test_given_rows_changed_between_passes_then_what_a_pass_reuses_plans_like_a_cold_read():
+    """Between committed passes a snapshot reuses unchanged rows by their version; changes show."""
+    rng = random.Random(7)
+    unit = busy_unit(AdmissionMode.USAGE_BASED, rng)
+    admission.run_admission_pass(unit.key)  # warms this process's reuse of pending rows and totals
+    waiting = list(Workload.objects.filter(state=WorkloadState.PENDING).order_by("id"))
+    Workload.objects.filter(pk=waiting[-1].pk).update(priority=500)
+    Workload.objects.filter(pk=waiting[0].pk).update(state=WorkloadState.CANCELLED)
+    running = Workload.objects.filter(state=WorkloadState.ADMITTED).order_by("id").first()
+    transitions.finish_many([transitions.Finish(running.pk, timezone.now())])
+    submit(waiting[1].local_queue, "late-arrival", cpu="1")
+    now = timezone.now().timestamp()
+
+    warm = snapshot.build_snapshot(unit, settings.FAIR_SHARING)
+    snapshot.clear_caches()
+    cold = snapshot.build_snapshot(unit, settings.FAIR_SHARING)
+
+    assert sorted(warm.workload_ids.items()) == sorted(cold.workload_ids.items())
+    assert warm.current_reasons == cold.current_reasons
+    assert warm.aggregated == cold.aggregated
+    changed = {w.key: w for w in warm.snapshot.workloads}
+    assert changed[f"{waiting[-1].namespace.name}/{waiting[-1].name}"].priority == 500
+    assert f"{waiting[0].namespace.name}/{waiting[0].name}" not in changed
+    assert decisions(warm, now) == decisions(cold, now)
+
+
+@needs_row_versions
+@pytest.mark.django_db(transaction=True)
+def test_given_nothing_changed_then_the_next_snapshot_reuses_what_it_read():
+    unit = busy_unit(AdmissionMode.DOMINANT_RESOURCE_SHARE, random.Random(3))
+    first = snapshot.build_snapshot(unit, settings.FAIR_SHARING)
+
+    again = snapshot.build_snapshot(unit, settings.FAIR_SHARING)
+
+    assert again.snapshot == first.snapshot
+    waiting = [w for w in first.snapshot.workloads if not w.admitted]
+    assert waiting and all(a is b for a, b in zip((w for w in again.snapshot.workloads if not w.admitted), waiting))

@@ -18,6 +18,7 @@ import yaml
 from django.db.models import Prefetch
 
 from queues.engine.quantities import format_quantity
+from queues.engine.scopes import ancestry
 from queues.interop.kueue import specs
 from queues.models import (
     AdmissionMode,
@@ -163,12 +164,8 @@ def _admission_scope(mode: str, where: str, warnings: list[str]) -> dict[str, An
 
 
 def _cohort_depth(cohort: Cohort, by_id: dict[int, Cohort]) -> int:
-    depth, node, seen = 0, cohort, set()
-    while node.parent_id is not None and node.parent_id in by_id and node.pk not in seen:
-        seen.add(node.pk)
-        node = by_id[node.parent_id]
-        depth += 1
-    return depth
+    parent_of = {pk: node.parent_id for pk, node in by_id.items() if node.parent_id in by_id}
+    return len(ancestry(cohort.pk, parent_of)) - 1
 
 
 def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportResult:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from queues.engine import types as engine
+
 KUEUE_GROUP = "kueue.x-k8s.io"
 CONFIG_GROUP = "config.kueue.x-k8s.io"
 API_VERSIONS = ("v1beta1", "v1beta2")
@@ -31,7 +33,7 @@ CLUSTER_QUEUE_COHORT_FIELD = {"v1beta1": "cohort", "v1beta2": "cohortName"}
 
 # Enumerations as Kueue spells them (the models' choices hold the same values; a test checks it).
 # Kept here as plain tuples so that parsing needs no Django.
-ADMISSION_MODES = ("NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", "DominantResourceShare", "TimeAware")
+ADMISSION_MODES = engine.ADMISSION_MODES  # defined once, in the engine
 QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
 STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority", "ExceedWeight")

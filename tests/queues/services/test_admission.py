@@ -10,6 +10,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from queues import snapshot
+from queues.services import decisions
 from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, QueueHold, Workload, WorkloadState
 from queues.services import admission
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
@@ -167,14 +168,14 @@ def test_given_failure_half_way_when_pass_runs_then_database_is_as_before(monkey
         submit(lq, f"job-{index}")
     before = list(Workload.objects.order_by("id").values())
     written: list[str] = []
-    real_write_reasons = snapshot.write_reasons
+    real_write_reasons = decisions.write_reasons
 
     def reasons_then_fail(*args, **kwargs):
         written.append("reasons")
         real_write_reasons(*args, **kwargs)
         raise RuntimeError("worker lost half-way")  # after admissions, penalties and reasons were written
 
-    monkeypatch.setattr(snapshot, "write_reasons", reasons_then_fail)
+    monkeypatch.setattr(decisions, "write_reasons", reasons_then_fail)
 
     with pytest.raises(RuntimeError):
         admission.run_admission_pass(unit_key(cq))
@@ -196,10 +197,12 @@ def test_given_many_workloads_then_snapshot_queries_do_not_grow(django_assert_nu
     from django.db import connection as conn
     from django.test.utils import CaptureQueriesContext
 
+    snapshot.clear_caches()  # both reads start cold: what an earlier pass read is not reused
     with CaptureQueriesContext(conn) as small:
         snapshot.build_snapshot(unit, admission.settings.FAIR_SHARING)
     for index in range(150):
         submit(lq, f"job-{index}")
+    snapshot.clear_caches()
     with django_assert_num_queries(len(small.captured_queries)):
         loaded = snapshot.build_snapshot(unit, admission.settings.FAIR_SHARING)
     assert len(loaded.snapshot.workloads) == 151
@@ -273,13 +276,13 @@ def test_given_nothing_changed_when_pass_runs_again_then_no_reason_is_rewritten_
     admission.run_admission_pass(unit_key(cq))  # admits two; its reasons describe the pass as it went
     admission.run_admission_pass(unit_key(cq))  # explains the wait against the final state
     written: list[int] = []
-    real = snapshot.write_reasons
+    real = decisions.write_reasons
 
     def counting(loaded, reasons):
         written.append(len(reasons))
         return real(loaded, reasons)
 
-    monkeypatch.setattr(snapshot, "write_reasons", counting)
+    monkeypatch.setattr(decisions, "write_reasons", counting)
 
     admission.run_admission_pass(unit_key(cq))
 

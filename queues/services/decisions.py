@@ -1,0 +1,180 @@
+"""Engine decisions -> rows: one admission pass's plan written back, set-based.
+
+``queues.snapshot`` turns rows into the engine's snapshot; this module writes the engine's
+``Plan`` (evictions, admissions, entry penalties, pending reasons, queue order) back through
+the set-based state changes of ``services.transitions``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection
+
+from fairportal.bulk import execute_with_rows
+from queues.engine import types as engine
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState
+from queues.services import transitions
+from queues import snapshot as bridge
+from queues.snapshot import LoadedSnapshot
+
+
+@dataclass
+class AppliedPlan:
+    admitted: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    pending: int = 0
+    reasons_written: int = 0
+
+
+def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
+    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
+
+    Runs inside the pass's transaction and costs a fixed number of statements whatever the
+    number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
+    skips that decision only, which can only leave capacity unused.
+    """
+    result = AppliedPlan()
+    evicted = set(
+        transitions.evict_many(
+            [
+                transitions.Evict(loaded.workload_ids[e.workload], f"{e.code}: {e.message}", e.code)
+                for e in plan.evictions
+            ],
+            now=now,
+        )
+    )
+    for eviction in plan.evictions:
+        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
+
+    claimed = set(
+        transitions.admit_many(
+            [
+                transitions.Admit(
+                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
+                )
+                for a in plan.admissions
+            ],
+            now=now,
+            started=started_on_admission,
+            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
+        )
+    )
+    penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
+    for admission in plan.admissions:
+        if loaded.workload_ids[admission.workload] not in claimed:
+            result.skipped.append(admission.workload)
+            continue
+        result.admitted.append(admission.workload)
+        for node in _path_of(loaded, admission, cohorts):
+            for resource, amount in admission.penalty.items():
+                penalties[node][resource] += amount
+    _add_penalties(loaded, penalties)
+    result.pending = len(plan.pending)
+    evicted_keys = set(result.evicted)
+    result.reasons_written = write_reasons(
+        loaded,
+        {
+            r.workload: (r.code, r.message)
+            for r in plan.pending
+            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
+        },
+    )
+    _write_order(loaded, plan.pending, now)
+    return result
+
+
+def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
+    namespace = admission.local_queue.split("/", 1)[0]
+    cohort = cohorts.get(admission.cluster_queue)
+    path = [
+        engine.node_id("localQueue", admission.local_queue),
+        engine.node_id("namespace", namespace),
+        engine.node_id("clusterQueue", admission.cluster_queue),
+    ]
+    if cohort:
+        path.extend(engine.node_id("cohort", name) for name in loaded.cohort_chain.get(cohort, (cohort,)))
+    return path
+
+
+def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
+    """Add entry penalties to the status rows, locking them in a fixed order (as the sampler does).
+
+    Per level: one locking read of the rows concerned, one ``UPDATE ... FROM`` of the sums.
+    """
+    targets = (
+        (Cohort, "cohort", loaded.cohort_ids),
+        (ClusterQueue, "clusterQueue", loaded.cluster_queue_ids),
+        (Namespace, "namespace", loaded.namespace_ids),
+        (LocalQueue, "localQueue", loaded.local_queue_ids),
+    )
+    for model, kind, ids in targets:
+        wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
+        if not wanted:
+            continue
+        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+        rows = []
+        for pk, penalty in current:
+            merged = dict(penalty or {})
+            for resource, amount in wanted[pk].items():
+                merged[resource] = merged.get(resource, 0.0) + amount
+            rows.append((pk, merged))
+        table = model._meta.db_table
+        execute_with_rows(
+            f"UPDATE {table} SET entry_penalty = p.penalty FROM p WHERE {table}.id = p.id",
+            "p",
+            (("id", "bigint"), ("penalty", "jsonb")),
+            rows,
+        )
+
+
+def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
+    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
+
+    The caller passes only what changed in meaning; a workload no longer pending (cancelled or
+    admitted elsewhere meanwhile) is left alone.
+    """
+    if not reasons:
+        return 0
+    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
+    postgres = connection.vendor == "postgresql"
+    written = execute_with_rows(
+        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
+        "WHERE queues_workload.id = r.id AND queues_workload.state = %s "
+        f"RETURNING queues_workload.id{', ' + bridge.WRITTEN_RETURNING if postgres else ''}",
+        "r",
+        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        rows,
+        [WorkloadState.PENDING],
+    )
+    if postgres:  # the next pass of this process need not read these rows again
+        bridge.note_reasons_written(loaded.unit.key, written, {pk: (code, message) for pk, code, message in rows})
+    for key, reason in reasons.items():
+        loaded.current_reasons[key] = reason
+    return len(written)
+
+
+def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
+    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
+    order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
+    for reason in pending:
+        order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
+    PendingOrder.objects.bulk_create(
+        [
+            PendingOrder(
+                cluster_queue_id=loaded.cluster_queue_ids[name],
+                workload_ids=[workload_id for _, workload_id in sorted(entries)],
+                planned_at=now,
+            )
+            for name, entries in order.items()
+            if name in loaded.cluster_queue_ids
+        ],
+        update_conflicts=True,
+        unique_fields=["cluster_queue"],
+        update_fields=["workload_ids", "planned_at"],
+    )
