@@ -22,8 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from psycopg import pq
 
 from fairportal import whatif
 from fairportal.enqueue import enqueue_on_commit, send
@@ -128,6 +129,7 @@ def execute_run(run_id: Any) -> Run | None:
     except (ValidationError, EditError) as problem:
         _finish(run.pk, status=Run.Status.FAILED, error=str(problem))
     except SoftTimeLimitExceeded:
+        _drop_interrupted_connection()
         _finish(run.pk, status=Run.Status.FAILED, error=whatif.timed_out_message())
     except Exception as problem:  # a bug must not leave the page spinning: record it, then raise
         _finish(run.pk, status=Run.Status.FAILED, error=f"internal error: {type(problem).__name__}: {problem}")
@@ -168,6 +170,16 @@ def json_safe(result: dict[str, Any]) -> dict[str, Any]:
     except ValueError:
         raise ValidationError("", "the simulation produced a non-finite number; check weights and capacities") from None
     return result
+
+
+def _drop_interrupted_connection() -> None:
+    """The soft time limit is a signal: when it lands while a progress write waits for
+    PostgreSQL, the connection is left in the middle of that command and refuses the next one.
+    Drop it then; the next query opens a new connection."""
+    raw = connection.connection
+    info = getattr(raw, "info", None)  # psycopg's; other backends have nothing to drop
+    if info is not None and info.transaction_status == pq.TransactionStatus.ACTIVE:
+        connection.close()
 
 
 def _finish(run_id: Any, **fields: Any) -> None:

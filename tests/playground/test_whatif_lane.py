@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import connection
 from django.urls import reverse
 
 from playground.models import Run
@@ -62,6 +63,28 @@ def test_given_the_soft_time_limit_when_it_fires_during_a_simulation_then_the_ru
         raise SoftTimeLimitExceeded()
 
     monkeypatch.setattr(runs, "simulate", too_slow)
+    runs.execute_run(run.pk)
+
+    stored = Run.objects.get(pk=run.pk)
+    assert stored.status == Run.Status.FAILED
+    assert stored.error.startswith("stopped: the run took longer than 42 s (WHATIF_SOFT_TIME_LIMIT)")
+
+
+@pytest.mark.django_db(transaction=True)  # the run's own connection, as in the worker (no test transaction)
+def test_given_the_soft_time_limit_lands_while_a_query_is_in_flight_then_the_run_still_fails_saying_so(
+    admin, volcano, no_broker, monkeypatch, settings
+):
+    # The signal can interrupt a progress write mid-query: the connection then refuses the next
+    # command ("another command is already in progress") unless it is dropped first.
+    settings.WHATIF_SOFT_TIME_LIMIT_SECONDS = 42
+    run = runs.start_run(volcano, edits=["clusterQueues.q2.weight=3"], owner=admin)
+
+    def interrupted(*args, **kwargs):
+        connection.ensure_connection()
+        connection.connection.pgconn.send_query(b"SELECT pg_sleep(0.2)")  # sent, its result never read
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(runs, "simulate", interrupted)
     runs.execute_run(run.pk)
 
     stored = Run.objects.get(pk=run.pk)

@@ -10,9 +10,8 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from queues import snapshot
-from queues.services import decisions
 from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, QueueHold, Workload, WorkloadState
-from queues.services import admission
+from queues.services import admission, decisions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 
