@@ -49,7 +49,7 @@ class BudgetStatusSerializer(serializers.Serializer):
     state_reason = serializers.CharField(read_only=True)
 
 
-class BudgetSerializer(PolicySerializer):
+class BudgetSerializer(PolicySerializer[Budget]):
     """Set exactly one target: ``local_queue`` (``namespace/name``), ``namespace`` or
     ``cluster_queue``. Usage, burn-down and events come with the budget accounting issue."""
 

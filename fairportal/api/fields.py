@@ -14,6 +14,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
 from rest_framework import serializers
+from rest_framework.relations import PKOnlyObject
 
 from queues.engine.errors import ValidationError as EngineValidationError
 from queues.engine.quantities import parse_millis, to_base_units, validate_resource_name
@@ -128,7 +129,7 @@ class NameField(serializers.SlugRelatedField):
 _KEY = re.compile(r"^([a-z0-9-]{1,63})/([a-z0-9-]{1,63})$")
 
 
-class LocalQueueKeyField(serializers.RelatedField):
+class LocalQueueKeyField(serializers.RelatedField[LocalQueue, str, str]):
     """A LocalQueue named ``namespace/name``, among those the request's user may see."""
 
     default_error_messages = {
@@ -157,7 +158,9 @@ class LocalQueueKeyField(serializers.RelatedField):
             self.fail("does_not_exist", local_queue=data)
         return local_queue
 
-    def to_representation(self, value: LocalQueue) -> str:
+    def to_representation(self, value: LocalQueue | PKOnlyObject) -> str:
+        # DRF passes a PKOnlyObject only with use_pk_only_optimization, which RelatedField leaves off
+        assert isinstance(value, LocalQueue)
         return value.key
 
 

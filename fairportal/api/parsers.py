@@ -10,14 +10,15 @@ page, whatever the view allows.
 from __future__ import annotations
 
 import io
-from typing import Any
+from collections.abc import Mapping
+from typing import IO, Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import BaseParser, JSONParser
 
 
-def read_limited(stream: Any, parser_context: dict | None) -> bytes:
+def read_limited(stream: IO[Any] | None, parser_context: Mapping[str, Any] | None) -> bytes:
     """The body, or the documented 400 when it is larger than the view accepts."""
     context = parser_context or {}
     limit = getattr(context.get("view"), "max_body_bytes", None) or settings.DATA_UPLOAD_MAX_MEMORY_SIZE
@@ -35,7 +36,9 @@ class LimitedJSONParser(BaseParser):
     media_type = JSONParser.media_type
     renderer_class = JSONParser.renderer_class
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         raw = read_limited(stream, parser_context)
         try:
             return JSONParser().parse(io.BytesIO(raw), media_type, parser_context)
@@ -48,5 +51,7 @@ class LimitedTextParser(BaseParser):
 
     media_type = "*/*"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> str:
+    def parse(  # type: ignore[override]  # request.data is whatever the parser returns; the stubs allow mappings only
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> str:
         return read_limited(stream, parser_context).decode("utf-8", errors="replace")

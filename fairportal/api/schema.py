@@ -13,8 +13,6 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import build_basic_type
-from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 
 from queues.engine.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
@@ -98,10 +96,12 @@ class ValidatedAutoSchema(AutoSchema):
                 if branch.get("format") == "uri":
                     branch["pattern"] = URL_SCHEMES
         if isinstance(field, serializers.ListSerializer):
-            if field.min_length is not None:
-                schema["minItems"] = field.min_length
-            if field.max_length is not None:
-                schema["maxItems"] = field.max_length
+            min_length = field.min_length  # type: ignore[attr-defined]  # DRF's ListSerializer has it; the stubs omit it
+            max_length = field.max_length  # type: ignore[attr-defined]  # as min_length
+            if min_length is not None:
+                schema["minItems"] = min_length
+            if max_length is not None:
+                schema["maxItems"] = max_length
         return schema
 
 
@@ -166,7 +166,7 @@ class NameFieldSchema(OpenApiSerializerFieldExtension):
     target_class = "fairportal.api.fields.NameField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-        schema = {**build_basic_type(OpenApiTypes.STR), **DNS_LABEL, "description": "A name (Kubernetes DNS label)"}
+        schema: dict[str, Any] = {"type": "string", **DNS_LABEL, "description": "A name (Kubernetes DNS label)"}
         if self.target.allow_null:
             schema["nullable"] = True
         return schema
@@ -176,7 +176,7 @@ class LocalQueueKeyFieldSchema(OpenApiSerializerFieldExtension):
     target_class = "fairportal.api.fields.LocalQueueKeyField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-        schema = {**build_basic_type(OpenApiTypes.STR), "pattern": r"^[a-z0-9-]{1,63}/[a-z0-9-]{1,63}$"}
+        schema: dict[str, Any] = {"type": "string", "pattern": r"^[a-z0-9-]{1,63}/[a-z0-9-]{1,63}$"}
         if self.target.allow_null:
             schema["nullable"] = True
         return schema

@@ -65,7 +65,7 @@ from queues.models import (
     Surface,
 )
 from queues.services.errors import FieldErrors
-from queues.services.policy import save_policy_object
+from queues.services.policy import QuotaRow, save_policy_object
 
 
 class ApplyError(Exception):
@@ -305,12 +305,12 @@ def _by_name(model: type[models.Model], name: str, label: str) -> models.Model:
     return found
 
 
-def _quota_rows(kind: str, engine_object: Any) -> list[models.Model]:
+def _quota_rows(kind: str, engine_object: Any) -> list[QuotaRow]:
     """Unsaved quota rows for the edited quotas (amounts in millis, flavors in their order)."""
     if kind == "namespace":
         return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in sorted(engine_object.quota.items())]
     flavors = {flavor.name: flavor for flavor in ResourceFlavor.objects.all()}
-    rows: list[models.Model] = []
+    rows: list[QuotaRow] = []
     for order, flavor_quotas in enumerate(engine_object.quotas):
         flavor = flavors.get(flavor_quotas.flavor)
         if flavor is None:

@@ -10,28 +10,34 @@ two concurrent edits cannot both validate against stale data.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
 
 from fairportal.access import access_for, may_change_stop, stop_level
 from fairportal.audit import audited_write
-from queues.models import Cohort, LocalQueue, StopPolicy
+from queues.models import Cohort, LocalQueue, NamespaceQuota, StopPolicy
+from queues.models.quota import FlavorResourceQuota
 from queues.services.errors import FieldErrors, StopLocked
 
 # Related name of the quota rows and the rows' foreign key to their owner, per owner model.
 QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}
 
+_M = TypeVar("_M", bound=models.Model)
+
+# A quota row: per flavor and resource (a ClusterQueue's or a cohort's) or per resource (a namespace's).
+QuotaRow = FlavorResourceQuota | NamespaceQuota
+
 
 def save_policy_object(
-    instance: models.Model,
+    instance: _M,
     *,
-    quotas: Sequence[models.Model] | None = None,
+    quotas: Sequence[QuotaRow] | None = None,
     quotas_field: str = "quotas",
     actor: Any,
     surface: str,
-) -> models.Model:
+) -> _M:
     """Create or update ``instance`` and, when ``quotas`` is given, replace its quota rows.
 
     ``quotas`` are unsaved rows without their owner; ``quotas_field`` names them in errors (the
@@ -74,7 +80,7 @@ def apply_stop_rule(queue: LocalQueue, *, actor: Any) -> None:
     queue.stopped_by = getattr(actor, "username", "") if stopping and actor is not None else ""
 
 
-def _validate(instance: models.Model, quotas: Sequence[models.Model] | None, quotas_field: str) -> None:
+def _validate(instance: models.Model, quotas: Sequence[QuotaRow] | None, quotas_field: str) -> None:
     errors: dict[str, Any] = {}
     try:
         instance.full_clean()
@@ -88,7 +94,7 @@ def _validate(instance: models.Model, quotas: Sequence[models.Model] | None, quo
         raise FieldErrors(errors)
 
 
-def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> dict[str, Any]:
+def _validate_quota_rows(owner: models.Model, rows: Sequence[QuotaRow]) -> dict[str, Any]:
     """Errors of the bad rows only, keyed as DRF keys nested input: by position for a list of
     rows (``{"1": {"nominal": [...]}}``), by resource for a namespace's ``{resource: amount}``
     mapping (``{"cpu": [...]}``)."""
@@ -102,9 +108,10 @@ def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> d
             row.full_clean(exclude=[owner_field])
         except DjangoValidationError as error:
             row_errors = FieldErrors.messages(error)
-        identity = (getattr(row, "flavor_id", None), row.resource)
+        flavor_id = row.flavor_id if isinstance(row, FlavorResourceQuota) else None
+        identity = (flavor_id, row.resource)
         if identity in seen:
-            where = f"{row.flavor.name}/{row.resource}" if identity[0] else row.resource
+            where = f"{row.flavor.name}/{row.resource}" if isinstance(row, FlavorResourceQuota) and flavor_id else row.resource
             row_errors.setdefault("resource", []).append(f"{where} is listed more than once")
         seen.add(identity)
         if not row_errors:
@@ -116,7 +123,7 @@ def _validate_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> d
     return errors
 
 
-def replace_quota_rows(owner: models.Model, rows: Sequence[models.Model]) -> None:
+def replace_quota_rows(owner: models.Model, rows: Sequence[QuotaRow]) -> None:
     """``owner``'s quota rows become ``rows`` (unsaved, without their owner); the caller audits."""
     owner_field = QUOTA_OWNER_FIELD[owner._meta.model_name or ""]
     related = owner.quotas  # type: ignore[attr-defined]

@@ -44,7 +44,7 @@ class QueueCountsMixin(serializers.Serializer):
     admitted_workloads = serializers.IntegerField(source="admitted_count", read_only=True)
 
 
-class ResourceFlavorSerializer(PolicySerializer):
+class ResourceFlavorSerializer(PolicySerializer[ResourceFlavor]):
     node_labels = serializers.DictField(
         child=serializers.CharField(max_length=63, allow_blank=True, validators=[LABEL_VALUE]),
         required=False,
@@ -86,7 +86,7 @@ def quota_rows_field(help_text: str) -> QuotaRowSerializer:
     return QuotaRowSerializer(many=True, required=False, max_length=MAX_QUOTA_ROWS, help_text=help_text)  # type: ignore[call-arg]  # ListSerializer takes max_length with many=True
 
 
-class CohortSerializer(PolicySerializer):
+class CohortSerializer(PolicySerializer[Cohort]):
     quotas_field = "quotas"
     parent = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)  # type: ignore[assignment]  # a field named like Field.parent, as the model's
     quotas = quota_rows_field("Quota the cohort owns itself, shared by its members")
@@ -100,7 +100,7 @@ class CohortSerializer(PolicySerializer):
         return [CohortQuota(**row) for row in rows]
 
 
-class ClusterQueueSerializer(QueueCountsMixin, PolicySerializer):
+class ClusterQueueSerializer(QueueCountsMixin, PolicySerializer[ClusterQueue]):
     quotas_field = "quotas"
     cohort = NameField(queryset=Cohort.objects.all(), allow_null=True, required=False)
     quotas = quota_rows_field(
@@ -129,7 +129,7 @@ class ClusterQueueSerializer(QueueCountsMixin, PolicySerializer):
         return [ClusterQueueQuota(flavor_order=order[row["flavor"].pk], **row) for row in rows]
 
 
-class NamespaceSerializer(PolicySerializer):
+class NamespaceSerializer(PolicySerializer[Namespace]):
     quotas_field = "hard_quota"
     hard_quota = ResourceQuantitiesField(
         required=False,
@@ -156,7 +156,7 @@ class NamespaceSerializer(PolicySerializer):
         return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in hard.items()]
 
 
-class LocalQueueSerializer(QueueCountsMixin, PolicySerializer):
+class LocalQueueSerializer(QueueCountsMixin, PolicySerializer[LocalQueue]):
     stop_level = serializers.CharField(
         read_only=True, help_text="Who set the stop: admin or editor (only that level or higher lifts it); empty: none"
     )

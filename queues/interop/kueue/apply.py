@@ -10,7 +10,7 @@ Objects not named in the file are left alone (no pruning).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
@@ -33,7 +33,9 @@ from queues.models import (
     Surface,
     WorkloadPriorityClass,
 )
-from queues.services.policy import apply_stop_rule, replace_quota_rows
+from queues.services.policy import QuotaRow, apply_stop_rule, replace_quota_rows
+
+_M = TypeVar("_M", bound=models.Model)
 
 _QUOTA_FIELDS = {"nominal": "nominalQuota", "borrowing_limit": "borrowingLimit", "lending_limit": "lendingLimit"}
 
@@ -112,12 +114,12 @@ class _Importer:
     def save(
         self,
         spec: specs.ObjectSpec,
-        instance: models.Model,
+        instance: _M,
         *,
         created: bool,
-        assign: Callable[[models.Model], None],
-        after_save: Callable[[models.Model], None] | None = None,
-    ) -> models.Model | None:
+        assign: Callable[[_M], None],
+        after_save: Callable[[_M], None] | None = None,
+    ) -> _M | None:
         """Assign, validate and save one object in a savepoint; record its diff and audit row."""
         before_flat = {} if created else flat_state(instance)
         audit = Audit.created(instance) if created else Audit.of(instance, stored=False)  # just read
@@ -135,7 +137,7 @@ class _Importer:
             for field, message in failure.problems:
                 self.problem(spec, field, message)
             return None
-        diff = changes(before_flat, flat_state(type(instance).objects.get(pk=instance.pk)))
+        diff = changes(before_flat, flat_state(type(instance)._default_manager.get(pk=instance.pk)))
         action = CREATED if created else (UPDATED if diff else UNCHANGED)
         if action != UNCHANGED:
             audit.record(
@@ -168,11 +170,10 @@ class _Importer:
     def replace_quotas(
         self,
         spec: specs.ObjectSpec,
-        owner: models.Model,
-        model: type[models.Model],
+        owner: Cohort | ClusterQueue,
+        model: type[CohortQuota] | type[ClusterQueueQuota],
         owner_field: str,
         quotas: Iterable[specs.QuotaSpec],
-        with_order: bool,
     ) -> None:
         """The file's resourceGroups are the full quota of ``owner``: rows are replaced (by the
         policy service's ``replace_quota_rows``), once every row is valid. The parser has refused
@@ -180,7 +181,7 @@ class _Importer:
         quotas = list(quotas)
         flavors = {f.name: f for f in ResourceFlavor.objects.filter(name__in={q.flavor for q in quotas})}
         problems: list[tuple[str, str]] = []
-        rows: list[models.Model] = []
+        rows: list[QuotaRow] = []
         for quota in quotas:
             flavor = flavors.get(quota.flavor)
             if flavor is None:
@@ -197,7 +198,7 @@ class _Importer:
                 borrowing_limit=quota.borrowing_limit,
                 lending_limit=quota.lending_limit,
             )
-            if with_order:
+            if isinstance(row, ClusterQueueQuota):  # a ClusterQueue tries its flavors in order
                 row.flavor_order = quota.flavor_order
             try:
                 row.full_clean(exclude=[owner_field])
@@ -253,16 +254,16 @@ class _Importer:
         """
         defined = {spec.name: spec for spec in cohort_specs}
         referrers: dict[str, specs.ObjectSpec] = {}
-        for spec in cohort_specs:
-            if spec.parent:
-                referrers.setdefault(spec.parent, spec)
-        for spec in queue_specs:
-            if spec.cohort:
-                referrers.setdefault(spec.cohort, spec)
+        for cohort_spec in cohort_specs:
+            if cohort_spec.parent:
+                referrers.setdefault(cohort_spec.parent, cohort_spec)
+        for queue_spec in queue_specs:
+            if queue_spec.cohort:
+                referrers.setdefault(queue_spec.cohort, queue_spec)
         existing = set(Cohort.objects.filter(name__in=set(defined) | set(referrers)).values_list("name", flat=True))
         placeholders: set[str] = set()
         for name in sorted((set(defined) | set(referrers)) - existing):
-            spec = defined.get(name) or referrers[name]
+            spec: specs.ObjectSpec = defined.get(name) or referrers[name]
             cohort = Cohort(name=name)
             try:
                 cohort.full_clean()
@@ -281,8 +282,8 @@ class _Importer:
                 self.created_on_the_way(
                     cohort, spec, specs.COHORT, f"cohort {name!r} has no Cohort document; created with defaults"
                 )
-        for spec in cohort_specs:
-            self.cohort(spec, created=spec.name in placeholders)
+        for cohort_spec in cohort_specs:
+            self.cohort(cohort_spec, created=cohort_spec.name in placeholders)
 
     def cohort(self, spec: specs.CohortSpec, *, created: bool) -> None:
         instance = Cohort.objects.filter(name=spec.name).first()
@@ -298,7 +299,7 @@ class _Importer:
                 cohort.description = spec.description
 
         def quotas(cohort: Cohort) -> None:
-            self.replace_quotas(spec, cohort, CohortQuota, "cohort", spec.quotas, with_order=False)
+            self.replace_quotas(spec, cohort, CohortQuota, "cohort", spec.quotas)
 
         self.save(spec, instance, created=created, assign=assign, after_save=quotas)
 
@@ -320,7 +321,7 @@ class _Importer:
                 queue.description = spec.description
 
         def quotas(queue: ClusterQueue) -> None:
-            self.replace_quotas(spec, queue, ClusterQueueQuota, "cluster_queue", spec.quotas, with_order=True)
+            self.replace_quotas(spec, queue, ClusterQueueQuota, "cluster_queue", spec.quotas)
 
         self.save(
             spec, instance or ClusterQueue(name=spec.name), created=instance is None, assign=assign, after_save=quotas
