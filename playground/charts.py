@@ -8,7 +8,7 @@ same LocalQueue has the same colour in both, and the y axes end at the same valu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from queues.charts import GRID, THEME  # the dashboard's look
@@ -93,16 +93,34 @@ def _x(times: Sequence[float], divisor: float) -> list[float]:
     return [round(t / divisor, 4) for t in times]
 
 
-def allocation_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
-    """Stacked admitted ``resource`` per LocalQueue over time, one figure per side, same y range."""
+# The traces of one side of a pair, and the highest value they reach (a stacked area's top).
+SideTraces = Callable[[Mapping[str, Any], list[float], dict[str, str]], tuple[list[Figure], float]]
+
+
+def _pair(view: Mapping[str, Any], resource: str, *, empty: str, y_title: str, traces: SideTraces) -> dict[str, Figure]:
+    """One figure per side (baseline, edited) over the same x axis, with the same y range so the
+    two read side by side; ``empty`` when no LocalQueue used ``resource``."""
     colors = queue_colors(view, resource)
     if not colors:
-        return {side: empty_figure(f"Nothing was allocated {resource}") for side in view["series"]}
+        return {side: empty_figure(empty) for side in view["series"]}
     divisor, x_title = time_axis(max(view["end"].values()))
     figures: dict[str, Any] = {}
     peak = 0.0
     for side, series in view["series"].items():
-        x = _x(series["t"], divisor)
+        data, top = traces(series, _x(series["t"], divisor), colors)
+        peak = max(peak, top)
+        layout = base_layout(x_title=x_title, y_title=y_title)
+        layout["title"] = {"text": SIDE_LABELS[side], "x": 0, "font": {"size": 13}}
+        figures[side] = {"data": data, "layout": layout}
+    for figure in figures.values():
+        figure["layout"]["yaxis"]["range"] = [0, peak * 1.05 or 1]
+    return figures
+
+
+def allocation_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
+    """Stacked admitted ``resource`` per LocalQueue over time, one figure per side, same y range."""
+
+    def traces(series: Mapping[str, Any], x: list[float], colors: dict[str, str]) -> tuple[list[Figure], float]:
         data = []
         others = [0.0] * len(x)
         for key, per in series["allocation"].items():
@@ -117,13 +135,9 @@ def allocation_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]
         if any(others):
             data.append(_area("others", x, others, OTHERS_COLOR))
         stacked = [sum(values) for values in zip(*(trace["y"] for trace in data), strict=True)] if data else []
-        peak = max(peak, max(stacked, default=0.0))
-        layout = base_layout(x_title=x_title, y_title=f"admitted {resource}")
-        layout["title"] = {"text": SIDE_LABELS[side], "x": 0, "font": {"size": 13}}
-        figures[side] = {"data": data, "layout": layout}
-    for figure in figures.values():
-        figure["layout"]["yaxis"]["range"] = [0, peak * 1.05 or 1]
-    return figures
+        return data, max(stacked, default=0.0)
+
+    return _pair(view, resource, empty=f"Nothing was allocated {resource}", y_title=f"admitted {resource}", traces=traces)
 
 
 def _area(name: str, x: list[float], y: Sequence[float], color: str) -> dict[str, Any]:
@@ -136,15 +150,10 @@ def _area(name: str, x: list[float], y: Sequence[float], color: str) -> dict[str
 def usage_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
     """Decayed usage per LocalQueue (solid) and, where the mode computes one, its fair share
     (dotted), one figure per side, same y range."""
-    colors = queue_colors(view, resource)
-    if not colors:
-        return {side: empty_figure(f"No usage of {resource}") for side in view["series"]}
-    divisor, x_title = time_axis(max(view["end"].values()))
-    figures: dict[str, Any] = {}
-    peak = 0.0
-    for side, series in view["series"].items():
-        x = _x(series["t"], divisor)
+
+    def traces(series: Mapping[str, Any], x: list[float], colors: dict[str, str]) -> tuple[list[Figure], float]:
         data = []
+        peak = 0.0
         for key in sorted(colors):
             usage = series["usage"].get(key, {}).get(resource)
             if usage:
@@ -154,12 +163,9 @@ def usage_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
             if share:
                 data.append(_line(f"{key} fair share", x, share, colors[key], dash="dot"))
                 peak = max(peak, max(share))
-        layout = base_layout(x_title=x_title, y_title=f"decayed usage of {resource}")
-        layout["title"] = {"text": SIDE_LABELS[side], "x": 0, "font": {"size": 13}}
-        figures[side] = {"data": data, "layout": layout}
-    for figure in figures.values():
-        figure["layout"]["yaxis"]["range"] = [0, peak * 1.05 or 1]
-    return figures
+        return data, peak
+
+    return _pair(view, resource, empty=f"No usage of {resource}", y_title=f"decayed usage of {resource}", traces=traces)
 
 
 def _line(name: str, x: list[float], y: Sequence[float], color: str, *, dash: str = "solid") -> dict[str, Any]:
