@@ -70,7 +70,7 @@ UNSENT_MESSAGE = "the task queue could not be reached, so the run never started;
 
 def mark_unsent(model: type[models.Model], run_id: Any) -> None:
     """A run whose message could not be published: failed, never left ``queued``."""
-    model.objects.filter(pk=run_id, status="queued").update(
+    model._default_manager.filter(pk=run_id, status="queued").update(
         status="failed", error=UNSENT_MESSAGE, finished_at=timezone.now()
     )
 

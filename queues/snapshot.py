@@ -119,7 +119,7 @@ def unit_by_key(key: str) -> AdmissionUnit | None:
 # --- rows -> engine --------------------------------------------------------------------------
 
 
-def _flavor_quotas(rows: Iterable[dict[str, Any]], owner: str) -> dict[int, tuple[engine.FlavorQuotas, ...]]:
+def _flavor_quotas(rows: Iterable[Mapping[str, Any]], owner: str) -> dict[int, tuple[engine.FlavorQuotas, ...]]:
     """Quota rows grouped per owner into FlavorQuotas, flavors in their configured order."""
     grouped: dict[int, dict[str, dict[str, engine.ResourceQuota]]] = defaultdict(dict)
     order: dict[tuple[int, str], tuple[int, str]] = {}
@@ -667,7 +667,7 @@ def _admitted_totals(
     aggregated_before = loaded.aggregated
     totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
     # Read as text and decoded once per distinct text: most running work shares a few shapes.
-    decoded: dict[str, Any] = {}
+    decoded: dict[str | None, Any] = {}
 
     def decode(text: str | None) -> Any:
         if text not in decoded:

@@ -20,6 +20,7 @@ from queues.engine.pass_state import (
     QUEUE_NAMESPACE,
     ROOT,
     LocalState,
+    PassBase,
     QueueState,
     TreeNode,
 )
@@ -67,8 +68,10 @@ class Profile:
         self.height = 0 if nominal is not None else max(1, height)
 
 
-class FairTree:
+class FairTree(PassBase):
     """Building, ranking and walking the fair tree of one pass."""
+
+    profiles: dict[tuple[str, object], tuple[int, Profile]]  # the planner's memo of ``_profile``
 
     def _new_node(self, kind: str, name: str, nid: str) -> TreeNode:
         self._seq += 1

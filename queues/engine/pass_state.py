@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from queues.engine.candidates import class_flags, class_function
 from queues.engine.quota import FitFailure, QuotaTree
 from queues.engine.scopes import Scope
 from queues.engine.types import STRICT_FIFO, ClusterQueue, LocalQueue, Namespace, PendingReason, node_id
+
+if TYPE_CHECKING:
+    from queues.engine.policy import FairSharingPolicy
+    from queues.engine.preemption import Running
+    from queues.engine.types import Cohort, Snapshot, Workload
 
 # Node kinds of the fair tree (also the prefixes of their ids).
 LOCAL_QUEUE, QUEUE_NAMESPACE, CLUSTER_QUEUE, COHORT, ROOT = (
@@ -186,3 +191,63 @@ def sum_maps(*maps: Mapping[str, float]) -> dict[str, float]:
         for resource, amount in mapping.items():
             total[resource] = total.get(resource, 0) + amount
     return total
+
+
+class PassHost(Protocol):
+    """What the pass's parts (``FairTree``, ``Scoring``, ``PreemptionRules``) use of each other
+    and of the planner they are mixed into: for the type checker only (see ``PassBase``)."""
+
+    # Set up by the planner.
+    snapshot: Snapshot
+    policy: FairSharingPolicy
+    reasons: bool
+    cohorts: dict[str, Cohort]
+    namespaces: dict[str, Namespace]
+    queues: dict[str, QueueState]
+    unit_queues: dict[str, list[str]]
+    locals: dict[str, LocalState]
+    cohort_scopes: dict[str, Scope | None]
+    capacities: dict[str, dict[str, int]]
+    tree: QuotaTree
+    tree_version: int
+    lendables: dict[str, dict[str, int]]
+    reaches: dict[str, dict[str, int]]
+    ns_used: dict[str, dict[str, int]]
+    alloc: dict[str, dict[str, int]]
+    running: dict[str, dict[str, Running]]
+    by_local: dict[str, Any]
+    demand: dict[str, dict[str, int]]
+    shares: dict[str, dict[str, int]]
+    ta_demand: dict[str, dict[str, float]]
+    _seq: int
+    # Set up by ``Scoring``.
+    local_scores: dict[str, float]
+    local_ties: dict[str, float]
+
+    def _path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]: ...
+
+    def _take(self, item: Running, path: tuple[str, ...]) -> None: ...
+
+    def _release(self, item: Running, path: tuple[str, ...]) -> None: ...
+
+    def _park(self, queue: QueueState) -> None: ...
+
+    def _pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None: ...
+
+    def _capacity(self, scope: Scope) -> dict[str, int]: ...
+
+    def _queue_score(self, queue: QueueState) -> tuple[float, float]: ...
+
+    def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]: ...
+
+    def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]: ...
+
+    def _share_of(self, borrowed: Mapping, parent: str, weight: float) -> tuple[float, float]: ...
+
+
+# The base of the pass's parts: ``PassHost`` for the type checker, a plain ``object`` at run time
+# (so the planner's classes, attribute lookups and behaviour are the same as without it).
+if TYPE_CHECKING:
+    PassBase = PassHost
+else:
+    PassBase = object

@@ -191,15 +191,15 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             self.queues[spec.name] = queue
             self.unit_queues.setdefault(unit, []).append(spec.name)
         self.locals: dict[str, LocalState] = {}
-        for spec in s.local_queues:
-            queue = self.queues.get(spec.cluster_queue)
-            if queue is None:
+        for lq_spec in s.local_queues:
+            cq_state = self.queues.get(lq_spec.cluster_queue)
+            if cq_state is None:
                 raise ValidationError(
-                    f"localQueues.{spec.key}.clusterQueue", f"unknown ClusterQueue {spec.cluster_queue!r}"
+                    f"localQueues.{lq_spec.key}.clusterQueue", f"unknown ClusterQueue {lq_spec.cluster_queue!r}"
                 )
-            namespace = self.namespaces.get(spec.namespace) or Namespace(spec.namespace)
-            self.namespaces.setdefault(spec.namespace, namespace)
-            self.locals[spec.key] = LocalState(spec, queue, namespace)
+            namespace = self.namespaces.get(lq_spec.namespace) or Namespace(lq_spec.namespace)
+            self.namespaces.setdefault(lq_spec.namespace, namespace)
+            self.locals[lq_spec.key] = LocalState(lq_spec, cq_state, namespace)
         # The mode each node's score is computed with (the scope its parent sits in).
         self.cohort_scopes: dict[str, Scope | None] = {
             name: cohort_scope(name, self.cohorts, self.chains) for name in self.cohorts
@@ -468,6 +468,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         for bucket_leaves in buckets.values():
             for leaf in bucket_leaves:
                 local = leaf.lq
+                assert local is not None  # the leaves of a queue are its LocalQueue nodes
                 if local.block is not None:
                     fixed_of[leaf.name] = local.block
                 elif queue.blocked is not None:

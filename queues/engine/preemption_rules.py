@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from queues.engine.pass_state import (
     CLUSTER_QUEUE,
     LOCAL_QUEUE,
     LocalState,
+    PassBase,
     QueueState,
 )
 from queues.engine.preemption import Running, find_victims, may_preempt
@@ -36,7 +37,14 @@ from queues.engine.types import (
 _EPSILON = 1e-9  # shares are float ratios: equal within rounding counts as equal
 
 
-class PreemptionRules:
+if TYPE_CHECKING:
+    # Returns the assignment when the workload fits (after the victims chosen so far are gone).
+    Fits = Callable[[], dict[str, str] | None]
+    # Candidates in eviction order, the fit check, whether a candidate is still eligible, the rule.
+    Attempt = tuple[list[Running], Fits, Callable[[Running], bool] | None, str]
+
+
+class PreemptionRules(PassBase):
     """The opted-in preemption rules of one pass."""
 
     def _preempt(
@@ -50,7 +58,7 @@ class PreemptionRules:
         preemption = queue.spec.preemption
         requests = workload.requests
         tree = self.tree
-        attempts: list[tuple[list[Running], Callable[[], dict[str, str] | None], Any, str]] = []
+        attempts: list[Attempt] = []
 
         wanted = requests.keys()
 
@@ -130,7 +138,9 @@ class PreemptionRules:
                 return assignment, [(item, rule) for item in chosen]
         return None
 
-    def _exceed_weight_attempts(self, workload: Workload, local: LocalState, queue: QueueState, fits, overlaps) -> list:
+    def _exceed_weight_attempts(
+        self, workload: Workload, local: LocalState, queue: QueueState, fits: Fits, overlaps: Callable[[Running], bool]
+    ) -> list[Attempt]:
         """KEP-752 ``ExceedWeight``: a LocalQueue that stays within its weight's share of the
         ClusterQueue with this workload admitted may evict workloads of LocalQueues above theirs.
 
@@ -257,12 +267,14 @@ class PreemptionRules:
             for index, item in zip(positions, items, strict=True):
                 candidates[index] = item
 
-    def _time_aware_attempts(self, workload: Workload, local: LocalState, queue: QueueState, fits, overlaps) -> list:
+    def _time_aware_attempts(
+        self, workload: Workload, local: LocalState, queue: QueueState, fits: Fits, overlaps: Callable[[Running], bool]
+    ) -> list[Attempt]:
         """KAI reclaim: a queue whose allocation plus this job stays within its fair share may evict
         workloads of sibling queues that are above theirs."""
         requests = workload.requests
         preemption = queue.spec.preemption
-        attempts = []
+        attempts: list[Attempt] = []
 
         def within_share(nid: str) -> bool:
             share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})

@@ -327,8 +327,8 @@ def _quotas(value: Any, where: str, flavors: set[str], *, allow_limits: bool, ow
             resources[resource] = ResourceQuota(nominal, limits["borrowingLimit"], lending)
         result.append(FlavorQuotas(flavor, frozen_map(resources)))
     covered: dict[str, tuple[str, ...]] = {}
-    for resources, group_flavors in resource_groups(result):
-        for resource in resources:
+    for group_resources, group_flavors in resource_groups(result):
+        for resource in group_resources:
             if resource in covered:
                 raise ValidationError(
                     where,

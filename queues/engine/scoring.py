@@ -19,6 +19,7 @@ from queues.engine.pass_state import (
     COHORT,
     QUEUE_NAMESPACE,
     LocalState,
+    PassBase,
     QueueState,
     scope_capacity,
     sum_maps,
@@ -40,7 +41,7 @@ from queues.engine.usage import INFINITE_SCORE, weighted_usage
 _EMPTY_STATE = UsageState()
 
 
-class Scoring:
+class Scoring(PassBase):
     """Fair-share scores and TimeAware fair shares of one pass."""
 
     def _time_aware_shares(self) -> None:

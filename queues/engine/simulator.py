@@ -48,6 +48,8 @@ from queues.engine.types import (
     PREEMPTED,
     STOP_HOLD_AND_DRAIN,
     TIME_AWARE,
+    ClusterQueue,
+    Cohort,
     Hold,
     Plan,
     Snapshot,
@@ -162,7 +164,8 @@ class Simulation:
             )
         # Capacity and utilisation.
         self.capacity: dict[str, int] = {}
-        for owner in (*scenario.cluster_queues, *scenario.cohorts):
+        owners: tuple[ClusterQueue | Cohort, ...] = (*scenario.cluster_queues, *scenario.cohorts)
+        for owner in owners:
             for flavor_quotas in owner.quotas:
                 for resource, quota in flavor_quotas.resources.items():
                     self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
@@ -174,7 +177,7 @@ class Simulation:
         )
         self.scope_capacity = scope_capacities(self.static) if self.time_aware else {}
         self.history: dict[str, dict[str, list[tuple[float, float]]]] = {key: {} for key in self.locals}
-        self.historical: dict[str, Mapping[str, float]] = {}
+        self.historical: Mapping[str, Mapping[str, float]] = {}
         self.fair_shares: Mapping[str, Mapping[str, int]] = {}
         # Budgets and holds.
         self.budgets = [_Budget(spec, used_hours=spec.used_hours) for spec in scenario.budgets]

@@ -104,9 +104,9 @@ def capacities(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> tup
         per_queue[row["cluster_queue_id"]][row["resource"]] = int(row["total"])
     per_cohort = _cohort_rollup(cohorts, cluster_queues, per_queue)
     parent = {cohort.id: cohort.parent_id for cohort in cohorts}
-    for row in CohortQuota.objects.values("cohort_id", "resource").annotate(total=Sum("nominal")):
-        for node in ancestry(row["cohort_id"], parent):
-            _add(per_cohort[node], {row["resource"]: int(row["total"])})
+    for cohort_row in CohortQuota.objects.values("cohort_id", "resource").annotate(total=Sum("nominal")):
+        for node in ancestry(cohort_row["cohort_id"], parent):
+            _add(per_cohort[node], {cohort_row["resource"]: int(cohort_row["total"])})
     return per_queue, per_cohort
 
 
@@ -161,7 +161,7 @@ def _write_series(moment: datetime, rows: list[tuple[Any, ...]]) -> None:
     )
 
 
-def _locked_rows(model: type[Model], *fields: str) -> list[SimpleNamespace]:
+def _locked_rows(model: type[Namespace] | type[LocalQueue], *fields: str) -> list[SimpleNamespace]:
     """Every row of a (large) level, locked in id order, as plain records: no model instances."""
     columns = [*_STATUS_COLUMNS, *fields]
     return [
@@ -301,8 +301,8 @@ def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -
 def _update_historical_shares(
     cohorts: list[Cohort],
     cluster_queues: list[ClusterQueue],
-    namespaces: list[Namespace],
-    local_queues: list[LocalQueue],
+    namespaces: list[SimpleNamespace],
+    local_queues: list[SimpleNamespace],
     now: datetime,
     policy: FairSharingPolicy,
 ) -> None:
