@@ -284,6 +284,18 @@ class PreemptionRules(PassBase):
             share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})
             return any(alloc.get(r, 0) > share.get(r, 0) for r in requests if requests[r])
 
+        def attempt(candidates: list[Running], node_of: Callable[[Running], str], reason: str) -> None:
+            """Victims from the queue furthest over its share first, then lowest priority, newest."""
+            candidates.sort(
+                key=lambda item: (
+                    -self._over_share_ratio(node_of(item)),
+                    item.workload.priority,
+                    -item.admitted_at,
+                    item.workload.key,
+                )
+            )
+            attempts.append((candidates, fits, lambda item: over_share(node_of(item)), reason))
+
         reclaim = preemption.reclaim_within_cohort
         cq_nid = node_id(CLUSTER_QUEUE, queue.name)
         if reclaim != PREEMPT_NEVER and queue.scored_in_cohort and within_share(cq_nid):
@@ -296,21 +308,10 @@ class PreemptionRules(PassBase):
                 for item in self.running[other].values()
                 if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
             ]
-            candidates.sort(
-                key=lambda item: (
-                    -self._over_share_ratio(node_id(CLUSTER_QUEUE, item.cluster_queue)),
-                    item.workload.priority,
-                    -item.admitted_at,
-                    item.workload.key,
-                )
-            )
-            attempts.append(
-                (
-                    candidates,
-                    fits,
-                    lambda item: over_share(node_id(CLUSTER_QUEUE, item.cluster_queue)),
-                    f"to give ClusterQueue {queue.name} its fair share (TimeAware)",
-                )
+            attempt(
+                candidates,
+                lambda item: node_id(CLUSTER_QUEUE, item.cluster_queue),
+                f"to give ClusterQueue {queue.name} its fair share (TimeAware)",
             )
         within = preemption.within_cluster_queue
         if within != PREEMPT_NEVER and within_share(local.nid):
@@ -322,21 +323,10 @@ class PreemptionRules(PassBase):
                 and overlaps(item)
                 and may_preempt(within, workload, item.workload)
             ]
-            candidates.sort(
-                key=lambda item: (
-                    -self._over_share_ratio(node_id(LOCAL_QUEUE, item.local_queue)),
-                    item.workload.priority,
-                    -item.admitted_at,
-                    item.workload.key,
-                )
-            )
-            attempts.append(
-                (
-                    candidates,
-                    fits,
-                    lambda item: over_share(node_id(LOCAL_QUEUE, item.local_queue)),
-                    f"to give LocalQueue {local.spec.key} its fair share (TimeAware)",
-                )
+            attempt(
+                candidates,
+                lambda item: node_id(LOCAL_QUEUE, item.local_queue),
+                f"to give LocalQueue {local.spec.key} its fair share (TimeAware)",
             )
         return attempts
 
