@@ -41,7 +41,7 @@ from typing import Any
 from queues.engine import reasons as text
 from queues.engine.candidates import PendingIndex, order_key
 from queues.engine.errors import ValidationError
-from queues.engine.fair_tree import FairTree
+from queues.engine.fair_tree import FairTree, Profile
 from queues.engine.pass_state import (
     CLUSTER_QUEUE,
     COHORT,
@@ -155,7 +155,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self._index()
         self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
         self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``_profile``)
-        self.profiles: dict = {}
+        self.profiles: dict[tuple[str, object], tuple[int, Profile]] = {}
         self.lendables: dict[str, dict[str, int]] = {}
         self.reaches: dict[str, dict[str, int]] = {}
         self._blocks()
