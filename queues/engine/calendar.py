@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Iterator
-from datetime import date, datetime, time, timezone, tzinfo
+from datetime import UTC, date, datetime, time, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from queues.engine.errors import ValidationError
@@ -38,11 +38,11 @@ def monthly_boundaries(anchor: datetime, start: datetime, tz: tzinfo | None = No
     Differences are taken in UTC, so a month spanning a daylight-saving change has its real
     length in seconds.
     """
-    start_utc = start.astimezone(timezone.utc)
-    elapsed_days = (start_utc - anchor.astimezone(timezone.utc)).total_seconds() / 86400
+    start_utc = start.astimezone(UTC)
+    elapsed_days = (start_utc - anchor.astimezone(UTC)).total_seconds() / 86400
     index = max(0, int(elapsed_days // 31))  # at or before the period containing ``start``
     while True:
-        boundary = monthly_boundary(anchor, index, tz).astimezone(timezone.utc)
+        boundary = monthly_boundary(anchor, index, tz).astimezone(UTC)
         if boundary > start_utc:
             yield (boundary - start_utc).total_seconds()
         index += 1
@@ -64,7 +64,7 @@ def parse_moment(value: object, field: str, tz: tzinfo | None = None) -> datetim
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
-        moment = datetime.combine(value, time(0), tz or timezone.utc)
+        moment = datetime.combine(value, time(0), tz or UTC)
     elif isinstance(value, str) and len(value) <= 64:
         try:
             moment = datetime.fromisoformat(value.strip())

@@ -46,12 +46,12 @@ def parse_duration(value: object, field: str = "duration", *, allow_negative: bo
         raise ValidationError(field, f"must not be negative, got {value!r}")
     if abs(seconds) > MAX_SECONDS:
         raise ValidationError(field, f"is out of range: at most {MAX_SECONDS // 86400}d")
-    return int(round(seconds))
+    return round(seconds)
 
 
 def format_duration(seconds: int | float) -> str:
     """The shortest ``1d2h3m4s`` form of ``seconds`` (``0s`` for zero)."""
-    total = int(round(seconds))
+    total = round(seconds)
     if total == 0:
         return "0s"
     sign = "-" if total < 0 else ""

@@ -33,7 +33,6 @@ from queues.engine.types import (
     node_id,
 )
 
-
 _UNPLACED = 1  # group of a candidate with no flavor assignment (or none left): ranked with the borrowers
 
 
@@ -47,7 +46,7 @@ class Profile:
     classical borrowing height (0 within the ClusterQueue's nominal quota).
     """
 
-    __slots__ = ("borrows", "borrowed", "height")
+    __slots__ = ("borrowed", "borrows", "height")
 
     def __init__(self, tree: QuotaTree, queue: str, requests: Mapping[str, int]) -> None:
         nominal = tree.nominal_assignment(queue, requests)
@@ -225,7 +224,7 @@ class FairTree(PassBase):
             found = memo[cls] = self.tree.within_nominal(queue.name, head.requests)
         return found
 
-    def _profile(self, queue: QueueState, head: Workload, cls: object) -> "Profile":
+    def _profile(self, queue: QueueState, head: Workload, cls: object) -> Profile:
         """How the candidate would borrow at each level of its path, memoised per class until
         the quota tree changes."""
         memo_key = (queue.name, cls)

@@ -80,7 +80,7 @@ def fair_shares(root: ShareNode, capacity: Mapping[str, float], k: float) -> dic
     """
     shares: dict[str, dict[str, float]] = {root.node_id: {r: float(v) for r, v in capacity.items()}}
     _descend(root, shares, capacity, k)
-    return {node: {r: int(round(v)) for r, v in sorted(per.items())} for node, per in shares.items()}
+    return {node: {r: round(v) for r, v in sorted(per.items())} for node, per in shares.items()}
 
 
 def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Mapping[str, float], k: float) -> None:

@@ -40,29 +40,29 @@ class TreeNode:
     """A node of the fair tree (LocalQueue leaves hold the sorted candidates)."""
 
     __slots__ = (
+        "borrowing_score",
+        "classes",
+        "cq",
+        "fair_parent",
+        "grouped",
+        "head_cls",
+        "heads",
+        "heap",
+        "idx",
+        "items",
+        "key",
         "kind",
+        "lq",
         "name",
         "nid",
         "parent",
-        "heap",
-        "version",
-        "seq",
-        "key",
+        "parked",
         "score",
+        "seq",
         "tie",
         "use_score",
-        "grouped",
-        "fair_parent",
-        "borrowing_score",
+        "version",
         "weight",
-        "parked",
-        "items",
-        "idx",
-        "cq",
-        "lq",
-        "classes",
-        "heads",
-        "head_cls",
     )
 
     def __init__(self, kind: str, name: str, nid: str, seq: int) -> None:
@@ -101,27 +101,27 @@ class QueueState:
     """Per-ClusterQueue pass state."""
 
     __slots__ = (
-        "spec",
-        "name",
-        "scope",
-        "mode",
-        "unit",
-        "strict",
-        "node",
-        "path",
-        "failed",
-        "counts",
-        "live",
-        "position",
         "blocked",
-        "recent",
-        "class_flags",
-        "scored_in_cohort",
         "capacity",
-        "pending",
-        "levels",
-        "nominal_memo",
+        "class_flags",
+        "counts",
+        "failed",
         "leaves",
+        "levels",
+        "live",
+        "mode",
+        "name",
+        "node",
+        "nominal_memo",
+        "path",
+        "pending",
+        "position",
+        "recent",
+        "scope",
+        "scored_in_cohort",
+        "spec",
+        "strict",
+        "unit",
     )
 
     def __init__(self, spec: ClusterQueue, scope: Scope, unit: str, path: tuple[str, ...]) -> None:
@@ -162,7 +162,7 @@ class ClassFailure:
 class LocalState:
     """Per-LocalQueue pass state."""
 
-    __slots__ = ("spec", "queue", "namespace", "path", "block", "drain", "nid", "ns_nid", "class_of")
+    __slots__ = ("block", "class_of", "drain", "namespace", "nid", "ns_nid", "path", "queue", "spec")
 
     def __init__(self, spec: LocalQueue, queue: QueueState, namespace: Namespace) -> None:
         self.spec = spec

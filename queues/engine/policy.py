@@ -81,11 +81,11 @@ class FairSharingPolicy:
         }
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any] | None, field_prefix: str = "policy") -> "FairSharingPolicy":
+    def from_mapping(cls, data: Mapping[str, Any] | None, field_prefix: str = "policy") -> FairSharingPolicy:
         """Build from the camelCase mapping; unset keys keep their defaults."""
         return cls().updated(data or {}, field_prefix)
 
-    def updated(self, data: Mapping[str, Any], field_prefix: str = "policy") -> "FairSharingPolicy":
+    def updated(self, data: Mapping[str, Any], field_prefix: str = "policy") -> FairSharingPolicy:
         """A copy with the keys of ``data`` applied and validated."""
         if not isinstance(data, Mapping):
             raise ValidationError(field_prefix, f"expected a mapping, got {type(data).__name__}")

@@ -33,7 +33,6 @@ from queues.engine.types import (
     node_id,
 )
 
-
 _EPSILON = 1e-9  # shares are float ratios: equal within rounding counts as equal
 
 

@@ -41,7 +41,7 @@ class FitFailure:
 
 
 class _Node:
-    __slots__ = ("name", "parent", "nominal", "borrowing", "lending", "subtree", "guaranteed", "usage")
+    __slots__ = ("borrowing", "guaranteed", "lending", "name", "nominal", "parent", "subtree", "usage")
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -35,8 +35,8 @@ from queues.engine import safe_yaml
 from queues.engine.calendar import parse_moment, parse_time_zone
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
-from queues.engine.policy import FairSharingPolicy
 from queues.engine.numbers import parse_number
+from queues.engine.policy import FairSharingPolicy
 from queues.engine.quantities import parse_millis, parse_resource_list, validate_resource_name
 from queues.engine.quota import resource_groups
 from queues.engine.scopes import cohort_chains

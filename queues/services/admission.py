@@ -15,9 +15,9 @@ from django.utils import timezone
 from queues import backends, gates, metrics
 from queues import snapshot as bridge
 from queues.engine.planner import plan as plan_admissions
+from queues.engine.policy import FairSharingPolicy
 from queues.engine.scopes import cohort_chains, queue_scope
 from queues.engine.types import Plan
-from queues.engine.policy import FairSharingPolicy
 from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
 from queues.services import cluster

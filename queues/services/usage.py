@@ -13,8 +13,8 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from types import SimpleNamespace
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
@@ -30,7 +30,6 @@ from queues.engine.types import TIME_AWARE, node_id
 from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
-from queues.snapshot import usage_state
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -43,6 +42,7 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+from queues.snapshot import usage_state
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +196,7 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
             (LocalQueue, local_queues, Kind.LOCAL_QUEUE),
         ]
         series: list[tuple[Any, ...]] = []
-        for model, rows, kind in levels:
+        for _model, rows, kind in levels:
             _decay(rows, usage[kind], now_s, policy)
             for row in rows:
                 admitted, pending = counts.get((kind, row.id), (0, 0))
