@@ -213,7 +213,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 WHITENOISE_KEEP_ONLY_HASHED_FILES = not DEBUG  # templates name static files through {% static %}: hashed
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "queues:home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Celery on Redis: the database is the source of truth, the broker only carries messages.

@@ -10,7 +10,6 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
-from budgets.views import edit_budget
 from fairportal.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from fairportal.api.views import api_not_found
 from fairportal.sign_in import SignInView
@@ -36,8 +35,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
-    # the budget edit page shares the queues' policy-edit page and its un-namespaced url name
-    path("budgets/<slug:name>/edit/", edit_budget, name="edit-budget"),
     path("budgets/", include("budgets.urls")),
     path("playground/", include("playground.urls")),
     path(

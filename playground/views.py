@@ -108,7 +108,7 @@ def start(request: HttpRequest) -> HttpResponse:
     except ValidationError as error:
         form.add_error(form.error_field_for(error.field), str(error))
         return _render_index(request, form, status=400)
-    url = reverse("playground-scenario", args=[scenario.pk])
+    url = reverse("playground:scenario", args=[scenario.pk])
     if data.get("focus"):
         url += "?" + urlencode({"focus": data["focus"]})
     return redirect(url)
@@ -158,7 +158,7 @@ def scenario_detail(request: HttpRequest, pk: Any) -> HttpResponse:
             except WhatIfLimitReached as limit:
                 form.add_error(None, str(limit))
             else:
-                return redirect("playground-run", pk=run.pk)
+                return redirect("playground:run", pk=run.pk)
         status = 400
     else:
         form = EditForm(editable=editable, prefill=_prefill(request, scenario, editable))
@@ -312,7 +312,7 @@ def run_resend(request: HttpRequest, pk: Any) -> HttpResponse:
     run = _visible_run(request, pk)
     if runs.resend(run):
         messages.info(request, "Sent to the workers again.")
-    return redirect("playground-run", pk=run.pk)
+    return redirect("playground:run", pk=run.pk)
 
 
 @require_POST
@@ -323,7 +323,7 @@ def run_apply(request: HttpRequest, pk: Any) -> HttpResponse:
         raise PermissionDenied("Only admins can apply a playground run.")
     if request.POST.get("confirm") != "yes":
         messages.error(request, "Tick the box to confirm the changes before applying them.")
-        return redirect("playground-run", pk=run.pk)
+        return redirect("playground:run", pk=run.pk)
     try:
         application = apply_run(run, actor=request.user)
     except ApplyError as error:
@@ -332,7 +332,7 @@ def run_apply(request: HttpRequest, pk: Any) -> HttpResponse:
     else:
         count = application.policy_changes.count()
         messages.success(request, f"Applied: {count} object{'s' if count != 1 else ''} changed, each in the audit log.")
-    return redirect("playground-run", pk=run.pk)
+    return redirect("playground:run", pk=run.pk)
 
 
 @require_GET

@@ -1,8 +1,10 @@
-"""Web UI routes. Names are stable: templates, tests and the playground hook use them."""
+"""Web UI routes of the fair-share domain, named ``queues:<name>``."""
 
 from django.urls import path
 
 from queues.views import audit, detail, flavors, overview, policy, tree, workloads
+
+app_name = "queues"
 
 urlpatterns = [
     path("", overview.overview, name="home"),

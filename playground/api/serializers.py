@@ -33,7 +33,7 @@ class ScenarioSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_page(self, obj: Scenario) -> str:
-        return reverse("playground-scenario", args=[obj.pk])
+        return reverse("playground:scenario", args=[obj.pk])
 
 
 class ScenarioDetailSerializer(ScenarioSerializer):
@@ -118,7 +118,7 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_page(self, obj: Run) -> str:
-        return reverse("playground-run", args=[obj.pk])
+        return reverse("playground:run", args=[obj.pk])
 
 
 class RunCreateSerializer(serializers.Serializer):

@@ -48,9 +48,9 @@ class ChangeRow:
         """URL name and arguments of the changed object's page (its name is in ``object_repr``)."""
         kind, label = self.change.object_type, self.change.object_repr
         if kind == "localqueue" and "/" in label:
-            return "local-queue", label.split("/", 1)
+            return "queues:local-queue", label.split("/", 1)
         if kind in ("namespace", "clusterqueue", "cohort"):
-            return {"namespace": "namespace", "clusterqueue": "cluster-queue", "cohort": "cohort"}[kind], [label]
+            return {"namespace": "queues:namespace", "clusterqueue": "queues:cluster-queue", "cohort": "queues:cohort"}[kind], [label]
         return None
 
 

@@ -11,7 +11,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.http import urlencode
 
-PLAYGROUND_URL_NAME = "playground"
+PLAYGROUND_URL_NAME = "playground:index"
 
 
 def playground_url(obj: models.Model | None = None) -> str:

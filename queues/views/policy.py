@@ -132,7 +132,7 @@ def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> Ht
     else:
         raise PermissionDenied("Viewers cannot change this LocalQueue")
     form = form_class(request.POST or None, instance=lq)
-    back = reverse("local-queue", args=[namespace, name])
+    back = reverse("queues:local-queue", args=[namespace, name])
     return _edit(request, lq, form, None, label=f"LocalQueue {lq.key}", back=back)
 
 
@@ -145,7 +145,7 @@ def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
         raise PermissionDenied("Only platform admins change namespace weights and quotas")
     form = NamespaceForm(request.POST or None, instance=namespace)
     formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
-    return _edit(request, namespace, form, formset, label=f"namespace {name}", back=reverse("namespace", args=[name]))
+    return _edit(request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name]))
 
 
 @dashboard_view
@@ -159,7 +159,7 @@ def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
     form = ClusterQueueForm(request.POST or None, instance=queue)
     formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
     return _edit(
-        request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("cluster-queue", args=[name])
+        request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("queues:cluster-queue", args=[name])
     )
 
 
@@ -170,4 +170,4 @@ def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
     cohort = get_object_or_404(Cohort, name=name)
     form = CohortForm(request.POST or None, instance=cohort)
     formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
-    return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("cohort", args=[name]))
+    return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("queues:cohort", args=[name]))

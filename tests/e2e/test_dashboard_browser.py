@@ -54,9 +54,9 @@ def test_given_admin_when_signed_in_then_overview_charts_hold_data(cluster, page
 
 def test_given_admin_when_weight_edited_then_page_shows_it_and_an_audit_row(cluster, page, screenshot):
     sign_in(page, "admin")
-    page.goto(reverse("queue-tree"))
+    page.goto(reverse("queues:queue-tree"))
     screenshot("admin-queue-tree")
-    page.click(f"a[href='{reverse('local-queue', args=['team-a', 'train'])}']")
+    page.click(f"a[href='{reverse('queues:local-queue', args=['team-a', 'train'])}']")
     page.wait_for_selector("#chart-allocation .main-svg")
     assert trace_points(page, "chart-allocation") > 0
     screenshot("admin-local-queue")
@@ -75,14 +75,14 @@ def test_given_admin_when_weight_edited_then_page_shows_it_and_an_audit_row(clus
     change = PolicyChange.objects.get()
     assert (change.surface, change.after["weight"]) == ("ui", "3")
 
-    page.goto(reverse("audit-log"))
+    page.goto(reverse("queues:audit-log"))
     assert "team-a/train" in page.locator("table.audit").inner_text()
     screenshot("admin-audit-log")
 
 
 def test_given_bad_weight_when_submitted_in_browser_then_field_error_and_nothing_stored(cluster, page):
     sign_in(page, "admin")
-    page.goto(reverse("edit-local-queue", args=["team-a", "train"]))
+    page.goto(reverse("queues:edit-local-queue", args=["team-a", "train"]))
 
     page.fill("#id_weight", "-2")
     page.click("button:has-text('Save')")
@@ -101,17 +101,17 @@ def test_given_tenant_when_signed_in_then_only_its_namespaces_appear(cluster, pa
     assert "team-a" in body and "team-b" not in body and "team-c" not in body
     screenshot("tenant-overview")
 
-    page.goto(reverse("queue-tree"))
+    page.goto(reverse("queues:queue-tree"))
     tree = page.locator("table.tree").inner_text()
     assert "team-a" in tree and "team-b" not in tree and "team-c" not in tree
     screenshot("tenant-queue-tree")
 
-    page.goto(reverse("workloads") + "?state=Pending")
+    page.goto(reverse("queues:workloads") + "?state=Pending")
     table = page.locator("table.workloads").inner_text()
     assert "a-batch-0" in table and "c-huge" not in table and "another tenant's queue" in table
     screenshot("tenant-workloads-pending")
 
-    response = page.goto(reverse("local-queue", args=["team-b", "train"]))
+    response = page.goto(reverse("queues:local-queue", args=["team-b", "train"]))
     assert response.status == 404
 
 
@@ -132,7 +132,7 @@ def test_given_tenant_when_budget_opened_from_overview_then_its_burn_down_is_dra
 
 def test_given_open_queue_page_when_work_is_submitted_then_it_appears_without_reload(cluster, page):
     sign_in(page, "alice")
-    page.goto(reverse("local-queue", args=["team-a", "batch"]))
+    page.goto(reverse("queues:local-queue", args=["team-a", "batch"]))
     page.wait_for_selector("#detail-workloads")
     assert "fresh-job" not in page.locator("#detail-workloads").inner_text()
 

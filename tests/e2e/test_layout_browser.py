@@ -35,20 +35,20 @@ def cluster(transactional_db, quiet_broker, settings):
 def pages_of(cluster) -> list[str]:
     pending = cluster.a_train.workloads.filter(state="Pending").order_by("id").first()
     return [
-        reverse("home"),
-        reverse("queue-tree"),
-        reverse("flavors"),
-        reverse("flavor", args=["a100"]),
-        reverse("cohort", args=["org"]),
-        reverse("cluster-queue", args=["cq-gpu"]),
-        reverse("namespace", args=["team-a"]),
-        reverse("local-queue", args=["team-a", "train"]),
-        reverse("workloads"),
-        reverse("workloads") + "?state=Pending",
-        reverse("workload", args=["team-a", pending.name]),
+        reverse("queues:home"),
+        reverse("queues:queue-tree"),
+        reverse("queues:flavors"),
+        reverse("queues:flavor", args=["a100"]),
+        reverse("queues:cohort", args=["org"]),
+        reverse("queues:cluster-queue", args=["cq-gpu"]),
+        reverse("queues:namespace", args=["team-a"]),
+        reverse("queues:local-queue", args=["team-a", "train"]),
+        reverse("queues:workloads"),
+        reverse("queues:workloads") + "?state=Pending",
+        reverse("queues:workload", args=["team-a", pending.name]),
         reverse("budgets:list"),
         reverse("budgets:detail", args=["a-gpu-hours"]),
-        reverse("audit-log"),
+        reverse("queues:audit-log"),
     ]
 
 
@@ -72,8 +72,8 @@ def test_given_a_tenant_at_1440x900_then_its_pages_fit_too(cluster, page):
     sign_in(page, "alice")
 
     overflowing = {}
-    for url in (reverse("home"), reverse("queue-tree"), reverse("local-queue", args=["team-a", "train"]),
-                reverse("workloads") + "?state=Pending", reverse("flavors")):
+    for url in (reverse("queues:home"), reverse("queues:queue-tree"), reverse("queues:local-queue", args=["team-a", "train"]),
+                reverse("queues:workloads") + "?state=Pending", reverse("queues:flavors")):
         page.goto(url)
         page.wait_for_load_state("networkidle")
         found = page.evaluate(OVERFLOWING_TABLES)
@@ -101,7 +101,7 @@ def test_given_budgets_in_every_state_then_overview_list_and_budget_pages_show_t
     sign_in(page, "admin")
 
     # When: the three surfaces are read in the browser.
-    page.goto(reverse("home"))
+    page.goto(reverse("queues:home"))
     overview = _states(page)
     page.goto(reverse("budgets:list"))
     listing = _states(page)
@@ -118,7 +118,7 @@ def test_given_budgets_in_every_state_then_overview_list_and_budget_pages_show_t
 
 def test_given_the_tree_when_a_cluster_queue_is_collapsed_and_a_column_sorted_then_rows_follow(cluster, page):
     sign_in(page, "admin")
-    page.goto(reverse("queue-tree"))
+    page.goto(reverse("queues:queue-tree"))
     cq_row = page.locator("tr[data-node$='/cq-cq-gpu']")
     node = cq_row.get_attribute("data-node")
     children = page.locator(f"tr[data-parent^='{node}']")
@@ -145,7 +145,7 @@ def test_given_a_pending_workload_page_then_its_estimated_start_and_assumptions_
     pending = cluster.a_train.workloads.filter(state="Pending").order_by("id").first()
     sign_in(page, "alice")
 
-    page.goto(reverse("workload", args=["team-a", pending.name]))
+    page.goto(reverse("queues:workload", args=["team-a", pending.name]))
 
     page.wait_for_selector("#estimate-result:not([data-state=busy])", timeout=30_000)
     state = page.locator("#estimate-result").get_attribute("data-state")

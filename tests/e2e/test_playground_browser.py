@@ -41,7 +41,7 @@ def stored_volcano(transactional_db, settings):
 def test_given_a_preset_when_a_weight_is_edited_run_and_applied_then_both_charts_show_and_the_policy_changes(
     stored_volcano, celery_worker, page, screenshot
 ):
-    page.goto(reverse("login") + "?next=" + reverse("playground"))
+    page.goto(reverse("login") + "?next=" + reverse("playground:index"))
     page.fill("#id_username", "admin")
     page.fill("#id_password", PASSWORD)
     page.click("button[type=submit]")

@@ -41,7 +41,7 @@ def test_given_a_scenario_with_aliases_when_uploaded_on_the_page_then_a_form_err
         data["text"] = text
 
     started = time.perf_counter()
-    response = admin_client.post(reverse("playground-start"), data)
+    response = admin_client.post(reverse("playground:start"), data)
 
     assert time.perf_counter() - started < 2
     assert response.status_code == 400

@@ -43,7 +43,7 @@ def test_given_a_user_at_the_cap_when_running_from_the_page_then_a_form_error_na
     runs.start_run(volcano, edits=["clusterQueues.q2.weight=3"], owner=admin_user)  # admin_client's user
 
     response = admin_client.post(
-        reverse("playground-scenario", args=[volcano.pk]), {"extra": "clusterQueues.q2.weight=5", "title": ""}
+        reverse("playground:scenario", args=[volcano.pk]), {"extra": "clusterQueues.q2.weight=5", "title": ""}
     )
 
     assert response.status_code == 400

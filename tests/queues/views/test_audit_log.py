@@ -27,16 +27,16 @@ def logged(response) -> list[str]:
 
 
 def test_given_changes_when_admin_opens_log_then_all_are_listed_newest_first_with_diffs(changes, login):
-    response = login("admin").get(reverse("audit-log"))
+    response = login("admin").get(reverse("queues:audit-log"))
     body = response.content.decode()
 
     assert logged(response) == ["cq-gpu", "team-b/train", "team-a/train"]
     assert "<del>—</del> → <ins>changed</ins>" in body
-    assert reverse("local-queue", args=["team-a", "train"]) in body
+    assert reverse("queues:local-queue", args=["team-a", "train"]) in body
 
 
 def test_given_changes_when_tenant_opens_log_then_only_its_objects_are_listed(changes, login):
-    response = login("victor").get(reverse("audit-log"))
+    response = login("victor").get(reverse("queues:audit-log"))
 
     assert logged(response) == ["team-a/train"]
     assert "team-b" not in response.content.decode()
@@ -45,8 +45,8 @@ def test_given_changes_when_tenant_opens_log_then_only_its_objects_are_listed(ch
 def test_given_filters_when_log_opened_then_they_narrow_it(changes, login):
     client = login("admin")
 
-    assert logged(client.get(reverse("audit-log"), {"surface": "api"})) == ["team-b/train"]
-    assert logged(client.get(reverse("audit-log"), {"object_type": "clusterqueue"})) == ["cq-gpu"]
+    assert logged(client.get(reverse("queues:audit-log"), {"surface": "api"})) == ["team-b/train"]
+    assert logged(client.get(reverse("queues:audit-log"), {"object_type": "clusterqueue"})) == ["cq-gpu"]
     assert PolicyChange.objects.count() == 3
 
 
@@ -59,8 +59,8 @@ def test_given_a_budget_change_when_a_tenant_opens_the_log_then_where_alerts_go_
         webhook_url="https://hooks.example.org/secret-token", alert_emails="ops@example.org",
     )
 
-    tenant = login("victor").get(reverse("audit-log")).content.decode()
-    admin = login("admin").get(reverse("audit-log")).content.decode()
+    tenant = login("victor").get(reverse("queues:audit-log")).content.decode()
+    admin = login("admin").get(reverse("queues:audit-log")).content.decode()
 
     assert "a-gpu-hours" in tenant and "allocated_hours" in tenant
     assert "secret-token" not in tenant and "ops@example.org" not in tenant and "webhook_url" not in tenant

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_given_budgets_when_admin_opens_overview_then_all_are_listed_fullest_first_with_status(cluster, login):
-    response = login("admin").get(reverse("home"))
+    response = login("admin").get(reverse("queues:home"))
     overview = response.context["overview"]
     body = response.content.decode()
 
@@ -24,21 +24,21 @@ def test_given_budgets_when_admin_opens_overview_then_all_are_listed_fullest_fir
     assert percents == sorted(percents, reverse=True)
     assert all(chip.status.measured for chip in overview.budgets)
     assert reverse("budgets:detail", args=["a-gpu-hours"]) in body
-    assert reverse("edit-budget", args=["b-wall-time"]) in body
+    assert reverse("budgets:edit", args=["b-wall-time"]) in body
 
 
 @pytest.mark.parametrize("user", ["alice", "victor"])
 def test_given_tenant_when_overview_opened_then_only_budgets_holding_its_work_are_listed(cluster, login, user):
-    response = login(user).get(reverse("home"))
+    response = login(user).get(reverse("queues:home"))
     body = response.content.decode()
 
     assert [chip.name for chip in response.context["overview"].budgets] == ["a-gpu-hours"]
     assert "b-wall-time" not in body
-    assert reverse("edit-budget", args=["a-gpu-hours"]) not in body
+    assert reverse("budgets:edit", args=["a-gpu-hours"]) not in body
 
 
 def test_given_running_gpu_work_when_local_queue_opened_then_its_budget_shows_use_this_period(cluster, login):
-    response = login("alice").get(reverse("local-queue", args=["team-a", "train"]))
+    response = login("alice").get(reverse("queues:local-queue", args=["team-a", "train"]))
     chip = response.context["detail"].budgets[0]
 
     assert chip.name == "a-gpu-hours" and chip.unit == "GPU-hours"
@@ -47,7 +47,7 @@ def test_given_running_gpu_work_when_local_queue_opened_then_its_budget_shows_us
 
 
 def test_given_budgets_when_tree_opened_then_chips_show_percent_used(cluster, login):
-    body = login("admin").get(reverse("queue-tree")).content.decode()
+    body = login("admin").get(reverse("queues:queue-tree")).content.decode()
 
     assert ">a-gpu-hours · " in body and ">b-wall-time · " in body
 
@@ -56,17 +56,17 @@ def test_given_budget_changes_when_tenant_opens_audit_log_then_only_its_budgets_
     admin = login("admin")
     for name in ("a-gpu-hours", "b-wall-time"):
         admin.post(
-            reverse("edit-budget", args=[name]), {"allocated_hours": "500", "renewal": "monthly", "action": "Hold"}
+            reverse("budgets:edit", args=[name]), {"allocated_hours": "500", "renewal": "monthly", "action": "Hold"}
         )
     admin.logout()
 
-    changes = login("victor").get(reverse("audit-log")).context["audit"].rows
+    changes = login("victor").get(reverse("queues:audit-log")).context["audit"].rows
 
     assert [row.change.object_repr for row in changes] == ["a-gpu-hours"]
 
 
 def test_given_budgets_app_when_sidebar_drawn_then_it_links_the_budget_pages(cluster, login):
-    body = login("victor").get(reverse("home")).content.decode()
+    body = login("victor").get(reverse("queues:home")).content.decode()
 
     assert f'href="{reverse("budgets:list")}"' in body
 
@@ -86,7 +86,7 @@ def test_given_a_budget_past_its_first_alert_threshold_then_every_surface_says_a
     admin = login("admin")
 
     # When: the overview, the budgets list, each budget's page and the API are read.
-    overview = _states(admin.get(reverse("home")).content.decode())
+    overview = _states(admin.get(reverse("queues:home")).content.decode())
     listing = _states(admin.get(reverse("budgets:list")).content.decode())
     pages = {}
     for name in ("a-gpu-hours", "b-wall-time"):

@@ -13,7 +13,7 @@ CHARTS = {"chart-allocation", "chart-share", "chart-counts", "chart-waits", "cha
 
 
 def test_given_local_queue_when_opened_then_entitlement_share_charts_and_workloads_are_shown(cluster, login):
-    response = login("alice").get(reverse("local-queue", args=["team-a", "train"]))
+    response = login("alice").get(reverse("queues:local-queue", args=["team-a", "train"]))
     detail = response.context["detail"]
     body = response.content.decode()
 
@@ -29,7 +29,7 @@ def test_given_local_queue_when_opened_then_entitlement_share_charts_and_workloa
 
 
 def test_given_cluster_queue_when_admin_opens_it_then_quota_per_flavor_and_all_tenants_are_shown(cluster, login):
-    response = login("admin").get(reverse("cluster-queue", args=["cq-gpu"]))
+    response = login("admin").get(reverse("queues:cluster-queue", args=["cq-gpu"]))
     detail = response.context["detail"]
 
     quota = {(q.flavor, q.resource): q for q in detail.quotas}
@@ -41,7 +41,7 @@ def test_given_cluster_queue_when_admin_opens_it_then_quota_per_flavor_and_all_t
 
 
 def test_given_tenant_when_shared_cluster_queue_opened_then_other_tenants_are_not_listed(cluster, login):
-    response = login("alice").get(reverse("cluster-queue", args=["cq-gpu"]))
+    response = login("alice").get(reverse("queues:cluster-queue", args=["cq-gpu"]))
     body = response.content.decode()
 
     assert {row.name for row in response.context["children"].rows if row.kind == "namespace"} == {"team-a"}
@@ -51,7 +51,7 @@ def test_given_tenant_when_shared_cluster_queue_opened_then_other_tenants_are_no
 
 
 def test_given_namespace_when_opened_then_hard_quota_use_and_its_queues_are_shown(cluster, login):
-    response = login("victor").get(reverse("namespace", args=["team-a"]))
+    response = login("victor").get(reverse("queues:namespace", args=["team-a"]))
     detail = response.context["detail"]
 
     assert [(q.resource, q.nominal, q.used) for q in detail.quotas] == [("nvidia.com/gpu", 8000, 4000)]
@@ -60,7 +60,7 @@ def test_given_namespace_when_opened_then_hard_quota_use_and_its_queues_are_show
 
 
 def test_given_cohort_when_admin_opens_it_then_subtree_capacity_and_queues_are_shown(cluster, login):
-    response = login("admin").get(reverse("cohort", args=["org"]))
+    response = login("admin").get(reverse("queues:cohort", args=["org"]))
     detail = response.context["detail"]
 
     assert detail.entitlement == ["8 GPU", "96 CPU"]
@@ -71,17 +71,17 @@ def test_given_cohort_when_admin_opens_it_then_subtree_capacity_and_queues_are_s
 def test_given_policy_changes_when_queue_opened_then_recent_ones_are_listed(cluster, login):
     client = login("admin")
     client.post(
-        reverse("edit-local-queue", args=["team-a", "train"]), {"weight": "3", "stop_policy": "None", "description": ""}
+        reverse("queues:edit-local-queue", args=["team-a", "train"]), {"weight": "3", "stop_policy": "None", "description": ""}
     )
 
-    body = client.get(reverse("local-queue", args=["team-a", "train"])).content.decode()
+    body = client.get(reverse("queues:local-queue", args=["team-a", "train"])).content.decode()
 
     assert PolicyChange.objects.filter(object_type="localqueue").count() == 1
     assert "Recent policy changes" in body and "<ins>3</ins>" in body
 
 
 def test_given_live_poll_when_local_queue_refreshes_then_fragments_and_figures_come_back(cluster, login):
-    response = login("alice").get(reverse("local-queue", args=["team-a", "train"]), {"live": "1"})
+    response = login("alice").get(reverse("queues:local-queue", args=["team-a", "train"]), {"live": "1"})
     data = response.json()
 
     assert set(data["fragments"]) == {"detail-kpis", "detail-workloads"}

@@ -18,13 +18,13 @@ def admin_client(login):
 
 
 def test_given_empty_database_when_admin_opens_tree_then_it_says_how_to_load_the_demo(admin_client):
-    body = admin_client.get(reverse("queue-tree")).content.decode()
+    body = admin_client.get(reverse("queues:queue-tree")).content.decode()
 
     assert "seed_demo" in body
 
 
 def test_given_no_samples_when_admin_opens_overview_then_charts_say_why_they_are_empty(admin_client):
-    response = admin_client.get(reverse("home"))
+    response = admin_client.get(reverse("queues:home"))
     figures = response.context["overview"].figures
 
     assert response.status_code == 200
@@ -32,7 +32,7 @@ def test_given_no_samples_when_admin_opens_overview_then_charts_say_why_they_are
     assert "No usage samples" in figures["chart-utilisation"]["layout"]["annotations"][0]["text"]
 
 
-@pytest.mark.parametrize("name", ["workloads", "audit-log"])
+@pytest.mark.parametrize("name", ["queues:workloads", "queues:audit-log"])
 def test_given_empty_database_when_lists_opened_then_they_say_nothing_matches(admin_client, name):
     response = admin_client.get(reverse(name))
 

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_given_admin_when_flavors_opened_then_each_flavor_shows_capacity_and_use(cluster, login):
-    response = login("admin").get(reverse("flavors"))
+    response = login("admin").get(reverse("queues:flavors"))
 
     summaries = {s.flavor.name: s for s in response.context["flavors"]}
     assert response.status_code == 200 and summaries
@@ -19,9 +19,9 @@ def test_given_admin_when_flavors_opened_then_each_flavor_shows_capacity_and_use
 
 
 def test_given_a_flavor_when_opened_then_its_cluster_queues_and_totals_agree(cluster, login):
-    flavor = login("admin").get(reverse("flavors")).context["flavors"][0].flavor.name
+    flavor = login("admin").get(reverse("queues:flavors")).context["flavors"][0].flavor.name
 
-    summary = login("admin").get(reverse("flavor", args=[flavor])).context["summary"]
+    summary = login("admin").get(reverse("queues:flavor", args=[flavor])).context["summary"]
 
     for total in summary.totals:
         rows = [cell for queue in summary.queues for cell in queue.cells if cell.resource == total.resource]
@@ -30,17 +30,17 @@ def test_given_a_flavor_when_opened_then_its_cluster_queues_and_totals_agree(clu
 
 
 def test_given_tenant_when_flavors_opened_then_only_the_cluster_queues_it_feeds_are_listed(cluster, login, client):
-    admin_queues = {q.name for s in login("admin").get(reverse("flavors")).context["flavors"] for q in s.queues}
+    admin_queues = {q.name for s in login("admin").get(reverse("queues:flavors")).context["flavors"] for q in s.queues}
     client.logout()
 
-    seen = {q.name for s in login("bob").get(reverse("flavors")).context["flavors"] for q in s.queues}
+    seen = {q.name for s in login("bob").get(reverse("queues:flavors")).context["flavors"] for q in s.queues}
 
     assert "cq-cpu" in admin_queues
     assert seen == {"cq-gpu"}  # bob's team-b/train feeds cq-gpu only
 
 
 def test_given_an_unknown_flavor_then_404(cluster, login):
-    assert login("admin").get(reverse("flavor", args=["no-such"])).status_code == 404
+    assert login("admin").get(reverse("queues:flavor", args=["no-such"])).status_code == 404
 
 
 @pytest.mark.parametrize(("debug", "shown"), [(True, True), (False, False)])
@@ -52,9 +52,9 @@ def test_given_debug_when_sign_in_page_opened_then_demo_logins_are_hinted_only_i
 
 
 def test_given_signed_in_when_any_page_opened_then_sidebar_links_api_docs_and_flavors(cluster, login):
-    body = login("alice").get(reverse("home")).content.decode()
+    body = login("alice").get(reverse("queues:home")).content.decode()
 
-    assert f'href="{reverse("api-docs")}"' in body and f'href="{reverse("flavors")}"' in body
+    assert f'href="{reverse("api-docs")}"' in body and f'href="{reverse("queues:flavors")}"' in body
     assert 'rel="icon" href="/static/favicon.svg"' in body
 
 

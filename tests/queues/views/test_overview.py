@@ -16,7 +16,7 @@ def figures(response) -> dict[str, dict]:
 
 
 def test_given_cluster_when_admin_opens_overview_then_capacity_counts_and_consumers_are_shown(cluster, login):
-    response = login("admin").get(reverse("home"))
+    response = login("admin").get(reverse("queues:home"))
     body = response.content.decode()
     overview = response.context["overview"]
 
@@ -32,7 +32,7 @@ def test_given_cluster_when_admin_opens_overview_then_capacity_counts_and_consum
 
 
 def test_given_samples_when_admin_opens_overview_then_every_chart_holds_data(cluster, login):
-    response = login("admin").get(reverse("home"))
+    response = login("admin").get(reverse("queues:home"))
     figs = figures(response)
 
     assert set(figs) == {"chart-utilisation", "chart-fairness", "chart-counts", "chart-capacity"}
@@ -45,14 +45,14 @@ def test_given_samples_when_admin_opens_overview_then_every_chart_holds_data(clu
 
 
 def test_given_admin_when_overview_opened_then_fairness_now_is_a_jain_index(cluster, login):
-    overview = login("admin").get(reverse("home")).context["overview"]
+    overview = login("admin").get(reverse("queues:home")).context["overview"]
 
     assert overview.jain_now is not None and 0 < overview.jain_now <= 1
 
 
 @pytest.mark.parametrize("user", ["alice", "victor"])
 def test_given_team_a_member_when_overview_opened_then_only_team_a_is_shown(cluster, login, user):
-    response = login(user).get(reverse("home"))
+    response = login(user).get(reverse("queues:home"))
     body = response.content.decode()
     overview = response.context["overview"]
 
@@ -67,12 +67,12 @@ def test_given_team_a_member_when_overview_opened_then_only_team_a_is_shown(clus
 def test_given_range_parameter_when_overview_opened_then_it_is_used_and_bad_values_fall_back(cluster, login):
     client = login("admin")
 
-    assert client.get(reverse("home"), {"range": "6h"}).context["range"] == "6h"
-    assert client.get(reverse("home"), {"range": "<script>"}).context["range"] == "24h"
+    assert client.get(reverse("queues:home"), {"range": "6h"}).context["range"] == "6h"
+    assert client.get(reverse("queues:home"), {"range": "<script>"}).context["range"] == "24h"
 
 
 def test_given_live_poll_when_overview_refreshes_then_json_carries_fragments_and_figures(cluster, login):
-    response = login("admin").get(reverse("home"), {"live": "1"})
+    response = login("admin").get(reverse("queues:home"), {"live": "1"})
     data = json.loads(response.content)
 
     assert response["Content-Type"] == "application/json"
@@ -82,19 +82,19 @@ def test_given_live_poll_when_overview_refreshes_then_json_carries_fragments_and
 
 
 def test_given_tenant_live_poll_when_overview_refreshes_then_other_tenants_stay_out(cluster, login):
-    data = login("alice").get(reverse("home"), {"live": "1"}).content.decode()
+    data = login("alice").get(reverse("queues:home"), {"live": "1"}).content.decode()
 
     assert "team-b" not in data and "team-c" not in data
 
 
 def test_given_tenant_when_overview_opened_then_the_starved_summary_names_only_its_own_namespaces(cluster, login):
-    starved = login("alice").get(reverse("home")).context["overview"].starved
+    starved = login("alice").get(reverse("queues:home")).context["overview"].starved
 
     assert {tenant.namespace for tenant in starved.tenants} <= {"team-a"}
     assert all(row.lenders == ["other queues"] for row in starved.reclaimable)
 
 
 def test_given_admin_when_overview_opened_then_it_has_the_starved_and_reclaimable_card(cluster, login):
-    body = login("admin").get(reverse("home")).content.decode()
+    body = login("admin").get(reverse("queues:home")).content.decode()
 
     assert 'id="starved"' in body and "Starved and reclaimable" in body

@@ -40,10 +40,10 @@ def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> d
 
 def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_written(cluster, login):
     response = login("admin").post(
-        reverse("edit-local-queue", args=LQ), {"weight": "3.5", "stop_policy": "None", "description": "main"}
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "3.5", "stop_policy": "None", "description": "main"}
     )
 
-    assert response.status_code == 302 and response["Location"] == reverse("local-queue", args=LQ)
+    assert response.status_code == 302 and response["Location"] == reverse("queues:local-queue", args=LQ)
     assert LocalQueue.objects.get(pk=cluster.a_train.pk).weight == Decimal("3.5")
     change = PolicyChange.objects.get()
     assert (change.surface, change.action, change.object_type, change.actor_name) == (
@@ -58,7 +58,7 @@ def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_w
 
 def test_given_saved_weight_when_redirected_then_message_names_the_change(cluster, login):
     response = login("admin").post(
-        reverse("edit-local-queue", args=LQ), {"weight": "3", "stop_policy": "None", "description": ""}, follow=True
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "3", "stop_policy": "None", "description": ""}, follow=True
     )
 
     assert "weight 2 → 3" in response.content.decode()
@@ -66,7 +66,7 @@ def test_given_saved_weight_when_redirected_then_message_names_the_change(cluste
 
 @pytest.mark.parametrize(("weight", "message"), [("-1", "weight must be 0 or more"), ("abc", "Enter a number")])
 def test_given_bad_weight_when_saved_then_error_names_the_field_and_nothing_is_stored(cluster, login, weight, message):
-    response = login("admin").post(reverse("edit-local-queue", args=LQ), {"weight": weight, "stop_policy": "None"})
+    response = login("admin").post(reverse("queues:edit-local-queue", args=LQ), {"weight": weight, "stop_policy": "None"})
 
     assert response.status_code == 400
     assert message in " ".join(response.context["form"].errors["weight"])
@@ -77,7 +77,7 @@ def test_given_bad_weight_when_saved_then_error_names_the_field_and_nothing_is_s
 
 def test_given_zero_namespace_weight_when_saved_then_rejected_by_the_models_rule(cluster, login):
     response = login("admin").post(
-        reverse("edit-namespace", args=["team-a"]),
+        reverse("queues:edit-namespace", args=["team-a"]),
         {"weight": "0", "description": "", "quotas-TOTAL_FORMS": "0", "quotas-INITIAL_FORMS": "0"},
     )
 
@@ -88,7 +88,7 @@ def test_given_zero_namespace_weight_when_saved_then_rejected_by_the_models_rule
 
 def test_given_tenant_editor_when_stop_policy_saved_then_weight_cannot_ride_along(cluster, login):
     response = login("alice").post(
-        reverse("edit-local-queue", args=LQ), {"weight": "100", "stop_policy": "Hold", "description": ""}
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "100", "stop_policy": "Hold", "description": ""}
     )
 
     lq = LocalQueue.objects.get(pk=cluster.a_train.pk)
@@ -98,8 +98,8 @@ def test_given_tenant_editor_when_stop_policy_saved_then_weight_cannot_ride_alon
 
 
 def test_given_tenant_viewer_or_other_tenant_when_posting_then_nothing_changes(cluster, login):
-    assert login("victor").post(reverse("edit-local-queue", args=LQ), {"stop_policy": "Hold"}).status_code == 403
-    assert login("bob").post(reverse("edit-local-queue", args=LQ), {"stop_policy": "Hold"}).status_code == 404
+    assert login("victor").post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "Hold"}).status_code == 403
+    assert login("bob").post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "Hold"}).status_code == 404
     assert LocalQueue.objects.get(pk=cluster.a_train.pk).stop_policy == "None"
     assert not PolicyChange.objects.exists()
 
@@ -121,7 +121,7 @@ def test_given_cluster_queue_quota_edit_when_saved_then_rows_are_replaced_and_au
         weight="2",
     )
 
-    response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), data)
+    response = login("admin").post(reverse("queues:edit-cluster-queue", args=["cq-cpu"]), data)
 
     assert response.status_code == 302
     row = ClusterQueueQuota.objects.get(cluster_queue=cq)
@@ -136,7 +136,7 @@ def test_given_bad_quantity_when_quota_saved_then_error_names_the_row_field_and_
     flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)
     data = quota_post(cq, [{"flavor": flavor, "resource": "cpu", "nominal": "lots", "flavor_order": "0"}])
 
-    response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), data)
+    response = login("admin").post(reverse("queues:edit-cluster-queue", args=["cq-cpu"]), data)
 
     assert response.status_code == 400
     assert "not a valid Kubernetes quantity" in " ".join(response.context["formset"].forms[0].errors["nominal"])
@@ -152,7 +152,7 @@ def test_given_lending_above_nominal_when_quota_saved_then_model_rule_rejects_it
         cq, [{"flavor": flavor, "resource": "cpu", "nominal": "8", "lending_limit": "9", "flavor_order": "0"}]
     )
 
-    response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), data)
+    response = login("admin").post(reverse("queues:edit-cluster-queue", args=["cq-cpu"]), data)
 
     assert response.status_code == 400
     assert "cannot exceed the nominal quota" in " ".join(response.context["formset"].forms[0].errors["lending_limit"])
@@ -164,7 +164,7 @@ def test_given_duplicate_quota_rows_when_saved_then_rejected(cluster, login):
     flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)
     row = {"flavor": flavor, "resource": "cpu", "nominal": "8", "flavor_order": "0"}
 
-    response = login("admin").post(reverse("edit-cluster-queue", args=["cq-cpu"]), quota_post(cq, [row, dict(row)]))
+    response = login("admin").post(reverse("queues:edit-cluster-queue", args=["cq-cpu"]), quota_post(cq, [row, dict(row)]))
 
     assert response.status_code == 400
     assert ClusterQueueQuota.objects.filter(cluster_queue=cq).count() == 1
@@ -183,7 +183,7 @@ def test_given_namespace_hard_quota_when_added_then_it_is_stored_in_millis(clust
         "quotas-1-hard": "64Gi",
     }
 
-    response = login("admin").post(reverse("edit-namespace", args=["team-a"]), data)
+    response = login("admin").post(reverse("queues:edit-namespace", args=["team-a"]), data)
 
     assert response.status_code == 302
     assert dict(NamespaceQuota.objects.filter(namespace=cluster.team_a).values_list("resource", "hard")) == {
@@ -205,7 +205,7 @@ def test_given_cohort_that_would_become_its_own_ancestor_when_saved_then_parent_
         "quotas-INITIAL_FORMS": "0",
     }
 
-    response = login("admin").post(reverse("edit-cohort", args=["org"]), data)
+    response = login("admin").post(reverse("queues:edit-cohort", args=["org"]), data)
 
     assert response.status_code == 400
     assert "cycle" in " ".join(response.context["form"].errors["parent"])
@@ -214,7 +214,7 @@ def test_given_cohort_that_would_become_its_own_ancestor_when_saved_then_parent_
 
 def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed_message(cluster, login):
     response = login("admin").post(
-        reverse("edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "None", "description": ""}, follow=True
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "None", "description": ""}, follow=True
     )
 
     assert "nothing changed" in response.content.decode()
@@ -224,15 +224,15 @@ def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed
 def test_given_edit_page_when_opened_then_it_links_to_the_playground_with_the_object(cluster, login):
     from queues.views.playground import PLAYGROUND_URL_NAME, playground_url
 
-    body = login("admin").get(reverse("edit-local-queue", args=LQ)).content.decode()
+    body = login("admin").get(reverse("queues:edit-local-queue", args=LQ)).content.decode()
 
-    assert PLAYGROUND_URL_NAME == "playground"
+    assert PLAYGROUND_URL_NAME == "playground:index"
     assert playground_url(cluster.a_train) == f"/playground/?from=localqueue%3A{cluster.a_train.pk}"
     assert 'data-hook="try-in-playground"' in body
 
 
 def test_given_stored_weight_when_edit_page_opened_then_it_reads_as_typed(cluster, login):
-    body = login("admin").get(reverse("edit-local-queue", args=LQ)).content.decode()
+    body = login("admin").get(reverse("queues:edit-local-queue", args=LQ)).content.decode()
 
     assert 'name="weight" value="2"' in body
 
@@ -278,7 +278,7 @@ def test_given_admin_when_budget_allocation_raised_then_it_is_stored_and_audited
     from budgets.models import Budget
 
     response = login("admin").post(
-        reverse("edit-budget", args=["a-gpu-hours"]),
+        reverse("budgets:edit", args=["a-gpu-hours"]),
         budget_post(allocated_hours="250", alert_thresholds="50, 90%, 100"),
     )
 
@@ -303,7 +303,7 @@ def test_given_bad_budget_input_when_saved_then_error_names_the_field_and_nothin
 ):
     from budgets.models import Budget
 
-    response = login("admin").post(reverse("edit-budget", args=["a-gpu-hours"]), budget_post(**fields))
+    response = login("admin").post(reverse("budgets:edit", args=["a-gpu-hours"]), budget_post(**fields))
 
     assert response.status_code == 400
     assert message in " ".join(response.context["form"].errors[field])
@@ -312,10 +312,10 @@ def test_given_bad_budget_input_when_saved_then_error_names_the_field_and_nothin
 
 
 def test_given_tenants_when_budget_edit_opened_then_members_are_refused_and_others_see_nothing(cluster, login):
-    assert login("alice").get(reverse("edit-budget", args=["a-gpu-hours"])).status_code == 403
-    assert login("bob").get(reverse("edit-budget", args=["a-gpu-hours"])).status_code == 404
+    assert login("alice").get(reverse("budgets:edit", args=["a-gpu-hours"])).status_code == 403
+    assert login("bob").get(reverse("budgets:edit", args=["a-gpu-hours"])).status_code == 404
     assert (
-        login("bob").post(reverse("edit-budget", args=["a-gpu-hours"]), budget_post(allocated_hours="1")).status_code
+        login("bob").post(reverse("budgets:edit", args=["a-gpu-hours"]), budget_post(allocated_hours="1")).status_code
         == 404
     )
 
@@ -326,12 +326,12 @@ def test_given_a_weight_edit_when_saved_then_the_usage_score_and_who_is_ahead_ch
     assert before
 
     # When: its weight is doubled, with no usage sample in between.
-    login("admin").post(reverse("edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""})
+    login("admin").post(reverse("queues:edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""})
 
     # Then: the stored score is halved now, and the tree shows it.
     after = LocalQueue.objects.get(pk=cluster.a_train.pk).weighted_share
     assert after == pytest.approx(before / 2)
-    rows = login("admin").get(reverse("queue-tree")).context["tree"].rows
+    rows = login("admin").get(reverse("queues:queue-tree")).context["tree"].rows
     shown = next(row.score for row in rows if row.kind == "localQueue" and row.key.get("namespace") == "team-a"
                  and row.key.get("name") == "train")
     assert shown == usage_score(after)
@@ -341,10 +341,10 @@ def test_given_an_admins_hold_when_a_tenant_editor_resumes_it_in_the_form_then_a
     cluster, login
 ):
     assert login("admin").post(
-        reverse("edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""}
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""}
     ).status_code == 302
 
-    response = login("alice").post(reverse("edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
+    response = login("alice").post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
 
     assert response.status_code == 400
     assert "only an admin may lift or change it" in " ".join(response.context["form"].errors["stop_policy"])
@@ -354,10 +354,10 @@ def test_given_an_admins_hold_when_a_tenant_editor_resumes_it_in_the_form_then_a
 
 def test_given_a_tenant_editors_hold_when_the_editor_resumes_it_in_the_form_then_it_is_lifted(cluster, login):
     alice = login("alice")
-    alice.post(reverse("edit-local-queue", args=LQ), {"stop_policy": "Hold", "description": ""})
+    alice.post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "Hold", "description": ""})
     assert LocalQueue.objects.get(pk=cluster.a_train.pk).stop_level == "editor"
 
-    response = alice.post(reverse("edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
+    response = alice.post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
 
     assert response.status_code == 302
     assert LocalQueue.objects.get(pk=cluster.a_train.pk).stop_policy == "None"

@@ -18,7 +18,7 @@ def rows_by_name(response) -> dict[tuple[str, str], object]:
 
 
 def test_given_cluster_when_admin_opens_tree_then_every_level_is_listed_in_order(cluster, login):
-    response = login("admin").get(reverse("queue-tree"))
+    response = login("admin").get(reverse("queues:queue-tree"))
     kinds = [(row.kind, row.name) for row in response.context["tree"].rows]
 
     assert kinds == [
@@ -37,7 +37,7 @@ def test_given_cluster_when_admin_opens_tree_then_every_level_is_listed_in_order
 
 
 def test_given_weights_when_tree_opened_then_entitlement_follows_namespace_then_queue_weights(cluster, login):
-    response = login("admin").get(reverse("queue-tree"))
+    response = login("admin").get(reverse("queues:queue-tree"))
     rows = [row for row in response.context["tree"].rows if row.kind == "localQueue" and row.key["name"] == "train"]
     a_train, b_train = rows
 
@@ -51,7 +51,7 @@ def test_given_weights_when_tree_opened_then_entitlement_follows_namespace_then_
 
 
 def test_given_cluster_queue_when_tree_opened_then_quota_allocation_counts_and_mode_are_shown(cluster, login):
-    rows = rows_by_name(login("admin").get(reverse("queue-tree")))
+    rows = rows_by_name(login("admin").get(reverse("queues:queue-tree")))
     gpu = rows[("clusterQueue", "cq-gpu")]
     cpu = rows[("clusterQueue", "cq-cpu")]
 
@@ -65,7 +65,7 @@ def test_given_cluster_queue_when_tree_opened_then_quota_allocation_counts_and_m
 
 
 def test_given_decayed_usage_when_tree_opened_then_scores_and_usage_shares_come_from_the_last_sample(cluster, login):
-    rows = rows_by_name(login("admin").get(reverse("queue-tree")))
+    rows = rows_by_name(login("admin").get(reverse("queues:queue-tree")))
     gpu = rows[("clusterQueue", "cq-gpu")]
 
     assert gpu.decayed and gpu.usage_share.ratio is not None and 0 < gpu.usage_share.ratio <= 1
@@ -73,7 +73,7 @@ def test_given_decayed_usage_when_tree_opened_then_scores_and_usage_shares_come_
 
 
 def test_given_budget_hold_when_tree_opened_then_it_shows_on_its_queue(cluster, login):
-    body = login("admin").get(reverse("queue-tree")).content.decode()
+    body = login("admin").get(reverse("queues:queue-tree")).content.decode()
 
     assert "BudgetExhausted" in body
     assert "budget etl-hours is exhausted" in body
@@ -82,14 +82,14 @@ def test_given_budget_hold_when_tree_opened_then_it_shows_on_its_queue(cluster, 
 def test_given_stop_policy_when_tree_opened_then_queue_is_marked_stopped(cluster, login):
     LocalQueue.objects.filter(pk=cluster.a_train.pk).update(stop_policy="Hold")
 
-    body = login("admin").get(reverse("queue-tree")).content.decode()
+    body = login("admin").get(reverse("queues:queue-tree")).content.decode()
 
     assert "stopped: Hold" in body
 
 
 @pytest.mark.parametrize("user", ["alice", "victor"])
 def test_given_tenant_when_tree_opened_then_only_own_namespaces_below_shared_queues(cluster, login, user):
-    response = login(user).get(reverse("queue-tree"))
+    response = login(user).get(reverse("queues:queue-tree"))
     rows = response.context["tree"].rows
     body = response.content.decode()
 
@@ -103,14 +103,14 @@ def test_given_tenant_when_tree_opened_then_only_own_namespaces_below_shared_que
 
 
 def test_given_tenant_editor_when_tree_opened_then_only_own_local_queues_are_editable(cluster, login):
-    rows = login("alice").get(reverse("queue-tree")).context["tree"].rows
+    rows = login("alice").get(reverse("queues:queue-tree")).context["tree"].rows
 
     editable = {(row.kind, row.name) for row in rows if row.editable}
     assert editable == {("localQueue", "train"), ("localQueue", "batch")}
 
 
 def test_given_search_when_tree_filtered_then_only_matching_queues_remain(cluster, login):
-    rows = login("admin").get(reverse("queue-tree"), {"q": "team-c"}).context["tree"].rows
+    rows = login("admin").get(reverse("queues:queue-tree"), {"q": "team-c"}).context["tree"].rows
 
     assert [(row.kind, row.name) for row in rows if row.kind in ("namespace", "localQueue")] == [
         ("namespace", "team-c"),

@@ -13,7 +13,7 @@ def rows(response) -> dict[str, object]:
 
 
 def test_given_pending_filter_when_admin_lists_then_queue_order_and_reasons_are_shown(cluster, login):
-    response = login("admin").get(reverse("workloads"), {"state": "Pending"})
+    response = login("admin").get(reverse("queues:workloads"), {"state": "Pending"})
     listed = rows(response)
 
     assert response.context["work"].sort == "position"
@@ -27,7 +27,7 @@ def test_given_pending_filter_when_admin_lists_then_queue_order_and_reasons_are_
 
 
 def test_given_pending_workload_when_listed_then_queues_ahead_are_counted_with_why(cluster, login):
-    listed = rows(login("admin").get(reverse("workloads"), {"state": "Pending"}))
+    listed = rows(login("admin").get(reverse("queues:workloads"), {"state": "Pending"}))
 
     last = listed["b-job-2"]  # position 4 in cq-gpu: a-job-1, a-job-2 and b-job-1 are ahead
     assert last.position == 4
@@ -41,7 +41,7 @@ def test_given_pending_workload_when_listed_then_queues_ahead_are_counted_with_w
 
 
 def test_given_tenant_when_listing_then_other_tenants_queues_ahead_are_anonymous(cluster, login):
-    response = login("alice").get(reverse("workloads"), {"state": "Pending"})
+    response = login("alice").get(reverse("queues:workloads"), {"state": "Pending"})
     body = response.content.decode()
     listed = rows(response)
 
@@ -55,15 +55,15 @@ def test_given_tenant_when_listing_then_other_tenants_queues_ahead_are_anonymous
 def test_given_filters_when_listing_then_they_narrow_the_list(cluster, login):
     client = login("admin")
 
-    assert set(rows(client.get(reverse("workloads"), {"namespace": "team-b"}))) == {"b-job-0", "b-job-1", "b-job-2"}
-    assert set(rows(client.get(reverse("workloads"), {"local_queue": "team-a/batch"}))) == {"a-batch-0"}
-    assert set(rows(client.get(reverse("workloads"), {"cluster_queue": "cq-cpu"}))) == {"c-huge", "a-batch-0"}
-    assert set(rows(client.get(reverse("workloads"), {"pending_reason": "BlockedByStrictFIFOHead"}))) == {"a-batch-0"}
-    assert set(rows(client.get(reverse("workloads"), {"state": "Admitted"}))) == {"a-job-0", "b-job-0"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"namespace": "team-b"}))) == {"b-job-0", "b-job-1", "b-job-2"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"local_queue": "team-a/batch"}))) == {"a-batch-0"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"cluster_queue": "cq-cpu"}))) == {"c-huge", "a-batch-0"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"pending_reason": "BlockedByStrictFIFOHead"}))) == {"a-batch-0"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"state": "Admitted"}))) == {"a-job-0", "b-job-0"}
 
 
 def test_given_invalid_filter_when_listing_then_nothing_is_listed_and_the_error_is_shown(cluster, login):
-    response = login("admin").get(reverse("workloads"), {"state": "Exploded"})
+    response = login("admin").get(reverse("queues:workloads"), {"state": "Exploded"})
 
     assert response.status_code == 200
     assert rows(response) == {}
@@ -71,11 +71,11 @@ def test_given_invalid_filter_when_listing_then_nothing_is_listed_and_the_error_
 
 
 def test_given_tenant_filtering_for_another_namespace_when_listing_then_nothing_leaks(cluster, login):
-    assert rows(login("alice").get(reverse("workloads"), {"namespace": "team-b"})) == {}
+    assert rows(login("alice").get(reverse("queues:workloads"), {"namespace": "team-b"})) == {}
 
 
 def test_given_many_workloads_when_listing_then_pages_keep_filters(cluster, login):
-    response = login("admin").get(reverse("workloads"), {"namespace": "team-b", "page": "1"})
+    response = login("admin").get(reverse("queues:workloads"), {"namespace": "team-b", "page": "1"})
     body = response.content.decode()
 
     assert response.context["work"].page.paginator.count == 3
@@ -83,7 +83,7 @@ def test_given_many_workloads_when_listing_then_pages_keep_filters(cluster, logi
 
 
 def test_given_pending_workload_when_opened_then_reason_position_and_ahead_are_explained(cluster, login):
-    response = login("victor").get(reverse("workload", args=["team-a", "a-batch-0"]))
+    response = login("victor").get(reverse("queues:workload", args=["team-a", "a-batch-0"]))
     body = response.content.decode()
 
     assert response.context["row"].position == 2
@@ -92,7 +92,7 @@ def test_given_pending_workload_when_opened_then_reason_position_and_ahead_are_e
 
 
 def test_given_admitted_workload_when_opened_then_admission_history_is_shown(cluster, login):
-    response = login("admin").get(reverse("workload", args=["team-b", "b-job-0"]))
+    response = login("admin").get(reverse("queues:workload", args=["team-b", "b-job-0"]))
     body = response.content.decode()
 
     assert response.context["detail"].admissions
@@ -101,15 +101,15 @@ def test_given_admitted_workload_when_opened_then_admission_history_is_shown(clu
 
 
 def test_given_live_poll_when_workload_list_refreshes_then_table_fragment_comes_back(cluster, login):
-    data = login("admin").get(reverse("workloads"), {"state": "Pending", "live": "1"}).json()
+    data = login("admin").get(reverse("queues:workloads"), {"state": "Pending", "live": "1"}).json()
 
     assert set(data["fragments"]) == {"workload-table"}
     assert "a-batch-0" in data["fragments"]["workload-table"]
 
 
 def test_given_tenant_when_workload_list_opened_then_filters_are_dropdowns_of_its_own_names(cluster, login):
-    body = login("alice").get(reverse("workloads")).content.decode()
-    options = login("alice").get(reverse("workloads")).context["options"]
+    body = login("alice").get(reverse("queues:workloads")).content.decode()
+    options = login("alice").get(reverse("queues:workloads")).context["options"]
 
     assert options.namespaces == ["team-a"]
     assert set(options.local_queues) == {"team-a/train", "team-a/batch"}
@@ -118,7 +118,7 @@ def test_given_tenant_when_workload_list_opened_then_filters_are_dropdowns_of_it
 
 
 def test_given_admin_when_tree_opened_then_the_cluster_queue_filter_lists_every_cluster_queue(cluster, login):
-    body = login("admin").get(reverse("queue-tree") + "?cluster_queue=cq-gpu").content.decode()
+    body = login("admin").get(reverse("queues:queue-tree") + "?cluster_queue=cq-gpu").content.decode()
 
     assert '<option value="cq-gpu" selected>' in body and '<option value="cq-cpu" >' in body
 
@@ -134,7 +134,7 @@ def test_given_a_workload_preempted_by_another_tenant_when_its_page_opens_then_n
     message = "Preempted: " + reasons.preempted("team-b/b-job-0", "(reclaimWithinCohort)")
     assert transitions.evict(workload_id=evicted.pk, now=timezone.now(), message=message)
     Workload.objects.filter(pk=evicted.pk).update(pending_reason_code="")  # as after the next pass, before a reason
-    url = reverse("workload", args=["team-a", "a-job-0"])
+    url = reverse("queues:workload", args=["team-a", "a-job-0"])
 
     tenant = login("alice").get(url).content.decode()
     admin = login("admin").get(url).content.decode()
