@@ -16,20 +16,11 @@ from django.contrib.auth.models import AnonymousUser, Group
 from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
-from fairportal.access import ADMIN, ANONYMOUS, EXECUTORS_GROUP, Access, access_for
-from fairportal.audit import policy_state, record_change
+from core.access import ADMIN, ANONYMOUS, EXECUTORS_GROUP, Access, access_for
+from core.audit import policy_state, record_change
+from core.models import PolicyChange, TenantMembership
 from playground.models import Run, Scenario
-from queues.models import (
-    ClusterQueue,
-    Cohort,
-    LocalQueue,
-    Namespace,
-    PolicyChange,
-    ResourceFlavor,
-    TenantMembership,
-    UsageSample,
-    Workload,
-)
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor, UsageSample, Workload
 from queues.services import submit_workload
 from tests.factories import UserFactory
 

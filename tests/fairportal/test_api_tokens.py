@@ -13,7 +13,7 @@ from django.db import connection
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from fairportal.api_tokens import issue_token
+from core.api_tokens import issue_token
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_given_a_plain_text_key_from_before_when_migrated_then_it_still_works_an
         cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id bigint, created timestamptz)")
         cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, now())", [old_key, user.pk])
     try:
-        migration = importlib.import_module("fairportal.migrations.0001_hash_existing_api_tokens")
+        migration = importlib.import_module("core.migrations.0001_hash_existing_api_tokens")
         with connection.schema_editor() as editor:
             migration.hash_existing_tokens(apps, editor)
 

@@ -1,4 +1,4 @@
-"""The one audited write path (``fairportal.audit``): every caller writes exactly one PolicyChange
+"""The one audited write path (``core.audit``): every caller writes exactly one PolicyChange
 row per change, naming its actor and its surface, with the before and after pictures."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from django.urls import reverse
 from budgets import enforcement
 from budgets.models import Budget
 from budgets.services import delete_budget, update_budget
-from fairportal.audit import audited_delete, audited_save, audited_write
+from core.audit import audited_delete, audited_save, audited_write
+from core.models import PolicyChange, Surface
 from queues.interop.kueue.apply import import_manifests
-from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange, QueueHold, ResourceFlavor, Surface
+from queues.models import ClusterQueue, LocalQueue, Namespace, QueueHold, ResourceFlavor
 from queues.services.policy import save_policy_object
 from tests.factories import UserFactory
 

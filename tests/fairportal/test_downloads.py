@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from fairportal.downloads import attachment, csv_text, neutralise_cell, safe_filename
+from core.downloads import attachment, csv_text, neutralise_cell, safe_filename
 
 
 @pytest.mark.parametrize("text", ["=1+2", "+1", "-2+3", "@SUM(A1)", "\t=cmd", "\r=cmd", '=HYPERLINK("http://x")'])

@@ -1,4 +1,4 @@
-"""Every task goes through ``fairportal.enqueue``: after the commit, and a dead broker is logged,
+"""Every task goes through ``core.enqueue``: after the commit, and a dead broker is logged,
 never raised (the caller's ``on_failure`` runs instead)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from celery.exceptions import NotRegistered
 from django.db import transaction
 
-from fairportal.enqueue import enqueue_on_commit, registered, send
+from core.enqueue import enqueue_on_commit, registered, send
 from queues.tasks import sample_usage
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_given_a_broker_that_refuses_connections_when_sending_then_false_and_logged_quickly(dead_broker, caplog):
     started = time.perf_counter()
-    with caplog.at_level(logging.WARNING, logger="fairportal.enqueue"):
+    with caplog.at_level(logging.WARNING, logger="core.enqueue"):
         assert send(sample_usage) is False
     assert time.perf_counter() - started < 10
     assert "could not send queues.sample_usage" in caplog.text
@@ -41,7 +41,7 @@ def test_given_a_rolled_back_transaction_then_nothing_is_sent(dead_broker):
 
 
 def test_given_a_registered_name_when_sending_then_it_is_that_task(dead_broker, caplog):
-    with caplog.at_level(logging.WARNING, logger="fairportal.enqueue"):
+    with caplog.at_level(logging.WARNING, logger="core.enqueue"):
         assert send("queues.sample_usage") is False
     assert "could not send queues.sample_usage" in caplog.text
     assert registered("queues.sample_usage").name == sample_usage.name

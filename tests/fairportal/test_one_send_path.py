@@ -1,4 +1,4 @@
-"""Every Celery send in the application goes through ``fairportal.enqueue``: no other module calls
+"""Every Celery send in the application goes through ``core.enqueue``: no other module calls
 ``.delay``/``.apply_async``/``send_task`` (tests and benchmarks drive workers directly)."""
 
 from __future__ import annotations
@@ -19,4 +19,4 @@ def test_given_the_application_packages_then_only_the_enqueue_module_sends_tasks
         if DIRECT_SEND.search(path.read_text(encoding="utf-8"))
     )
 
-    assert senders == ["fairportal/enqueue.py"]
+    assert senders == ["core/enqueue.py"]

@@ -6,8 +6,8 @@ from types import MappingProxyType
 
 import pytest
 
-from fairportal.access import Access
-from fairportal.redaction import (
+from core.access import Access
+from core.redaction import (
     OTHER_TENANT_NAMESPACE,
     OTHER_TENANT_QUEUE,
     OTHER_TENANT_WORKLOAD,

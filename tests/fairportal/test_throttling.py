@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from fairportal.api_tokens import issue_token
+from core.api_tokens import issue_token
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

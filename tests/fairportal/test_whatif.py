@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from fairportal import whatif
 from fairportal.celery import app
+from playground import lane
 from playground.models import Application, Outcome, Run, Scenario
 from playground.services.scenarios import create_from_preset
 from tests.factories import UserFactory, simulation_run
@@ -49,7 +49,7 @@ def test_given_runs_past_their_limits_when_reaped_then_they_fail_saying_why_and_
     lost = playground_run(owner, "queued", age=timedelta(hours=2))
     waiting = playground_run(owner, "queued", age=timedelta(minutes=10))
 
-    reaped = whatif.reap_stuck_runs()
+    reaped = lane.reap_stuck_runs()
 
     assert (reaped.running, reaped.queued) == (1, 1)
     killed.refresh_from_db()
@@ -58,7 +58,7 @@ def test_given_runs_past_their_limits_when_reaped_then_they_fail_saying_why_and_
     assert lost.status == "failed" and "WHATIF_QUEUED_TIMEOUT" in lost.error and lost.finished_at
     assert Run.objects.get(pk=busy.pk).status == "running"
     assert Run.objects.get(pk=waiting.pk).status == "queued"
-    assert whatif.reap_stuck_runs() == whatif.Reaped(running=0, queued=0)  # twice is harmless
+    assert lane.reap_stuck_runs() == lane.Reaped(running=0, queued=0)  # twice is harmless
 
 
 def test_given_old_finished_runs_when_pruned_then_they_go_except_applied_and_unfinished_ones(owner, settings):
@@ -74,7 +74,7 @@ def test_given_old_finished_runs_when_pruned_then_they_go_except_applied_and_unf
     applied = playground_run(owner, "succeeded", age=old)
     Application.objects.create(run=applied, actor=owner, actor_name=owner.username)
 
-    deleted = whatif.prune_finished_runs()
+    deleted = lane.prune_finished_runs()
 
     assert deleted == 2
     assert set(Run.objects.values_list("pk", flat=True)) == {old_running.pk, recent_simulation.pk, applied.pk}

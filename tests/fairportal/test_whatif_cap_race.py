@@ -8,7 +8,7 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from fairportal import whatif
+from playground import lane
 from playground.models import Run
 from tests.factories import UserFactory, simulation_run
 
@@ -18,14 +18,14 @@ def test_given_six_simultaneous_starts_of_one_user_then_only_the_cap_is_stored(s
     assert connection.vendor == "postgresql", "the cap's row lock needs PostgreSQL (make test)"
     settings.WHATIF_MAX_ACTIVE_PER_USER = 2
     user = UserFactory(username="eager")
-    counted = whatif.active_runs
+    counted = lane.active_runs
 
     def slow_count(owner):  # noqa: ANN001, ANN202 - widen the window between counting and inserting
         result = counted(owner)
         threading.Event().wait(0.2)
         return result
 
-    monkeypatch.setattr(whatif, "active_runs", slow_count)
+    monkeypatch.setattr(lane, "active_runs", slow_count)
     barrier = threading.Barrier(6)
     refused: list[int] = []
 
@@ -33,9 +33,9 @@ def test_given_six_simultaneous_starts_of_one_user_then_only_the_cap_is_stored(s
         try:
             barrier.wait(timeout=10)
             with transaction.atomic():
-                whatif.claim_slot(user)
+                lane.claim_slot(user)
                 simulation_run(user)
-        except whatif.WhatIfLimitReached as limit:
+        except lane.WhatIfLimitReached as limit:
             refused.append(limit.limit)
         finally:
             connection.close()

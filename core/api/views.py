@@ -1,4 +1,4 @@
-"""The base viewsets: roles and visibility from ``fairportal.access``, services for writes, fresh
+"""The base viewsets: roles and visibility from ``core.access``, services for writes, fresh
 rows in answers."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from django.http import HttpRequest, JsonResponse
 from rest_framework import mixins, viewsets
 from rest_framework.serializers import BaseSerializer
 
-from fairportal.access import Access
-from fairportal.api.permissions import RoleBasedAccess, request_access
-from fairportal.audit import audited_delete
-from queues.models import Surface
+from core.access import Access
+from core.api.permissions import RoleBasedAccess, request_access
+from core.audit import audited_delete
+from core.models import Surface
 
 
 class ApiViewSet(viewsets.GenericViewSet):
-    """Declares who may do what (see ``fairportal.api.permissions``) and scopes rows to the user:
+    """Declares who may do what (see ``core.api.permissions``) and scopes rows to the user:
     a ``tenant_scoped`` viewset lists what ``Access.visible_to`` gives (the model's one rule)."""
 
     permission_classes = [RoleBasedAccess]
@@ -60,7 +60,7 @@ class PolicyViewSet(
     ApiViewSet,
 ):
     """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited
-    (``fairportal.audit.audited_delete``; ``ProtectedError`` while something still uses it)."""
+    (``core.audit.audited_delete``; ``ProtectedError`` while something still uses it)."""
 
     def perform_create(self, serializer: BaseSerializer) -> None:
         serializer.instance = self.fresh(serializer.save())

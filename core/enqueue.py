@@ -16,10 +16,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from celery import Task
+from celery import Task, current_app
 from django.db import transaction
-
-from fairportal.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +26,7 @@ def registered(task: Task | str) -> Task:
     """The task itself, or the one registered under that name (a name nobody registered raises)."""
     if not isinstance(task, str):
         return task
+    app = current_app  # the project's Celery app (fairportal.celery), without importing the config
     if task not in app.tasks:
         app.autodiscover_tasks(force=True)  # a web process imports the tasks modules on first use
     return app.tasks[task]

@@ -1,4 +1,4 @@
-"""What stays hidden from a tenant inside the objects it may see (``fairportal.access`` decides
+"""What stays hidden from a tenant inside the objects it may see (``core.access`` decides
 which objects): staff-only fields of an object (where a budget's alerts go) and the names of
 other tenants' queues and workloads in the reasons the control loop writes. Each is the one rule
 every surface (API, pages, audit log) calls.
@@ -11,8 +11,10 @@ from collections.abc import Callable, Container, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from fairportal.access import Access
-from queues.models import Namespace
+from django.db.models import QuerySet
+
+from core.access import Access
+from core.models import TenantMembership
 
 # Fields only admins read, by object type (the model name, as PolicyChange.object_type has it):
 # where a budget's alerts go may carry secrets (a webhook URL with a token) and people's addresses.
@@ -63,6 +65,11 @@ def redact_names(text: str, hidden: Container[str]) -> str:
     return _REFERENCE.sub(replace, text)
 
 
+def _namespaces() -> QuerySet:
+    """Every namespace: the model tenants are members of (named by the membership, not imported)."""
+    return TenantMembership._meta.get_field("namespace").related_model._default_manager.all()
+
+
 def reason_redactor(access: Access) -> Callable[[str], str]:
     """A function that keeps other tenants' names out of the control loop's sentences (pending
     reasons, eviction reasons, admission end messages) for this viewer.
@@ -82,7 +89,7 @@ def reason_redactor(access: Access) -> Callable[[str], str]:
         if not text or not _REFERENCE.search(text):
             return text or ""
         if hidden is None:
-            hidden = set(Namespace.objects.exclude(id__in=access.namespace_ids).values_list("name", flat=True))
+            hidden = set(_namespaces().exclude(id__in=access.namespace_ids).values_list("name", flat=True))
         return redact_names(text, hidden)
 
     return redact

@@ -1,4 +1,6 @@
-"""Who may see and edit which namespaces (tenants see only their own)."""
+"""Who may see and edit which namespaces (tenants see only their own).
+
+The namespace is named by its model label, never imported: the kernel sits below the apps."""
 
 from django.conf import settings
 from django.db import models
@@ -14,6 +16,7 @@ class TenantMembership(models.Model):
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
 
     class Meta:
+        db_table = "queues_tenantmembership"  # the table it had in queues, kept: no data moves
         ordering = ["namespace__name", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["user", "namespace"], name="tenant_membership_unique"),

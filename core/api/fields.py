@@ -1,4 +1,4 @@
-"""Serializer fields for Kubernetes quantities, resource maps and ``namespace/name`` references.
+"""Serializer fields for Kubernetes quantities, resource maps and names.
 
 Quantities come in as Kubernetes notation (``"2Gi"``, ``"500m"``) or as JSON numbers in the
 resource's base unit (cores, bytes, GPUs: ``0.5`` is 500m CPU), and go out as base-unit numbers,
@@ -12,14 +12,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.validators import RegexValidator
-from django.db.models import QuerySet
 from rest_framework import serializers
-from rest_framework.relations import PKOnlyObject
 
+from core.formatting import format_for_humans
 from queues.engine.errors import ValidationError as EngineValidationError
 from queues.engine.quantities import parse_millis, to_base_units, validate_resource_name
-from queues.fields import format_for_humans
-from queues.models import LocalQueue
 
 MAX_RESOURCES = 32
 
@@ -124,44 +121,6 @@ class NameField(serializers.SlugRelatedField):
         if not isinstance(data, str) or not _NAME.match(data):
             self.fail("does_not_exist", slug_name=self.slug_field, value=str(data)[:80])
         return super().to_internal_value(data)
-
-
-_KEY = re.compile(r"^([a-z0-9-]{1,63})/([a-z0-9-]{1,63})$")
-
-
-class LocalQueueKeyField(serializers.RelatedField[LocalQueue, str, str]):
-    """A LocalQueue named ``namespace/name``, among those the request's user may see."""
-
-    default_error_messages = {
-        "invalid": 'expected a LocalQueue as "namespace/name", e.g. "team-a/main"',
-        "does_not_exist": "LocalQueue {local_queue} does not exist",
-    }
-
-    def __init__(self, *, scope: Callable[[QuerySet, Any], QuerySet] | None = None, **kwargs: Any) -> None:
-        self.scope = scope
-        super().__init__(**kwargs)
-
-    def get_queryset(self) -> QuerySet:
-        queryset = LocalQueue.objects.select_related("namespace", "cluster_queue")
-        request = self.context.get("request")
-        if self.scope is not None and request is not None:
-            queryset = self.scope(queryset, request)
-        return queryset
-
-    def to_internal_value(self, data: Any) -> LocalQueue:
-        match = _KEY.match(data) if isinstance(data, str) else None
-        if match is None:
-            self.fail("invalid")
-        namespace, name = match.groups()
-        local_queue = self.get_queryset().filter(namespace__name=namespace, name=name).first()
-        if local_queue is None:
-            self.fail("does_not_exist", local_queue=data)
-        return local_queue
-
-    def to_representation(self, value: LocalQueue | PKOnlyObject) -> str:
-        # DRF passes a PKOnlyObject only with use_pk_only_optimization, which RelatedField leaves off
-        assert isinstance(value, LocalQueue)
-        return value.key
 
 
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")

@@ -1,44 +1,20 @@
-"""Serializer pieces every app's API shares: finite floats, rounded decimals and the policy base."""
+"""The base of every policy object's serializer (the queues objects', budgets'): writes go
+through the queues policy service, audited with surface ``api``."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any, TypeVar
 
 from django.db import models
 from rest_framework import serializers
 from rest_framework.validators import UniqueTogetherValidator, UniqueValidator
 
-from queues.models import Surface
+from core.api.serializers import RoundedDecimalField
+from core.models import Surface
 from queues.services.policy import QuotaRow, save_policy_object
 
 _M = TypeVar("_M", bound=models.Model)
-
-
-class FiniteFloatField(serializers.FloatField):
-    """A float that may be infinite inside (a weight of 0 scores +infinity): null in JSON."""
-
-    def to_representation(self, value: Any) -> float | None:  # type: ignore[override]  # the stubs say FloatField represents as str; DRF's returns a float
-        number = float(value)
-        return number if math.isfinite(number) else None
-
-
-class RoundedDecimalField(serializers.DecimalField):
-    """Weights and hours keep 4 (or 3) decimal places: more are rounded half-even, not refused (a
-    schema can say "a number below 10**8", not "with at most 4 decimals"). The schema's maximum
-    is where rounding would carry past ``max_digits`` (``fairportal.api.schema``)."""
-
-    rounds_to_places = True
-
-    def validate_precision(self, value: Decimal) -> Decimal:
-        if self.decimal_places is not None:  # model DecimalFields always have it
-            try:
-                value = value.quantize(Decimal(1).scaleb(-self.decimal_places), rounding=ROUND_HALF_EVEN)
-            except InvalidOperation:
-                pass  # too many digits to round: the precision check below names the field
-        return super().validate_precision(value)
 
 
 class PolicySerializer(serializers.ModelSerializer[_M]):

@@ -31,6 +31,10 @@ def hash_existing_tokens(apps, schema_editor):  # noqa: ANN001 - migration signa
 
 
 class Migration(migrations.Migration):
+    # Written as fairportal's migration before the kernel became the ``core`` app: a database
+    # that ran it there has it applied here too (and running it again would find nothing to do).
+    replaces = [("fairportal", "0001_hash_existing_api_tokens")]
+
     dependencies = [
         ("knox", "0009_extend_authtoken_field"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

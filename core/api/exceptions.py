@@ -1,5 +1,6 @@
-"""Turn domain errors into API answers: bad input 400, a stop set by a higher level 403, conflicts
-409, a reused key 422, an unreachable cluster 503.
+"""Turn errors into API answers: bad input 400, conflicts 409, and whatever the apps register
+(queues: a stop set by a higher level 403, an invalid transition 409, a reused key 422, an
+unreachable cluster 503; the playground: too many what-if runs 429).
 
 Whatever a service refuses becomes a JSON answer naming the field or the state; nothing
 reaches the client as a 500.
@@ -7,6 +8,7 @@ reaches the client as a 500.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -19,11 +21,21 @@ from rest_framework.serializers import as_serializer_error
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from fairportal.whatif import WhatIfLimitReached
-from queues.backends import BackendUnavailable
+from core.errors import FieldErrors
 from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
-from queues.models import Workload
-from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition, StopLocked
+
+Answer = Callable[[Any], Response]
+
+# The apps' own error types and their answers (``register``), asked in the order registered,
+# before the kernel's generic ones.
+_ANSWERS: list[tuple[type[Exception], Answer]] = []
+
+
+def register(error_type: type[Exception], answer: Answer) -> None:
+    """Answer ``error_type`` (and its subclasses) with ``answer(exc)``; an app calls this from its
+    AppConfig.ready() for the errors its services raise."""
+    _ANSWERS[:] = [(known, given) for known, given in _ANSWERS if known is not error_type]
+    _ANSWERS.append((error_type, answer))
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -49,20 +61,12 @@ def _clipped(data: Any) -> Any:
 def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(_rename_non_field_errors(as_serializer_error(exc)))
-    elif isinstance(exc, StopLocked):
-        return Response(
-            {"detail": f"stop_policy: {exc.message}", "code": "stop_locked"}, status=status.HTTP_403_FORBIDDEN
-        )
-    elif isinstance(exc, FieldErrors):
+    else:
+        for error_type, answer in _ANSWERS:
+            if isinstance(exc, error_type):
+                return answer(exc)
+    if isinstance(exc, FieldErrors):
         exc = ValidationError(_rename_non_field_errors(exc.errors))
-    elif isinstance(exc, InvalidTransition):
-        return Response(
-            {"detail": str(exc), "code": "invalid_transition", "state": exc.state}, status=status.HTTP_409_CONFLICT
-        )
-    elif isinstance(exc, IdempotencyKeyReused):
-        return Response(
-            {"detail": str(exc), "code": "idempotency_key_reused"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
-        )
     elif isinstance(exc, (ProtectedError, RestrictedError)):
         return Response({"detail": _still_used(exc), "code": "protected"}, status=status.HTTP_409_CONFLICT)
     elif isinstance(exc, IntegrityError):
@@ -71,18 +75,6 @@ def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
             {"detail": "conflicts with a concurrent change; read the current state and retry", "code": "conflict"},
             status=status.HTTP_409_CONFLICT,
         )
-    elif isinstance(exc, BackendUnavailable):
-        return Response(
-            {"detail": f"the cluster did not answer; nothing was submitted, retry later ({str(exc)[:200]})",
-             "code": "cluster_unavailable"},
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-        )
-    elif isinstance(exc, WhatIfLimitReached):
-        return Response(
-            {"detail": str(exc), "code": "whatif_limit", "limit": exc.limit}, status=status.HTTP_429_TOO_MANY_REQUESTS
-        )
-    elif isinstance(exc, Workload.DoesNotExist):
-        return Response({"detail": "No Workload matches the given query."}, status=status.HTTP_404_NOT_FOUND)
     return exception_handler(exc, context)
 
 

@@ -15,9 +15,9 @@ A user may hold several of these roles; the permissions add up.
 
 ``Access`` holds one user's roles (loaded once per request). ``access.visible_to(model or
 queryset)`` is the only place rows are scoped to a viewer: each model's rule is declared once with
-``visibility()`` (the queues models here, budgets and the playground next to their models), in the
+``visibility()`` by the app that owns it (each app's AppConfig.ready() loads its rules), in the
 manner of NetBox's ``RestrictedQuerySet.restrict``. A model without a declared rule is an error,
-never silently visible. What stays hidden inside visible objects is ``fairportal.redaction``.
+never silently visible. What stays hidden inside visible objects is ``core.redaction``.
 """
 
 from __future__ import annotations
@@ -33,26 +33,10 @@ from django.db import models
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from queues.models import (
-    ClusterQueue,
-    Cohort,
-    LocalQueue,
-    Namespace,
-    PolicyChange,
-    ResourceFlavor,
-    StopLevel,
-    TenantMembership,
-    UsageSample,
-    Workload,
-)
+from core.models import PolicyChange, TenantMembership
 
 EXECUTORS_GROUP = "executors"
 
-# What an editor may change on a LocalQueue of its own namespace. Not the weight: with one
-# LocalQueue per namespace the score is usage / (namespace weight x LocalQueue weight), so a
-# tenant raising its own LocalQueue weight would jump ahead of other tenants. Not the
-# ClusterQueue or the name either: those are the admins' placement decisions.
-EDITOR_LOCAL_QUEUE_FIELDS = frozenset({"description", "stop_policy"})
 
 
 @dataclass(frozen=True)
@@ -176,25 +160,9 @@ def _rule_of(model: type[models.Model]) -> Visibility:
         raise LookupError(f"no visibility rule is declared for {model._meta.label}") from None
 
 
-def _everything(access: Access) -> Q:
+def everything(access: Access) -> Q:
+    """The rule "every row" (cluster-wide objects every tenant reads)."""
     return Q()
-
-
-def _workloads(access: Access) -> Q:
-    return Q() if access.is_executor else Q(namespace_id__in=access.namespace_ids)
-
-
-def _usage_samples(access: Access) -> Q:
-    """Series of the tenant's namespaces and LocalQueues, and of the cluster-wide ClusterQueues
-    and cohorts (readable by every tenant, like the objects themselves)."""
-    kind = UsageSample.Kind
-    ids = access.namespace_ids
-    local_queues = LocalQueue.objects.filter(namespace_id__in=ids).values("id")
-    return (
-        Q(kind__in=[kind.CLUSTER_QUEUE, kind.COHORT])
-        | Q(kind=kind.NAMESPACE, object_id__in=ids)
-        | Q(kind=kind.LOCAL_QUEUE, object_id__in=local_queues)
-    )
 
 
 def _policy_changes(access: Access) -> Q:
@@ -218,34 +186,6 @@ def owned(access: Access) -> Q:
     return Q(owner_id=access.user_id)
 
 
-# The queues models' rules; budgets and the playground declare theirs next to their models.
-visibility(Namespace, namespace="id", audited=True)
-visibility(LocalQueue, namespace="namespace_id", audited=True)
-visibility(Workload, namespace="namespace_id", rule=_workloads)
-for _cluster_wide in (ResourceFlavor, Cohort, ClusterQueue):
-    visibility(_cluster_wide, rule=_everything)
-visibility(UsageSample, rule=_usage_samples)
+# The audit trail's rule; each app declares its models' rules next to them (queues in
+# queues/access.py, budgets and the playground in their models), loaded by its AppConfig.ready().
 visibility(PolicyChange, rule=_policy_changes)
-
-
-# -- stops on LocalQueues ----------------------------------------------------------------------------
-
-_STOP_RANK = {StopLevel.EDITOR: 1, StopLevel.ADMIN: 2}
-
-
-def stop_level(access: Access | None, namespace_id: int) -> StopLevel | None:
-    """The level at which ``access`` acts on a stop of a LocalQueue in ``namespace_id``: admins (and
-    the system itself, ``None``: commands, imports) at admin level, the namespace's editors at
-    editor level, anyone else not at all."""
-    if access is None or access.is_admin:
-        return StopLevel.ADMIN
-    if access.can_edit_namespace(namespace_id):
-        return StopLevel.EDITOR
-    return None
-
-
-def may_change_stop(level: StopLevel | None, set_at: str) -> bool:
-    """Whether a stop set at ``set_at`` may be lifted or changed at ``level``: the same level or a
-    higher one. A stop whose level is unknown (set before levels were recorded) counts as an admin's."""
-    held = _STOP_RANK.get(StopLevel(set_at) if set_at else StopLevel.ADMIN, 2)
-    return level is not None and _STOP_RANK[level] >= held

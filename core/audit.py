@@ -25,8 +25,8 @@ from django.contrib import admin
 from django.db import models, transaction
 from django.http import HttpRequest
 
-from queues.fields import format_for_humans
-from queues.models import PolicyChange, Surface
+from core.formatting import format_for_humans
+from core.models import PolicyChange, Surface
 
 # Status and bookkeeping fields are not policy: changing them is not audited.
 _NOT_POLICY = {

@@ -15,13 +15,13 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSe
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
-from queues.engine.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
-from queues.models.validators import (
+from core.validators import (
     validate_dns_label,
     validate_non_negative_weight,
     validate_positive_weight,
     validate_resource_name,
 )
+from queues.engine.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
 
 # DRF's CharField refuses NUL characters, and trims whitespace before "may not be blank".
 NO_NUL = "^[^\\x00]*$"
@@ -123,14 +123,14 @@ class HashedTokenScheme(OpenApiAuthenticationExtension):
 
 
 class QuantityFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.QuantityField"
+    target_class = "core.api.fields.QuantityField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return dict(QUANTITY_IN if direction == "request" else QUANTITY_OUT)
 
 
 class ResourceQuantitiesFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.ResourceQuantitiesField"
+    target_class = "core.api.fields.ResourceQuantitiesField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         values = QUANTITY_IN if direction == "request" else QUANTITY_OUT
@@ -144,14 +144,14 @@ class ResourceQuantitiesFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class FormattedQuantityFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.FormattedQuantityField"
+    target_class = "core.api.fields.FormattedQuantityField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return {"type": "string", "nullable": True, "readOnly": True, "description": "Kubernetes notation"}
 
 
 class FormattedResourcesFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.FormattedResourcesField"
+    target_class = "core.api.fields.FormattedResourcesField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         return {
@@ -163,20 +163,10 @@ class FormattedResourcesFieldSchema(OpenApiSerializerFieldExtension):
 
 
 class NameFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.NameField"
+    target_class = "core.api.fields.NameField"
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": "string", **DNS_LABEL, "description": "A name (Kubernetes DNS label)"}
-        if self.target.allow_null:
-            schema["nullable"] = True
-        return schema
-
-
-class LocalQueueKeyFieldSchema(OpenApiSerializerFieldExtension):
-    target_class = "fairportal.api.fields.LocalQueueKeyField"
-
-    def map_serializer_field(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "string", "pattern": r"^[a-z0-9-]{1,63}/[a-z0-9-]{1,63}$"}
         if self.target.allow_null:
             schema["nullable"] = True
         return schema

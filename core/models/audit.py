@@ -32,6 +32,7 @@ class PolicyChange(models.Model):
     note = models.TextField(blank=True)
 
     class Meta:
+        db_table = "queues_policychange"  # the table it had in queues, kept: no data moves
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="policy_change_object")]
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from fairportal.api_tokens import issue_token, revoke_tokens
+from core.api_tokens import issue_token, revoke_tokens
 from queues.engine.durations import parse_duration
 from queues.engine.errors import ValidationError
 

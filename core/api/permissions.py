@@ -1,4 +1,4 @@
-"""The DRF permission classes: ``fairportal.access``'s rules applied to what each viewset declares.
+"""The DRF permission classes: ``core.access``'s rules applied to what each viewset declares.
 
 A viewset states, as class attributes:
 
@@ -25,8 +25,8 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from fairportal.access import Access, access_for
-from fairportal.redaction import reason_redactor
+from core.access import Access, access_for
+from core.redaction import reason_redactor
 
 READ_ACTIONS = frozenset({"list", "retrieve"})
 
@@ -41,7 +41,7 @@ def request_access(request: Request) -> Access:
 
 
 def request_redactor(request: Request) -> Callable[[str], str]:
-    """``fairportal.redaction.reason_redactor`` for the request's user, built once per request."""
+    """``core.redaction.reason_redactor`` for the request's user, built once per request."""
     cached = getattr(request, "_fairportal_redactor", None)
     if cached is None:
         cached = reason_redactor(request_access(request))
