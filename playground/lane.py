@@ -19,6 +19,8 @@ from django.contrib.auth import get_user_model
 from django.db import models, transaction
 from django.utils import timezone
 
+from playground.models import Outcome, Run, Scenario
+
 REAPER_GRACE_SECONDS = 60  # a hard-killed run is failed this long after its hard limit
 
 
@@ -34,8 +36,6 @@ class WhatIfLimitReached(Exception):
 
 
 def _runs() -> models.QuerySet:
-    from playground.models import Run
-
     return Run.objects.all()
 
 
@@ -110,8 +110,6 @@ def prune_finished_runs(now: datetime | None = None) -> int:
     Stored simulation outcomes no run refers to any more go with them, and so do the scenarios
     posted to ``/api/v1/simulations/`` (each belongs to its one run).
     """
-    from playground.models import Outcome, Run, Scenario
-
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.WHATIF_RESULT_RETENTION_SECONDS)
     with transaction.atomic():
         old = _runs().filter(status__in=("succeeded", "failed"), created_at__lt=cutoff, applications__isnull=True)
