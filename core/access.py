@@ -5,7 +5,7 @@
   namespaces exist for them: namespaces, LocalQueues, workloads, budgets and audit rows of other
   namespaces are filtered out of every list, and fetching one is a 404, never a 403.
   *Viewers* read. *Editors* additionally submit and cancel workloads in their namespaces and may
-  change the fields in ``EDITOR_LOCAL_QUEUE_FIELDS`` of their LocalQueues. Cluster-wide policy
+  change the fields in ``queues.access.EDITOR_LOCAL_QUEUE_FIELDS`` of their LocalQueues. Cluster-wide policy
   (flavors, cohorts, ClusterQueues) is readable by every tenant and writable by admins only.
   In the playground they run what-ifs and see their own scenarios and runs; admins apply.
 - **Executors** are service accounts in the Django group ``executors``: they read workloads (all
