@@ -55,6 +55,7 @@ def fill(rng: random.Random) -> None:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from core.models import PolicyChange, TenantMembership
     from queues.models import (
         AdmissionMode,
         ClusterQueue,
@@ -63,9 +64,7 @@ def fill(rng: random.Random) -> None:
         LocalQueue,
         Namespace,
         NamespaceQuota,
-        PolicyChange,
         ResourceFlavor,
-        TenantMembership,
         UsageSample,
         Workload,
         WorkloadResource,

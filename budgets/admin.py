@@ -11,9 +11,9 @@ from django.http import HttpRequest
 
 from budgets.models import Budget, BudgetCharge, BudgetEvent
 from budgets.services import delete_budget, request_reconcile
-from fairportal.admin_base import ReadOnlyAdmin
-from fairportal.audit import AuditedAdmin
-from queues.models import Surface
+from core.admin_base import ReadOnlyAdmin
+from core.audit import AuditedAdmin
+from core.models import Surface
 
 
 @admin.register(Budget)

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
-from fairportal.enqueue import enqueue_on_commit
+from core.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 

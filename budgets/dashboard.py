@@ -16,7 +16,7 @@ from django.db.models.functions import Cast, Concat
 from budgets.models import Budget
 from budgets.selectors import budget_status
 from budgets.status import BudgetStatus
-from fairportal.access import Access
+from core.access import Access
 from queues.display import number
 from queues.models import QueueHold
 

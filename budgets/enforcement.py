@@ -18,8 +18,9 @@ from django.db.models import QuerySet
 from budgets.alerts import record_event
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
-from fairportal.audit import Audit, audited_delete, audited_save
-from queues.models import LocalQueue, QueueHold, Surface
+from core.audit import Audit, audited_delete, audited_save
+from core.models import Surface
+from queues.models import LocalQueue, QueueHold
 from queues.services.pass_requests import request_admission_pass
 
 

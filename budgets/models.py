@@ -17,10 +17,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
-from fairportal.access import Access, visibility
+from core.access import Access, visibility
+from core.validators import validate_dns_label, validate_resource_name
 from queues.models import LocalQueue
 from queues.models.hold import exactly_one_target, target_field, targets_set
-from queues.models.validators import validate_dns_label, validate_resource_name
 
 
 def default_thresholds() -> list[int]:
@@ -315,7 +315,7 @@ class BudgetEvent(models.Model):
         return f"{self.budget_id} {self.kind} {self.at:%Y-%m-%d %H:%M}"
 
 
-# -- who sees which budget (``fairportal.access``) ---------------------------------------------------
+# -- who sees which budget (``core.access``) ---------------------------------------------------
 
 
 def holding_work_of(access: Access) -> Q:

@@ -1,6 +1,6 @@
 """Reads for the budget pages and the API: who sees which budget, status, events, consumers.
 
-Visibility is the one rule (``fairportal.access``, declared for budgets in ``budgets.models``):
+Visibility is the one rule (``core.access``, declared for budgets in ``budgets.models``):
 staff see every budget; a tenant sees the budgets that can hold its work (on its namespaces, on
 their LocalQueues, or on the ClusterQueues those LocalQueues feed). On a ClusterQueue budget shared with other tenants, a tenant sees its own workloads
 among the top consumers and the rest only as one "other namespaces" total.
@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from budgets import accounting
 from budgets.models import Budget, BudgetEvent, BudgetState
 from budgets.status import BudgetStatus, Measurement, build_status, to_hours
-from fairportal.access import Access
+from core.access import Access
 from queues.models import QueueHold, Workload
 
 

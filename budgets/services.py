@@ -24,9 +24,9 @@ from django.utils import timezone
 from budgets import accounting, alerts, enforcement
 from budgets.models import Budget, BudgetState
 from budgets.status import BudgetStatus, build_status, format_hours
-from fairportal.audit import audited_delete, audited_write
-from fairportal.enqueue import enqueue_on_commit
-from queues.models import Surface
+from core.audit import audited_delete, audited_write
+from core.enqueue import enqueue_on_commit
+from core.models import Surface
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from budgets.enforcement import current_hold
 from budgets.forms import BudgetForm
 from budgets.models import Budget
 from budgets.services import update_budget
-from fairportal.access import access_for
-from queues.models import Surface
+from core.access import access_for
+from core.models import Surface
 from queues.views.common import DashboardRequest, dashboard_view
 from queues.views.playground import playground_url
 

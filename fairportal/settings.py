@@ -107,7 +107,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
-    "fairportal",
+    "core",
     "rest_framework",
     "knox",
     "axes",
@@ -198,14 +198,14 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 # WhiteNoise serves static files from gunicorn: gzip-compressed and with content hashes
 # in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does
-# (fairportal.storage). With DEBUG (development and the test suite) files are served straight
+# (core.storage). With DEBUG (development and the test suite) files are served straight
 # from static/.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
-        else "fairportal.storage.StaticFilesStorage"
+        else "core.storage.StaticFilesStorage"
     },
 }
 WHITENOISE_USE_FINDERS = DEBUG
@@ -285,7 +285,7 @@ BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
 # Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
 IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
-# The what-if lane (fairportal.whatif): playground runs (simulations API runs among them) have their own queue and
+# The what-if lane (playground.lane): playground runs (simulations API runs among them) have their own queue and
 # worker, time limits, a per-user cap, a reaper for stuck runs and a retention period.
 WHATIF_SOFT_TIME_LIMIT_SECONDS = env_seconds("WHATIF_SOFT_TIME_LIMIT", "10m")
 WHATIF_TIME_LIMIT_SECONDS = env_seconds("WHATIF_TIME_LIMIT", f"{WHATIF_SOFT_TIME_LIMIT_SECONDS + 60}s")
@@ -303,15 +303,15 @@ CELERY_BEAT_SCHEDULE = beat_schedule(
     budget_seconds=BUDGET_ACCOUNTING_SECONDS,
 )
 
-# REST API (/api/v1/): token or session auth, JSON only, roles in fairportal.access, errors as JSON.
+# REST API (/api/v1/): token or session auth, JSON only, roles in core.access, errors as JSON.
 REST_FRAMEWORK = {
-    "DEFAULT_SCHEMA_CLASS": "fairportal.api.schema.ValidatedAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.ValidatedAutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "knox.auth.TokenAuthentication",  # first: anonymous calls get 401, not 403
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["fairportal.api.parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -320,15 +320,15 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "fairportal.api.pagination.StandardPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "fairportal.api.exceptions.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["fairportal.throttling.UserRateThrottle", "fairportal.throttling.AnonRateThrottle"],
+    "EXCEPTION_HANDLER": "core.api.exceptions.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttling.UserRateThrottle", "core.throttling.AnonRateThrottle"],
     "COERCE_DECIMAL_TO_STRING": False,  # weights and hours as JSON numbers
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 # Requests per signed-in user and per anonymous address (read at each request: see
-# fairportal.throttling); "off" disables one.
+# core.throttling); "off" disables one.
 API_THROTTLE_RATES = {
     "user": env_rate("API_THROTTLE_USER", "1200/min"),
     "anon": env_rate("API_THROTTLE_ANON", "60/min"),
@@ -346,15 +346,15 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "fairportal.api.schema.add_error_responses",
-        "fairportal.api.schema.empty_query_means_absent",
-        "fairportal.api.schema.add_conditional_requirements",
+        "core.api.schema.add_error_responses",
+        "core.api.schema.empty_query_means_absent",
+        "core.api.schema.add_conditional_requirements",
     ],
     "ENUM_NAME_OVERRIDES": {
         "AdmissionModeEnum": "queues.models.choices.AdmissionMode",
         "StopPolicyEnum": "queues.models.choices.StopPolicy",
         "WorkloadStateEnum": "queues.models.choices.WorkloadState",
-        "PolicyChangeActionEnum": "queues.models.audit.PolicyChange.Action",
+        "PolicyChangeActionEnum": "core.models.audit.PolicyChange.Action",
         "BudgetActionEnum": "budgets.models.Budget.Action",
         "ScenarioSourceEnum": "playground.models.Scenario.Source",
         "ScenarioCreateSourceEnum": ["preset", "live", "document"],

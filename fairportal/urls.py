@@ -10,9 +10,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from budgets.api.urls import register_routes as register_budget_routes
-from fairportal.api import schema  # noqa: F401 - registers the OpenAPI field extensions
-from fairportal.api.views import api_not_found
-from fairportal.sign_in import SignInView
+from core.api import schema  # noqa: F401 - registers the OpenAPI field extensions
+from core.api.views import api_not_found
+from core.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
 from playground.workload_estimate import workload_estimate
 from queues.api.urls import register_routes as register_queue_routes

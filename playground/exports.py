@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairportal.downloads import csv_text
+from core.downloads import csv_text
 from playground import documents
 from playground.compare import workload_moves
 from playground.models import Run

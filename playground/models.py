@@ -13,7 +13,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from fairportal.access import owned, visibility
+from core.access import owned, visibility
 
 
 class Scenario(models.Model):
@@ -142,7 +142,7 @@ class Application(models.Model):
     applied_at = models.DateTimeField(auto_now_add=True)
     deltas = models.JSONField(default=list, help_text="The database changes written")
     environment = models.JSONField(default=list, blank=True, help_text="VARIABLE=value lines still to set by hand")
-    policy_changes = models.ManyToManyField("queues.PolicyChange", related_name="playground_applications", blank=True)
+    policy_changes = models.ManyToManyField("core.PolicyChange", related_name="playground_applications", blank=True)
 
     class Meta:
         ordering = ["-applied_at", "-id"]
@@ -151,6 +151,6 @@ class Application(models.Model):
         return f"{self.run_id} applied by {self.actor_name or 'system'}"
 
 
-# Admins see every scenario and run; everyone else their own (``fairportal.access``).
+# Admins see every scenario and run; everyone else their own (``core.access``).
 visibility(Scenario, rule=owned)
 visibility(Run, rule=owned)

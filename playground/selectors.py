@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, QuerySet
 
-from fairportal.access import Access
+from core.access import Access
 from playground.models import Application, Run, Scenario
 
 

@@ -1,9 +1,12 @@
-"""Thin Celery task: the worker's side of a playground run (``services.runs.execute_run``)."""
+"""Celery tasks of the playground: the worker's side of a playground run
+(``services.runs.execute_run``), and the what-if lane's beat tasks (``playground.lane``), which
+run on the control queue, quickly."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
+from playground import lane
 from playground.services import runs
 
 
@@ -11,3 +14,16 @@ from playground.services import runs
 def run_playground(run_id: str) -> str | None:
     run = runs.execute_run(run_id)
     return None if run is None else run.status
+
+
+# The registered names keep their ``fairportal.`` prefix: the beat schedule names them, and
+# messages already sent carry them.
+@shared_task(name="fairportal.reap_stuck_whatif_runs", ignore_result=True)
+def reap_stuck_whatif_runs() -> int:
+    reaped = lane.reap_stuck_runs()
+    return reaped.running + reaped.queued
+
+
+@shared_task(name="fairportal.prune_whatif_runs", ignore_result=True)
+def prune_whatif_runs() -> int:
+    return lane.prune_finished_runs()

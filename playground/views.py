@@ -22,12 +22,12 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from budgets.models import Budget
-from fairportal.access import Access, access_for
-from fairportal.downloads import attachment, name_attachment
-from fairportal.whatif import WhatIfLimitReached
+from core.access import Access, access_for
+from core.downloads import attachment, name_attachment
 from playground import charts, documents, editor, exports, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
+from playground.lane import WhatIfLimitReached
 from playground.live_export import LiveOptions
 from playground.models import Run, Scenario
 from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelta, by_target

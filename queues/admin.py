@@ -9,10 +9,11 @@ from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
-from fairportal.admin_base import ReadOnlyAdmin, WrittenElsewhereAdmin
-from fairportal.audit import AuditedAdmin
+from core.admin_base import WrittenElsewhereAdmin
+from core.audit import AuditedAdmin
+from core.formatting import format_for_humans
 from queues import services
-from queues.fields import QuantityFormField, format_for_humans
+from queues.fields import QuantityFormField
 from queues.models import (
     BackendHealth,
     ClusterJob,
@@ -23,9 +24,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PolicyChange,
     ResourceFlavor,
-    TenantMembership,
     Workload,
     WorkloadPriorityClass,
     WorkloadResource,
@@ -212,27 +211,6 @@ class WorkloadAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         services.sync_workload_resources(obj)
-
-
-@admin.register(TenantMembership)
-class TenantMembershipAdmin(admin.ModelAdmin):
-    list_display = ("user", "namespace", "role")
-    list_filter = ("role", "namespace")
-    search_fields = ("user__username", "namespace__name")
-    list_select_related = ("user", "namespace")
-
-
-@admin.register(PolicyChange)
-class PolicyChangeAdmin(ReadOnlyAdmin):
-    list_display = ("at", "actor_name", "surface", "action", "object_type", "object_repr", "changed")
-    list_filter = ("surface", "action", "object_type")
-    search_fields = ("object_repr", "actor_name", "note")
-    date_hierarchy = "at"
-    readonly_fields = [f.name for f in PolicyChange._meta.fields]
-
-    @admin.display(description="Changed fields")
-    def changed(self, obj: PolicyChange) -> str:
-        return ", ".join(obj.changed_fields())
 
 
 @admin.register(WorkloadPriorityClass)

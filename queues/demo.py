@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from core.models import TenantMembership
 from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
@@ -35,7 +36,6 @@ from queues.models import (
     QueueingStrategy,
     ReclaimWithinCohort,
     ResourceFlavor,
-    TenantMembership,
     WithinClusterQueuePreemption,
     Workload,
     WorkloadPriorityClass,

@@ -3,7 +3,7 @@
 Byte amounts use the Kubernetes binary suffixes (``Mi``, ``Gi``, ``Ti``) that forms, files, the
 API and the engine's pending reasons use, so one page never says "384Gi" and "384 GiB" at once.
 
-Forms and files use exact Kubernetes notation (``queues.fields.format_for_humans``); tables and
+Forms and files use exact Kubernetes notation (``core.formatting.format_for_humans``); tables and
 charts need approximate numbers in a readable unit instead (a decayed usage of ``12345.6``
 millicores is "12.3 CPU", not ``12346m``). Pure functions, no database.
 """

@@ -1,4 +1,6 @@
-"""Quantity fields: Kubernetes notation at the edges, integer milli-units in the database."""
+"""Quantity fields: Kubernetes notation at the edges, integer milli-units in the database.
+
+``format_for_humans`` (the notation) is the kernel's ``core.formatting``, imported here for the fields."""
 
 from __future__ import annotations
 
@@ -8,17 +10,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from core.formatting import format_for_humans
 from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import format_quantity, parse_millis
-
-
-def format_for_humans(millis: int | None, resource: str = "") -> str:
-    """Kubernetes notation; byte-sized amounts of an unnamed resource get binary suffixes."""
-    if millis is None:
-        return ""
-    if not resource and millis >= 2**20 * 1000 and (millis // 1000) % 2**20 == 0 and millis % 1000 == 0:
-        return format_quantity(millis, "memory")
-    return format_quantity(millis, resource)
+from queues.engine.quantities import parse_millis
 
 
 class QuantityFormField(forms.CharField):

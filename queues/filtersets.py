@@ -15,16 +15,15 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from django_filters.fields import IsoDateTimeField
 
+from core.models import PolicyChange, Surface
 from queues.models import (
     AdmissionMode,
     ClusterQueue,
     Cohort,
     LocalQueue,
     Namespace,
-    PolicyChange,
     ResourceFlavor,
     StopPolicy,
-    Surface,
     UsageSample,
     Workload,
     WorkloadState,

@@ -13,7 +13,7 @@ from decimal import Decimal
 from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
-from fairportal.access import EDITOR_LOCAL_QUEUE_FIELDS
+from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
 
 

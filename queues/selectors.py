@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from core.models import PolicyChange
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -11,7 +12,6 @@ from queues.models import (
     CohortQuota,
     LocalQueue,
     Namespace,
-    PolicyChange,
     ResourceFlavor,
     UsageSample,
     Workload,

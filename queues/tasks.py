@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from fairportal.enqueue import enqueue_on_commit
+from core.enqueue import enqueue_on_commit
 from queues import snapshot
 from queues.services import admission, cluster, submission, usage
 

@@ -8,18 +8,10 @@ from typing import Any
 import factory
 from django.contrib.auth import get_user_model
 
+from core.models import TenantMembership
 from playground.models import Run, Scenario
 from queues.engine.quantities import parse_millis
-from queues.models import (
-    ClusterQueue,
-    ClusterQueueQuota,
-    Cohort,
-    LocalQueue,
-    Namespace,
-    NamespaceQuota,
-    ResourceFlavor,
-    TenantMembership,
-)
+from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, LocalQueue, Namespace, NamespaceQuota, ResourceFlavor
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from rest_framework import mixins, serializers
 
 from budgets.models import BudgetEvent
-from fairportal.api.views import ApiViewSet
+from core.api.views import ApiViewSet
 from queues.filtersets import UtcIsoDateTimeFilter
 
 

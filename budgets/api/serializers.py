@@ -7,10 +7,11 @@ from rest_framework import serializers
 
 from budgets.models import Budget
 from budgets.selectors import budget_status
-from fairportal.api.fields import LocalQueueKeyField, NameField
-from fairportal.api.permissions import request_access
-from fairportal.api.serializers import PolicySerializer
-from fairportal.redaction import redact_policy_state
+from core.api.fields import NameField
+from core.api.permissions import request_access
+from core.redaction import redact_policy_state
+from queues.api.fields import LocalQueueKeyField
+from queues.api.serializers.base import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
 
 

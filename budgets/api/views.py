@@ -11,8 +11,9 @@ from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
 from budgets.models import Budget
 from budgets.services import delete_budget, request_reconcile
-from fairportal.api.views import PolicyViewSet
-from queues.models import QueueHold, Surface
+from core.api.views import PolicyViewSet
+from core.models import Surface
+from queues.models import QueueHold
 
 
 @extend_schema_view(

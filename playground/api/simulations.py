@@ -17,7 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from fairportal.api.views import ApiViewSet
+from core.api.views import ApiViewSet
 from playground.models import Run
 from playground.services import simulations
 from queues.engine.errors import ValidationError as EngineValidationError

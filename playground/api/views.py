@@ -19,8 +19,8 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from fairportal.api.permissions import PlaygroundPermission
-from fairportal.api.views import ApiViewSet
+from core.api.permissions import PlaygroundPermission
+from core.api.views import ApiViewSet
 from playground import documents, selectors
 from playground.api.serializers import (
     ApplicationSerializer,

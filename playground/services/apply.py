@@ -35,7 +35,8 @@ from django.utils import timezone
 
 from budgets.models import Budget
 from budgets.services import update_budget
-from fairportal.access import access_for
+from core.access import access_for
+from core.models import PolicyChange, Surface
 from playground import documents
 from playground.live_export import export_policy
 from playground.models import Application, Run
@@ -60,9 +61,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PolicyChange,
     ResourceFlavor,
-    Surface,
 )
 from queues.services.errors import FieldErrors
 from queues.services.policy import QuotaRow, save_policy_object

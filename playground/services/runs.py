@@ -26,9 +26,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from psycopg import pq
 
-from fairportal import whatif
-from fairportal.enqueue import enqueue_on_commit, send
-from playground import documents
+from core.enqueue import enqueue_on_commit, send
+from playground import documents, lane
 from playground.compare import capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
@@ -54,7 +53,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
     _, edited = documents.apply_edits(scenario.document, edits)
     deltas = policy_deltas(baseline, edited)
     with transaction.atomic():
-        whatif.claim_slot(owner)  # raises WhatIfLimitReached
+        lane.claim_slot(owner)  # raises WhatIfLimitReached
         run = Run.objects.create(
             scenario=scenario,
             owner=owner,
@@ -69,8 +68,8 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
 
 def send_on_commit(run: Run) -> None:
     """Send a queued run to the worker once the transaction commits; a broker that cannot be
-    reached marks it failed (``whatif.UNSENT_MESSAGE``) instead of leaving it queued."""
-    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: whatif.mark_unsent(Run, run.pk))
+    reached marks it failed (``lane.UNSENT_MESSAGE``) instead of leaving it queued."""
+    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: lane.mark_unsent(Run, run.pk))
 
 
 def resend(run: Run) -> bool:
@@ -130,7 +129,7 @@ def execute_run(run_id: Any) -> Run | None:
         _finish(run.pk, status=Run.Status.FAILED, error=str(problem))
     except SoftTimeLimitExceeded:
         _drop_interrupted_connection()
-        _finish(run.pk, status=Run.Status.FAILED, error=whatif.timed_out_message())
+        _finish(run.pk, status=Run.Status.FAILED, error=lane.timed_out_message())
     except Exception as problem:  # a bug must not leave the page spinning: record it, then raise
         _finish(run.pk, status=Run.Status.FAILED, error=f"internal error: {type(problem).__name__}: {problem}")
         raise

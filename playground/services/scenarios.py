@@ -12,7 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from fairportal.access import Access
+from core.access import Access
 from playground import documents
 from playground.live_export import LiveOptions, export_live_state
 from playground.models import Scenario

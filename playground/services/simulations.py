@@ -17,8 +17,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from fairportal import whatif
-from playground import documents
+from playground import documents, lane
 from playground.models import Run, Scenario
 from playground.services import runs
 from queues.engine.errors import ValidationError
@@ -86,7 +85,7 @@ def start_run(prepared: Prepared, *, owner: Any) -> Run:
     """Store the scenario and a queued run with no edits, and send it to the worker once the
     transaction commits (call inside one: the owner's cap is checked under a lock); raises
     ``WhatIfLimitReached``. A broker that cannot be reached leaves the run failed."""
-    whatif.claim_slot(owner)
+    lane.claim_slot(owner)
     scenario = Scenario.objects.create(
         name=prepared.scenario.name[:200],
         source=Scenario.Source.API,

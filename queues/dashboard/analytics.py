@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
-from fairportal.access import Access
+from core.access import Access
 from queues.dashboard import history, live
 from queues.dashboard.shares import Share, add, dominant_share
 from queues.dashboard.structure import ClusterStructure

@@ -3,7 +3,7 @@
 Admins read every row. Tenants read the rows about their namespaces, their LocalQueues and the
 budgets that can hold their work; cluster-wide policy changes (cohorts, ClusterQueues) are the
 admins' business and stay out of a tenant's log. Which rows, and which fields of a row, are
-``fairportal.access``'s rules, the same as the API's.
+``core.access``'s rules, the same as the API's.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import QueryDict
 
-from fairportal.access import Access
-from fairportal.redaction import redact_policy_state
+from core.access import Access
+from core.models import PolicyChange
+from core.models.audit import Surface
+from core.redaction import redact_policy_state
 from queues.charts import Marker
 from queues.filtersets import PolicyChangeFilterSet
-from queues.models import PolicyChange
-from queues.models.audit import Surface
 
 PAGE_SIZE = 50
 

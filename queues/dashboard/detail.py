@@ -13,7 +13,8 @@ from typing import Any
 
 from django.db.models import Q, Sum
 
-from fairportal.access import Access
+from core.access import Access
+from core.models import PolicyChange
 from queues import charts
 from queues.dashboard import analytics, history, live
 from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
@@ -26,7 +27,6 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PolicyChange,
     UsageSample,
     WorkloadResource,
     WorkloadState,

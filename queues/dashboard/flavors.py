@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count
 
-from fairportal.access import Access
+from core.access import Access
 from queues.dashboard import live
 from queues.dashboard.shares import NO_SHARE, Share
 from queues.dashboard.structure import ClusterStructure

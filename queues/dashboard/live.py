@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
-from fairportal.access import Access
+from core.access import Access
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 
 Usage = dict[str, int]

@@ -17,7 +17,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Q
 
-from fairportal.access import ADMIN, Access
+from core.access import ADMIN, Access
 from queues import charts
 from queues.dashboard import analytics, history, live
 from queues.dashboard.audit_log import change_markers

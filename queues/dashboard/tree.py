@@ -20,7 +20,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Q
 
-from fairportal.access import Access
+from core.access import Access
 from queues.dashboard import live
 from queues.dashboard.shares import NO_SHARE, Share, add, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure, load_structure

@@ -18,8 +18,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import F, QuerySet
 from django.http import QueryDict
 
-from fairportal.access import Access
-from fairportal.redaction import OTHER_TENANT_QUEUE, reason_redactor
+from core.access import Access
+from core.redaction import OTHER_TENANT_QUEUE, reason_redactor
 from queues.dashboard.reasons import TITLES, sentence, title
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts

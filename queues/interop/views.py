@@ -23,13 +23,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from fairportal.api.parsers import LimitedJSONParser, LimitedTextParser
+from core.api.parsers import LimitedJSONParser, LimitedTextParser
+from core.models import Surface
 from queues.engine.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.report import ImportFailed
 from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
-from queues.models import Surface
 
 YAML_MEDIA_TYPE = "application/yaml"
 _TRUE = {"1", "true", "yes", "on"}

@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-EXECUTORS_GROUP = "executors"  # fairportal.access.EXECUTORS_GROUP, frozen here as migrations must be
+EXECUTORS_GROUP = "executors"  # core.access.EXECUTORS_GROUP, frozen here as migrations must be
 
 
 def create_executors_group(apps, schema_editor):

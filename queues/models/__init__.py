@@ -1,7 +1,6 @@
 """The fair-share domain as Django models, one module per concept."""
 
 from queues.models.admission_record import AdmissionRecord
-from queues.models.audit import PolicyChange, Surface
 from queues.models.backend import BackendHealth, ClusterJob
 from queues.models.choices import (
     AdmissionMode,
@@ -23,7 +22,6 @@ from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.pending_order import PendingOrder, PendingPosition
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
-from queues.models.tenancy import TenantMembership
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
 
@@ -42,15 +40,12 @@ __all__ = [
     "NamespaceQuota",
     "PendingOrder",
     "PendingPosition",
-    "PolicyChange",
     "QueueHold",
     "QueueingStrategy",
     "ReclaimWithinCohort",
     "ResourceFlavor",
     "StopLevel",
     "StopPolicy",
-    "Surface",
-    "TenantMembership",
     "UsageSample",
     "WithinClusterQueuePreemption",
     "WithinNamespacePreemption",

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from django.db import models
 
+from core.validators import validate_dns_label, validate_non_negative_weight
 from queues.models.choices import (
     AdmissionMode,
     QueueingStrategy,
@@ -15,7 +16,6 @@ from queues.models.choices import (
 )
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
-from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
 class ClusterQueue(FairSharingStatus, KueueObject):

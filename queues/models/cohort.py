@@ -7,11 +7,11 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from core.validators import validate_dns_label, validate_non_negative_weight
 from queues.engine.scopes import ancestry, closes_cycle
 from queues.models.choices import AdmissionMode
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
-from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
 class Cohort(FairSharingStatus, KueueObject):

@@ -2,8 +2,8 @@
 
 from django.db import models
 
+from core.validators import validate_dns_label
 from queues.models.kueue import KueueObject
-from queues.models.validators import validate_dns_label
 
 
 class ResourceFlavor(KueueObject):

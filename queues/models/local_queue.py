@@ -7,10 +7,10 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from core.validators import validate_dns_label, validate_non_negative_weight
 from queues.models.choices import StopLevel, StopPolicy
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus
-from queues.models.validators import validate_dns_label, validate_non_negative_weight
 
 
 class LocalQueue(FairSharingStatus, KueueObject):

@@ -6,10 +6,10 @@ from decimal import Decimal
 
 from django.db import models
 
+from core.validators import validate_dns_label, validate_positive_weight, validate_resource_name
 from queues.fields import QuantityField
 from queues.models.choices import WithinNamespacePreemption
 from queues.models.status import FairSharingStatus
-from queues.models.validators import validate_dns_label, validate_positive_weight, validate_resource_name
 
 
 class Namespace(FairSharingStatus):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from queues.models.validators import validate_dns_label
+from core.validators import validate_dns_label
 
 # Kueue stores the value as an int32.
 PRIORITY_MIN = -(2**31)

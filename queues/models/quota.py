@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from queues.fields import QuantityField, format_for_humans
-from queues.models.validators import validate_resource_name
+from core.formatting import format_for_humans
+from core.validators import validate_resource_name
+from queues.fields import QuantityField
 
 
 class FlavorResourceQuota(models.Model):

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from django.db import connection
 
-from fairportal.bulk import execute_with_rows
+from core.bulk import execute_with_rows
 from queues import snapshot as bridge
 from queues.engine import types as engine
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState

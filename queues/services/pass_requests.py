@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from fairportal.enqueue import send
+from core.enqueue import send
 from queues import snapshot
 
 ADMISSION_PASS = "queues.admission_pass"

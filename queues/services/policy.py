@@ -2,7 +2,7 @@
 
 Every write validates with the models' ``clean()`` (the object and each of its quota rows),
 changes the database in one transaction and records a PolicyChange with the before and after
-picture (``fairportal.audit``, the one audited write path). Validation runs inside the
+picture (``core.audit``, the one audited write path). Validation runs inside the
 transaction, after the stored row is locked, so nothing is written when anything is wrong and
 two concurrent edits cannot both validate against stale data.
 """
@@ -15,8 +15,9 @@ from typing import Any, TypeVar
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import models
 
-from fairportal.access import access_for, may_change_stop, stop_level
-from fairportal.audit import audited_write
+from core.access import access_for
+from core.audit import audited_write
+from queues.access import may_change_stop, stop_level
 from queues.models import Cohort, LocalQueue, NamespaceQuota, StopPolicy
 from queues.models.quota import FlavorResourceQuota
 from queues.services.errors import FieldErrors, StopLocked

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from fairportal.bulk import execute_with_rows, json_value
+from core.bulk import execute_with_rows, json_value
 from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.models.workload import total_requests
 

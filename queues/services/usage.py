@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Count, Model, Sum
 from django.utils import timezone
 
-from fairportal.bulk import execute_with_rows
+from core.bulk import execute_with_rows
 from queues.engine import usage as engine_usage
 from queues.engine.policy import FairSharingPolicy
 from queues.engine.scopes import ancestry

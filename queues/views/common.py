@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from fairportal.access import Access, access_for
+from core.access import Access, access_for
 
 View = Callable[..., HttpResponse]
 

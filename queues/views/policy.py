@@ -16,6 +16,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from core.models import PolicyChange, Surface
 from queues.forms import (
     ClusterQueueForm,
     ClusterQueueQuotaFormSet,
@@ -27,7 +28,7 @@ from queues.forms import (
     NamespaceQuotaFormSet,
     QuotaFormSet,
 )
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PolicyChange, Surface
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 from queues.services.errors import FieldErrors
 from queues.services.policy import save_policy_object
 from queues.views.common import DashboardRequest, dashboard_view

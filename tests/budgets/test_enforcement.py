@@ -9,7 +9,8 @@ import pytest
 
 from budgets import services
 from budgets.models import Budget, BudgetEvent
-from queues.models import AdmissionRecord, PolicyChange, QueueHold, Surface, WorkloadState
+from core.models import PolicyChange, Surface
+from queues.models import AdmissionRecord, QueueHold, WorkloadState
 from tests.budgets.helpers import (
     T0,
     add_gpu_quota,

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 
 from budgets import services
 from budgets.models import Budget
-from queues.models import PolicyChange
+from core.models import PolicyChange
 from tests.budgets.helpers import admission_pass, at, budget, cluster, reconcile, submit
 
 pytestmark = pytest.mark.django_db

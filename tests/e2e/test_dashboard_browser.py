@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from core.models import PolicyChange
 from queues import services
-from queues.models import PolicyChange
 from tests.queues.views.cluster import PASSWORD, build_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from queues.models import ClusterQueue, Namespace, PolicyChange, Surface
+from core.models import PolicyChange, Surface
+from queues.models import ClusterQueue, Namespace
 from tests.factories import UserFactory
 from tests.playground.clusters import volcano_cluster
 from tests.queues.test_tasks_e2e import celery_worker  # noqa: F401 - a real worker on the test broker

@@ -183,7 +183,7 @@ def test_make_run_serves_on_loopback_only_with_branded_errors_and_compressed_sta
 
 
 def test_given_debug_off_before_collectstatic_then_pages_still_render_with_plain_static_names(client, settings, db):
-    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "fairportal.storage.StaticFilesStorage"}}
+    settings.STORAGES = {**settings.STORAGES, "staticfiles": {"BACKEND": "core.storage.StaticFilesStorage"}}
     settings.STATIC_ROOT = "/nonexistent-static-root"
 
     response = client.get("/accounts/login/")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.models import Namespace, TenantMembership
+from core.models import TenantMembership
+from queues.models import Namespace
 from tests.factories import UserFactory
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from fairportal.api_tokens import issue_token
+from core.api_tokens import issue_token
+from core.models import PolicyChange, TenantMembership
 from playground.models import Run, Scenario
 from playground.services import runs
-from queues.models import ClusterQueue, Namespace, PolicyChange, TenantMembership
+from queues.models import ClusterQueue, Namespace
 from tests.factories import UserFactory
 from tests.playground.clusters import volcano_cluster
 

@@ -9,7 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from budgets.models import Budget
-from fairportal.access import access_for
+from core.access import access_for
+from core.models import PolicyChange, Surface
 from playground.live_export import LiveOptions
 from playground.models import Application, Run
 from playground.presets import get_preset
@@ -17,7 +18,7 @@ from playground.services import apply as apply_service
 from playground.services import runs
 from playground.services.apply import ApplyConflict, ApplyError, apply_run
 from playground.services.scenarios import create_from_live, create_from_preset
-from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, PolicyChange, Surface
+from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace
 from tests.playground.clusters import volcano_cluster
 
 pytestmark = pytest.mark.django_db

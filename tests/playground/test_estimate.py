@@ -8,9 +8,10 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from core.models import TenantMembership
 from playground import estimate
 from queues import services, snapshot
-from queues.models import Namespace, TenantMembership, Workload
+from queues.models import Namespace, Workload
 from queues.services import admission
 from tests.factories import UserFactory
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue

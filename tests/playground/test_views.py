@@ -12,10 +12,11 @@ import pytest
 import yaml
 from django.urls import reverse
 
+from core.models import PolicyChange
 from playground.models import Run, Scenario
 from playground.services import runs
 from playground.services.scenarios import create_from_preset
-from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange
+from queues.models import ClusterQueue, LocalQueue, Namespace
 from tests.playground.clusters import volcano_cluster
 
 pytestmark = pytest.mark.django_db

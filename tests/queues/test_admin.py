@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
-from fairportal.api_tokens import issue_token
-from fairportal.audit import record_change
-from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, PolicyChange, Workload
+from core.api_tokens import issue_token
+from core.audit import record_change
+from core.models import PolicyChange
+from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, Workload
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from queues.fields import QuantityFormField, format_for_humans
+from core.formatting import format_for_humans
+from queues.fields import QuantityFormField
 
 
 def test_given_notation_when_cleaned_then_millis():

@@ -7,8 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from budgets.models import Budget
+from core.models import PolicyChange
 from queues.demo import seed_demo
-from queues.models import ClusterQueue, LocalQueue, Namespace, PolicyChange, ResourceFlavor, Workload, WorkloadState
+from queues.models import ClusterQueue, LocalQueue, Namespace, ResourceFlavor, Workload, WorkloadState
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from fairportal.api.permissions import request_access
-from fairportal.redaction import redact_policy_state
-from queues.models import PolicyChange
+from core.api.permissions import request_access
+from core.models import PolicyChange
+from core.redaction import redact_policy_state
 
 
 class PolicyChangeSerializer(serializers.ModelSerializer):

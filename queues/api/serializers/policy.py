@@ -10,7 +10,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from fairportal.api.fields import (
+from core.api.fields import (
     LABEL_VALUE,
     FormattedQuantityField,
     FormattedResourcesField,
@@ -19,7 +19,8 @@ from fairportal.api.fields import (
     ResourceQuantitiesField,
     validate_node_labels,
 )
-from fairportal.api.serializers import PolicySerializer
+from core.validators import validate_resource_name
+from queues.api.serializers.base import PolicySerializer
 from queues.api.serializers.common import FairSharingStatusSerializer
 from queues.models import (
     ClusterQueue,
@@ -31,7 +32,6 @@ from queues.models import (
     NamespaceQuota,
     ResourceFlavor,
 )
-from queues.models.validators import validate_resource_name
 
 MAX_QUOTA_ROWS = 64
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from fairportal.api.fields import ResourceQuantitiesField
-from fairportal.api.serializers import FiniteFloatField
+from core.api.fields import ResourceQuantitiesField
+from core.api.serializers import FiniteFloatField
 from queues.models import UsageSample
 
 

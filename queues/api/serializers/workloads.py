@@ -9,11 +9,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 
-from fairportal.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
-from fairportal.api.permissions import request_access, request_redactor
+from core.api.fields import FormattedResourcesField, ResourceQuantitiesField
+from core.api.permissions import request_access, request_redactor
+from core.validators import validate_dns_label
+from queues.api.fields import LocalQueueKeyField
 from queues.engine.quantities import MAX_MILLIS
 from queues.models import Workload
-from queues.models.validators import validate_dns_label
 from queues.models.workload import MAX_POD_SETS, total_requests
 
 MAX_POD_COUNT = 100_000

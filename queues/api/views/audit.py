@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from rest_framework import mixins
 
-from fairportal.api.views import ApiViewSet
+from core.api.views import ApiViewSet
 from queues import selectors
 from queues.api.serializers.audit import PolicyChangeSerializer
 from queues.filtersets import PolicyChangeFilterSet

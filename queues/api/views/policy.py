@@ -7,9 +7,9 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.serializers import BaseSerializer
 
-from fairportal.access import EDITOR_LOCAL_QUEUE_FIELDS
-from fairportal.api.views import PolicyViewSet
+from core.api.views import PolicyViewSet
 from queues import selectors
+from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.api.serializers.policy import (
     ClusterQueueSerializer,
     CohortSerializer,

@@ -14,7 +14,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from fairportal.api.views import ApiViewSet
+from core.api.views import ApiViewSet
 from queues import selectors
 from queues.api.serializers.workloads import (
     LifecycleReportSerializer,

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
 
-from fairportal.audit import Audit
+from core.audit import Audit
+from core.models import Surface
 from queues.interop.kueue import specs
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.diff import changes, flat_state
@@ -30,7 +31,6 @@ from queues.models import (
     LocalQueue,
     Namespace,
     ResourceFlavor,
-    Surface,
     WorkloadPriorityClass,
 )
 from queues.services.policy import QuotaRow, apply_stop_rule, replace_quota_rows

@@ -1,6 +1,6 @@
 """A flat, comparable picture of a stored object, and the field-by-field difference of two.
 
-Built on the audit picture (``fairportal.audit.policy_state``) so the dry-run diff and the
+Built on the audit picture (``core.audit.policy_state``) so the dry-run diff and the
 PolicyChange rows describe a change in the same words. Quota rows become one key per flavor,
 resource and limit (``quotas[a100/nvidia.com/gpu].nominal``) so a change shows as one line.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import models
 
-from fairportal.audit import policy_state
+from core.audit import policy_state
 
 _SKIPPED = {"id", "created_at"}
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from core.models import Surface
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.report import ImportFailed
-from queues.models import Surface
 
 EXIT_BAD_INPUT = 2
 

@@ -20,9 +20,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from budgets.models import Budget, BudgetEvent
-from fairportal.access import EXECUTORS_GROUP
-from fairportal.api_tokens import issue_token
-from fairportal.audit import policy_state, record_change
+from core.access import EXECUTORS_GROUP
+from core.api_tokens import issue_token
+from core.audit import policy_state, record_change
+from core.models import PolicyChange, Surface, TenantMembership
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
 from queues.engine.quantities import parse_millis
@@ -33,10 +34,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PolicyChange,
     ResourceFlavor,
-    Surface,
-    TenantMembership,
     UsageSample,
     Workload,
 )

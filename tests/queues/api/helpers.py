@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import Group, User
 
 from budgets.models import Budget
+from core.models import PolicyChange, TenantMembership
 from playground.models import Application, Outcome, Run, Scenario
 from queues.models import (
     AdmissionRecord,
@@ -19,9 +20,7 @@ from queues.models import (
     Namespace,
     NamespaceQuota,
     PendingOrder,
-    PolicyChange,
     ResourceFlavor,
-    TenantMembership,
     UsageSample,
     Workload,
     WorkloadResource,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, NamespaceQuota, PolicyChange, ResourceFlavor
+from core.models import PolicyChange
+from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, NamespaceQuota, ResourceFlavor
 from tests.queues.api.helpers import database_snapshot
 
 pytestmark = pytest.mark.django_db

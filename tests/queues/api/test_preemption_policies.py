@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from queues.models import ClusterQueue, Namespace, PolicyChange
+from core.models import PolicyChange
+from queues.models import ClusterQueue, Namespace
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from budgets.models import Budget
-from fairportal.audit import record_change
+from core.audit import record_change
+from core.models import PolicyChange, TenantMembership
 from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
@@ -25,9 +26,7 @@ from queues.models import (
     LocalQueue,
     Namespace,
     NamespaceQuota,
-    PolicyChange,
     ResourceFlavor,
-    TenantMembership,
 )
 from queues.services import submit_workload
 from tests.factories import simulation_run

@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from fairportal.api_tokens import issue_token
+from core.api_tokens import issue_token
 
 pytestmark = pytest.mark.django_db
 

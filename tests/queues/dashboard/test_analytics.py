@@ -8,7 +8,7 @@ import pytest
 from django.db.models import Q
 from django.utils import timezone
 
-from fairportal.access import ADMIN
+from core.access import ADMIN
 from queues import services, snapshot
 from queues.dashboard import analytics, history, live
 from queues.dashboard.structure import load_structure

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from queues.models import ClusterQueue, PolicyChange
+from core.models import PolicyChange
+from queues.models import ClusterQueue
 from tests.queues.interop.conftest import MANIFESTS
 
 pytestmark = pytest.mark.django_db

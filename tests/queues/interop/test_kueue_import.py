@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from core.models import PolicyChange, Surface
 from queues.engine.quantities import parse_millis
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.report import ImportFailed
@@ -17,9 +18,7 @@ from queues.models import (
     CohortQuota,
     LocalQueue,
     Namespace,
-    PolicyChange,
     ResourceFlavor,
-    Surface,
     WorkloadPriorityClass,
 )
 from tests.queues.interop.conftest import manifest

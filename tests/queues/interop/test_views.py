@@ -8,9 +8,10 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from fairportal.api_tokens import issue_token
+from core.api_tokens import issue_token
+from core.models import PolicyChange
 from queues.interop.kueue.apply import import_manifests
-from queues.models import ClusterQueue, PolicyChange
+from queues.models import ClusterQueue
 from tests.queues.interop.conftest import manifest
 
 pytestmark = pytest.mark.django_db

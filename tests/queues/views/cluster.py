@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from budgets.models import Budget
 from budgets.services import reconcile_all_budgets
+from core.models import TenantMembership
 from queues import services
 from queues.engine.quantities import parse_millis
 from queues.models import (
@@ -35,7 +36,6 @@ from queues.models import (
     QueueHold,
     QueueingStrategy,
     ResourceFlavor,
-    TenantMembership,
 )
 from queues.services.admission import run_all_admission_passes
 from queues.services.usage import sample_usage

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from fairportal.audit import policy_state, record_change
-from queues.models import PolicyChange
+from core.audit import policy_state, record_change
+from core.models import PolicyChange
 
 pytestmark = pytest.mark.django_db
 

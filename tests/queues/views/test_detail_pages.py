@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from queues.models import PolicyChange
+from core.models import PolicyChange
 
 pytestmark = pytest.mark.django_db
 

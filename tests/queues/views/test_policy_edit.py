@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from core.models import PolicyChange
 from queues.dashboard.tree import usage_score
-from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, NamespaceQuota, PolicyChange
+from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, NamespaceQuota
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from core.models import TenantMembership
 from queues import services
-from queues.models import LocalQueue, Namespace, TenantMembership
+from queues.models import LocalQueue, Namespace
 from queues.services.admission import run_all_admission_passes
 from queues.services.usage import sample_usage
 

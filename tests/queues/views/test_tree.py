@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from fairportal.access import access_for
+from core.access import access_for
 from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.models import LocalQueue
 

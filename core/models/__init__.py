@@ -1,0 +1,6 @@
+"""The kernel's models: the audit trail and tenant memberships."""
+
+from core.models.audit import PolicyChange, Surface
+from core.models.tenancy import TenantMembership
+
+__all__ = ["PolicyChange", "Surface", "TenantMembership"]
