@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from queues.engine import safe_yaml
-from queues.engine.errors import ValidationError
-from queues.engine.policy import FairSharingPolicy
+from fairshare import safe_yaml
+from fairshare.errors import ValidationError
+from fairshare.policy import FairSharingPolicy
 
 # environment variable -> camelCase key of the policy mapping
 ENV_KEYS: dict[str, str] = {

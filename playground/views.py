@@ -25,6 +25,8 @@ from budgets.models import Budget
 from fairportal.access import Access, access_for
 from fairportal.downloads import attachment, name_attachment
 from fairportal.whatif import WhatIfLimitReached
+from fairshare.durations import format_duration, parse_duration
+from fairshare.errors import ValidationError
 from playground import charts, documents, editor, exports, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
@@ -34,8 +36,6 @@ from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelt
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
-from queues.engine.durations import format_duration, parse_duration
-from queues.engine.errors import ValidationError
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 
 RESENDABLE_AFTER_SECONDS = 10

@@ -8,8 +8,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import format_quantity, parse_millis
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import format_quantity, parse_millis
 
 
 def format_for_humans(millis: int | None, resource: str = "") -> str:

@@ -8,8 +8,8 @@ from typing import Any
 import factory
 from django.contrib.auth import get_user_model
 
+from fairshare.quantities import parse_millis
 from playground.models import Run, Scenario
-from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

@@ -20,8 +20,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 from fairportal.whatif import WhatIfLimitReached
+from fairshare.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 from queues.backends import BackendUnavailable
-from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 from queues.models import Workload
 from queues.services.errors import FieldErrors, IdempotencyKeyReused, InvalidTransition, StopLocked
 

@@ -16,8 +16,8 @@ from django.db.models import QuerySet
 from rest_framework import serializers
 from rest_framework.relations import PKOnlyObject
 
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import parse_millis, to_base_units, validate_resource_name
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import parse_millis, to_base_units, validate_resource_name
 from queues.fields import format_for_humans
 from queues.models import LocalQueue
 

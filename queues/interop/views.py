@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from fairportal.api.parsers import LimitedJSONParser, LimitedTextParser
-from queues.engine.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
+from fairshare.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.report import ImportFailed

@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from queues.engine.scopes import ancestry, closes_cycle
+from fairshare.quota.scopes import ancestry, closes_cycle
 from queues.models.choices import AdmissionMode
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus

@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import parse_millis, validate_resource_name
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import parse_millis, validate_resource_name
 from queues.models.choices import WorkloadState
 from queues.models.validators import validate_dns_label
 

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 
 from fairportal.api.fields import FormattedResourcesField, LocalQueueKeyField, ResourceQuantitiesField
 from fairportal.api.permissions import request_access, request_redactor
-from queues.engine.quantities import MAX_MILLIS
+from fairshare.quantities import MAX_MILLIS
 from queues.models import Workload
 from queues.models.validators import validate_dns_label
 from queues.models.workload import MAX_POD_SETS, total_requests

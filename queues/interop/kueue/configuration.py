@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from fairportal.fairsharing_config import ENV_KEYS
-from queues.engine.policy import FairSharingPolicy
+from fairshare.policy import FairSharingPolicy
 from queues.interop.kueue.report import ConfigurationResult, PolicyDifference
 from queues.interop.kueue.specs import ConfigurationSpec
 

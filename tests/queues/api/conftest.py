@@ -23,9 +23,9 @@ from budgets.models import Budget, BudgetEvent
 from fairportal.access import EXECUTORS_GROUP
 from fairportal.api_tokens import issue_token
 from fairportal.audit import policy_state, record_change
+from fairshare.quantities import parse_millis
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
-from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

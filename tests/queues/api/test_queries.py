@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from budgets.models import Budget
 from fairportal.audit import record_change
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

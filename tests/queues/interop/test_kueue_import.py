@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.report import ImportFailed
 from queues.models import (
