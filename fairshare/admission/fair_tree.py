@@ -4,8 +4,9 @@ Every node keeps a heap of its children's keys ``(group, score, best candidate's
 a key is pushed again whenever it changes and stale entries are dropped when seen (versions),
 so re-ranking after an admission costs O(depth x log(children)).
 
-A mixin of the planner's ``_Planner``: it reads the pass state the planner builds (``locals``,
-``queues``, ``by_local``, ``reasons``, ``tree``, scores from ``scoring``).
+An object the planner builds over its pass state and calls: it reads that state (``locals``,
+``queues``, ``by_local``, ``reasons``, ``tree``) through ``state`` and the scores through
+``scoring``, and keeps the tree's nodes and the memo of candidates' borrowing profiles.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from fairshare.admission.pass_state import (
     QUEUE_NAMESPACE,
     ROOT,
     LocalState,
-    PassBase,
+    PassState,
     QueueState,
     TreeNode,
 )
+from fairshare.admission.scoring import Scoring
 from fairshare.policy import BORROWING_SHARE
 from fairshare.quota.quota import QuotaTree, flavor_amounts
 from fairshare.types import (
@@ -67,10 +69,14 @@ class Profile:
         self.height = 0 if nominal is not None else max(1, height)
 
 
-class FairTree(PassBase):
+class FairTree:
     """Building, ranking and walking the fair tree of one pass."""
 
-    profiles: dict[tuple[str, object], tuple[int, Profile]]  # the planner's memo of ``_profile``
+    def __init__(self, state: PassState, scoring: Scoring) -> None:
+        self.state = state
+        self.scoring = scoring
+        self._seq = 0
+        self.profiles: dict[tuple[str, object], tuple[int, Profile]] = {}  # memo of ``_profile``
 
     def _new_node(self, kind: str, name: str, nid: str) -> TreeNode:
         self._seq += 1
@@ -78,7 +84,7 @@ class FairTree(PassBase):
         self.nodes.append(node)
         return node
 
-    def _dismantle(self) -> None:
+    def dismantle(self) -> None:
         """Break the tree's reference cycles so the pass is freed at once, without the collector."""
         for node in self.nodes:
             node.parent = None
@@ -86,19 +92,19 @@ class FairTree(PassBase):
             node.key = None
             node.cq = None
             node.lq = None
-        for queue in self.queues.values():
+        for queue in self.state.queues.values():
             queue.node = None
             queue.leaves = []
 
-    def _build_tree(self) -> None:
+    def build(self) -> None:
         self.nodes: list[TreeNode] = []
         self.root = self._new_node(ROOT, "", "root")
         self.lq_nodes: dict[str, TreeNode] = {}
         self.ns_nodes: dict[str, TreeNode] = {}
         self.cohort_nodes: dict[str, TreeNode] = {}
 
-        for key in sorted(self.by_local):
-            local = self.locals[key]
+        for key in sorted(self.state.by_local):
+            local = self.state.locals[key]
             queue = local.queue
             if queue.node is None:
                 cq_node = queue.node = self._new_node(CLUSTER_QUEUE, queue.name, node_id(CLUSTER_QUEUE, queue.name))
@@ -110,7 +116,7 @@ class FairTree(PassBase):
                 cq_node.weight = queue.spec.weight
                 if queue.scored_in_cohort:
                     cq_node.use_score = True
-                    cq_node.score, cq_node.tie = self._queue_score(queue)
+                    cq_node.score, cq_node.tie = self.scoring.queue_score(queue)
                     cq_node.borrowing_score = self._borrowing_mode(queue.mode)
             parent = queue.node
             if queue.scope.fair:  # the namespace level only matters where scores do
@@ -122,29 +128,29 @@ class FairTree(PassBase):
                     ns_node.parent = queue.node
                     ns_node.cq = queue
                     ns_node.use_score = True
-                    ns_node.score, ns_node.tie = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+                    ns_node.score, ns_node.tie = self.scoring.namespace_score(local.ns_nid, local.namespace, queue.mode)
                 parent = ns_node
             lq_node = self.lq_nodes[key] = self._new_node(LOCAL_QUEUE, key, local.nid)
             lq_node.parent = parent
             lq_node.cq = queue
             lq_node.lq = local
-            if self.reasons:
-                lq_node.items = self.by_local[key]
+            if self.state.reasons:
+                lq_node.items = self.state.by_local[key]
             else:
-                lq_node.classes = [[per_class, 0, cls] for cls, per_class in self.by_local[key].items()]
+                lq_node.classes = [[per_class, 0, cls] for cls, per_class in self.state.by_local[key].items()]
                 lq_node.heads = [(entry[0][0].order, slot) for slot, entry in enumerate(lq_node.classes)]
                 heapq.heapify(lq_node.heads)
             queue.leaves.append(lq_node)
             if queue.scope.fair:
                 lq_node.use_score = True
-                lq_node.score = self.local_scores[key]
-                lq_node.tie = self.local_ties[key]
+                lq_node.score = self.scoring.local_scores[key]
+                lq_node.tie = self.scoring.local_ties[key]
         # Bottom-up initial keys: leaves first, then every level once.
         for lq_node in self.lq_nodes.values():
-            self._refresh(lq_node, force=True)
-        for queue in self.queues.values():
+            self.refresh(lq_node, force=True)
+        for queue in self.state.queues.values():
             if queue.node is not None and queue.live == 0:
-                self._park(queue)
+                self.state.park(queue)
 
     def _cohort_node(self, name: str) -> TreeNode:
         """The fair-tree node of a cohort, created with its ancestors on first use."""
@@ -152,26 +158,26 @@ class FairTree(PassBase):
         if node is not None:
             return node
         node = self.cohort_nodes[name] = self._new_node(COHORT, name, node_id(COHORT, name))
-        parent_name = self.cohorts[name].parent if name in self.cohorts else None
+        parent_name = self.state.cohorts[name].parent if name in self.state.cohorts else None
         node.parent = self._cohort_node(parent_name) if parent_name is not None else self.root
-        node.weight = self.cohorts[name].weight if name in self.cohorts else 1.0
+        node.weight = self.state.cohorts[name].weight if name in self.state.cohorts else 1.0
         if parent_name is not None:
-            parent_scope = self.cohort_scopes.get(parent_name)
+            parent_scope = self.state.cohort_scopes.get(parent_name)
             node.grouped = parent_scope is None or parent_scope.mode != TIME_AWARE
             if parent_scope is not None and parent_scope.fair:
                 node.fair_parent = True
                 node.use_score = True
-                node.score, node.tie = self._cohort_score(name, parent_scope.mode, self._capacity(parent_scope))
+                node.score, node.tie = self.scoring.cohort_score(name, parent_scope.mode, self.scoring.capacity(parent_scope))
                 node.borrowing_score = self._borrowing_mode(parent_scope.mode)
         return node
 
     def _borrowing_mode(self, mode: str) -> bool:
-        return mode == DOMINANT_RESOURCE_SHARE and self.policy.cohort_dominant_share == BORROWING_SHARE
+        return mode == DOMINANT_RESOURCE_SHARE and self.state.policy.cohort_dominant_share == BORROWING_SHARE
 
-    def _key(self, node: TreeNode) -> tuple | None:
+    def key(self, node: TreeNode) -> tuple | None:
         """The node's key in its parent's heap: ``(group, score, tie, best order, leaf)``."""
         if node.kind == LOCAL_QUEUE:
-            head = self._head(node)
+            head = self.head(node)
             if head is None:
                 return None
             if node.use_score:
@@ -191,7 +197,7 @@ class FairTree(PassBase):
             score, tie = (node.score, node.tie) if node.use_score else (0.0, 0.0)
             group = 0
             if node.grouped:
-                head = self._head(leaf)
+                head = self.head(leaf)
                 if head is None:  # its remaining classes failed since its key was computed
                     group = _UNPLACED
                 else:
@@ -207,7 +213,7 @@ class FairTree(PassBase):
                         group = profile.borrows[level] if level < len(profile.borrows) else _UNPLACED
                         if node.borrowing_score and level < len(profile.borrowed):
                             parent, borrowed = profile.borrowed[level]
-                            score, tie = self._share_of(borrowed, parent, node.weight)
+                            score, tie = self.scoring.share_of(borrowed, parent, node.weight)
                     else:
                         group = profile.height
             return (group, score, tie, child_key[3], leaf)
@@ -217,11 +223,11 @@ class FairTree(PassBase):
         """Whether the candidate fits its ClusterQueue's nominal quota, memoised per class until
         that ClusterQueue's usage changes."""
         if cls is None:
-            return self.tree.within_nominal(queue.name, head.requests)
+            return self.state.tree.within_nominal(queue.name, head.requests)
         memo = queue.nominal_memo
         found = memo.get(cls)
         if found is None:
-            found = memo[cls] = self.tree.within_nominal(queue.name, head.requests)
+            found = memo[cls] = self.state.tree.within_nominal(queue.name, head.requests)
         return found
 
     def _profile(self, queue: QueueState, head: Workload, cls: object) -> Profile:
@@ -230,14 +236,14 @@ class FairTree(PassBase):
         memo_key = (queue.name, cls)
         if cls is not None:
             found = self.profiles.get(memo_key)
-            if found is not None and found[0] == self.tree_version:
+            if found is not None and found[0] == self.state.tree_version:
                 return found[1]
-        profile = Profile(self.tree, queue.name, head.requests)
+        profile = Profile(self.state.tree, queue.name, head.requests)
         if cls is not None:
-            self.profiles[memo_key] = (self.tree_version, profile)
+            self.profiles[memo_key] = (self.state.tree_version, profile)
         return profile
 
-    def _head(self, leaf: TreeNode) -> Workload | None:
+    def head(self, leaf: TreeNode) -> Workload | None:
         """The leaf's next live candidate (its class in ``leaf.head_cls``), or None.
 
         Candidates of a class that already failed are dismissed as soon as they reach the head of
@@ -245,7 +251,7 @@ class FairTree(PassBase):
         the live candidates the same with and without reasons. With reasons they get their
         pending reason (and position) at that moment; without, whole classes drop at once.
         """
-        if self.reasons:
+        if self.state.reasons:
             items = leaf.items
             local: LocalState = leaf.lq  # type: ignore[assignment]
             queue = local.queue
@@ -264,7 +270,7 @@ class FairTree(PassBase):
                     return workload
                 leaf.idx += 1
                 queue.counts[cls] -= 1
-                self._pending_quota(workload, local, queue, record)
+                self.state.pending_quota(workload, local, queue, record)
             return None
         heads = leaf.heads
         failed = leaf.cq.failed  # type: ignore[union-attr]
@@ -278,9 +284,9 @@ class FairTree(PassBase):
             return entry[0][entry[1]]
         return None
 
-    def _pop(self, leaf: TreeNode) -> Workload:
-        """Take the head ``_head`` just returned."""
-        if self.reasons:
+    def pop(self, leaf: TreeNode) -> Workload:
+        """Take the head ``head`` just returned."""
+        if self.state.reasons:
             workload = leaf.items[leaf.idx]
             leaf.idx += 1
             return workload
@@ -294,10 +300,10 @@ class FairTree(PassBase):
             heapq.heappush(leaf.heads, (items[index].order, slot))
         return workload
 
-    def _refresh(self, node: TreeNode, stop_at: TreeNode | None = None, force: bool = False) -> None:
+    def refresh(self, node: TreeNode, stop_at: TreeNode | None = None, force: bool = False) -> None:
         """Recompute keys from ``node`` up to (not including) ``stop_at``, pushing changes to parents."""
         while node is not stop_at and node is not None:
-            new_key = self._key(node)
+            new_key = self.key(node)
             if not force and new_key == node.key:
                 return
             node.key = new_key

@@ -1,7 +1,7 @@
 """State of one admission pass: fair-tree nodes and per-queue bookkeeping.
 
-Shared by ``planner`` and the parts of the pass that live in ``scoring``, ``fair_tree`` and
-``preemption_rules``. Nothing here outlives a pass.
+Shared by ``planner`` and the parts of the pass it builds and calls: ``scoring``, ``fair_tree`` and
+``preemption_rules`` (``PassState``: what they read of the planner). Nothing here outlives a pass.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class TreeNode:
         self.idx = 0
         self.classes: list = []  # without reasons: per class [candidates, next index, class]
         self.heads: list = []  # without reasons: heap of (order key, slot in classes)
-        self.head_cls: Any = None  # the class of the candidate ``_head`` returned last
+        self.head_cls: Any = None  # the class of the candidate ``FairTree.head`` returned last
         self.cq: QueueState | None = None
         self.lq: LocalState | None = None
 
@@ -193,11 +193,10 @@ def sum_maps(*maps: Mapping[str, float]) -> dict[str, float]:
     return total
 
 
-class PassHost(Protocol):
-    """What the pass's parts (``FairTree``, ``Scoring``, ``PreemptionRules``) use of each other
-    and of the planner they are mixed into: for the type checker only (see ``PassBase``)."""
+class PassState(Protocol):
+    """The pass state the parts of a pass (``Scoring``, ``FairTree``, ``PreemptionRules``) read
+    and change: the planner builds it, and hands itself to each part as ``state``."""
 
-    # Set up by the planner.
     snapshot: Snapshot
     policy: FairSharingPolicy
     reasons: bool
@@ -219,35 +218,13 @@ class PassHost(Protocol):
     demand: dict[str, dict[str, int]]
     shares: dict[str, dict[str, int]]
     ta_demand: dict[str, dict[str, float]]
-    _seq: int
-    # Set up by ``Scoring``.
-    local_scores: dict[str, float]
-    local_ties: dict[str, float]
 
-    def _path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]: ...
+    def path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]: ...
 
-    def _take(self, item: Running, path: tuple[str, ...]) -> None: ...
+    def take(self, item: Running, path: tuple[str, ...]) -> None: ...
 
-    def _release(self, item: Running, path: tuple[str, ...]) -> None: ...
+    def release(self, item: Running, path: tuple[str, ...]) -> None: ...
 
-    def _park(self, queue: QueueState) -> None: ...
+    def park(self, queue: QueueState) -> None: ...
 
-    def _pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None: ...
-
-    def _capacity(self, scope: Scope) -> dict[str, int]: ...
-
-    def _queue_score(self, queue: QueueState) -> tuple[float, float]: ...
-
-    def _namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]: ...
-
-    def _cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]: ...
-
-    def _share_of(self, borrowed: Mapping, parent: str, weight: float) -> tuple[float, float]: ...
-
-
-# The base of the pass's parts: ``PassHost`` for the type checker, a plain ``object`` at run time
-# (so the planner's classes, attribute lookups and behaviour are the same as without it).
-if TYPE_CHECKING:
-    PassBase = PassHost
-else:
-    PassBase = object
+    def pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None: ...

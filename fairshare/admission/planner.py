@@ -40,7 +40,7 @@ from typing import Any
 
 from fairshare.admission import reasons as text
 from fairshare.admission.candidates import PendingIndex, order_key
-from fairshare.admission.fair_tree import FairTree, Profile
+from fairshare.admission.fair_tree import FairTree
 from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
     COHORT,
@@ -136,7 +136,15 @@ def scope_capacities(snapshot: Snapshot) -> dict[str, dict[str, int]]:
     return result
 
 
-class _Planner(Scoring, FairTree, PreemptionRules):
+class _Planner:
+    """One admission pass: the pass state, and the parts that work on it.
+
+    The parts are objects the planner builds over its own state and calls explicitly:
+    ``scoring`` (scores per admission mode, TimeAware fair shares), ``fair_tree`` (building,
+    ranking and walking the fair tree) and ``preemption_rules`` (who may be preempted for whom).
+    They read the state through ``state`` (this planner, see ``pass_state.PassState``).
+    """
+
     def __init__(
         self, snapshot: Snapshot, now: float, reasons: bool, use_penalty: bool, index: PendingIndex | None = None
     ) -> None:
@@ -151,11 +159,12 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.full_usage = snapshot.policy.in_pass_accounting == FULL_USAGE
         self.admissions: list[Admission] = []
         self.evictions: list[Eviction] = []
-        self._seq = 0
+        self.scoring = Scoring(self)
+        self.fair_tree = FairTree(self, self.scoring)
+        self.preemption_rules = PreemptionRules(self, self.scoring)
         self._index()
         self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
-        self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``_profile``)
-        self.profiles: dict[tuple[str, object], tuple[int, Profile]] = {}
+        self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``FairTree._profile``)
         self.lendables: dict[str, dict[str, int]] = {}
         self.reaches: dict[str, dict[str, int]] = {}
         self._blocks()
@@ -170,9 +179,9 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         self.shares: dict[str, dict[str, int]] = {}
         self.ta_demand: dict[str, dict[str, float]] = {}
         self.unit_recent: dict[str, dict[str, float]] = {}
-        self._time_aware_shares()
-        self._initial_scores()
-        self._build_tree()
+        self.scoring.time_aware_shares()
+        self.scoring.initial_scores()
+        self.fair_tree.build()
 
     # --- indexing ---------------------------------------------------------------------------
 
@@ -269,18 +278,18 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 workload.admitted_at if workload.admitted_at is not None else -math.inf,
             )
             self.running[queue_name][workload.key] = item
-            self._count(item, local.path if queue_name == local.queue.name else self._path_in(local, queue_name))
+            self._count(item, local.path if queue_name == local.queue.name else self.path_in(local, queue_name))
             add_amounts(per_queue.setdefault(queue_name, {}), amounts, 1)
         for queue_name, amounts in per_queue.items():
             self.tree.add(queue_name, amounts)
             self.queues[queue_name].nominal_memo.clear()
         self.tree_version += 1
 
-    def _path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]:
+    def path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]:
         queue = self.queues[queue_name]
         return (local.nid, node_id(QUEUE_NAMESPACE, f"{queue_name}/{local.spec.namespace}"), *queue.path)
 
-    def _take(self, item: Running, path: tuple[str, ...]) -> None:
+    def take(self, item: Running, path: tuple[str, ...]) -> None:
         """Count a running workload's usage (quota tree, namespace, allocation on its path)."""
         self.tree.add(item.cluster_queue, item.amounts)
         self.tree_version += 1
@@ -293,7 +302,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         for nid in path:
             add_amounts(self.alloc.setdefault(nid, {}), item.workload.requests, 1)
 
-    def _release(self, item: Running, path: tuple[str, ...]) -> None:
+    def release(self, item: Running, path: tuple[str, ...]) -> None:
         self.tree.remove(item.cluster_queue, item.amounts)
         self.tree_version += 1
         self.queues[item.cluster_queue].nominal_memo.clear()
@@ -375,9 +384,9 @@ class _Planner(Scoring, FairTree, PreemptionRules):
     # --- the pass -----------------------------------------------------------------------------
 
     def run(self) -> Plan:
-        root = self.root
+        root = self.fair_tree.root
         while True:
-            key = self._key(root)
+            key = self.fair_tree.key(root)
             if key is None:
                 break
             self._visit(key[4], key[3], None)
@@ -386,17 +395,20 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             for name in sorted(self.queues):
                 pending.extend(self.queues[name].pending)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
-        self._dismantle()
+        self.fair_tree.dismantle()
+        # The parts point back at the planner (``state``): let them go, so the pass is freed at once
+        # without the collector (``plan`` pauses it).
+        del self.scoring, self.fair_tree, self.preemption_rules
         return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
 
     def _visit(self, leaf: TreeNode, order: tuple, stop_at: TreeNode | None) -> None:
         """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""
-        head = self._head(leaf)
+        head = self.fair_tree.head(leaf)
         if head is None or head.order != order:  # stale: dead candidates were dismissed since
-            self._refresh(leaf, stop_at, force=True)
+            self.fair_tree.refresh(leaf, stop_at, force=True)
             return
         cls = leaf.head_cls
-        workload = self._pop(leaf)
+        workload = self.fair_tree.pop(leaf)
         local: LocalState = leaf.lq  # type: ignore[assignment]
         queue: QueueState = leaf.cq  # type: ignore[assignment]
         admitted = False
@@ -408,18 +420,18 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             failed = queue.failed.get(cls)
             was_live = failed is None
             if failed is not None:
-                self._pending_quota(workload, local, queue, failed)
+                self.pending_quota(workload, local, queue, failed)
             else:
                 admitted = self._try(workload, local, queue, cls)
             counts = queue.counts
             count = counts[cls] = counts[cls] - 1
             if was_live and (count == 0 or cls in queue.failed):
                 queue.live -= 1
-        self._refresh(leaf, stop_at, force=admitted)
+        self.fair_tree.refresh(leaf, stop_at, force=admitted)
         if stop_at is None and (queue.live == 0 or queue.blocked is not None) and not queue.node.parked:  # type: ignore[union-attr]
-            self._park(queue)
+            self.park(queue)
 
-    def _park(self, queue: QueueState) -> None:
+    def park(self, queue: QueueState) -> None:
         """No candidate of this queue can be admitted any more in this pass: finish it off.
 
         With reasons, the remaining candidates get theirs in the queue's order. The scores are
@@ -431,12 +443,12 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         assert node is not None
         if self.reasons and not self._drain_sorted(queue):
             while True:
-                key = self._key(node)
+                key = self.fair_tree.key(node)
                 if key is None:
                     break
                 self._visit(key[4], key[3], node)
         node.parked = True
-        self._refresh(node)
+        self.fair_tree.refresh(node)
 
     def _drain_sorted(self, queue: QueueState) -> bool:
         buckets: dict[tuple, list[TreeNode]] = {}
@@ -531,7 +543,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                 if amount and used.get(resource, 0) + amount > limit:
                     message = text.namespace_quota(namespace.name, resource, limit, used.get(resource, 0), amount)
                     if namespace.within_namespace != PREEMPT_NEVER:
-                        found = self._preempt_for_namespace(workload, local, queue)
+                        found = self.preemption_rules.preempt_for_namespace(workload, local, queue)
                         if found is not None:
                             self._admit(workload, local, queue, found[0], found[1])
                             return True
@@ -542,7 +554,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         assignment, failure = self.tree.assign(queue.name, requests)
         victims: list[tuple[Running, str]] = []
         if failure is not None and queue.spec.preemption.enabled:
-            found = self._preempt(workload, local, queue)
+            found = self.preemption_rules.preempt(workload, local, queue)
             if found is not None:
                 assignment, victims = found
         if assignment is None:
@@ -550,7 +562,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests)[0] is not None
             record = ClassFailure(failure, fits_at_start)
             queue.failed[cls] = record
-            self._pending_quota(workload, local, queue, record)
+            self.pending_quota(workload, local, queue, record)
             if queue.strict:
                 queue.blocked = text.blocked_by_head(queue.name, workload.key, INSUFFICIENT_QUOTA)
             return False
@@ -567,7 +579,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
     ) -> None:
         requests = workload.requests
         amounts = flavor_amounts(requests, assignment)
-        chosen_with = self.local_scores.get(local.spec.key, 0.0)
+        chosen_with = self.scoring.local_scores.get(local.spec.key, 0.0)
         queue_score = queue.node.score if queue.node is not None else 0.0
         for item, rule in victims:
             self.evictions.append(
@@ -593,10 +605,10 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             counted = requests if self.full_usage else penalty
             extra = sum(self.policy.resource_weight(r) * a for r, a in sorted(counted.items()) if a)
             for nid in (local.nid, *local.path[2:]):
-                current = self.weighted.get(nid)
+                current = self.scoring.weighted.get(nid)
                 if current is None:
-                    current = weighted_usage(self._usage_state(nid), self.policy)
-                self.weighted[nid] = current + extra
+                    current = weighted_usage(self.scoring.usage_state(nid), self.policy)
+                self.scoring.weighted[nid] = current + extra
         borrowing = any(self.tree.is_borrowing(queue.name, fr) for fr in amounts)
         self.admissions.append(
             Admission(workload.key, local.spec.key, queue.name, frozen_map(assignment), frozen_map(penalty), borrowing)
@@ -618,28 +630,28 @@ class _Planner(Scoring, FairTree, PreemptionRules):
         """
         key = local.spec.key
         queue = local.queue
-        self.local_scores[key], self.local_ties[key] = self._local_score(local)
-        leaf = self.lq_nodes.get(key)
+        self.scoring.local_scores[key], self.scoring.local_ties[key] = self.scoring.local_score(local)
+        leaf = self.fair_tree.lq_nodes.get(key)
         if leaf is not None and leaf.use_score:
-            leaf.score, leaf.tie = self.local_scores[key], self.local_ties[key]
-        ns_node = self.ns_nodes.get(local.ns_nid)
+            leaf.score, leaf.tie = self.scoring.local_scores[key], self.scoring.local_ties[key]
+        ns_node = self.fair_tree.ns_nodes.get(local.ns_nid)
         if ns_node is not None and ns_node.use_score:
-            ns_node.score, ns_node.tie = self._namespace_score(local.ns_nid, local.namespace, queue.mode)
+            ns_node.score, ns_node.tie = self.scoring.namespace_score(local.ns_nid, local.namespace, queue.mode)
         cq_node = queue.node
         if cq_node is not None and cq_node.use_score:
-            cq_node.score, cq_node.tie = self._queue_score(queue)
+            cq_node.score, cq_node.tie = self.scoring.queue_score(queue)
         node = cq_node.parent if cq_node is not None else None
         while node is not None and node.kind == COHORT:
             if node.use_score:
                 parent_name = self.cohorts[node.name].parent if node.name in self.cohorts else None
                 scope = self.cohort_scopes.get(parent_name) if parent_name is not None else None
                 if scope is not None:
-                    node.score, node.tie = self._cohort_score(node.name, scope.mode, self._capacity(scope))
+                    node.score, node.tie = self.scoring.cohort_score(node.name, scope.mode, self.scoring.capacity(scope))
             node = node.parent
         if refresh:
             start = leaf or ns_node or cq_node
             if start is not None:
-                self._refresh(start, force=True)
+                self.fair_tree.refresh(start, force=True)
 
     # --- reasons ----------------------------------------------------------------------------
 
@@ -651,7 +663,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
             PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position)
         )
 
-    def _pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None:
+    def pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None:
         if not self.reasons:
             return
         code, message = self._quota_reason(local, queue, record)
@@ -678,7 +690,7 @@ class _Planner(Scoring, FairTree, PreemptionRules):
                         other,
                         text.format_score(queue.mode, score),
                         own,
-                        text.format_score(queue.mode, self.local_scores[own]),
+                        text.format_score(queue.mode, self.scoring.local_scores[own]),
                         shortage,
                     )
             if queue.scored_in_cohort:

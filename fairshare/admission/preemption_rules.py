@@ -3,8 +3,9 @@
 Within a ClusterQueue (``withinClusterQueue``), reclaim within the cohort
 (``reclaimWithinCohort``), and TimeAware reclaim by a queue below its fair share.
 
-A mixin of the planner's ``_Planner``: it reads and changes the pass state (``running``,
-``tree``, ``alloc``, ``shares``, ``local_scores``) through the planner's ``_take``/``_release``.
+An object the planner builds over its pass state and calls: it reads and changes that state
+(``running``, ``tree``, ``alloc``, ``shares``) through ``state`` and its ``take``/``release``,
+and reads the scores through ``scoring``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
     LOCAL_QUEUE,
     LocalState,
-    PassBase,
+    PassState,
     QueueState,
 )
 from fairshare.admission.ranking import dominant_share, fair_share_ratio
+from fairshare.admission.scoring import Scoring
 from fairshare.preemption.preemption import Running, find_victims, may_preempt
 from fairshare.quota.quota import flavor_amounts
 from fairshare.types import (
@@ -43,10 +45,14 @@ if TYPE_CHECKING:
     Attempt = tuple[list[Running], Fits, Callable[[Running], bool] | None, str]
 
 
-class PreemptionRules(PassBase):
+class PreemptionRules:
     """The opted-in preemption rules of one pass."""
 
-    def _preempt(
+    def __init__(self, state: PassState, scoring: Scoring) -> None:
+        self.state = state
+        self.scoring = scoring
+
+    def preempt(
         self, workload: Workload, local: LocalState, queue: QueueState
     ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
         """Try the opted-in preemption rules in turn; the first that makes room wins.
@@ -56,7 +62,7 @@ class PreemptionRules(PassBase):
         """
         preemption = queue.spec.preemption
         requests = workload.requests
-        tree = self.tree
+        tree = self.state.tree
         attempts: list[Attempt] = []
 
         wanted = requests.keys()
@@ -73,11 +79,11 @@ class PreemptionRules(PassBase):
         elif within != PREEMPT_NEVER:
             candidates = [
                 item
-                for item in self.running[queue.name].values()
+                for item in self.state.running[queue.name].values()
                 if may_preempt(within, workload, item.workload) and overlaps(item)
             ]
             if candidates:
-                scores = self.local_scores
+                scores = self.scoring.local_scores
                 candidates.sort(
                     key=lambda item: (
                         -scores.get(item.local_queue, 0.0),
@@ -91,9 +97,9 @@ class PreemptionRules(PassBase):
         if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
             candidates = [
                 item
-                for other in self.unit_queues[queue.unit]
+                for other in self.state.unit_queues[queue.unit]
                 if other != queue.name
-                for item in self.running[other].values()
+                for item in self.state.running[other].values()
                 if (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority) and overlaps(item)
             ]
             if candidates:
@@ -121,10 +127,10 @@ class PreemptionRules(PassBase):
             return None
 
         def release(item: Running) -> None:
-            self._release(item, self._victim_path(item))
+            self.state.release(item, self._victim_path(item))
 
         def restore(item: Running) -> None:
-            self._take(item, self._victim_path(item))
+            self.state.take(item, self._victim_path(item))
 
         for candidates, check, still_eligible, rule in attempts:
             if not candidates:
@@ -133,7 +139,7 @@ class PreemptionRules(PassBase):
             if found is not None:
                 assignment, chosen = found
                 for item in chosen:
-                    del self.running[item.cluster_queue][item.workload.key]
+                    del self.state.running[item.cluster_queue][item.workload.key]
                 return assignment, [(item, rule) for item in chosen]
         return None
 
@@ -151,17 +157,17 @@ class PreemptionRules(PassBase):
         target once it is back within its share. Priority does not protect a victim: the rule
         is about shares.
         """
-        reach = self.reaches.get(queue.name)
+        reach = self.state.reaches.get(queue.name)
         if reach is None:
-            reach = self.reaches[queue.name] = self.tree.queue_reach(queue.name)
-        running = self.running[queue.name]
+            reach = self.state.reaches[queue.name] = self.state.tree.queue_reach(queue.name)
+        running = self.state.running[queue.name]
         active = {item.local_queue for item in running.values()} | {
-            key for key in self.by_local if self.locals[key].queue is queue
+            key for key in self.state.by_local if self.state.locals[key].queue is queue
         }
         active.add(local.spec.key)
 
         def weight_of(key: str) -> float:
-            lq = self.locals[key]
+            lq = self.state.locals[key]
             return max(0.0, lq.spec.weight) * max(0.0, lq.namespace.weight)
 
         total = sum(weight_of(key) for key in active)
@@ -170,7 +176,7 @@ class PreemptionRules(PassBase):
         entitled = {key: weight_of(key) / total for key in active}
 
         def share(key: str, extra: Mapping[str, int] | None = None) -> float:
-            alloc = self.alloc.get(self.locals[key].nid, {})
+            alloc = self.state.alloc.get(self.state.locals[key].nid, {})
             if extra:
                 alloc = {r: alloc.get(r, 0) + extra.get(r, 0) for r in {*alloc, *extra}}
             return dominant_share(alloc, reach)
@@ -200,7 +206,7 @@ class PreemptionRules(PassBase):
             )
         ]
 
-    def _preempt_for_namespace(
+    def preempt_for_namespace(
         self, workload: Workload, local: LocalState, queue: QueueState
     ) -> tuple[dict[str, str], list[tuple[Running, str]]] | None:
         """A workload over its namespace's hard quota evicts the namespace's own admitted
@@ -212,7 +218,7 @@ class PreemptionRules(PassBase):
         limited = [r for r in namespace.quota if requests.get(r, 0)]
         candidates = [
             item
-            for running in self.running.values()
+            for running in self.state.running.values()
             for item in running.values()
             if item.namespace == namespace.name
             and may_preempt(policy, workload, item.workload)
@@ -221,26 +227,26 @@ class PreemptionRules(PassBase):
         if not candidates:
             return None
         candidates.sort(key=lambda item: (item.workload.priority, -item.admitted_at, item.workload.key))
-        tree = self.tree
+        tree = self.state.tree
 
         def fits() -> dict[str, str] | None:
-            used = self.ns_used.get(namespace.name, {})
+            used = self.state.ns_used.get(namespace.name, {})
             if any(used.get(r, 0) + requests[r] > namespace.quota[r] for r in limited):
                 return None
             return tree.assign(queue.name, requests)[0]
 
         def release(item: Running) -> None:
-            self._release(item, self._victim_path(item))
+            self.state.release(item, self._victim_path(item))
 
         def restore(item: Running) -> None:
-            self._take(item, self._victim_path(item))
+            self.state.take(item, self._victim_path(item))
 
         found = find_victims(candidates, fits, release, restore)
         if found is None:
             return None
         assignment, chosen = found
         for item in chosen:
-            del self.running[item.cluster_queue][item.workload.key]
+            del self.state.running[item.cluster_queue][item.workload.key]
         rule = f"to fit namespace {namespace.name}'s quota ({policy})"
         return assignment, [(item, rule) for item in chosen]
 
@@ -250,9 +256,9 @@ class PreemptionRules(PassBase):
         order, they are reordered so the LocalQueue with the higher usage score loses first."""
         slots: dict[str, list[int]] = {}
         for index, item in enumerate(candidates):
-            if self.queues[item.cluster_queue].mode == USAGE_BASED:
+            if self.state.queues[item.cluster_queue].mode == USAGE_BASED:
                 slots.setdefault(item.cluster_queue, []).append(index)
-        scores = self.local_scores
+        scores = self.scoring.local_scores
         for positions in slots.values():
             items = sorted(
                 (candidates[i] for i in positions),
@@ -276,11 +282,11 @@ class PreemptionRules(PassBase):
         attempts: list[Attempt] = []
 
         def within_share(nid: str) -> bool:
-            share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})
+            share, alloc = self.state.shares.get(nid, {}), self.state.alloc.get(nid, {})
             return all(alloc.get(r, 0) + a <= share.get(r, 0) for r, a in requests.items() if a)
 
         def over_share(nid: str) -> bool:
-            share, alloc = self.shares.get(nid, {}), self.alloc.get(nid, {})
+            share, alloc = self.state.shares.get(nid, {}), self.state.alloc.get(nid, {})
             return any(alloc.get(r, 0) > share.get(r, 0) for r in requests if requests[r])
 
         def attempt(candidates: list[Running], node_of: Callable[[Running], str], reason: str) -> None:
@@ -300,11 +306,11 @@ class PreemptionRules(PassBase):
         if reclaim != PREEMPT_NEVER and queue.scored_in_cohort and within_share(cq_nid):
             candidates = [
                 item
-                for other in self.unit_queues[queue.unit]
+                for other in self.state.unit_queues[queue.unit]
                 if other != queue.name
-                and self.queues[other].scope == queue.scope
+                and self.state.queues[other].scope == queue.scope
                 and over_share(node_id(CLUSTER_QUEUE, other))
-                for item in self.running[other].values()
+                for item in self.state.running[other].values()
                 if overlaps(item) and (reclaim == PREEMPT_ANY or item.workload.priority < workload.priority)
             ]
             attempt(
@@ -316,7 +322,7 @@ class PreemptionRules(PassBase):
         if within != PREEMPT_NEVER and within_share(local.nid):
             candidates = [
                 item
-                for item in self.running[queue.name].values()
+                for item in self.state.running[queue.name].values()
                 if item.local_queue != local.spec.key
                 and over_share(node_id(LOCAL_QUEUE, item.local_queue))
                 and overlaps(item)
@@ -330,10 +336,10 @@ class PreemptionRules(PassBase):
         return attempts
 
     def _over_share_ratio(self, nid: str) -> float:
-        return fair_share_ratio(self.alloc.get(nid, {}), self.shares.get(nid, {}), self.alloc.get(nid, {}))
+        return fair_share_ratio(self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.alloc.get(nid, {}))
 
     def _victim_path(self, item: Running) -> tuple[str, ...]:
-        local = self.locals[item.local_queue]
+        local = self.state.locals[item.local_queue]
         if item.cluster_queue == local.queue.name:
             return local.path
-        return self._path_in(local, item.cluster_queue)
+        return self.state.path_in(local, item.cluster_queue)

@@ -1,6 +1,6 @@
 """Victim selection: the smallest set of running workloads whose eviction lets a preemptor fit.
 
-The planner decides who may be preempted and in which order (see ``planner._preempt``); this
+The planner decides who may be preempted and in which order (see ``admission.preemption_rules``); this
 module only finds the set, Kueue's way: take candidates in order until the preemptor fits,
 then give back every victim that turns out not to be needed (latest taken first). If the
 preemptor still does not fit with every candidate gone, nobody is evicted.
