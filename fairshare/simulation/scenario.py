@@ -1,6 +1,6 @@
 """Scenario files (YAML or JSON): one validated description of a cluster and its workload.
 
-The format is the stable contract of DESIGN.md ("Scenario files"): Kueue-like camelCase names,
+The format is a stable contract (``fairshare/README.md``, "Simulator"): Kueue-like camelCase names,
 durations such as ``90s``/``5m``/``2h``/``7d``, Kubernetes quantities. Every problem is a
 ``ValidationError`` naming the field path, e.g.
 ``clusterQueues[1].quotas[0].resources.cpu.nominal: must not be negative, got '-1'``.

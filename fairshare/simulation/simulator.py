@@ -675,7 +675,7 @@ class Simulation:
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, Any]:
-    """Run ``scenario`` and return the result in the JSON contract of DESIGN.md.
+    """Run ``scenario`` and return the result in its stable JSON form (``fairshare/README.md``, "Simulator").
 
     ``progress`` (optional) hears the fraction done, so a long run in a worker can report how
     far it is; it must be cheap or throttle itself (it is called up to about a hundred times).
