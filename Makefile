@@ -110,8 +110,8 @@ slurm:
 
 services: postgres redis chromium prometheus slurm
 
-# Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the four packages, and the
-# import contracts (engine pure, queues below budgets/playground, no cycles: lint-imports).
+# Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the five packages, and the
+# import contracts (fairshare pure and layered, queues below budgets/playground, no cycles: lint-imports).
 lint: install-test
 	$(VENV)/bin/ruff check .
 	DEBUG=true $(VENV)/bin/mypy

@@ -26,7 +26,7 @@ def one_queue_cluster(name: str, *, cpus: int, tenants: dict[str, float]) -> Non
     LocalQueue ``main`` each."""
     from django.core.management import call_command
 
-    from queues.engine.quantities import parse_millis
+    from fairshare.quantities import parse_millis
     from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
 
     call_command("migrate", verbosity=0, interactive=False)

@@ -317,8 +317,8 @@ def services_run(table: Table) -> None:
     from django.conf import settings
     from django.utils import timezone
 
+    from fairshare.admission.planner import plan as plan_admissions
     from queues import snapshot as bridge
-    from queues.engine.planner import plan as plan_admissions
     from queues.models import Workload, WorkloadState
     from queues.services import admission, cluster, transitions, usage
 

@@ -21,11 +21,11 @@ import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from queues.engine.planner import plan
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.scenario import load_document, parse_scenario
-from queues.engine.simulator import simulate
-from queues.engine.types import (
+from fairshare.admission.planner import plan
+from fairshare.policy import FairSharingPolicy
+from fairshare.simulation.scenario import load_document, parse_scenario
+from fairshare.simulation.simulator import simulate
+from fairshare.types import (
     DOMINANT_RESOURCE_SHARE,
     USAGE_BASED,
     ClusterQueue,

@@ -36,9 +36,9 @@ from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from rest_framework.test import APIClient  # noqa: E402
 
+from fairshare.simulation.scenario import load_document, parse_scenario  # noqa: E402
+from fairshare.simulation.simulator import simulate  # noqa: E402
 from playground.services import runs  # noqa: E402
-from queues.engine.scenario import load_document, parse_scenario  # noqa: E402
-from queues.engine.simulator import simulate  # noqa: E402
 
 BASELINE = os.path.join(ROOT, "tests", "scenarios", "kueue_baseline.yaml")
 EDITS = [

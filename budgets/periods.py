@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from queues.engine.calendar import add_months
+from fairshare.simulation.calendar import add_months
 
 NONE = "none"
 WEEKLY = "weekly"

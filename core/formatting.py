@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queues.engine.quantities import format_quantity
+from fairshare.quantities import format_quantity
 
 
 def format_for_humans(millis: int | None, resource: str = "") -> str:

@@ -42,7 +42,7 @@ OTHER_TENANT_NAMESPACE = "another tenant's namespace"
 
 _LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
 _OBJECT_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,251}[A-Za-z0-9])?"
-# What the control loop's sentences name (queues/engine/reasons.py): "LocalQueue ns/name",
+# What the control loop's sentences name (fairshare/admission/reasons.py): "LocalQueue ns/name",
 # a workload "ns/name" (preempted by, StrictFIFO head) and "namespace ns". A dotted resource
 # name such as nvidia.com/gpu never matches: a namespace is a DNS label, without dots.
 _REFERENCE = re.compile(

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import validate_resource_name as engine_validate_resource_name
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import validate_resource_name as engine_validate_resource_name
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 

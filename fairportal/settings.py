@@ -10,11 +10,11 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from fairportal.fairsharing_config import FairSharingConfigError, load_policy
+from core.fairsharing_config import FairSharingConfigError, load_policy
 from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
 from fairportal.secret_key import SecretKeyError, read_secret_key
-from queues.engine.durations import parse_duration
-from queues.engine.errors import ValidationError as ConfigValueError
+from fairshare.durations import parse_duration
+from fairshare.errors import ValidationError as ConfigValueError
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("FAIRPORTAL_VAR_DIR", BASE_DIR / "var"))

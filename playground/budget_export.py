@@ -16,7 +16,7 @@ from typing import Any
 from budgets import accounting
 from budgets.models import Budget
 from budgets.status import SECONDS_PER_HOUR
-from queues.engine.durations import format_duration
+from fairshare.durations import format_duration
 
 _WEEK = 7 * 86400
 

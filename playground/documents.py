@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from queues.engine import safe_yaml
-from queues.engine.errors import ValidationError
-from queues.engine.scenario import Scenario, apply_set, parse_scenario
+from fairshare import safe_yaml
+from fairshare.errors import ValidationError
+from fairshare.simulation.scenario import Scenario, apply_set, parse_scenario
 
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 MAX_WORKLOADS = 20_000  # per side of a run, as the API's simulate endpoint

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from queues.engine.durations import format_duration
-from queues.engine.policy import COHORT_DOMINANT_SHARES, IN_PASS_ACCOUNTINGS
-from queues.engine.quantities import format_quantity
-from queues.engine.scenario import Scenario
-from queues.engine.types import (
+from fairshare.durations import format_duration
+from fairshare.policy import COHORT_DOMINANT_SHARES, IN_PASS_ACCOUNTINGS
+from fairshare.quantities import format_quantity
+from fairshare.simulation.scenario import Scenario
+from fairshare.types import (
     ADMISSION_MODES,
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,

@@ -23,11 +23,11 @@ from datetime import datetime, timedelta
 from django.core.cache import cache
 from django.utils import timezone
 
+from fairshare.simulation.scenario import parse_scenario
+from fairshare.simulation.simulator import simulate
 from playground.compare import first_starts
 from playground.live_export import LiveOptions, export_live_state
 from queues.display import duration
-from queues.engine.scenario import parse_scenario
-from queues.engine.simulator import simulate
 from queues.models import Workload, WorkloadState
 
 MAX_WORKLOADS = 5_000

@@ -34,11 +34,11 @@ from typing import Any
 from django.conf import settings
 from django.db.models import OuterRef, Q, Subquery
 
+from fairshare.durations import format_duration
+from fairshare.errors import ValidationError
+from fairshare.quantities import format_quantity
 from playground.budget_export import exported_budgets
 from playground.documents import MAX_WORKLOADS
-from queues.engine.durations import format_duration
-from queues.engine.errors import ValidationError
-from queues.engine.quantities import format_quantity
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

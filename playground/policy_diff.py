@@ -22,12 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fairportal.fairsharing_config import ENV_KEYS
-from queues.engine.durations import format_duration
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.quantities import format_quantity
-from queues.engine.scenario import BudgetSpec, Scenario
-from queues.engine.types import FlavorQuotas
+from core.fairsharing_config import ENV_KEYS
+from fairshare.durations import format_duration
+from fairshare.policy import FairSharingPolicy
+from fairshare.quantities import format_quantity
+from fairshare.simulation.scenario import BudgetSpec, Scenario
+from fairshare.types import FlavorQuotas
 
 DATABASE = "database"
 ENVIRONMENT = "environment"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from queues.engine.scenario import load_document
+from fairshare.simulation.scenario import load_document
 
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 

@@ -24,6 +24,8 @@ from django.views.decorators.http import require_GET, require_POST
 from budgets.models import Budget
 from core.access import Access, access_for
 from core.downloads import attachment, name_attachment
+from fairshare.durations import format_duration, parse_duration
+from fairshare.errors import ValidationError
 from playground import charts, documents, editor, exports, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
@@ -34,8 +36,6 @@ from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelt
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
-from queues.engine.durations import format_duration, parse_duration
-from queues.engine.errors import ValidationError
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 
 RESENDABLE_AFTER_SECONDS = 10

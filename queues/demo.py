@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.models import TenantMembership
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     AdmissionRecord,

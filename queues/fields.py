@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from core.formatting import format_for_humans
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import parse_millis
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import parse_millis
 
 
 class QuantityFormField(forms.CharField):

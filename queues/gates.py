@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from queues.engine import types as engine
+from fairshare import types as engine
 
 
 @dataclass(frozen=True, slots=True)

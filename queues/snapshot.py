@@ -24,9 +24,9 @@ from django.db.models import Count, Q, Sum, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
-from queues.engine import types as engine
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.scopes import ancestry, closes_cycle
+from fairshare import types as engine
+from fairshare.policy import FairSharingPolicy
+from fairshare.quota.scopes import ancestry, closes_cycle
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

@@ -9,8 +9,8 @@ import factory
 from django.contrib.auth import get_user_model
 
 from core.models import TenantMembership
+from fairshare.quantities import parse_millis
 from playground.models import Run, Scenario
-from queues.engine.quantities import parse_millis
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, LocalQueue, Namespace, NamespaceQuota, ResourceFlavor
 
 

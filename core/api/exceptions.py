@@ -22,7 +22,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
 from core.errors import FieldErrors
-from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
+from fairshare.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 
 Answer = Callable[[Any], Response]
 

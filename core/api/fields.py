@@ -15,8 +15,8 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from core.formatting import format_for_humans
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import parse_millis, to_base_units, validate_resource_name
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import parse_millis, to_base_units, validate_resource_name
 
 MAX_RESOURCES = 32
 

@@ -21,12 +21,12 @@ from core.validators import (
     validate_positive_weight,
     validate_resource_name,
 )
-from queues.engine.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
+from fairshare.quantities import MAX_MILLIS, MAX_QUANTITY_TEXT
 
 # DRF's CharField refuses NUL characters, and trims whitespace before "may not be blank".
 NO_NUL = "^[^\\x00]*$"
 NOT_BLANK = "^[^\\x00]*[^\\x00\\s\\x1c-\\x1f\\x85][^\\x00]*$"
-# The engine's grammar (queues.engine.quantities), without a sign: API quantities are never negative.
+# The engine's grammar (fairshare.quantities), without a sign: API quantities are never negative.
 QUANTITY_PATTERN = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([numkMGTPE]|[KMGTPE]i|[eE][-+]?0*[0-9]{1,3})?$"
 
 DNS_LABEL = {"pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "maxLength": 63}

@@ -18,9 +18,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.views import ApiViewSet
+from fairshare.errors import ValidationError as EngineValidationError
 from playground.models import Run
 from playground.services import simulations
-from queues.engine.errors import ValidationError as EngineValidationError
 
 
 class SimulationRequestSerializer(serializers.Serializer):

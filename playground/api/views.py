@@ -21,6 +21,8 @@ from rest_framework.response import Response
 
 from core.api.permissions import PlaygroundPermission
 from core.api.views import ApiViewSet
+from fairshare.durations import parse_duration
+from fairshare.errors import ValidationError as EngineValidationError
 from playground import documents, selectors
 from playground.api.serializers import (
     ApplicationSerializer,
@@ -40,8 +42,6 @@ from playground.models import Run
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyConflict, ApplyError, RunNotFinished, apply_run
-from queues.engine.durations import parse_duration
-from queues.engine.errors import ValidationError as EngineValidationError
 
 
 class PresetViewSet(viewsets.ViewSet):

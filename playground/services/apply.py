@@ -37,6 +37,8 @@ from budgets.models import Budget
 from budgets.services import update_budget
 from core.access import access_for
 from core.models import PolicyChange, Surface
+from fairshare.simulation.scenario import Scenario as EngineScenario
+from fairshare.simulation.scenario import parse_scenario
 from playground import documents
 from playground.live_export import export_policy
 from playground.models import Application, Run
@@ -50,8 +52,6 @@ from playground.policy_diff import (
     object_fields,
     policy_deltas,
 )
-from queues.engine.scenario import Scenario as EngineScenario
-from queues.engine.scenario import parse_scenario
 from queues.locks import advisory_xact_lock
 from queues.models import (
     ClusterQueue,

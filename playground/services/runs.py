@@ -27,15 +27,15 @@ from django.utils import timezone
 from psycopg import pq
 
 from core.enqueue import enqueue_on_commit, send
+from fairshare.errors import ValidationError
+from fairshare.simulation.scenario import Scenario as EngineScenario
+from fairshare.simulation.scenario import parse_scenario
+from fairshare.simulation.simulator import simulate
 from playground import documents, lane
 from playground.compare import capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
 from playground.policy_diff import environment_lines, policy_deltas
-from queues.engine.errors import ValidationError
-from queues.engine.scenario import Scenario as EngineScenario
-from queues.engine.scenario import parse_scenario
-from queues.engine.simulator import simulate
 
 # Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
 BASELINE_SPAN = (0.0, 0.45)

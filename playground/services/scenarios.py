@@ -13,11 +13,11 @@ from typing import Any
 from django.utils import timezone
 
 from core.access import Access
+from fairshare.errors import ValidationError
 from playground import documents
 from playground.live_export import LiveOptions, export_live_state
 from playground.models import Scenario
 from playground.presets import get_preset
-from queues.engine.errors import ValidationError
 
 
 def _store(document: dict[str, Any], *, owner: Any, source: str, **fields: Any) -> Scenario:

@@ -17,13 +17,13 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from fairshare.errors import ValidationError
+from fairshare.simulation.scenario import Scenario as EngineScenario
+from fairshare.simulation.scenario import apply_set, parse_scenario
+from fairshare.simulation.simulator import Simulation, simulate
 from playground import documents, lane
 from playground.models import Run, Scenario
 from playground.services import runs
-from queues.engine.errors import ValidationError
-from queues.engine.scenario import Scenario as EngineScenario
-from queues.engine.scenario import apply_set, parse_scenario
-from queues.engine.simulator import Simulation, simulate
 
 # Inline: answered within the request (a few tenths of a second on this project's machines).
 INLINE_MAX_WORKLOADS = 200

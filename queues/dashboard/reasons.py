@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from queues.engine import types as engine
+from fairshare import types as engine
 
 TITLES = {
     engine.INSUFFICIENT_QUOTA: "Not enough quota",

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
+from fairshare.simulation.simulator import jain_index as engine_jain_index
 from queues.display import amounts
-from queues.engine.simulator import jain_index as engine_jain_index
 
 
 @dataclass(frozen=True)

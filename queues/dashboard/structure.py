@@ -12,9 +12,9 @@ from typing import Any
 
 from django.db import models
 
+from fairshare.quota.scopes import ancestry
+from fairshare.types import NO_FAIR_SHARING
 from queues.dashboard.shares import add, weighted_part
-from queues.engine.scopes import ancestry
-from queues.engine.types import NO_FAIR_SHARING
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue
 
 

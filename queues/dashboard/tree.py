@@ -21,12 +21,12 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Q
 
 from core.access import Access
+from fairshare.admission.reasons import format_score
+from fairshare.types import USAGE_BASED
 from queues.dashboard import live
 from queues.dashboard.shares import NO_SHARE, Share, add, per_resource, usage_fields
 from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.display import amounts
-from queues.engine.reasons import format_score
-from queues.engine.types import USAGE_BASED
 from queues.models import LocalQueue, StopPolicy
 
 PAGE_SIZE = 50

@@ -20,11 +20,11 @@ from django.http import QueryDict
 
 from core.access import Access
 from core.redaction import OTHER_TENANT_QUEUE, reason_redactor
+from fairshare import types as engine
+from fairshare.admission.reasons import format_score
 from queues.dashboard.reasons import TITLES, sentence, title
 from queues.dashboard.structure import ClusterStructure
 from queues.display import amounts
-from queues.engine import types as engine
-from queues.engine.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
 from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests

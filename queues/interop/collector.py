@@ -18,8 +18,8 @@ from django.db.models import Count, Sum
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from queues.engine.quantities import MILLIS_PER_UNIT
-from queues.engine.scopes import ancestry
+from fairshare.quantities import MILLIS_PER_UNIT
+from fairshare.quota.scopes import ancestry
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.usage import window_start, windowed_usage
+from fairshare.policy import FairSharingPolicy
+from fairshare.usage.usage import window_start, windowed_usage
 from queues.interop.prometheus import PrometheusClient, Series
 
 

@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 
 from core.api.parsers import LimitedJSONParser, LimitedTextParser
 from core.models import Surface
-from queues.engine.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
+from fairshare.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.report import ImportFailed

@@ -2,11 +2,11 @@
 
 from django.db import models
 
-from queues.engine import types as engine
+from fairshare import types as engine
 
 
 class AdmissionMode(models.TextChoices):
-    """The engine's admission modes (``queues.engine.types``, their one definition) with labels."""
+    """The engine's admission modes (``fairshare.types``, their one definition) with labels."""
 
     NO_FAIR_SHARING = engine.NO_FAIR_SHARING, "No admission fair sharing"
     USAGE_BASED = engine.USAGE_BASED, "Usage-based (Kueue AFS)"

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from core.validators import validate_dns_label, validate_non_negative_weight
-from queues.engine.scopes import ancestry, closes_cycle
+from fairshare.quota.scopes import ancestry, closes_cycle
 from queues.models.choices import AdmissionMode
 from queues.models.kueue import KueueObject
 from queues.models.status import FairSharingStatus

@@ -5,8 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
-from queues.engine.types import UsageState, frozen_map
-from queues.engine.usage import usage_score
+from fairshare.types import UsageState, frozen_map
+from fairshare.usage.usage import usage_score
 
 
 class FairSharingStatus(models.Model):

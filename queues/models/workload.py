@@ -11,8 +11,8 @@ from django.db import models
 from django.utils import timezone
 
 from core.validators import validate_dns_label
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.quantities import parse_millis, validate_resource_name
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.quantities import parse_millis, validate_resource_name
 from queues.models.choices import WorkloadState
 
 MAX_POD_SETS = 8

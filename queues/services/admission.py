@@ -12,12 +12,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from fairshare.admission.planner import plan as plan_admissions
+from fairshare.policy import FairSharingPolicy
+from fairshare.quota.scopes import cohort_chains, queue_scope
+from fairshare.types import Plan
 from queues import backends, gates, metrics
 from queues import snapshot as bridge
-from queues.engine.planner import plan as plan_admissions
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.scopes import cohort_chains, queue_scope
-from queues.engine.types import Plan
 from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
 from queues.services import cluster

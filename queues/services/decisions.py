@@ -15,8 +15,8 @@ from datetime import datetime
 from django.db import connection
 
 from core.bulk import execute_with_rows
+from fairshare import types as engine
 from queues import snapshot as bridge
-from queues.engine import types as engine
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState
 from queues.services import transitions
 from queues.snapshot import LoadedSnapshot

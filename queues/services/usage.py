@@ -1,7 +1,7 @@
 """Usage sampling (KEP-4136 decay through the engine), the usage time series and its retention.
 
 One sample: admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort by SQL
-aggregation, decay through ``queues.engine.usage.sample``, one bulk update per level, one
+aggregation, decay through ``fairshare.usage.usage.sample``, one bulk update per level, one
 series row per object. The status rows are locked in a fixed order for the duration, the same
 order the admission pass uses to add entry penalties, so a penalty is never lost between the
 read and the write of a sample.
@@ -23,10 +23,10 @@ from django.db.models import Count, Model, Sum
 from django.utils import timezone
 
 from core.bulk import execute_with_rows
-from queues.engine import usage as engine_usage
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.scopes import ancestry
-from queues.engine.types import TIME_AWARE, node_id
+from fairshare.policy import FairSharingPolicy
+from fairshare.quota.scopes import ancestry
+from fairshare.types import TIME_AWARE, node_id
+from fairshare.usage import usage as engine_usage
 from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock

@@ -8,9 +8,9 @@ from typing import Any
 
 from budgets import services
 from budgets.models import Budget
+from fairshare.quantities import parse_millis
 from queues import services as queue_services
 from queues import snapshot
-from queues.engine.quantities import parse_millis
 from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, ResourceFlavor, Workload
 from queues.services import admission, transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue

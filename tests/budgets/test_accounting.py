@@ -9,7 +9,7 @@ import pytest
 from django.db.models import Sum
 
 from budgets.models import Budget, BudgetCharge
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import AdmissionRecord, ClusterQueueQuota, ResourceFlavor
 from queues.services import cluster as cluster_service
 from tests.budgets.helpers import T0, admission_pass, at, budget, cluster, evict, finish, reconcile, submit

@@ -8,9 +8,9 @@ import re
 import pytest
 import yaml
 
-from queues.engine.errors import ValidationError
-from queues.engine.scenario import parse_scenario
-from queues.engine.simulator import simulate
+from fairshare.errors import ValidationError
+from fairshare.simulation.scenario import parse_scenario
+from fairshare.simulation.simulator import simulate
 
 BASE = """
 name: budgets
@@ -177,7 +177,7 @@ def test_given_monthly_renewal_on_a_wall_clock_then_a_daylight_saving_month_is_a
     )
     # Berlin moves to summer time on 28 March: 1 April 00:00 is 31 days minus one hour later
     assert result["summary"]["budgets"][0]["period"] == 3
-    from queues.engine.calendar import monthly_boundaries, parse_moment, parse_time_zone
+    from fairshare.simulation.calendar import monthly_boundaries, parse_moment, parse_time_zone
 
     berlin = parse_time_zone("Europe/Berlin", "tz")
     start = parse_moment("2027-03-01T00:00:00", "start", berlin)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("fairportal", "core", "queues", "budgets", "playground")
+PACKAGES = ("fairshare", "fairportal", "core", "queues", "budgets", "playground")
 DIRECT_SEND = re.compile(r"\.(delay|apply_async|send_task)\(")
 
 

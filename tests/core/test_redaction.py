@@ -15,7 +15,7 @@ from core.redaction import (
     redact_names,
     redact_policy_state,
 )
-from queues.engine import reasons
+from fairshare.admission import reasons
 
 HIDDEN = {"team-b", "team-ab", "default"}
 

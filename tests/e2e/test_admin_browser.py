@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

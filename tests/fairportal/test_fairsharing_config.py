@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fairportal.fairsharing_config import FairSharingConfigError, load_policy
+from core.fairsharing_config import FairSharingConfigError, load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     ClusterQueue,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fairshare.simulation.simulator import simulate
 from playground import documents
 from playground.compare import capacity_of, compare
 from playground.presets import get_preset
-from queues.engine.simulator import simulate
 
 
 def simulate_preset(slug: str, edits: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:

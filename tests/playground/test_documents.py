@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from fairshare.errors import ValidationError
 from playground import documents
 from playground.documents import EditError
 from playground.presets import get_preset
-from queues.engine.errors import ValidationError
 
 
 def volcano() -> dict:

@@ -9,11 +9,11 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from fairshare.errors import ValidationError
+from fairshare.quantities import parse_millis
+from fairshare.simulation.scenario import parse_scenario
+from fairshare.simulation.simulator import simulate
 from playground.live_export import LiveOptions, export_live_state
-from queues.engine.errors import ValidationError
-from queues.engine.quantities import parse_millis
-from queues.engine.scenario import parse_scenario
-from queues.engine.simulator import simulate
 from queues.models import (
     AdmissionMode,
     ClusterQueue,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from fairshare.quantities import parse_millis
 from queues import services
-from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     ClusterQueue,

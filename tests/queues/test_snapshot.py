@@ -10,8 +10,8 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from fairshare.admission.planner import plan
 from queues import snapshot
-from queues.engine.planner import plan
 from queues.models import AdmissionMode, Cohort, QueueHold, Workload, WorkloadState
 from queues.services import admission, transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit

@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.api_tokens import issue_token, revoke_tokens
-from queues.engine.durations import parse_duration
-from queues.engine.errors import ValidationError
+from fairshare.durations import parse_duration
+from fairshare.errors import ValidationError
 
 
 class Command(BaseCommand):

@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from core.api.fields import FormattedResourcesField, ResourceQuantitiesField
 from core.api.permissions import request_access, request_redactor
 from core.validators import validate_dns_label
+from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
-from queues.engine.quantities import MAX_MILLIS
 from queues.models import Workload
 from queues.models.workload import MAX_POD_SETS, total_requests
 

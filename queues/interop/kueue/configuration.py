@@ -1,6 +1,6 @@
 """Kueue's ``admissionFairSharing`` against the running fair-sharing settings.
 
-fairportal reads its policy from the environment at start-up (``fairportal.fairsharing_config``),
+fairportal reads its policy from the environment at start-up (``core.fairsharing_config``),
 so an import cannot change it. Instead it reports, key by key, where the file differs from the
 running settings and the exact variable to set, rather than dropping the values silently.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
-from fairportal.fairsharing_config import ENV_KEYS
-from queues.engine.policy import FairSharingPolicy
+from core.fairsharing_config import ENV_KEYS
+from fairshare.policy import FairSharingPolicy
 from queues.interop.kueue.report import ConfigurationResult, PolicyDifference
 from queues.interop.kueue.specs import ConfigurationSpec
 

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 from django.db.models import Prefetch
 
-from queues.engine.quantities import format_quantity
-from queues.engine.scopes import ancestry
+from fairshare.quantities import format_quantity
+from fairshare.quota.scopes import ancestry
 from queues.interop.kueue import specs
 from queues.models import (
     AdmissionMode,

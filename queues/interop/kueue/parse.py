@@ -13,10 +13,10 @@ from typing import Any
 
 import yaml
 
-from queues.engine import safe_yaml
-from queues.engine.errors import ValidationError as EngineValidationError
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.quantities import parse_millis, parse_quantity_decimal, validate_resource_name
+from fairshare import safe_yaml
+from fairshare.errors import ValidationError as EngineValidationError
+from fairshare.policy import FairSharingPolicy
+from fairshare.quantities import parse_millis, parse_quantity_decimal, validate_resource_name
 from queues.interop.kueue import specs
 from queues.interop.kueue.reader import FieldError, Problem, Reader, join
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from queues.engine.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
+from fairshare.errors import MAX_FIELD_CHARS, MAX_MESSAGE_CHARS, clip
 
 
 @dataclass(frozen=True)

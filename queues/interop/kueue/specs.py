@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from queues.engine import types as engine
+from fairshare import types as engine
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 CONFIG_GROUP = "config.kueue.x-k8s.io"

@@ -12,10 +12,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from celery import current_app as app
 from django.conf import settings
 from django.core.management.base import BaseCommand
-
-from fairportal.celery import app
 
 
 class Command(BaseCommand):

@@ -5,9 +5,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from fairshare.durations import parse_duration
+from fairshare.errors import ValidationError
 from queues.demo import KEPT_PASSWORD, seed_demo
-from queues.engine.durations import parse_duration
-from queues.engine.errors import ValidationError
 
 
 class Command(BaseCommand):

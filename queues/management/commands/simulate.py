@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from queues.engine import cli
+from fairshare.simulation import cli
 
 
 class Command(BaseCommand):

@@ -24,9 +24,9 @@ from core.access import EXECUTORS_GROUP
 from core.api_tokens import issue_token
 from core.audit import policy_state, record_change
 from core.models import PolicyChange, Surface, TenantMembership
+from fairshare.quantities import parse_millis
 from playground.models import Run as PlaygroundRun
 from playground.models import Scenario as PlaygroundScenario
-from queues.engine.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

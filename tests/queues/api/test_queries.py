@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from budgets.models import Budget
 from core.audit import record_change
 from core.models import PolicyChange, TenantMembership
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from queues.engine import reasons
+from fairshare.admission import reasons
 from queues.models import Workload
 from queues.services import transitions
 

@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from budgets.models import Budget, BudgetCharge
 from budgets.services import reconcile_budget
+from fairshare.quantities import parse_millis
 from queues.backends.slurm.backend import SlurmBackend
 from queues.backends.slurm.client import SlurmClient
-from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     AdmissionRecord,

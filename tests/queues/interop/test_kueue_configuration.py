@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.engine.policy import FairSharingPolicy
+from fairshare.policy import FairSharingPolicy
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.report import ImportFailed
 from tests.queues.interop.conftest import manifest

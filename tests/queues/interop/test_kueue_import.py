@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from core.models import PolicyChange, Surface
-from queues.engine.quantities import parse_millis
+from fairshare.quantities import parse_millis
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.report import ImportFailed
 from queues.models import (

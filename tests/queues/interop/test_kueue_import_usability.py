@@ -10,7 +10,7 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from queues.engine.policy import FairSharingPolicy
+from fairshare.policy import FairSharingPolicy
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.export import export_manifests

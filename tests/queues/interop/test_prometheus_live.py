@@ -9,8 +9,8 @@ import time
 import pytest
 from django.urls import reverse
 
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.usage import windowed_usage
+from fairshare.policy import FairSharingPolicy
+from fairshare.usage.usage import windowed_usage
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.prometheus import PrometheusClient, PrometheusError
 from queues.interop.usage_source import PrometheusUsageSource

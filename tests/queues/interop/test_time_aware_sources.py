@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from django.test import override_settings
 
+from fairshare.admission.planner import plan
+from fairshare.policy import FairSharingPolicy
 from queues import snapshot
-from queues.engine.planner import plan
-from queues.engine.policy import FairSharingPolicy
 from queues.models import AdmissionMode, LocalQueue, UsageSample
 from queues.services import usage
 from tests.queues.interop.prometheus_server import backfill, prometheus

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from queues.engine.policy import FairSharingPolicy
-from queues.engine.usage import window_start
+from fairshare.policy import FairSharingPolicy
+from fairshare.usage.usage import window_start
 from queues.interop.prometheus import PrometheusClient, Series
 from queues.interop.usage_source import PrometheusUsageSource, on_grid
 

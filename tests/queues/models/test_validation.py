@@ -6,8 +6,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from fairshare.quantities import parse_millis
 from queues import services
-from queues.engine.quantities import parse_millis
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, LocalQueue, Namespace, Workload
 from tests.factories import (
     ClusterQueueFactory,

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from fairshare.policy import FairSharingPolicy
 from queues import snapshot
-from queues.engine.policy import FairSharingPolicy
 from queues.models import AdmissionMode, LocalQueue, UsageSample, Workload
 from queues.services import admission, usage
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit

@@ -23,8 +23,8 @@ from django.utils import timezone
 from budgets.models import Budget
 from budgets.services import reconcile_all_budgets
 from core.models import TenantMembership
+from fairshare.quantities import parse_millis
 from queues import services
-from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     ClusterQueue,

@@ -126,7 +126,7 @@ def test_given_admin_when_tree_opened_then_the_cluster_queue_filter_lists_every_
 def test_given_a_workload_preempted_by_another_tenant_when_its_page_opens_then_nobody_else_is_named(cluster, login):
     from django.utils import timezone
 
-    from queues.engine import reasons
+    from fairshare.admission import reasons
     from queues.models import Workload
     from queues.services import transitions
 

@@ -1,0 +1,68 @@
+"""The sentences behind pending reasons and evictions: what a tenant reads when work waits."""
+
+from __future__ import annotations
+
+import math
+
+from fairshare.quantities import format_quantity
+from fairshare.quota.quota import FitFailure
+from fairshare.types import USAGE_BASED
+
+
+def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
+    resource = failure.resource
+    if failure.flavor is None:
+        return f"ClusterQueue {cluster_queue} has no quota for {resource} in any flavor"
+    requested = format_quantity(failure.requested, resource)
+    if failure.requested > failure.ceiling:
+        return (
+            f"requests {requested} {resource} but ClusterQueue {cluster_queue} can never get more than "
+            f"{format_quantity(max(failure.ceiling, 0), resource)} in flavor {failure.flavor}"
+        )
+    return (
+        f"insufficient quota for {resource} in flavor {failure.flavor} of ClusterQueue {cluster_queue}: "
+        f"{format_quantity(failure.missing, resource)} more needed "
+        f"(requests {requested}, {format_quantity(max(failure.available, 0), resource)} available)"
+    )
+
+
+def namespace_quota(namespace: str, resource: str, quota: int, used: int, requested: int) -> str:
+    return (
+        f"namespace {namespace} quota for {resource} is {format_quantity(quota, resource)}: "
+        f"{format_quantity(used, resource)} in use, this workload needs {format_quantity(requested, resource)} "
+        f"({format_quantity(used + requested - quota, resource)} over)"
+    )
+
+
+def queue_stopped(kind: str, name: str, policy: str) -> str:
+    return f"{kind} {name} is stopped (stopPolicy {policy}): no new admissions"
+
+
+def budget_held(kind: str, name: str, message: str) -> str:
+    return message or f"the budget of {kind} {name} is exhausted"
+
+
+def blocked_by_head(cluster_queue: str, head: str, head_code: str) -> str:
+    return (
+        f"ClusterQueue {cluster_queue} is StrictFIFO and its head {head} cannot be admitted ({head_code}); "
+        f"nothing behind it is tried until it is"
+    )
+
+
+def format_score(mode: str, score: float) -> str:
+    """Scores as people read them: usage scores in base units, shares as plain numbers."""
+    if math.isinf(score):
+        return "inf (weight 0)"
+    value = score / 1000 if mode == USAGE_BASED else score
+    return f"{value:.4g}"
+
+
+def waiting_for_fair_share(kind: str, ahead: str, ahead_score: str, own: str, own_score: str, shortage: str) -> str:
+    return (
+        f"{kind} {ahead} was ahead in fair-share order (score {ahead_score}; {own} has {own_score}) "
+        f"and was admitted first; now {shortage}"
+    )
+
+
+def preempted(preemptor: str, rule: str) -> str:
+    return f"preempted by {preemptor} {rule}"

@@ -1,0 +1,232 @@
+"""Scores of the fair tree's nodes, per admission mode (part of the admission pass).
+
+UsageBasedAdmissionFairSharing: ``sum_r w_r (consumed_r + penalty_r) / weight``; a namespace
+inside a ClusterQueue scores the sum of its LocalQueues' scores over its own weight.
+DominantResourceShare: dominant share of the allocation over the scope's capacity, over the
+weight. TimeAware: allocation over fair share (fair shares computed here, see ``time_aware``).
+
+An object the planner builds over its pass state and calls: it reads that state (``locals``,
+``queues``, ``cohorts``, ``alloc``, ``demand``, ``tree``, ``snapshot``, ``policy``) through
+``state`` and keeps the scores (``local_scores``, ``local_ties``, ``weighted``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fairshare.admission.pass_state import (
+    CLUSTER_QUEUE,
+    COHORT,
+    QUEUE_NAMESPACE,
+    LocalState,
+    PassState,
+    QueueState,
+    scope_capacity,
+    sum_maps,
+)
+from fairshare.admission.ranking import borrowing_share, dominant_share, fair_share_ratio, weighted
+from fairshare.admission.time_aware import ShareNode, fair_shares
+from fairshare.policy import BORROWING_SHARE
+from fairshare.quota.scopes import Scope
+from fairshare.types import (
+    DOMINANT_RESOURCE_SHARE,
+    NO_FAIR_SHARING,
+    TIME_AWARE,
+    USAGE_BASED,
+    Namespace,
+    UsageState,
+    node_id,
+)
+from fairshare.usage.usage import INFINITE_SCORE, weighted_usage
+
+_EMPTY_STATE = UsageState()
+
+
+class Scoring:
+    """Fair-share scores and TimeAware fair shares of one pass."""
+
+    def __init__(self, state: PassState) -> None:
+        self.state = state
+        self.weighted: dict[str, float] = {}
+        self.local_scores: dict[str, float] = {}
+        self.local_ties: dict[str, float] = {}
+        self.ns_members: dict[str, list[str]] = {}
+
+    def time_aware_shares(self) -> None:
+        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history."""
+        scopes: dict[tuple[str, str], Scope] = {}
+        for queue in self.state.queues.values():
+            if queue.mode == TIME_AWARE:
+                scopes[(queue.scope.kind, queue.scope.name)] = queue.scope
+        if not scopes:
+            return
+        history = self.state.snapshot.historical_usage
+        children_of: dict[str, list[str]] = {}
+        for name, cohort in sorted(self.state.cohorts.items()):
+            if cohort.parent is not None:
+                children_of.setdefault(cohort.parent, []).append(name)
+        queues_of: dict[str, list[str]] = {}
+        for name, queue in self.state.queues.items():
+            if queue.spec.cohort is not None:
+                queues_of.setdefault(queue.spec.cohort, []).append(name)
+        locals_of: dict[str, dict[str, list[str]]] = {}
+        for key, local in sorted(self.state.locals.items()):
+            locals_of.setdefault(local.queue.name, {}).setdefault(local.spec.namespace, []).append(key)
+
+        self._share_layout = (children_of, queues_of, locals_of, history)
+        k = self.state.policy.k_value
+        for (kind, name), scope in sorted(scopes.items()):
+            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name)
+            self.state.shares.update(fair_shares(root, scope_capacity(self.state.tree, scope), k))
+            stack = [root]
+            while stack:
+                share_node = stack.pop()
+                self.state.ta_demand[share_node.node_id] = dict(share_node.demand)
+                stack.extend(share_node.children)
+
+    def _share_local(self, key: str) -> ShareNode:
+        local = self.state.locals[key]
+        history = self._share_layout[3]
+        demand = sum_maps(self.state.alloc.get(local.nid, {}), self.state.demand.get(local.nid, {}))
+        return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
+
+    def _share_queue(self, name: str) -> ShareNode:
+        locals_of = self._share_layout[2]
+        children = []
+        for namespace, keys in sorted(locals_of.get(name, {}).items()):
+            leaves = [self._share_local(key) for key in keys]
+            children.append(
+                ShareNode(
+                    node_id(QUEUE_NAMESPACE, f"{name}/{namespace}"),
+                    self.state.namespaces[namespace].weight,
+                    {},
+                    sum_maps(*(leaf.demand for leaf in leaves)),
+                    sum_maps(*(leaf.usage for leaf in leaves)),
+                    leaves,
+                )
+            )
+        return ShareNode(
+            node_id(CLUSTER_QUEUE, name),
+            self.state.queues[name].spec.weight,
+            self.state.tree.subtree_nominal("clusterQueue", name),
+            sum_maps(*(c.demand for c in children)),
+            sum_maps(*(c.usage for c in children)),
+            children,
+        )
+
+    def _share_cohort(self, name: str) -> ShareNode:
+        children_of, queues_of = self._share_layout[0], self._share_layout[1]
+        children = [self._share_cohort(c) for c in children_of.get(name, [])]
+        children += [self._share_queue(q) for q in sorted(queues_of.get(name, []))]
+        weight = self.state.cohorts[name].weight if name in self.state.cohorts else 1.0
+        return ShareNode(
+            node_id(COHORT, name),
+            weight,
+            self.state.tree.subtree_nominal("cohort", name),
+            sum_maps(*(c.demand for c in children)),
+            sum_maps(*(c.usage for c in children)),
+            children,
+        )
+
+    def capacity(self, scope: Scope) -> dict[str, int]:
+        key = f"{scope.kind}:{scope.name}"
+        capacity = self.state.capacities.get(key)
+        if capacity is None:
+            capacity = self.state.capacities[key] = scope_capacity(self.state.tree, scope)
+        return capacity
+
+    def usage_state(self, nid: str) -> UsageState:
+        return self.state.snapshot.usage.get(nid, _EMPTY_STATE)
+
+    def initial_scores(self) -> None:
+        self.weighted = {}
+        self.local_scores = {}
+        self.local_ties = {}
+        self.ns_members = {}
+        for queue in self.state.queues.values():
+            queue.capacity = self.capacity(queue.scope) if queue.scope.fair else {}
+            parent = queue.spec.cohort
+            parent_scope = self.state.cohort_scopes.get(parent) if parent is not None else None
+            queue.scored_in_cohort = parent_scope is not None and parent_scope.fair
+        for key, local in self.state.locals.items():
+            self.ns_members.setdefault(local.ns_nid, []).append(key)
+            if local.queue.mode == USAGE_BASED:
+                self.weighted[local.nid] = weighted_usage(self.usage_state(local.nid), self.state.policy)
+        for key, local in self.state.locals.items():
+            self.local_scores[key], self.local_ties[key] = self.local_score(local)
+
+    def local_score(self, local: LocalState) -> tuple[float, float]:
+        """(score, tie) of a LocalQueue inside its ClusterQueue (see ``ranking.weighted``)."""
+        queue = local.queue
+        mode = queue.mode
+        if mode == USAGE_BASED:
+            return weighted(self.weighted[local.nid], local.spec.weight)
+        if mode == DOMINANT_RESOURCE_SHARE:
+            return weighted(dominant_share(self.state.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
+        if mode == TIME_AWARE:
+            ratio = fair_share_ratio(
+                self.state.alloc.get(local.nid, {}), self.state.shares.get(local.nid, {}), self.state.ta_demand.get(local.nid, {})
+            )
+            return ratio, 0.0
+        return 0.0, 0.0
+
+    def namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
+        if mode == TIME_AWARE:
+            ratio = fair_share_ratio(
+                self.state.alloc.get(ns_nid, {}), self.state.shares.get(ns_nid, {}), self.state.ta_demand.get(ns_nid, {})
+            )
+            return ratio, 0.0
+        if mode == NO_FAIR_SHARING:
+            return 0.0, 0.0
+        total = 0.0
+        ties = 0.0
+        for key in self.ns_members.get(ns_nid, ()):
+            total += self.local_scores[key]
+            ties += self.local_ties[key]
+        score, tie = weighted(total, namespace.weight)
+        return (score, tie) if tie or total != INFINITE_SCORE else (score, ties)
+
+    def queue_score(self, queue: QueueState) -> tuple[float, float]:
+        return self._group_score(CLUSTER_QUEUE, queue.name, queue.spec.weight, queue.mode, queue.capacity)
+
+    def cohort_score(self, name: str, mode: str, capacity: Mapping[str, int]) -> tuple[float, float]:
+        weight = self.state.cohorts[name].weight if name in self.state.cohorts else 1.0
+        return self._group_score(COHORT, name, weight, mode, capacity)
+
+    def _group_score(
+        self, kind: str, name: str, weight: float, mode: str, capacity: Mapping[str, int]
+    ) -> tuple[float, float]:
+        """(score, tie) of a ClusterQueue or cohort among its siblings, without any candidate.
+
+        Under ``cohortDominantShare: Borrowing`` the fair tree ranks DominantResourceShare
+        siblings by their share with their candidate admitted (``FairTree.key``); this value
+        is what pending reasons quote.
+        """
+        nid = node_id(kind, name)
+        if mode == USAGE_BASED:
+            value = self.weighted.get(nid)
+            if value is None:
+                value = self.weighted[nid] = weighted_usage(self.usage_state(nid), self.state.policy)
+            return weighted(value, weight)
+        if mode == DOMINANT_RESOURCE_SHARE:
+            if self.state.policy.cohort_dominant_share == BORROWING_SHARE:
+                parent, borrowed = self.state.tree.borrowed_now(kind, name)
+                return self.share_of(borrowed, parent, weight) if parent is not None else (0.0, 0.0)
+            return weighted(dominant_share(self.state.alloc.get(nid, {}), capacity), weight)
+        if mode == TIME_AWARE:
+            ratio = fair_share_ratio(self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.ta_demand.get(nid, {}))
+            return ratio, 0.0
+        return 0.0, 0.0
+
+    def share_of(self, borrowed: Mapping, parent: str, weight: float) -> tuple[float, float]:
+        """``borrowed`` per flavor-resource -> weighted Kueue dominant share against ``parent``'s lendable."""
+        by_resource: dict[str, int] = {}
+        for (_, resource), amount in borrowed.items():
+            by_resource[resource] = by_resource.get(resource, 0) + amount
+        lendable = self.state.lendables.get(parent)
+        if lendable is None:
+            lendable = self.state.lendables[parent] = self.state.tree.lendable(parent)
+        share = borrowing_share(by_resource, lendable)
+        if share == 0.0:
+            return 0.0, 0.0  # not borrowing: no share, whatever the weight (Kueue)
+        return weighted(share, weight)

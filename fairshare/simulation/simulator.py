@@ -1,0 +1,737 @@
+"""Discrete-event simulation of a scenario on the engine alone (no database, no Celery).
+
+Events, in this order at equal times: finishes, submissions, budget renewals, budget checks,
+the usage sample, ticks. After the events of a time step, if anything changed (a submission, a finish, a sample,
+a hold), an admission pass runs (``planner.plan``); a pass that evicted something (preemption or
+a drain) is followed at once by another one at the same time. A pass over an unchanged state
+would decide nothing new, so it is skipped. Series are recorded at every tick.
+
+* Usage: every ``usageSamplingInterval`` each LocalQueue, namespace, ClusterQueue and cohort is
+  sampled with ``usage.sample`` (decay and penalty folding); each admission adds its entry
+  penalty to every node on its path at once.
+* TimeAware history: each LocalQueue's allocation is kept as an exact step series; at every
+  sample its windowed, decayed share of its scope's capacity is recomputed for the planner.
+* Budgets: WallTime (hours of admitted wall time, summed over workloads) and ResourceHours
+  (requests of one resource, optionally one flavor, times time) are integrated exactly; when
+  one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
+  ``held`` and ``evicted``. A budget with ``renewal`` (weekly, or every ``renewalDays``) starts
+  each period at zero, counted from t=0 (or from ``firstRenewalAt``, when the run starts
+  mid-period with ``usedHours`` already used); a ``monthly`` one renews on the calendar, from
+  its ``anchor`` (default ``clock.start``) on ``clock.timeZone``'s wall clock: a workload
+  running across the boundary charges each period its part, and a hold placed by the budget is
+  lifted (event ``resumed``).
+  ``summary.budgets`` reports each budget's use in its last period and when it ran out.
+* An evicted (preempted or drained) workload goes back to pending with its original queue
+  timestamp and, when admitted again, runs its full duration again.
+* Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
+  t=0); without one it stops when nothing runs and nothing is left to arrive.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fairshare.admission.candidates import PendingIndex
+from fairshare.admission.planner import plan, scope_capacities
+from fairshare.errors import ValidationError
+from fairshare.quantities import to_base_units
+from fairshare.simulation.calendar import monthly_boundaries
+from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
+from fairshare.types import (
+    BUDGET_EXHAUSTED,
+    PREEMPTED,
+    STOP_HOLD_AND_DRAIN,
+    TIME_AWARE,
+    ClusterQueue,
+    Cohort,
+    Hold,
+    Plan,
+    Snapshot,
+    UsageState,
+    Workload,
+    frozen_map,
+    node_id,
+)
+from fairshare.usage.accounting import all_nodes, node_paths
+from fairshare.usage.usage import add_penalty, projected, prune_samples, sample, windowed_share
+
+_FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
+_MAX_PASSES_PER_STEP = 2
+
+Progress = Callable[[float], None]
+"""Called with the fraction done (0..1), at most once per percent and once more with 1.0."""
+
+
+@dataclass(slots=True)
+class _Job:
+    spec: WorkloadSpec
+    pending: Workload
+    state: str = "NotSubmitted"
+    admitted: Workload | None = None
+    admitted_at: float | None = None
+    finished_at: float | None = None
+    pending_since: float = 0.0
+    wait: float = 0.0
+    evictions: int = 0
+    token: int = 0
+    path: tuple[str, ...] = ()
+    reason: Any = None
+
+
+@dataclass(slots=True)
+class _Budget:
+    spec: BudgetSpec
+    used_hours: float = 0.0
+    rate: float = 0.0  # hours per second
+    since: float = 0.0
+    held: bool = False
+    hold: Hold | None = None
+    period: int = 0
+    exhausted_at: list[float] = field(default_factory=list)
+    renewals: Iterator[float] | None = None  # monthly: seconds from t=0 of the next renewals
+
+
+@dataclass(slots=True)
+class _Integral:
+    """Exact time integral of a step function, advanced at every change."""
+
+    value: float = 0.0
+    area: float = 0.0
+    since: float = 0.0
+
+    def set(self, value: float, now: float) -> None:
+        self.area += self.value * (now - self.since)
+        self.since = now
+        self.value = value
+
+    def total(self, now: float) -> float:
+        return self.area + self.value * (now - self.since)
+
+
+@dataclass(slots=True)
+class _Series:
+    t: list[float] = field(default_factory=list)
+    allocation: dict[str, dict[str, list]] = field(default_factory=dict)
+    usage: dict[str, dict[str, list]] = field(default_factory=dict)
+    fair_share: dict[str, dict[str, list]] = field(default_factory=dict)
+
+
+class Simulation:
+    """One run of a scenario; ``run()`` returns the JSON-ready result of the contract."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.policy = scenario.policy
+        self.horizon = scenario.clock.horizon_seconds
+        self.tick = scenario.clock.tick_seconds
+        specs = scenario.all_workloads()
+        if self.horizon is None and any(w.duration_seconds is None for w in specs):
+            raise ValidationError(
+                "clock.horizon", "is required when a workload has no duration (it would never finish)"
+            )
+        self.locals = {lq.key: lq for lq in scenario.local_queues}
+        self.queues = {q.name: q for q in scenario.cluster_queues}
+        self.static = Snapshot(
+            policy=self.policy,
+            flavors=scenario.flavors,
+            cohorts=scenario.cohorts,
+            cluster_queues=scenario.cluster_queues,
+            namespaces=scenario.namespaces,
+            local_queues=scenario.local_queues,
+        )
+        self.paths = node_paths(self.static)
+        self.index = PendingIndex(self.static)  # pending work as passes read it, kept up to date
+        self.jobs: dict[str, _Job] = {}
+        for spec in specs:
+            workload = Workload(
+                spec.name, spec.local_queue, spec.requests, spec.priority, float(spec.created_at), spec.pod_sets
+            )
+            self.jobs[spec.name] = _Job(spec, workload, path=self.paths[spec.local_queue])
+        self.pending: dict[str, _Job] = {}
+        self.running: dict[str, _Job] = {}
+        # Usage states and the admitted usage they sample.
+        node_ids = all_nodes(self.static)
+        self.current: dict[str, dict[str, int]] = {nid: {} for nid in node_ids}
+        self.states: dict[str, UsageState] = {nid: UsageState(last_update=0.0) for nid in node_ids}
+        for key, usage in scenario.initial_usage.items():
+            self.states[node_id("localQueue", key)] = UsageState(
+                consumed=frozen_map({r: float(v) for r, v in usage.items()}), last_update=0.0
+            )
+        # Capacity and utilisation.
+        self.capacity: dict[str, int] = {}
+        owners: tuple[ClusterQueue | Cohort, ...] = (*scenario.cluster_queues, *scenario.cohorts)
+        for owner in owners:
+            for flavor_quotas in owner.quotas:
+                for resource, quota in flavor_quotas.resources.items():
+                    self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
+        self.total_alloc: dict[str, _Integral] = {}
+        self.lq_alloc: dict[str, dict[str, _Integral]] = {key: {} for key in self.locals}
+        # TimeAware history.
+        self.time_aware = any(q.admission_mode == TIME_AWARE for q in scenario.cluster_queues) or any(
+            c.admission_mode == TIME_AWARE for c in scenario.cohorts
+        )
+        self.scope_capacity = scope_capacities(self.static) if self.time_aware else {}
+        self.history: dict[str, dict[str, list[tuple[float, float]]]] = {key: {} for key in self.locals}
+        self.historical: Mapping[str, Mapping[str, float]] = {}
+        self.fair_shares: Mapping[str, Mapping[str, int]] = {}
+        # Budgets and holds.
+        self.budgets = [_Budget(spec, used_hours=spec.used_hours) for spec in scenario.budgets]
+        self.holds: tuple[Hold, ...] = ()
+        # Output.
+        self.events: list[dict[str, Any]] = []
+        self.series = _Series()
+        self.series_resources = self._series_resources()
+        self._heap: list[tuple] = []
+        self._seq = 0
+        self.last_plan: Plan | None = None
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _push(self, t: float, kind: int, payload: Any = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, kind, self._seq, payload))
+
+    def _series_resources(self) -> dict[str, tuple[str, ...]]:
+        wanted: dict[str, set[str]] = {key: set() for key in self.locals}
+        for job in self.jobs.values():
+            wanted[job.spec.local_queue].update(r for r, a in job.spec.requests.items() if a)
+        for key, usage in self.scenario.initial_usage.items():
+            wanted[key].update(usage)
+        return {key: tuple(sorted(resources)) for key, resources in sorted(wanted.items())}
+
+    # --- the run ------------------------------------------------------------------------------
+
+    def _fraction(self, t: float, finished: int) -> float:
+        """How far the run is: simulated time over the horizon, or finished work over all work
+        (without a horizon the run ends when the work is done)."""
+        if self.horizon is not None:
+            return min(1.0, t / self.horizon) if self.horizon > 0 else 1.0
+        return finished / len(self.jobs) if self.jobs else 1.0
+
+    def run(self, progress: Progress | None = None) -> dict[str, Any]:
+        for job in self.jobs.values():
+            self._push(float(job.spec.submit_at), _SUBMIT, job)
+        self._push(0.0, _TICK, 0)
+        interval = self.policy.usage_sampling_interval_seconds
+        self._push(float(interval), _SAMPLE, 1)
+        for index, budget in enumerate(self.budgets):
+            self._push(0.0, _BUDGET, index)
+            spec = budget.spec
+            if spec.monthly_anchor is not None:
+                clock = self.scenario.clock
+                assert clock.start is not None  # the loader requires it for monthly renewal
+                budget.renewals = monthly_boundaries(spec.monthly_anchor, clock.start, clock.time_zone)
+                self._push(next(budget.renewals), _RENEW, index)
+            elif spec.renewal_seconds:
+                first = spec.first_renewal_seconds or spec.renewal_seconds
+                self._push(float(first), _RENEW, index)
+        now = 0.0
+        future_submissions = len(self.jobs)
+        finished = 0
+        reported = -1
+        while self._heap:
+            t = self._heap[0][0]
+            if self.horizon is not None and t > self.horizon:
+                break
+            if self.horizon is None and not self.running and future_submissions == 0:
+                break
+            self._advance_budgets(t)
+            now = t
+            dirty = False
+            tick = False
+            while self._heap and self._heap[0][0] == t:
+                _, kind, _, payload = heapq.heappop(self._heap)
+                if kind == _FINISH:
+                    job, token = payload
+                    if job.state == "Admitted" and job.token == token:
+                        self._finish(job, t)
+                        finished += 1
+                        dirty = True
+                elif kind == _SUBMIT:
+                    future_submissions -= 1
+                    payload.state = "Pending"
+                    payload.pending_since = t
+                    self.pending[payload.spec.name] = payload
+                    self.index.add(payload.pending)
+                    dirty = True
+                elif kind == _RENEW:
+                    renewed = self.budgets[payload]
+                    self._renew(renewed, t)
+                    if renewed.renewals is not None:
+                        self._push(next(renewed.renewals), _RENEW, payload)
+                    else:
+                        self._push(t + float(renewed.spec.renewal_seconds or 0), _RENEW, payload)
+                    dirty = True  # a lifted hold admits; a new period needs its exhaustion check
+                elif kind == _BUDGET:
+                    dirty |= self._check_budget(self.budgets[payload], t)
+                elif kind == _SAMPLE:
+                    self._sample(t)
+                    self._push(float((payload + 1) * interval), _SAMPLE, payload + 1)
+                    dirty = True
+                elif kind == _TICK:
+                    tick = True
+                    self._push(float((payload + 1) * self.tick), _TICK, payload + 1)
+            if dirty:
+                self._passes(t, reasons=False)
+            if tick:
+                self._record(t)
+            if progress is not None:
+                percent = int(100 * self._fraction(t, finished))
+                if percent > reported:
+                    reported = percent
+                    progress(percent / 100)
+        end = now if self.horizon is None else float(self.horizon)
+        if self.horizon is not None and end > now:
+            self._advance_budgets(end)
+        self._passes(end, reasons=True)
+        result = self._result(end)
+        if progress is not None and reported < 100:
+            progress(1.0)
+        return result
+
+    def _passes(self, t: float, *, reasons: bool) -> None:
+        for _ in range(_MAX_PASSES_PER_STEP):
+            if reasons:
+                decided = plan(self._snapshot(with_pending=True), t)
+            else:
+                decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+            self.last_plan = decided
+            self.fair_shares = decided.fair_shares
+            evicted = self._apply(decided, t)
+            self._schedule_budget_checks(t)
+            if not evicted:
+                break
+        if reasons:
+            assert self.last_plan is not None
+            for reason in self.last_plan.pending:
+                self.jobs[reason.workload].reason = reason
+
+    def _snapshot(self, *, with_pending: bool) -> Snapshot:
+        workloads = [job.pending for job in self.pending.values()] if with_pending else []
+        workloads.extend(job.admitted for job in self.running.values())  # type: ignore[misc]
+        s = self.static
+        return Snapshot(
+            policy=s.policy,
+            flavors=s.flavors,
+            cohorts=s.cohorts,
+            cluster_queues=s.cluster_queues,
+            namespaces=s.namespaces,
+            local_queues=s.local_queues,
+            workloads=tuple(workloads),
+            usage=self.states,
+            holds=self.holds,
+            historical_usage=self.historical,
+        )
+
+    # --- applying decisions -----------------------------------------------------------------
+
+    def _apply(self, decided: Plan, t: float) -> bool:
+        for eviction in decided.evictions:
+            job = self.jobs[eviction.workload]
+            if job.state != "Admitted":
+                continue
+            self._release(job, t)
+            job.state = "Pending"
+            job.admitted = None
+            job.evictions += 1
+            job.pending_since = t
+            job.token += 1
+            self.pending[job.spec.name] = job
+            self.index.add(job.pending)
+            event = {
+                "t": _num(t),
+                "type": "preempted" if eviction.code == PREEMPTED else "evicted",
+                "workload": job.spec.name,
+                "localQueue": eviction.local_queue,
+                "clusterQueue": eviction.cluster_queue,
+                "reason": eviction.code,
+                "message": eviction.message,
+            }
+            if eviction.preemptor is not None:
+                event["preemptor"] = eviction.preemptor
+            self.events.append(event)
+        for admission in decided.admissions:
+            job = self.pending.pop(admission.workload)
+            self.index.remove(job.pending)
+            job.state = "Admitted"
+            job.wait += t - job.pending_since
+            job.admitted_at = t
+            job.reason = None
+            job.admitted = Workload(
+                job.pending.key,
+                job.pending.local_queue,
+                job.pending.requests,
+                job.pending.priority,
+                job.pending.queued_at,
+                job.pending.pod_sets,
+                True,
+                t,
+                admission.cluster_queue,
+                admission.assignment,
+            )
+            self._take(job, t)
+            for nid in job.path:
+                self.states[nid] = add_penalty(self.states[nid], admission.penalty)
+            if job.spec.duration_seconds is not None:
+                job.token += 1
+                self._push(t + job.spec.duration_seconds, _FINISH, (job, job.token))
+            self.events.append(
+                {
+                    "t": _num(t),
+                    "type": "admitted",
+                    "workload": job.spec.name,
+                    "localQueue": admission.local_queue,
+                    "clusterQueue": admission.cluster_queue,
+                    "flavors": dict(sorted(admission.assignment.items())),
+                }
+            )
+        return bool(decided.evictions)
+
+    def _finish(self, job: _Job, t: float) -> None:
+        self._release(job, t)
+        job.state = "Finished"
+        job.finished_at = t
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "finished",
+                "workload": job.spec.name,
+                "localQueue": job.spec.local_queue,
+                "clusterQueue": job.admitted.cluster_queue if job.admitted else None,
+            }
+        )
+
+    def _take(self, job: _Job, t: float) -> None:
+        self.running[job.spec.name] = job
+        self._change(job, t, 1)
+
+    def _release(self, job: _Job, t: float) -> None:
+        self.running.pop(job.spec.name, None)
+        self._change(job, t, -1)
+
+    def _change(self, job: _Job, t: float, sign: int) -> None:
+        requests = job.spec.requests
+        for nid in job.path:
+            current = self.current[nid]
+            for resource, amount in requests.items():
+                current[resource] = current.get(resource, 0) + sign * amount
+        key = job.spec.local_queue
+        lq_current = self.current[job.path[0]]
+        for resource, amount in requests.items():
+            if not amount:
+                continue
+            total = self.total_alloc.setdefault(resource, _Integral(since=0.0))
+            total.set(total.value + sign * amount, t)
+            integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
+            integral.set(lq_current.get(resource, 0), t)
+            if self.time_aware:
+                points = self.history[key].setdefault(resource, [])
+                value = float(lq_current.get(resource, 0))
+                if points and points[-1][0] == t:
+                    points[-1] = (t, value)
+                else:
+                    points.append((t, value))
+        for budget in self.budgets:
+            budget.rate = self._budget_rate(budget)
+
+    # --- usage ------------------------------------------------------------------------------
+
+    def _sample(self, t: float) -> None:
+        for nid, state in self.states.items():
+            self.states[nid] = sample(state, self.current[nid], t, self.policy)
+        if not self.time_aware:
+            return
+        window = self.policy.usage_window
+        half_life = self.policy.usage_half_life_seconds
+        historical: dict[str, Mapping[str, float]] = {}
+        for key, per_resource in self.history.items():
+            capacity = self.scope_capacity.get(key, {})
+            shares: dict[str, float] = {}
+            for resource, points in per_resource.items():
+                prune_samples(points, t, window.size_seconds, window.type)
+                shares[resource] = windowed_share(
+                    points, [(0.0, float(capacity.get(resource, 0)))], t, window.size_seconds, window.type, half_life
+                )
+            historical[key] = frozen_map(shares)
+        self.historical = frozen_map(historical)
+
+    # --- budgets ------------------------------------------------------------------------------
+
+    def _budget_rate(self, budget: _Budget) -> float:
+        spec = budget.spec
+        rate = 0.0
+        for job in self.running.values():
+            if not _under(job, spec, self.locals):
+                continue
+            if spec.kind == "WallTime":
+                rate += 1.0
+            else:
+                assert spec.resource is not None
+                amount = job.spec.requests.get(spec.resource, 0)
+                if amount and (
+                    spec.flavor is None
+                    or job.admitted is None
+                    or job.admitted.assignment.get(spec.resource) == spec.flavor
+                ):
+                    rate += to_base_units(amount)
+        return rate / 3600.0
+
+    def _advance_budgets(self, t: float) -> None:
+        for budget in self.budgets:
+            budget.used_hours += budget.rate * (t - budget.since)
+            budget.since = t
+
+    def _schedule_budget_checks(self, t: float) -> None:
+        for index, budget in enumerate(self.budgets):
+            if budget.held or budget.rate <= 0:
+                continue
+            remaining = budget.spec.allocated_hours - budget.used_hours
+            self._push(t + max(0.0, remaining / budget.rate), _BUDGET, index)
+
+    def _check_budget(self, budget: _Budget, t: float) -> bool:
+        if budget.held or budget.used_hours + 1e-9 < budget.spec.allocated_hours:
+            return False
+        budget.held = True
+        budget.exhausted_at.append(t)
+        spec = budget.spec
+        unit = "hours" if spec.kind == "WallTime" else f"{spec.resource}-hours"
+        message = f"{spec.label} is exhausted: {budget.used_hours:.4g} of {spec.allocated_hours:g} {unit} used"
+        hold = Hold(spec.target_kind, spec.target, BUDGET_EXHAUSTED, message, spec.action == STOP_HOLD_AND_DRAIN)
+        budget.hold = hold
+        self.holds = (*self.holds, hold)
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "held",
+                spec.target_kind: spec.target,
+                "budget": spec.label,
+                "reason": BUDGET_EXHAUSTED,
+                "action": spec.action,
+                "message": message,
+            }
+        )
+        return True
+
+    def _renew(self, budget: _Budget, t: float) -> None:
+        """A new period: usage starts at zero (already charged up to ``t``), a hold is lifted."""
+        budget.used_hours = 0.0
+        budget.period += 1
+        if not budget.held:
+            return
+        spec = budget.spec
+        self.holds = tuple(hold for hold in self.holds if hold is not budget.hold)
+        budget.held, budget.hold = False, None
+        self.events.append(
+            {
+                "t": _num(t),
+                "type": "resumed",
+                spec.target_kind: spec.target,
+                "budget": spec.label,
+                "reason": "BudgetRenewed",
+                "message": f"{spec.label} renewed: period {budget.period + 1} starts with {spec.allocated_hours:g} "
+                + ("hours" if spec.kind == "WallTime" else f"{spec.resource}-hours"),
+            }
+        )
+
+    def _budget_summary(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "budget": budget.spec.label,
+                budget.spec.target_kind: budget.spec.target,
+                "kind": budget.spec.kind,
+                "allocatedHours": budget.spec.allocated_hours,
+                "usedHours": round(budget.used_hours, 6),
+                "period": budget.period + 1,
+                "held": budget.held,
+                "exhaustedAt": [_num(t) for t in budget.exhausted_at],
+                # what runs under it at the end, per hour: the rate the same forecast as the live
+                # budget pages (budgets.status.forecast) extrapolates from
+                "burnRatePerHour": round(budget.rate * 3600, 6),
+            }
+            for budget in self.budgets
+        ]
+
+    # --- output ------------------------------------------------------------------------------
+
+    def _record(self, t: float) -> None:
+        series = self.series
+        series.t.append(_num(t))
+        fair = self.fair_shares
+        for key, resources in self.series_resources.items():
+            nid = node_id("localQueue", key)
+            current = self.current[nid]
+            alloc = series.allocation.setdefault(key, {})
+            usage = series.usage.setdefault(key, {})
+            consumed = projected(self.states[nid], current, t, self.policy) if resources else {}
+            share = fair.get(nid)
+            for resource in resources:
+                alloc.setdefault(resource, []).append(to_base_units(current.get(resource, 0)))
+                usage.setdefault(resource, []).append(round(consumed.get(resource, 0.0) / 1000, 6))
+                if share is not None:
+                    series.fair_share.setdefault(key, {}).setdefault(resource, []).append(
+                        to_base_units(share.get(resource, 0))
+                    )
+
+    def _result(self, end: float) -> dict[str, Any]:
+        workloads: dict[str, Any] = {}
+        waits: list[float] = []
+        per_queue_waits: dict[str, list[float]] = {key: [] for key in self.locals}
+        stats: dict[str, dict[str, int]] = {
+            key: {"submitted": 0, "admitted": 0, "finished": 0, "pending": 0, "evictions": 0} for key in self.locals
+        }
+        admitted_names = {e["workload"] for e in self.events if e["type"] == "admitted"}
+        for name, job in self.jobs.items():
+            wait = job.wait + (end - job.pending_since if job.state == "Pending" else 0.0)
+            reason = None
+            if job.state == "Pending" and job.reason is not None:
+                reason = {"code": job.reason.code, "message": job.reason.message, "position": job.reason.position}
+            entry = {
+                "state": job.state,
+                "localQueue": job.spec.local_queue,
+                "clusterQueue": job.admitted.cluster_queue if job.admitted is not None else None,
+                "submitAt": _num(job.spec.submit_at),
+                "admittedAt": _num(job.admitted_at) if job.admitted_at is not None else None,
+                "finishedAt": _num(job.finished_at) if job.finished_at is not None else None,
+                "waitSeconds": _num(wait) if job.state != "NotSubmitted" else None,
+                "evictions": job.evictions,
+                "pendingReason": reason,
+            }
+            workloads[name] = entry
+            if job.state == "NotSubmitted":
+                continue
+            waits.append(wait)
+            per_queue_waits[job.spec.local_queue].append(wait)
+            queue_stats = stats[job.spec.local_queue]
+            queue_stats["submitted"] += 1
+            queue_stats["admitted"] += name in admitted_names
+            queue_stats["finished"] += job.state == "Finished"
+            queue_stats["pending"] += job.state == "Pending"
+            queue_stats["evictions"] += job.evictions
+        utilization: dict[str, float] = {}
+        for resource, capacity in sorted(self.capacity.items()):
+            if capacity <= 0:
+                continue
+            integral = self.total_alloc.get(resource)
+            used = _average(integral, end) if integral is not None else 0.0
+            utilization[resource] = round(used / capacity, 6)
+        per_local: dict[str, Any] = {}
+        fairness: list[float] = []
+        namespaces = {n.name: n for n in self.scenario.namespaces}
+        for key, lq in sorted(self.locals.items()):
+            allocation = {
+                r: round(_average(integral, end) / 1000, 6) for r, integral in sorted(self.lq_alloc[key].items())
+            }
+            share = max(
+                (
+                    _average(integral, end) / self.capacity[r]
+                    for r, integral in self.lq_alloc[key].items()
+                    if self.capacity.get(r, 0) > 0
+                ),
+                default=0.0,
+            )
+            weight = lq.weight * namespaces[lq.namespace].weight
+            per_local[key] = {
+                **stats[key],
+                "waitSeconds": _percentiles(per_queue_waits[key]),
+                "allocation": allocation,
+                "dominantShare": round(share, 6),
+                "weight": weight,
+            }
+            if stats[key]["submitted"] and weight > 0:
+                fairness.append(share / weight)
+        series = self.series
+        return {
+            "scenario": self.scenario.name,
+            "events": self.events,
+            "workloads": workloads,
+            "series": {
+                "t": series.t,
+                "allocation": series.allocation,
+                "usage": series.usage,
+                "fairShare": series.fair_share,
+            },
+            "summary": {
+                "utilization": utilization,
+                "jainIndex": round(jain_index(fairness), 6),
+                "waitSeconds": _percentiles(waits),
+                "perLocalQueue": per_local,
+                "endSeconds": _num(end),
+                "workloads": {
+                    "total": len(self.jobs),
+                    "finished": sum(j.state == "Finished" for j in self.jobs.values()),
+                    "admitted": sum(j.state == "Admitted" for j in self.jobs.values()),
+                    "pending": sum(j.state == "Pending" for j in self.jobs.values()),
+                    "notSubmitted": sum(j.state == "NotSubmitted" for j in self.jobs.values()),
+                },
+                "evictions": sum(j.evictions for j in self.jobs.values()),
+                "budgets": self._budget_summary(),
+            },
+        }
+
+
+def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, Any]:
+    """Run ``scenario`` and return the result in its stable JSON form (``fairshare/README.md``, "Simulator").
+
+    ``progress`` (optional) hears the fraction done, so a long run in a worker can report how
+    far it is; it must be cheap or throttle itself (it is called up to about a hundred times).
+
+    The cyclic garbage collector is paused meanwhile: a run makes no reference cycles (plans
+    and quota trees only point upwards), so there is nothing for it to find, and its scans of
+    everything else the process holds would cost more than the simulation.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return Simulation(scenario).run(progress)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _under(job: _Job, spec: BudgetSpec, locals_by_key: Mapping[str, Any]) -> bool:
+    if spec.target_kind == "localQueue":
+        return job.spec.local_queue == spec.target
+    if spec.target_kind == "namespace":
+        return locals_by_key[job.spec.local_queue].namespace == spec.target
+    return job.admitted is not None and job.admitted.cluster_queue == spec.target
+
+
+def _average(integral: _Integral, end: float) -> float:
+    if end <= 0:
+        return float(integral.value)
+    return integral.total(end) / end
+
+
+def jain_index(values: list[float]) -> float:
+    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)``: 1 when all equal; 1 for no data."""
+    if not values:
+        return 1.0
+    squares = sum(v * v for v in values)
+    if squares <= 0:
+        return 1.0
+    return sum(values) ** 2 / (len(values) * squares)
+
+
+def _percentiles(values: list[float]) -> dict[str, float | int]:
+    """Nearest-rank p50 and p95 (0 for no values)."""
+    if not values:
+        return {"p50": 0, "p95": 0}
+    ordered = sorted(values)
+
+    def rank(p: float) -> float | int:
+        index = max(0, math.ceil(p * len(ordered)) - 1)
+        return _num(ordered[index])
+
+    return {"p50": rank(0.50), "p95": rank(0.95)}
+
+
+def _num(value: float) -> float | int:
+    """JSON numbers: whole values as ints, others rounded to microseconds."""
+    rounded = round(float(value), 6)
+    return int(rounded) if rounded.is_integer() else rounded

@@ -1,0 +1,186 @@
+"""Usage accounting: KEP-4136 decayed usage, the entry penalty, scores, and KAI's windowed usage.
+
+The Celery sampler calls ``sample`` for every LocalQueue, ClusterQueue, Namespace and Cohort
+each ``usageSamplingInterval``; the planner adds ``entry_penalty`` at each admission; the
+simulator does both on its own clock. All amounts are millis of the resource's base unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from fairshare.policy import FairSharingPolicy
+from fairshare.types import UsageState, frozen_map
+
+INFINITE_SCORE = math.inf
+
+
+def decay_alpha(elapsed_seconds: float, half_life_seconds: float) -> float:
+    """``alpha = 1 - 0.5 ** (elapsed / half_life)``: the weight the current usage gets."""
+    if elapsed_seconds <= 0:
+        return 0.0
+    return 1.0 - 0.5 ** (elapsed_seconds / half_life_seconds)
+
+
+def decayed(consumed: float, current: float, alpha: float) -> float:
+    """``(1 - alpha) * consumed + alpha * current``."""
+    return (1.0 - alpha) * consumed + alpha * current
+
+
+def sample(
+    state: UsageState,
+    current: Mapping[str, int],
+    now: float,
+    policy: FairSharingPolicy,
+) -> UsageState:
+    """The state after one sample at ``now`` with ``current`` admitted usage (millis per resource).
+
+    ``alpha`` comes from the real time since ``last_update`` (a late sample decays more). After
+    more than ``resetInactivityPeriod`` without a sample the usage restarts from zero (and then
+    decays towards ``current``). The entry penalty is folded in: it stood in for workloads
+    admitted since the last sample, and this sample now counts them in ``current``, so the
+    pending penalty is cleared (as Kueue does). A state never sampled gets ``last_update = now``
+    and keeps its consumed values (no time has elapsed to average over).
+    """
+    if state.last_update is None:
+        return UsageState(consumed=state.consumed, penalty=frozen_map(None), last_update=now)
+    elapsed = now - state.last_update
+    previous: Mapping[str, float] = state.consumed
+    reset = policy.reset_inactivity_seconds
+    if reset > 0 and elapsed > reset:
+        previous = {}
+    alpha = decay_alpha(elapsed, policy.usage_half_life_seconds)
+    consumed: dict[str, float] = {}
+    for resource in sorted(set(previous) | set(current)):
+        value = decayed(previous.get(resource, 0.0), float(current.get(resource, 0)), alpha)
+        if value != 0.0:
+            consumed[resource] = value
+    return UsageState(consumed=frozen_map(consumed), penalty=frozen_map(None), last_update=max(now, state.last_update))
+
+
+def projected(state: UsageState, current: Mapping[str, int], now: float, policy: FairSharingPolicy) -> dict[str, float]:
+    """What ``sample`` would store at ``now`` (for charts between samples); the state is unchanged."""
+    return dict(sample(state, current, now, policy).consumed)
+
+
+def entry_penalty(requests: Mapping[str, int], policy: FairSharingPolicy) -> dict[str, float]:
+    """``alpha_s * requests``: the usage an admission adds at once, before the next sample sees it."""
+    alpha_s = policy.sampling_alpha
+    return {resource: alpha_s * amount for resource, amount in sorted(requests.items()) if amount}
+
+
+def add_penalty(state: UsageState, penalty: Mapping[str, float]) -> UsageState:
+    """``state`` with ``penalty`` added to its pending entry penalty."""
+    merged = dict(state.penalty)
+    for resource, amount in penalty.items():
+        merged[resource] = merged.get(resource, 0.0) + amount
+    return UsageState(consumed=state.consumed, penalty=frozen_map(merged), last_update=state.last_update)
+
+
+def weighted_usage(state: UsageState, policy: FairSharingPolicy) -> float:
+    """``sum_r w_r * (consumed_r + penalty_r)``, resources in name order for a stable float sum."""
+    total = 0.0
+    consumed, penalty = state.consumed, state.penalty
+    for resource in sorted(set(consumed) | set(penalty)):
+        total += policy.resource_weight(resource) * (consumed.get(resource, 0.0) + penalty.get(resource, 0.0))
+    return total
+
+
+def score_of(weighted: float, weight: float) -> float:
+    """``weighted / weight``; a weight <= 0 (or not a number) gives +inf, never NaN.
+
+    Zero usage with zero weight is still +inf: a queue of weight 0 is never ahead of one with
+    a positive weight, whatever their usage.
+    """
+    if not weight > 0:  # also catches NaN
+        return INFINITE_SCORE
+    value = weighted / weight
+    return INFINITE_SCORE if math.isnan(value) else value
+
+
+def usage_score(state: UsageState, weight: float, policy: FairSharingPolicy) -> float:
+    """The Admission Fair Sharing score of a queue: lower goes first."""
+    return score_of(weighted_usage(state, policy), weight)
+
+
+def score_sort_key(score: float) -> tuple[int, float]:
+    """A total order on scores (inf after every finite value; NaN, which should not occur, last)."""
+    if math.isnan(score):
+        return (2, 0.0)
+    if math.isinf(score):
+        return (1, 0.0) if score > 0 else (-1, 0.0)
+    return (0, score)
+
+
+# --- TimeAware (KAI): windowed, decayed usage over a series of samples -------------------------
+
+
+def window_start(now: float, size_seconds: float, window_type: str) -> float:
+    """Where the usage window begins: ``now - size`` (sliding) or the current bucket (tumbling).
+
+    Tumbling windows are aligned to multiples of ``size`` from time 0 (the epoch in the live
+    system, the start in the simulator).
+    """
+    if window_type == "tumbling":
+        return math.floor(now / size_seconds) * size_seconds
+    return now - size_seconds
+
+
+def windowed_usage(
+    samples: Sequence[tuple[float, float]],
+    now: float,
+    size_seconds: float,
+    window_type: str = "sliding",
+    half_life_seconds: float | None = None,
+) -> float:
+    """Amount x seconds used inside the window, each moment weighted by ``0.5 ** (age / half_life)``.
+
+    ``samples`` are ``(t, amount)`` sorted by ``t``: a step function, each amount holding from
+    its ``t`` to the next sample's (the last one until ``now``); nothing before the first
+    sample. A ``half_life_seconds`` of None or <= 0 means no decay. The integral is exact.
+    """
+    start = window_start(now, size_seconds, window_type)
+    total = 0.0
+    decay = half_life_seconds is not None and half_life_seconds > 0
+    rate = math.log(2) / half_life_seconds if decay else 0.0  # type: ignore[operator]
+    count = len(samples)
+    for index, (t, amount) in enumerate(samples):
+        end = samples[index + 1][0] if index + 1 < count else now
+        lo, hi = max(t, start), min(end, now)
+        if hi <= lo or amount == 0:
+            continue
+        if decay:
+            # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
+            total += amount * (math.exp(-rate * (now - hi)) - math.exp(-rate * (now - lo))) / rate
+        else:
+            total += amount * (hi - lo)
+    return total
+
+
+def windowed_share(
+    usage_samples: Sequence[tuple[float, float]],
+    capacity_samples: Sequence[tuple[float, float]],
+    now: float,
+    size_seconds: float,
+    window_type: str = "sliding",
+    half_life_seconds: float | None = None,
+) -> float:
+    """KAI's normalised usage ``U``: windowed usage divided by windowed capacity (0 if no capacity).
+
+    With 10 GPUs over 10 hours and no decay, 24 GPU-hours used gives 0.24.
+    """
+    capacity = windowed_usage(capacity_samples, now, size_seconds, window_type, half_life_seconds)
+    if capacity <= 0:
+        return 0.0
+    return windowed_usage(usage_samples, now, size_seconds, window_type, half_life_seconds) / capacity
+
+
+def prune_samples(samples: list[tuple[float, float]], now: float, size_seconds: float, window_type: str) -> None:
+    """Drop samples that can no longer reach any future window (keeps the one covering the start)."""
+    start = window_start(now, size_seconds, window_type)
+    drop = 0
+    while drop + 1 < len(samples) and samples[drop + 1][0] <= start:
+        drop += 1
+    if drop:
+        del samples[:drop]
