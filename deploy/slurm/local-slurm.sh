@@ -246,12 +246,13 @@ socket=$MYRUN/mysqld.sock
 port=$MYSQL_PORT
 EOF
   [[ -s "$MYSQL_DIR/etc/dbpass" ]] || { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$MYSQL_DIR/etc/dbpass"; chmod 600 "$MYSQL_DIR/etc/dbpass"; }
-  local jwt="" dbd_jwt="" old_opts="DebugFlags=NO_CONF_HASH"$'\n'"SwitchType=switch/none"
+  # lines only some versions take (each starts with a newline; 22.05's files stay as they were)
+  local jwt="" debug_flags=$'\nDebugFlags=NO_CONF_HASH' switch=$'\nSwitchType=switch/none'
   if [[ -n "$CHROOT" ]]; then
     # slurmrestd's JWT: a key per cluster; 23.x+ dropped switch/none and NO_CONF_HASH
     [[ -s "$ETC/jwt_hs256.key" ]] || { head -c 32 /dev/urandom >"$ETC/jwt_hs256.key"; chmod 600 "$ETC/jwt_hs256.key"; }
-    jwt="AuthAltTypes=auth/jwt"$'\n'"AuthAltParameters=jwt_key=$ETC/jwt_hs256.key"
-    dbd_jwt="$jwt"; old_opts=""
+    jwt=$'\nAuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key='"$ETC/jwt_hs256.key"
+    debug_flags=""; switch=""
   fi
   write_file "$ETC/slurmdbd.conf" 600 <<EOF
 AuthType=auth/munge
@@ -268,8 +269,7 @@ StorageHost=127.0.0.1
 StoragePort=$MYSQL_PORT
 StorageUser=slurm
 StoragePass=$(cat "$MYSQL_DIR/etc/dbpass")
-StorageLoc=$ACCT_DB
-$dbd_jwt
+StorageLoc=$ACCT_DB$jwt
 EOF
   write_file "$CONF" 644 <<EOF
 # written by deploy/slurm/local-slurm.sh: one host, fake resources
@@ -280,8 +280,7 @@ SlurmdUser=root
 SlurmctldPort=$CTLD_PORT
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$MUNGE_SOCK
-$jwt
+AuthInfo=socket=$MUNGE_SOCK$jwt
 StateSaveLocation=$SPOOL/ctld
 SlurmdSpoolDir=$SPOOL/d-%n
 SlurmctldPidFile=$RUN/slurmctld.pid
@@ -289,13 +288,12 @@ SlurmdPidFile=$RUN/slurmd-%n.pid
 SlurmctldLogFile=$LOG/slurmctld.log
 SlurmdLogFile=$LOG/slurmd-%n.log
 SlurmctldDebug=info
-SlurmdDebug=info
-$old_opts
+SlurmdDebug=info$debug_flags
 PlugStackConfig=$ETC/plugstack.conf
 MailProg=/bin/true
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/none$switch
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU_Memory
 DefMemPerCPU=256

@@ -168,19 +168,22 @@ def wait_for(condition: Callable[[], object], timeout: float = 30.0, every: floa
 
 
 @pytest.fixture(params=CLUSTERS, ids=[version for version, _ in CLUSTERS])
-def slurm(request, monkeypatch, settings) -> Iterator[str]:
-    """One of the local clusters, by version: the environment and SLURM_BIN_DIR point at it."""
+def slurm(request, settings) -> Iterator[str]:
+    """One of the local clusters, by version: the environment and SLURM_BIN_DIR point at it.
+
+    Its own MonkeyPatch: a test's ``monkeypatch.undo()`` must not point the helpers elsewhere."""
     version, directory = request.param
-    if directory is not None:
-        bin_dir = directory / "bin"
-        monkeypatch.setenv("FAIRPORTAL_SLURM_DIR", str(directory))
-        monkeypatch.setenv("SLURM_CONF", str(directory / "etc" / "slurm.conf"))
-        if bin_dir.is_dir():  # a chroot version's client wrappers
-            monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-        settings.SLURM_BIN_DIR = str(bin_dir) if bin_dir.is_dir() else ""
-    require_slurm()
-    cancel_everything()
-    yield version
-    if not ctld_answers():
-        start_ctld()
-    cancel_everything()
+    with pytest.MonkeyPatch.context() as patch:
+        if directory is not None:
+            bin_dir = directory / "bin"
+            patch.setenv("FAIRPORTAL_SLURM_DIR", str(directory))
+            patch.setenv("SLURM_CONF", str(directory / "etc" / "slurm.conf"))
+            if bin_dir.is_dir():  # a chroot version's client wrappers
+                patch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+            settings.SLURM_BIN_DIR = str(bin_dir) if bin_dir.is_dir() else ""
+        require_slurm()
+        cancel_everything()
+        yield version
+        if not ctld_answers():
+            start_ctld()
+        cancel_everything()
