@@ -41,10 +41,10 @@
 # Partitions: `main` (default) and `gpu`, both over every node, so a fairportal flavor can be
 # mapped to a partition. 24.11 and 26.05 also accept JWT (AuthAltTypes=auth/jwt, key
 # <dir>/etc/jwt_hs256.key) for slurmrestd. By hand, as `start-rest` does it:
-#   SLURMRESTD_SECURITY=disable_user_check <dir>/sbin/slurmrestd -a rest_auth/jwt 127.0.0.1:6920 &
+#   SLURM_JWT=daemon <dir>/sbin/slurmrestd -u 65534 -g 65534 -a rest_auth/jwt 127.0.0.1:6920 &
 #   export SLURM_JWT=$(<dir>/bin/scontrol token username=root lifespan=3600 | cut -d= -f2)
-#   curl -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" http://127.0.0.1:6920/slurm/v0.0.41/jobs
-# (slurmrestd -d list names the data_parser versions a root serves: v0.0.40-42 for 24.11).
+#   curl -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" http://127.0.0.1:6920/slurm/v0.0.42/jobs
+# (24.11 serves data_parser v0.0.40-v0.0.42, 26.05 v0.0.45; `slurmrestd -d list` names them).
 #
 # Knobs (environment): FAIRPORTAL_SLURM_NODES=2, _CPUS=16 (per node), _MEM_MB=65536, _GPUS=4,
 # _HALFLIFE=00:02:00 (PriorityDecayHalfLife), _PORT_BASE (above), _CTLD_PORT, _SLURMD_PORT
@@ -469,8 +469,9 @@ start_rest() {
   prepare_root
   if ! running "$REST_PID" slurmrestd; then
     need_port "$REST_PORT" slurmrestd
-    # slurmrestd refuses root unless told: this cluster runs everything as root
-    SLURMRESTD_SECURITY=disable_user_check setsid "$DIR/sbin/slurmrestd" -a rest_auth/jwt "127.0.0.1:$REST_PORT" \
+    # slurmrestd refuses to run as root (26.05 even when told otherwise): it runs as nobody (65534);
+    # SLURM_JWT=daemon: it takes the JWT token of each request
+    SLURM_JWT=daemon setsid "$DIR/sbin/slurmrestd" -u 65534 -g 65534 -a rest_auth/jwt "127.0.0.1:$REST_PORT" \
       >>"$LOG/slurmrestd.log" 2>&1 </dev/null 9>&- &
     echo $! >"$REST_PID"
   fi
