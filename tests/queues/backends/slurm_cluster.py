@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ def _clusters() -> list[tuple[str, Path | None]]:
 CLUSTERS = _clusters()
 
 
-def plain(value: object) -> object:
+def plain(value: Any) -> Any:
     """Slurm 23.02+'s {"set", "infinite", "number"} objects as their numbers (None when unset)."""
     if isinstance(value, dict):
         if set(value) == {"set", "infinite", "number"}:
@@ -115,7 +116,7 @@ def sbatch(
 
 def queue_records() -> list[dict]:
     """Every job slurmctld holds (`-t all`: 23.02+ leave out ended jobs by default), normalised."""
-    return [plain(job) for job in slurm_jobs.queue_jobs(json.loads(run("squeue", "--json", "-t", "all")))]  # type: ignore[misc]
+    return [plain(job) for job in slurm_jobs.queue_jobs(json.loads(run("squeue", "--json", "-t", "all")))]
 
 
 def queue_job(job_id: str) -> dict | None:
