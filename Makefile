@@ -14,8 +14,17 @@ REDIS_PORT ?= 6379
 PYTEST_ARGS ?=
 # Tests publish to their own Redis database, so a running `make run` never sees their messages.
 TEST_CELERY_BROKER_URL ?= redis://$(REDIS_HOST):$(REDIS_PORT)/5
-# The local Slurm the Slurm backend's tests and bench/slurm_fairshare.py run against.
+# The local Slurms the Slurm backend's tests run against, one per version (bench/slurm_*.py use
+# 22.05's): 22.05 in SLURM_DIR, the others in slurm-<version> next to it, sharing 22.05's MariaDB.
 SLURM_DIR ?= $(CURDIR)/var/slurm
+SLURM_VERSIONS ?= 22.05 24.11 26.05
+SLURM_MYSQL_PORT ?= 3307
+# Port bases (ctld = base+17, dbd = base+19, slurmd = base+31..); empty: 6800, 6900, 7000.
+SLURM_PORT_BASE_22.05 ?=
+SLURM_PORT_BASE_24.11 ?=
+SLURM_PORT_BASE_26.05 ?=
+slurm_dir = $(if $(filter 22.05,$(1)),$(SLURM_DIR),$(patsubst %/,%,$(dir $(SLURM_DIR)))/slurm-$(1))
+SLURM_DIRS := $(foreach v,$(SLURM_VERSIONS),$(call slurm_dir,$(v)))
 
 ifeq ($(DB),sqlite)
 TEST_DB_URL := sqlite:///$(CURDIR)/var/test.sqlite3
@@ -101,12 +110,20 @@ prometheus:
 		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
-# A real local Slurm (Debian's slurm-wlm 22.05, munge, slurmdbd on a private MariaDB) for the
-# Slurm backend's tests: installed with apt-get when absent, started when down; about a second
-# when it already runs. deploy/slurm/local-slurm.sh stop stops it.
+# Real local Slurms (munge, slurmctld, two slurmd, slurmdbd on a private MariaDB) for the Slurm
+# backend's tests, started side by side: 22.05 is Debian 12's slurm-wlm (apt-get when absent),
+# 24.11 and 26.05 run in Debian 13/unstable roots that deploy/slurm/slurm-rootfs.sh builds once
+# per machine (/var/lib/fairportal/slurm-rootfs). A second run only checks they answer.
+# Stop one with: FAIRPORTAL_SLURM_DIR=<its dir> deploy/slurm/local-slurm.sh stop (22.05's last).
 slurm:
-	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
-		$$SUDO env FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) deploy/slurm/local-slurm.sh start >/dev/null
+	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; mkdir -p var; pids=""; \
+	$(foreach v,$(SLURM_VERSIONS),$$SUDO env FAIRPORTAL_SLURM_VERSION=$(v) FAIRPORTAL_SLURM_DIR=$(call slurm_dir,$(v)) \
+		FAIRPORTAL_SLURM_MYSQL_DIR=$(SLURM_DIR) FAIRPORTAL_SLURM_MYSQL_PORT=$(SLURM_MYSQL_PORT) \
+		$(if $(SLURM_PORT_BASE_$(v)),FAIRPORTAL_SLURM_PORT_BASE=$(SLURM_PORT_BASE_$(v))) \
+		deploy/slurm/local-slurm.sh start >var/slurm-start-$(v).log 2>&1 & pids="$$pids $(v):$$!";) \
+	failed=""; for entry in $$pids; do wait "$${entry#*:}" || failed="$$failed $${entry%%:*}"; done; \
+	for v in $$failed; do echo "Slurm $$v did not start (var/slurm-start-$$v.log):"; tail -5 "var/slurm-start-$$v.log"; done; \
+	test -z "$$failed"
 
 services: postgres redis chromium prometheus slurm
 
@@ -123,7 +140,7 @@ test: install-test services lint
 	@mkdir -p var
 	DEBUG=true DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
 		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf \
-		FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) -m pytest $(PYTEST_ARGS)
+		FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) FAIRPORTAL_SLURM_DIRS="$(SLURM_DIRS)" $(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install-test
 	$(PY) bench/engine.py
