@@ -29,10 +29,10 @@ from django.db.models.functions import Cast
 from budgets.models import Budget, BudgetCharge, BudgetState
 from budgets.periods import Renewal
 from budgets.status import Measurement, first_crossing, is_exhausted
+from fairshare.usage import budgets as rules
 from queues.locks import advisory_xact_lock
 from queues.models import AdmissionRecord
 
-WALL_TIME_QUANTITY = 1000  # one workload, in millis: WallTime counts workloads, not their requests
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -67,12 +67,13 @@ def exact_unit_seconds(quantity_millis: int, start: datetime, end: datetime) -> 
 def charge_quantity(budget: Budget, requests: dict[str, int], assignment: dict[str, str]) -> int:
     """Millis charged per second for an interval: 1000 for WallTime, else the request of the
     budget's resource (zero when the interval ran it on another flavor than the budget's)."""
-    if budget.kind == Budget.Kind.WALL_TIME:
-        return WALL_TIME_QUANTITY
-    amount = int(requests.get(budget.resource, 0) or 0)
-    if budget.flavor is not None and assignment.get(budget.resource) != budget.flavor.name:
-        return 0
-    return amount
+    return rules.charge_quantity(
+        budget.kind,
+        requests,
+        resource=budget.resource,
+        flavor=budget.flavor.name if budget.flavor is not None else None,
+        assignment=assignment,
+    )
 
 
 def records_under(budget: Budget) -> QuerySet[AdmissionRecord]:

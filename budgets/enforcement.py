@@ -20,6 +20,8 @@ from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
 from core.audit import Audit, audited_delete, audited_save
 from core.models import Surface
+from fairshare.types import STOP_NONE
+from fairshare.usage import budgets as rules
 from queues.models import LocalQueue, QueueHold
 from queues.services.pass_requests import request_admission_pass
 
@@ -53,8 +55,8 @@ def reconcile_hold(
 ) -> HoldChange:
     """Make the hold match the status: exhausted -> held (drained for HoldAndDrain), else none."""
     hold = current_hold(budget.pk)
-    wanted = status.measured and status.exhausted
-    if not wanted:
+    policy = rules.stop_policy(status.measured and status.exhausted, budget.action)
+    if policy == STOP_NONE:
         if hold is None:
             return HoldChange.NONE
         lift_hold(hold, note=f"budget {budget.name}: {lift_reason or 'no longer exhausted'}", surface=surface)
@@ -67,7 +69,7 @@ def reconcile_hold(
         return HoldChange.LIFTED
 
     message = hold_message(budget, status)
-    drain = budget.action == Budget.Action.HOLD_AND_DRAIN
+    drain = rules.drains(policy)
     if hold is None:
         field, pk = budget.target_ref
         hold = QueueHold(

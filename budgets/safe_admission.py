@@ -10,6 +10,9 @@ overrun the budget together. Workloads without a maximum runtime have no worst c
 left to the budget's hold, as without safe admission.
 
 This is a gate (``queues.gates``): it runs inside the admission pass, before the engine plans.
+The arithmetic (what a workload charges, its worst case, whether it overruns) is the engine's
+budget rule, ``fairshare.usage.budgets``, which the simulator applies too; what is read from the
+database (the ledger, running intervals, the period) stays here.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from decimal import Decimal
 from budgets import accounting
 from budgets.models import Budget, BudgetState
 from budgets.status import SECONDS_PER_HOUR, format_hours, to_hours
+from fairshare.usage import budgets as rules
 from queues.gates import Candidate
 from queues.models import Workload
 
@@ -54,7 +58,7 @@ def gate(candidates: Sequence[Candidate], now: datetime) -> Mapping[str, tuple[s
             continue
         applicable = [room for room in rooms if _covers(room.budget, candidate)]
         needs = [(room, _worst_case(room, candidate, max_runtime)) for room in applicable]
-        blocking = next(((room, need) for room, need in needs if need > room.available), None)
+        blocking = next(((room, need) for room, need in needs if rules.overruns(need, room.available)), None)
         if blocking is not None:
             room, need = blocking
             gated[candidate.key] = (REASON, _message(room, need, max_runtime))
@@ -89,11 +93,9 @@ def _covers(budget: Budget, candidate: Candidate) -> bool:
 
 
 def _quantity(budget: Budget, requests: Mapping[str, int]) -> int:
-    """Per-second charge before admission: the flavor is not known yet, so a flavor-limited
-    budget counts the request (the worst case)."""
-    if budget.kind == Budget.Kind.WALL_TIME:
-        return accounting.WALL_TIME_QUANTITY
-    return int(requests.get(budget.resource, 0))
+    """Per-second charge before admission: the flavor is not known yet (no assignment), so a
+    flavor-limited budget counts the request (the worst case)."""
+    return rules.charge_quantity(budget.kind, requests, resource=budget.resource)
 
 
 def _room(budget: Budget, now: datetime) -> _Room | None:
@@ -127,8 +129,7 @@ def _room(budget: Budget, now: datetime) -> _Room | None:
 
 
 def _worst_case(room: _Room, candidate: Candidate, max_runtime: int) -> Decimal:
-    seconds = Decimal(max_runtime) if room.seconds_left is None else min(Decimal(max_runtime), room.seconds_left)
-    return Decimal(_quantity(room.budget, candidate.requests)) * seconds / 1000
+    return rules.worst_case(_quantity(room.budget, candidate.requests), Decimal(max_runtime), room.seconds_left)
 
 
 def _message(room: _Room, need: Decimal, max_runtime: int) -> str:

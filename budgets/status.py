@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
+from fairshare.usage import budgets as rules
+
 SECONDS_PER_HOUR = Decimal(3600)
 _HOURS_PLACES = Decimal("0.000001")
 
@@ -99,18 +101,20 @@ def percent_used(used_hours: Decimal, allocated_hours: Decimal) -> float:
 
 
 def is_exhausted(used_unit_seconds: Decimal, allocated_hours: Decimal) -> bool:
-    """Exact comparison in unit-seconds (no rounding of either side)."""
-    return used_unit_seconds >= allocated_hours * SECONDS_PER_HOUR
+    """Exact comparison in unit-seconds (no rounding of either side): ``fairshare.usage.budgets``."""
+    return rules.exhausted(used_unit_seconds, allocated_hours * SECONDS_PER_HOUR)
 
 
 def forecast(
     as_of: datetime, used_unit_seconds: Decimal, allocated_hours: Decimal, burn_rate: Decimal
 ) -> datetime | None:
     """When the allocation runs out at ``burn_rate`` unit-seconds per second (None: never/already)."""
-    remaining = allocated_hours * SECONDS_PER_HOUR - used_unit_seconds
-    if remaining <= 0 or burn_rate <= 0:
+    allocated = allocated_hours * SECONDS_PER_HOUR
+    if rules.exhausted(used_unit_seconds, allocated):
         return None
-    seconds = remaining / burn_rate
+    seconds = rules.seconds_to_exhaustion(used_unit_seconds, allocated, burn_rate)
+    if seconds is None:
+        return None
     if seconds > Decimal(10 * 365 * 86400):
         return None  # a decade away: not a forecast worth showing
     return as_of + timedelta(seconds=float(seconds))

@@ -46,7 +46,6 @@ from fairshare.types import (
     QUEUEING_STRATEGIES,
     RECLAIM_WITHIN_COHORT_POLICIES,
     STOP_HOLD,
-    STOP_HOLD_AND_DRAIN,
     STOP_POLICIES,
     WITHIN_CLUSTER_QUEUE_POLICIES,
     WITHIN_NAMESPACE_POLICIES,
@@ -61,9 +60,8 @@ from fairshare.types import (
     frozen_map,
     total_requests,
 )
+from fairshare.usage.budgets import BUDGET_ACTIONS, BUDGET_KINDS
 
-BUDGET_KINDS = ("WallTime", "ResourceHours")
-BUDGET_ACTIONS = (STOP_HOLD, STOP_HOLD_AND_DRAIN)
 DEFAULT_TICK_SECONDS = 60
 
 _TOP_FIELDS = (

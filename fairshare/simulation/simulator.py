@@ -45,7 +45,6 @@ from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
 from fairshare.types import (
     BUDGET_EXHAUSTED,
     PREEMPTED,
-    STOP_HOLD_AND_DRAIN,
     TIME_AWARE,
     ClusterQueue,
     Cohort,
@@ -57,11 +56,13 @@ from fairshare.types import (
     frozen_map,
     node_id,
 )
+from fairshare.usage import budgets as budget_rules
 from fairshare.usage.accounting import all_nodes, node_paths
 from fairshare.usage.usage import add_penalty, projected, prune_samples, sample, windowed_share
 
 _FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
 _MAX_PASSES_PER_STEP = 2
+_BUDGET_SLACK_HOURS = 1e-9  # budgets integrate float hours: a crossing predicted to the last bit counts
 
 Progress = Callable[[float], None]
 """Called with the fraction done (0..1), at most once per percent and once more with 1.0."""
@@ -468,18 +469,16 @@ class Simulation:
         for job in self.running.values():
             if not _under(job, spec, self.locals):
                 continue
-            if spec.kind == "WallTime":
-                rate += 1.0
-            else:
-                assert spec.resource is not None
-                amount = job.spec.requests.get(spec.resource, 0)
-                if amount and (
-                    spec.flavor is None
-                    or job.admitted is None
-                    or job.admitted.assignment.get(spec.resource) == spec.flavor
-                ):
-                    rate += to_base_units(amount)
-        return rate / 3600.0
+            quantity = budget_rules.charge_quantity(
+                spec.kind,
+                job.spec.requests,
+                resource=spec.resource,
+                flavor=spec.flavor,
+                assignment=None if job.admitted is None else job.admitted.assignment,
+            )
+            if quantity:
+                rate += to_base_units(quantity)
+        return rate / budget_rules.SECONDS_PER_HOUR
 
     def _advance_budgets(self, t: float) -> None:
         for budget in self.budgets:
@@ -488,20 +487,24 @@ class Simulation:
 
     def _schedule_budget_checks(self, t: float) -> None:
         for index, budget in enumerate(self.budgets):
-            if budget.held or budget.rate <= 0:
+            if budget.held:
                 continue
-            remaining = budget.spec.allocated_hours - budget.used_hours
-            self._push(t + max(0.0, remaining / budget.rate), _BUDGET, index)
+            seconds = budget_rules.seconds_to_exhaustion(budget.used_hours, budget.spec.allocated_hours, budget.rate)
+            if seconds is not None:
+                self._push(t + seconds, _BUDGET, index)
 
     def _check_budget(self, budget: _Budget, t: float) -> bool:
-        if budget.held or budget.used_hours + 1e-9 < budget.spec.allocated_hours:
+        if budget.held or not budget_rules.exhausted(
+            budget.used_hours, budget.spec.allocated_hours, slack=_BUDGET_SLACK_HOURS
+        ):
             return False
         budget.held = True
         budget.exhausted_at.append(t)
         spec = budget.spec
         unit = "hours" if spec.kind == "WallTime" else f"{spec.resource}-hours"
         message = f"{spec.label} is exhausted: {budget.used_hours:.4g} of {spec.allocated_hours:g} {unit} used"
-        hold = Hold(spec.target_kind, spec.target, BUDGET_EXHAUSTED, message, spec.action == STOP_HOLD_AND_DRAIN)
+        policy = budget_rules.stop_policy(True, spec.action)
+        hold = Hold(spec.target_kind, spec.target, BUDGET_EXHAUSTED, message, budget_rules.drains(policy))
         budget.hold = hold
         self.holds = (*self.holds, hold)
         self.events.append(
