@@ -25,11 +25,12 @@ from decimal import Decimal
 from budgets import accounting
 from budgets.models import Budget, BudgetState
 from budgets.status import SECONDS_PER_HOUR, format_hours, to_hours
+from fairshare.types import BUDGET_INSUFFICIENT
 from fairshare.usage import budgets as rules
 from queues.gates import Candidate
 from queues.models import Workload
 
-REASON = "BudgetInsufficient"
+REASON = BUDGET_INSUFFICIENT
 
 
 @dataclass

@@ -53,6 +53,8 @@ HOLD_TARGETS = ("localQueue", "namespace", "clusterQueue")
 INSUFFICIENT_QUOTA = "InsufficientQuota"
 NAMESPACE_QUOTA_EXCEEDED = "NamespaceQuotaExceeded"
 BUDGET_EXHAUSTED = "BudgetExhausted"
+# Safe admission (a budget gate, not a hold): the workload's maximum runtime could overrun its budget.
+BUDGET_INSUFFICIENT = "BudgetInsufficient"
 QUEUE_STOPPED = "QueueStopped"
 BLOCKED_BY_STRICT_FIFO_HEAD = "BlockedByStrictFIFOHead"
 WAITING_FOR_FAIR_SHARE = "WaitingForFairShare"

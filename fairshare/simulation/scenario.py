@@ -13,7 +13,9 @@ Choices the contract leaves open:
 * Namespaces named by a LocalQueue but not listed get weight 1 and no quota.
 * Cohorts must be listed (a ClusterQueue naming an unknown cohort is an error).
 * ``createdAt`` (the queue timestamp) defaults to ``submitAt``; ``submitAt`` defaults to 0s.
-* A workload without ``duration`` runs until the end of the simulation.
+* A workload without ``duration`` runs until the end of the simulation. ``maxRuntime`` cuts its
+  run (as the live simulated cluster ends a workload at its maximum runtime); a budget with
+  ``safeAdmission: true`` admits it only if that worst case fits (default false: not applied).
 * Generators: arrivals start at ``start`` (default 0s) and are separated by exponential gaps of
   mean ``interarrival``, rounded to whole seconds; names are ``<name>-<n>`` (``name`` defaults
   to ``<localQueue>-gen<index>``).
@@ -104,6 +106,16 @@ class WorkloadSpec:
     duration_seconds: int | None
     pod_sets: tuple[PodSet, ...]
     requests: Mapping[str, int]
+    max_runtime_seconds: int | None = None  # runs at most this long; safe admission's worst case
+
+    @property
+    def run_seconds(self) -> int | None:
+        """How long one admission runs: its duration, cut at its maximum runtime (None: until the horizon)."""
+        if self.max_runtime_seconds is None:
+            return self.duration_seconds
+        if self.duration_seconds is None:
+            return self.max_runtime_seconds
+        return min(self.duration_seconds, self.max_runtime_seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +152,7 @@ class BudgetSpec:
     used_hours: float = 0.0
     first_renewal_seconds: int | None = None  # None: one whole period after t=0
     monthly_anchor: datetime | None = None  # renewal: monthly, counted from this moment
+    safe_admission: bool = False  # a workload whose maxRuntime could overrun what is left waits
 
     @property
     def label(self) -> str:
@@ -588,6 +601,7 @@ def _budgets(
         "usedHours",
         "firstRenewalAt",
         "anchor",
+        "safeAdmission",
     )
     for index, entry in enumerate(_list(value, "budgets")):
         where = f"budgets[{index}]"
@@ -642,6 +656,9 @@ def _budgets(
                 raise ValidationError(
                     _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
                 )
+        safe_admission = entry.get("safeAdmission", False)
+        if not isinstance(safe_admission, bool):
+            raise ValidationError(_join(where, "safeAdmission"), f"expected true or false, got {safe_admission!r}")
         result.append(
             BudgetSpec(
                 target_kind,
@@ -656,6 +673,7 @@ def _budgets(
                 used,
                 first_renewal,
                 monthly_anchor,
+                safe_admission,
             )
         )
     return tuple(result)
@@ -682,7 +700,7 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
 
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:
     result: list[WorkloadSpec] = []
-    known = ("name", "localQueue", "priority", "createdAt", "submitAt", "duration", "podSets")
+    known = ("name", "localQueue", "priority", "createdAt", "submitAt", "duration", "maxRuntime", "podSets")
     for index, entry in enumerate(_list(value, "workloads")):
         where = f"workloads[{index}]"
         entry = _mapping(entry, where, known)
@@ -698,6 +716,11 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
             duration = parse_duration(entry["duration"], _join(where, "duration"))
             if duration <= 0:
                 raise ValidationError(_join(where, "duration"), "must be greater than 0s")
+        max_runtime = None
+        if entry.get("maxRuntime") is not None:
+            max_runtime = parse_duration(entry["maxRuntime"], _join(where, "maxRuntime"))
+            if max_runtime <= 0:
+                raise ValidationError(_join(where, "maxRuntime"), "must be greater than 0s")
         pod_sets = _pod_sets(_required(entry, "podSets", where), _join(where, "podSets"))
         result.append(
             WorkloadSpec(
@@ -709,6 +732,7 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
                 duration,
                 pod_sets,
                 frozen_map(total_requests(pod_sets)),
+                max_runtime,
             )
         )
     return tuple(result)

@@ -44,11 +44,13 @@ from fairshare.simulation.calendar import monthly_boundaries
 from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
 from fairshare.types import (
     BUDGET_EXHAUSTED,
+    BUDGET_INSUFFICIENT,
     PREEMPTED,
     TIME_AWARE,
     ClusterQueue,
     Cohort,
     Hold,
+    PendingReason,
     Plan,
     Snapshot,
     UsageState,
@@ -95,6 +97,16 @@ class _Budget:
     period: int = 0
     exhausted_at: list[float] = field(default_factory=list)
     renewals: Iterator[float] | None = None  # monthly: seconds from t=0 of the next renewals
+    next_renewal: float | None = None  # when the current period ends (None: it does not)
+
+
+@dataclass(slots=True)
+class _Room:
+    """What a safe-admission budget can still promise in this pass (unit-seconds)."""
+
+    budget: _Budget
+    available: float
+    seconds_left: float | None  # until its period ends (None: it does not)
 
 
 @dataclass(slots=True)
@@ -131,7 +143,7 @@ class Simulation:
         self.horizon = scenario.clock.horizon_seconds
         self.tick = scenario.clock.tick_seconds
         specs = scenario.all_workloads()
-        if self.horizon is None and any(w.duration_seconds is None for w in specs):
+        if self.horizon is None and any(w.run_seconds is None for w in specs):
             raise ValidationError(
                 "clock.horizon", "is required when a workload has no duration (it would never finish)"
             )
@@ -182,6 +194,11 @@ class Simulation:
         self.fair_shares: Mapping[str, Mapping[str, int]] = {}
         # Budgets and holds.
         self.budgets = [_Budget(spec, used_hours=spec.used_hours) for spec in scenario.budgets]
+        # Safe admission applies only where a budget asks for it and some workload declares a
+        # maximum runtime: otherwise no gate runs and the passes are as before.
+        self.safe_budgets = [b for b in self.budgets if b.spec.safe_admission]
+        if not any(job.spec.max_runtime_seconds is not None for job in self.jobs.values()):
+            self.safe_budgets = []
         self.holds: tuple[Hold, ...] = ()
         # Output.
         self.events: list[dict[str, Any]] = []
@@ -227,10 +244,10 @@ class Simulation:
                 clock = self.scenario.clock
                 assert clock.start is not None  # the loader requires it for monthly renewal
                 budget.renewals = monthly_boundaries(spec.monthly_anchor, clock.start, clock.time_zone)
-                self._push(next(budget.renewals), _RENEW, index)
+                self._push_renewal(budget, index, next(budget.renewals))
             elif spec.renewal_seconds:
                 first = spec.first_renewal_seconds or spec.renewal_seconds
-                self._push(float(first), _RENEW, index)
+                self._push_renewal(budget, index, float(first))
         now = 0.0
         future_submissions = len(self.jobs)
         finished = 0
@@ -264,9 +281,9 @@ class Simulation:
                     renewed = self.budgets[payload]
                     self._renew(renewed, t)
                     if renewed.renewals is not None:
-                        self._push(next(renewed.renewals), _RENEW, payload)
+                        self._push_renewal(renewed, payload, next(renewed.renewals))
                     else:
-                        self._push(t + float(renewed.spec.renewal_seconds or 0), _RENEW, payload)
+                        self._push_renewal(renewed, payload, t + float(renewed.spec.renewal_seconds or 0))
                     dirty = True  # a lifted hold admits; a new period needs its exhaustion check
                 elif kind == _BUDGET:
                     dirty |= self._check_budget(self.budgets[payload], t)
@@ -296,11 +313,20 @@ class Simulation:
         return result
 
     def _passes(self, t: float, *, reasons: bool) -> None:
+        gated: dict[str, tuple[str, str]] = {}
         for _ in range(_MAX_PASSES_PER_STEP):
-            if reasons:
-                decided = plan(self._snapshot(with_pending=True), t)
-            else:
-                decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+            # Gated workloads sit this pass out (as live: left out of the snapshot).
+            gated = self._safe_admission(t) if self.safe_budgets else {}
+            for name in gated:
+                self.index.remove(self.jobs[name].pending)
+            try:
+                if reasons:
+                    decided = plan(self._snapshot(with_pending=True, gated=gated), t)
+                else:
+                    decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+            finally:
+                for name in gated:
+                    self.index.add(self.jobs[name].pending)
             self.last_plan = decided
             self.fair_shares = decided.fair_shares
             evicted = self._apply(decided, t)
@@ -311,9 +337,13 @@ class Simulation:
             assert self.last_plan is not None
             for reason in self.last_plan.pending:
                 self.jobs[reason.workload].reason = reason
+            for name, (code, message) in gated.items():
+                job = self.jobs[name]
+                queue = self.locals[job.spec.local_queue].cluster_queue
+                job.reason = PendingReason(name, job.spec.local_queue, queue, code, message, 0)  # not in line
 
-    def _snapshot(self, *, with_pending: bool) -> Snapshot:
-        workloads = [job.pending for job in self.pending.values()] if with_pending else []
+    def _snapshot(self, *, with_pending: bool, gated: Mapping[str, object] = frozen_map({})) -> Snapshot:
+        workloads = [job.pending for name, job in self.pending.items() if name not in gated] if with_pending else []
         workloads.extend(job.admitted for job in self.running.values())  # type: ignore[misc]
         s = self.static
         return Snapshot(
@@ -378,9 +408,10 @@ class Simulation:
             self._take(job, t)
             for nid in job.path:
                 self.states[nid] = add_penalty(self.states[nid], admission.penalty)
-            if job.spec.duration_seconds is not None:
+            run_seconds = job.spec.run_seconds
+            if run_seconds is not None:
                 job.token += 1
-                self._push(t + job.spec.duration_seconds, _FINISH, (job, job.token))
+                self._push(t + run_seconds, _FINISH, (job, job.token))
             self.events.append(
                 {
                     "t": _num(t),
@@ -479,6 +510,60 @@ class Simulation:
             if quantity:
                 rate += to_base_units(quantity)
         return rate / budget_rules.SECONDS_PER_HOUR
+
+    def _push_renewal(self, budget: _Budget, index: int, t: float) -> None:
+        budget.next_renewal = t
+        self._push(t, _RENEW, index)
+
+    def _safe_admission(self, t: float) -> dict[str, tuple[str, str]]:
+        """The live gate (``budgets.safe_admission``) on the simulator's exact budgets: pending
+        workloads with a ``maxRuntime``, in queue order, each reserving its worst case
+        (``fairshare.usage.budgets.worst_case``) from what its safe-admission budgets have left:
+        the allocation, minus what is used, minus the worst case still ahead of running work.
+        Those it would overrun wait with reason ``BudgetInsufficient``."""
+        waiting = [job for job in self.pending.values() if job.spec.max_runtime_seconds is not None]
+        if not waiting:
+            return {}
+        rooms = [self._room(budget, t) for budget in self.safe_budgets]
+        gated: dict[str, tuple[str, str]] = {}
+        for job in sorted(waiting, key=lambda j: (-j.pending.priority, j.pending.queued_at, j.pending.key)):
+            max_runtime = float(job.spec.max_runtime_seconds or 0)
+            needs = []
+            for room in rooms:
+                spec = room.budget.spec
+                if not _covers_pending(job, spec, self.locals):
+                    continue
+                quantity = budget_rules.charge_quantity(spec.kind, job.spec.requests, resource=spec.resource)
+                needs.append((room, budget_rules.worst_case(quantity, max_runtime, room.seconds_left)))
+            blocking = next(((room, need) for room, need in needs if budget_rules.overruns(need, room.available)), None)
+            if blocking is not None:
+                room, need = blocking
+                gated[job.spec.name] = (BUDGET_INSUFFICIENT, _insufficient(room, need, max_runtime))
+                continue
+            for room, need in needs:
+                room.available -= need
+        return gated
+
+    def _room(self, budget: _Budget, t: float) -> _Room:
+        """What ``budget`` can still promise at ``t``, in unit-seconds (used is exact up to ``t``)."""
+        spec = budget.spec
+        seconds_left = None if budget.next_renewal is None else budget.next_renewal - t
+        ahead = 0.0
+        for job in self.running.values():
+            if job.spec.max_runtime_seconds is None or job.admitted_at is None or not _under(job, spec, self.locals):
+                continue
+            quantity = budget_rules.charge_quantity(
+                spec.kind,
+                job.spec.requests,
+                resource=spec.resource,
+                flavor=spec.flavor,
+                assignment=None if job.admitted is None else job.admitted.assignment,
+            )
+            left = job.admitted_at + job.spec.max_runtime_seconds - t
+            if quantity > 0 and left > 0:
+                ahead += budget_rules.worst_case(quantity, left, seconds_left)
+        available = (spec.allocated_hours - budget.used_hours) * budget_rules.SECONDS_PER_HOUR - ahead
+        return _Room(budget, available, seconds_left)
 
     def _advance_budgets(self, t: float) -> None:
         for budget in self.budgets:
@@ -695,6 +780,23 @@ def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, 
     finally:
         if paused:
             gc.enable()
+
+
+def _covers_pending(job: _Job, spec: BudgetSpec, locals_by_key: Mapping[str, Any]) -> bool:
+    """Is a pending workload under the budget's target (its LocalQueue's ClusterQueue, before admission)?"""
+    if spec.target_kind == "clusterQueue":
+        return locals_by_key[job.spec.local_queue].cluster_queue == spec.target
+    return _under(job, spec, locals_by_key)
+
+
+def _insufficient(room: _Room, need: float, max_runtime: float) -> str:
+    spec = room.budget.spec
+    unit = "hours" if spec.kind == budget_rules.WALL_TIME else f"{spec.resource}-hours"
+    hour = budget_rules.SECONDS_PER_HOUR
+    return (
+        f"safe admission: up to {need / hour:.4g} {unit} at its maximum runtime of {max_runtime:g}s, but "
+        f"{spec.label} has {max(0.0, room.available) / hour:.4g} of {spec.allocated_hours:g} left this period"
+    )
 
 
 def _under(job: _Job, spec: BudgetSpec, locals_by_key: Mapping[str, Any]) -> bool:
