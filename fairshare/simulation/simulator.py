@@ -21,6 +21,9 @@ would decide nothing new, so it is skipped. Series are recorded at every tick.
   running across the boundary charges each period its part, and a hold placed by the budget is
   lifted (event ``resumed``).
   ``summary.budgets`` reports each budget's use in its last period and when it ran out.
+  Opt-in safe admission (a budget's ``safeAdmission``): a pending workload whose ``maxRuntime``
+  could overrun what is left waits, reason ``BudgetInsufficient``, as the live gate decides.
+  The arithmetic (charges, exhaustion, action, worst case) is ``fairshare.usage.budgets``.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
