@@ -1,13 +1,12 @@
 """Celery tasks of the playground: the worker's side of a playground run
-(``services.runs.execute_run``), and the what-if lane's beat tasks (``playground.lane``), which
+(``services.runs.execute_run``), and the what-if lane's beat tasks (``playground.services.lane``), which
 run on the control queue, quickly."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from playground import lane
-from playground.services import runs
+from playground.services import lane, runs
 
 
 @shared_task(name="playground.run", ignore_result=True)

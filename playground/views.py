@@ -29,13 +29,13 @@ from fairshare.errors import ValidationError
 from playground import charts, documents, editor, exports, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
-from playground.lane import WhatIfLimitReached
 from playground.live_export import LiveOptions
 from playground.models import Run, Scenario
 from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelta, by_target
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
+from playground.services.lane import WhatIfLimitReached
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 
 RESENDABLE_AFTER_SECONDS = 10

@@ -31,11 +31,12 @@ from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import Scenario as EngineScenario
 from fairshare.simulation.scenario import parse_scenario
 from fairshare.simulation.simulator import simulate
-from playground import documents, lane
+from playground import documents
 from playground.compare import capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
 from playground.policy_diff import environment_lines, policy_deltas
+from playground.services import lane
 
 # Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
 BASELINE_SPAN = (0.0, 0.45)

@@ -21,9 +21,9 @@ from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import Scenario as EngineScenario
 from fairshare.simulation.scenario import apply_set, parse_scenario
 from fairshare.simulation.simulator import Simulation, simulate
-from playground import documents, lane
+from playground import documents
 from playground.models import Run, Scenario
-from playground.services import runs
+from playground.services import lane, runs
 
 # Inline: answered within the request (a few tenths of a second on this project's machines).
 INLINE_MAX_WORKLOADS = 200
