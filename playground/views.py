@@ -1,7 +1,8 @@
 """Playground pages: start (live, preset, upload), edit and run, watch progress, compare, apply.
 
 Thin: forms carry input, services decide, selectors scope (another user's scenario or run is a
-404), charts draw. Every page needs a signed-in admin or tenant.
+404), charts draw. Every page needs a signed-in admin or tenant, except the estimated start of a
+pending workload at the end: a fragment of the queues pages, under their rules.
 """
 
 from __future__ import annotations
@@ -35,8 +36,12 @@ from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelt
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
+from playground.services.estimate import estimate_for
 from playground.services.lane import WhatIfLimitReached
+from queues.dashboard.structure import load_structure
+from queues.dashboard.workloads import workload_detail
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
+from queues.views.common import DashboardRequest, dashboard_view
 
 RESENDABLE_AFTER_SECONDS = 10
 
@@ -362,3 +367,18 @@ def run_edited_yaml(request: HttpRequest, pk: Any) -> HttpResponse:
     except (EditError, ValidationError) as error:
         raise Http404(str(error)) from None
     return attachment(text, f"{run.scenario.name}-edited.yaml", "application/yaml")
+
+
+# --- a workload's estimated start -------------------------------------------------------------
+# The workload page (queues) fetches this fragment by its url name ``workload-estimate``, routed
+# in ``fairportal/urls.py`` so that queues never imports the playground.
+
+
+@dashboard_view
+def workload_estimate(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    """The estimated start of a pending workload, as an HTML fragment the workload page fetches
+    after it is drawn (the replay may take a moment; the page itself never waits for it)."""
+    detail = workload_detail(request.viewer, namespace, name, load_structure())
+    if detail is None:
+        raise Http404("No such workload")
+    return render(request, "queues/workloads/_estimate.html", {"estimate": estimate_for(detail.workload)})
