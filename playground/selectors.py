@@ -36,3 +36,9 @@ def visible_runs(access: Access) -> QuerySet[Run]:
 
 def with_comparison(runs: QuerySet[Run]) -> QuerySet[Run]:
     return runs.defer(None).defer("scenario__document")
+
+
+def simulation_runs() -> QuerySet[Run]:
+    """Every single simulation (``/api/v1/simulations/``; the API scopes them to their owner, or
+    all for admins)."""
+    return Run.objects.filter(scenario__source=Scenario.Source.API).select_related("scenario")

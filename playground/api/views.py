@@ -239,7 +239,7 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them
 
     def base_queryset(self) -> QuerySet:
-        rows = simulations.runs_of_simulations()
+        rows = selectors.simulation_runs()
         return rows if self.action == "list" else rows.select_related("baseline")
 
     def get_serializer_class(self) -> type:
@@ -266,8 +266,9 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
                 return self._answer_now(prepared)
         except EngineValidationError as error:
             raise ValidationError({"scenario": {error.field or "scenario": [error.message]}}) from None
-        with transaction.atomic():
-            run = simulations.start_run(prepared, owner=request.user)
+        with transaction.atomic():  # the scenario goes with the run when the cap refuses it
+            scenario = scenarios.create_from_simulation(prepared, owner=request.user)
+            run = runs.start_run(scenario, edits=[], owner=request.user)
         run = self.base_queryset().get(pk=run.pk)
         body = SimulationRunSerializer(run).data
         if run.status == Run.Status.FAILED:  # the broker refused the message: nothing will run
