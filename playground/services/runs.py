@@ -75,7 +75,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
 def send_on_commit(run: Run) -> None:
     """Send a queued run to the worker once the transaction commits; a broker that cannot be
     reached marks it failed (``lane.UNSENT_MESSAGE``) instead of leaving it queued."""
-    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: lane.mark_unsent(Run, run.pk))
+    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: lane.mark_unsent(run.pk))
 
 
 def resend(run: Run) -> bool:
