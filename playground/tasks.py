@@ -1,6 +1,7 @@
-"""Celery tasks of the playground: the worker's side of a playground run
-(``services.runs.execute_run``), and the what-if lane's beat tasks (``playground.services.lane``), which
-run on the control queue, quickly."""
+"""Celery tasks of the playground, thin: the worker's side of a playground run
+(``services.runs.execute_run``) and the what-if lane's beat tasks (``services.lane``: reaper,
+retention), which run on the control queue, quickly. The registered names stay as they are: the
+beat schedule and the task routes (``fairportal.schedule``) name them."""
 
 from __future__ import annotations
 
