@@ -9,11 +9,11 @@ stores its outcome as the baseline, with no comparison.
 ``start_run`` checks everything a run needs before writing it (the edits apply and the edited
 scenario validates; the error names ``edits[i]``), stores what the edits change
 (``policy_diff``), takes a slot of the owner's what-if cap (``lane.claim_slot``) and sends the
-task once the transaction commits. ``execute_run`` is the
-worker's side: it claims the run with a conditional UPDATE (a message delivered twice runs it
-once), simulates the baseline and the edited scenario on the engine (reusing a stored outcome
-of the same scenario and edits: the engine is deterministic), writes progress as it goes, and
-stores the comparison view the page draws.
+task once the transaction commits. ``execute_run`` is the worker's side: it claims the run with
+a conditional UPDATE (a message delivered twice runs it once), simulates the baseline and the
+edited scenario on the engine (reusing a stored outcome of the same scenario and edits: the
+engine is deterministic), writes progress as it goes, and stores the comparison view the page
+draws.
 """
 
 from __future__ import annotations
