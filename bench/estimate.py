@@ -1,4 +1,4 @@
-"""Estimated-start benchmark: what one replay of today's cluster costs (``playground.estimate``).
+"""Estimated-start benchmark: what one replay of today's cluster costs (``playground.services.estimate``).
 
 Run as ``python bench/estimate.py`` from the repository root. It uses its own PostgreSQL database
 (``fp_bench_estimate``; ``BENCH_DATABASE_URL`` to change it), loads the demo (``seed_demo
@@ -63,8 +63,8 @@ def main() -> None:
     from django.test import Client
     from django.utils import timezone
 
-    from playground import estimate
     from playground.live_export import LiveOptions, export_live_state
+    from playground.services import estimate
     from queues import services
     from queues.models import LocalQueue, Workload, WorkloadState
 

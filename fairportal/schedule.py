@@ -1,5 +1,5 @@
 """Celery beat schedule, derived from the configuration (DESIGN.md "Control loop"), and the
-routing that keeps what-if work off the control loop's queue (``playground.lane``)."""
+routing that keeps what-if work off the control loop's queue (``playground.services.lane``)."""
 
 from __future__ import annotations
 

@@ -285,7 +285,7 @@ BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
 # Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
 IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
-# The what-if lane (playground.lane): playground runs (simulations API runs among them) have their own queue and
+# The what-if lane (playground.services.lane): playground runs (simulations API runs among them) have their own queue and
 # worker, time limits, a per-user cap, a reaper for stuck runs and a retention period.
 WHATIF_SOFT_TIME_LIMIT_SECONDS = env_seconds("WHATIF_SOFT_TIME_LIMIT", "10m")
 WHATIF_TIME_LIMIT_SECONDS = env_seconds("WHATIF_TIME_LIMIT", f"{WHATIF_SOFT_TIME_LIMIT_SECONDS + 60}s")

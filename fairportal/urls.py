@@ -14,7 +14,7 @@ from core.api import schema  # noqa: F401 - registers the OpenAPI field extensio
 from core.api.views import api_not_found
 from core.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
-from playground.workload_estimate import workload_estimate
+from playground.views import workload_estimate
 from queues.api.urls import register_routes as register_queue_routes
 from queues.metrics import metrics_view
 

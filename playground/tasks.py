@@ -1,13 +1,13 @@
-"""Celery tasks of the playground: the worker's side of a playground run
-(``services.runs.execute_run``), and the what-if lane's beat tasks (``playground.lane``), which
-run on the control queue, quickly."""
+"""Celery tasks of the playground, thin: the worker's side of a playground run
+(``services.runs.execute_run``) and the what-if lane's beat tasks (``services.lane``: reaper,
+retention), which run on the control queue, quickly. The registered names stay as they are: the
+beat schedule and the task routes (``fairportal.schedule``) name them."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from playground import lane
-from playground.services import runs
+from playground.services import lane, runs
 
 
 @shared_task(name="playground.run", ignore_result=True)

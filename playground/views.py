@@ -1,7 +1,8 @@
 """Playground pages: start (live, preset, upload), edit and run, watch progress, compare, apply.
 
 Thin: forms carry input, services decide, selectors scope (another user's scenario or run is a
-404), charts draw. Every page needs a signed-in admin or tenant.
+404), charts draw. Every page needs a signed-in admin or tenant, except the estimated start of a
+pending workload at the end: a fragment of the queues pages, under their rules.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
-from budgets.models import Budget
 from core.access import Access, access_for
 from core.downloads import attachment, name_attachment
 from fairshare.durations import format_duration, parse_duration
@@ -29,14 +29,17 @@ from fairshare.errors import ValidationError
 from playground import charts, documents, editor, exports, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
-from playground.lane import WhatIfLimitReached
 from playground.live_export import LiveOptions
 from playground.models import Run, Scenario
 from playground.policy_diff import DATABASE, ENVIRONMENT, SIMULATION, PolicyDelta, by_target
 from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
+from playground.services.estimate import estimate_for
+from playground.services.lane import WhatIfLimitReached
+from queues.dashboard.structure import load_structure
+from queues.dashboard.workloads import workload_detail
+from queues.views.common import DashboardRequest, dashboard_view
 
 RESENDABLE_AFTER_SECONDS = 10
 
@@ -67,7 +70,7 @@ def _access(request: HttpRequest) -> Access:
 def index(request: HttpRequest) -> HttpResponse:
     """Where a what-if starts; ``?from=localqueue:12`` (the dashboard's "try in playground
     first" link) preselects today's cluster and that object's weight."""
-    focus = _focus_path(request.GET.get("from", ""), _access(request))
+    focus = selectors.focus_path(request.GET.get("from", ""), _access(request))
     form = StartForm(initial={"source": "live" if focus else "preset", "focus": focus, "preset": PRESETS[0].slug})
     return _render_index(request, form)
 
@@ -112,31 +115,6 @@ def start(request: HttpRequest) -> HttpResponse:
     if data.get("focus"):
         url += "?" + urlencode({"focus": data["focus"]})
     return redirect(url)
-
-
-# What a dashboard link may name (``kind:id``): the rows, and the edit path of the one found.
-_FOCUS: dict[str, tuple[Callable[[], Any], Callable[[Any], str]]] = {
-    "localqueue": (lambda: LocalQueue.objects.select_related("namespace"), lambda lq: f"localQueues.{lq.key}.weight"),
-    "namespace": (lambda: Namespace.objects.all(), lambda ns: f"namespaces.{ns.name}.weight"),
-    "budget": (lambda: Budget.objects.all(), lambda budget: f"budgets.{budget.name}.allocatedHours"),
-    "clusterqueue": (lambda: ClusterQueue.objects.all(), lambda cq: f"clusterQueues.{cq.name}.weight"),
-    "cohort": (lambda: Cohort.objects.all(), lambda cohort: f"cohorts.{cohort.name}.weight"),
-}
-
-
-def _focus_path(reference: str, access: Access) -> str:
-    """The edit path of the object a dashboard link names (``localqueue:12``), or ''.
-
-    Tenants resolve only what they may see (``Access.visible_to``): their namespaces, their
-    LocalQueues, the budgets that can hold their work (ClusterQueue budgets included), and the
-    cluster-wide cohorts and ClusterQueues; another tenant's object resolves to ''.
-    """
-    kind, _, pk = reference.partition(":")
-    if not pk.isdigit() or kind not in _FOCUS:
-        return ""
-    rows, path = _FOCUS[kind]
-    found = access.visible_to(rows()).filter(pk=pk).first()
-    return path(found) if found else ""
 
 
 # --- a scenario: edit and run -----------------------------------------------------------------
@@ -212,13 +190,9 @@ def _facts(parsed: Any) -> dict[str, Any]:
         "local_queues": len(parsed.local_queues),
         "budgets": len(parsed.budgets),
         "workloads": documents.workload_count(parsed),
-        "horizon": "until the work is done" if clock.horizon_seconds is None else _duration(clock.horizon_seconds),
-        "tick": _duration(clock.tick_seconds),
+        "horizon": "until the work is done" if clock.horizon_seconds is None else format_duration(clock.horizon_seconds),
+        "tick": format_duration(clock.tick_seconds),
     }
-
-
-def _duration(seconds: float) -> str:
-    return format_duration(seconds)
 
 
 @require_GET
@@ -262,7 +236,7 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "ENVIRONMENT": ENVIRONMENT,
         "SIMULATION": SIMULATION,
         # Once applied, the run is history: a later change is a new run from today's cluster.
-        "live_budgets": _live_budgets(request, run) if view and view.get("budgets") else {},
+        "live_budgets": selectors.live_budgets(_access(request), run) if view and view.get("budgets") else {},
         "can_apply": can_apply,
         "apply_blockers": apply_blockers(deltas[DATABASE]) if can_apply else [],
         "applications": applications,
@@ -272,16 +246,6 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
         "elapsed": (run.finished_at - run.started_at).total_seconds() if run.finished_at and run.started_at else None,
     }
     return render(request, "playground/run.html", context)
-
-
-def _live_budgets(request: HttpRequest, run: Run) -> dict[str, Any]:
-    """For a run of today's cluster, each budget's status as the budget pages show it now (the
-    same ``budgets.status`` state and forecast), keyed by name; other sources have none."""
-    if run.scenario.source != Scenario.Source.LIVE or run.scenario.redacted:
-        return {}
-    from budgets.selectors import budgets_with_status
-
-    return {budget.name: status for budget, status in budgets_with_status(_access(request))}
 
 
 def _stuck(run: Run) -> bool:
@@ -362,3 +326,18 @@ def run_edited_yaml(request: HttpRequest, pk: Any) -> HttpResponse:
     except (EditError, ValidationError) as error:
         raise Http404(str(error)) from None
     return attachment(text, f"{run.scenario.name}-edited.yaml", "application/yaml")
+
+
+# --- a workload's estimated start -------------------------------------------------------------
+# The workload page (queues) fetches this fragment by its url name ``workload-estimate``, routed
+# in ``fairportal/urls.py`` so that queues never imports the playground.
+
+
+@dashboard_view
+def workload_estimate(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    """The estimated start of a pending workload, as an HTML fragment the workload page fetches
+    after it is drawn (the replay may take a moment; the page itself never waits for it)."""
+    detail = workload_detail(request.viewer, namespace, name, load_structure())
+    if detail is None:
+        raise Http404("No such workload")
+    return render(request, "queues/workloads/_estimate.html", {"estimate": estimate_for(detail.workload)})

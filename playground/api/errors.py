@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.api import exceptions
-from playground.lane import WhatIfLimitReached
+from playground.services.lane import WhatIfLimitReached
 
 
 def whatif_limit_reached(exc: WhatIfLimitReached) -> Response:

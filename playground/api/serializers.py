@@ -1,4 +1,6 @@
-"""Playground API shapes: presets, scenarios, runs, comparisons, applications."""
+"""Playground API shapes: presets, scenarios, runs, comparisons, applications, and the single
+simulations of ``/api/v1/simulations/`` (the API's own fields: ``scenario`` is the name, ``result``
+the simulator's JSON)."""
 
 from __future__ import annotations
 
@@ -147,3 +149,47 @@ class ApplyProblemSerializer(serializers.Serializer):
 class ResultsSerializer(serializers.Serializer):
     baseline = serializers.JSONField(help_text="The simulator's JSON for the scenario as it is")
     edited = serializers.JSONField(help_text="The simulator's JSON with the edits applied")
+
+
+# --- /api/v1/simulations/ ---------------------------------------------------------------------
+
+
+class SimulationRequestSerializer(serializers.Serializer):
+    scenario = serializers.DictField(
+        help_text='A scenario document (DESIGN.md "Scenario files"): camelCase, Kueue-like, as for manage.py simulate'
+    )
+    set = serializers.ListField(
+        child=serializers.CharField(max_length=500),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text='What-if edits, as --set: ["localQueues.team-a/main.weight=3"]',
+    )
+    run_in_background = serializers.BooleanField(
+        default=False, help_text="Queue the run even when it is small enough to answer at once"
+    )
+
+
+class SimulationRunSerializer(serializers.Serializer):
+    """A run: ``id`` is null for a run answered at once (it is not stored)."""
+
+    id = serializers.UUIDField(read_only=True, allow_null=True)
+    status = serializers.ChoiceField(choices=Run.Status.choices, read_only=True)
+    scenario = serializers.CharField(source="scenario.name", read_only=True)
+    result = serializers.JSONField(
+        source="baseline.data",
+        read_only=True,
+        allow_null=True,
+        default=None,
+        help_text="events, workloads, series, summary (DESIGN.md); null until the run succeeded",
+    )
+    error = serializers.CharField(read_only=True)
+    created_at = serializers.DateTimeField(read_only=True)
+    started_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    finished_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+
+class SimulationRunSummarySerializer(SimulationRunSerializer):
+    """A run in a list: without its (possibly large) result."""
+
+    result = None  # type: ignore[assignment]  # DRF drops a field declared None in a subclass

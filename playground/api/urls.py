@@ -2,8 +2,7 @@
 
 from rest_framework.routers import BaseRouter
 
-from playground.api.simulations import SimulationViewSet
-from playground.api.views import PresetViewSet, RunViewSet, ScenarioViewSet
+from playground.api.views import PresetViewSet, RunViewSet, ScenarioViewSet, SimulationViewSet
 
 
 def register_routes(router: BaseRouter) -> None:

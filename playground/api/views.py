@@ -1,4 +1,5 @@
-"""Playground endpoints: thin views over ``playground.services`` and ``playground.selectors``.
+"""Playground endpoints: thin views over ``playground.services`` and ``playground.selectors``:
+presets, scenarios, runs, and ``/api/v1/simulations/`` (a facade over playground runs).
 
 Conventions of the rest of the API: token or session auth, tenants scoped to what they own
 (another user's scenario or run is a 404), 400s naming the field (a scenario field by its path,
@@ -11,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -35,12 +37,15 @@ from playground.api.serializers import (
     ScenarioCreateSerializer,
     ScenarioDetailSerializer,
     ScenarioSerializer,
+    SimulationRequestSerializer,
+    SimulationRunSerializer,
+    SimulationRunSummarySerializer,
 )
 from playground.documents import EditError
 from playground.live_export import LiveOptions
 from playground.models import Run
 from playground.presets import PRESETS, get_preset
-from playground.services import runs, scenarios
+from playground.services import runs, scenarios, simulations
 from playground.services.apply import ApplyConflict, ApplyError, RunNotFinished, apply_run
 
 
@@ -214,3 +219,75 @@ def _not_ready(run: Run) -> Response:
         },
         status=status.HTTP_409_CONFLICT,
     )
+
+
+class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
+    """``/api/v1/simulations/``: a scenario document in, the simulator's JSON out (now or later).
+
+    A thin facade over playground runs (``playground.services.simulations``): small runs are
+    answered at once and not stored; larger ones are playground runs with no edits, queued for the
+    what-if worker and polled by id. Request and response fields are the API's own (``scenario`` is
+    the scenario's name, ``result`` the simulator's JSON), not the playground's comparison.
+
+    Admins and tenants run scenarios they post (no live data is read). A run is visible to
+    the user who started it, and to admins; anyone else gets a 404."""
+
+    serializer_class = SimulationRunSerializer
+    ordering_fields = ["created_at", "status"]
+    tenant_scoped = True  # a user's own runs (admins: all), the playground's rule
+    tenant_write_actions = frozenset({"create"})
+    max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them
+
+    def base_queryset(self) -> QuerySet:
+        rows = selectors.simulation_runs()
+        return rows if self.action == "list" else rows.select_related("baseline")
+
+    def get_serializer_class(self) -> type:
+        return SimulationRunSummarySerializer if self.action == "list" else SimulationRunSerializer
+
+    @extend_schema(
+        request=SimulationRequestSerializer,
+        responses={
+            200: OpenApiResponse(SimulationRunSerializer, description="Run at once; the result is in the body"),
+            202: OpenApiResponse(SimulationRunSerializer, description="Queued; poll the Location until it is done"),
+            503: OpenApiResponse(description="The task queue could not be reached; the run was marked failed"),
+        },
+        summary="Simulate a scenario (what-if)",
+        description=f"Up to {simulations.INLINE_MAX_WORKLOADS} workloads and {simulations.INLINE_MAX_STEPS} "
+        "ticks run at once (200); larger runs are queued for a worker (202) and polled by id. Scenario "
+        'errors come back as 400 under "scenario", keyed by the field path.',
+    )
+    def create(self, request: Request) -> Response:
+        payload = SimulationRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            prepared = simulations.prepare(payload.validated_data["scenario"], payload.validated_data["set"])
+            if prepared.runs_inline and not payload.validated_data["run_in_background"]:
+                return self._answer_now(prepared)
+        except EngineValidationError as error:
+            raise ValidationError({"scenario": {error.field or "scenario": [error.message]}}) from None
+        with transaction.atomic():  # the scenario goes with the run when the cap refuses it
+            scenario = scenarios.create_from_simulation(prepared, owner=request.user)
+            run = runs.start_run(scenario, edits=[], owner=request.user)
+        run = self.base_queryset().get(pk=run.pk)
+        body = SimulationRunSerializer(run).data
+        if run.status == Run.Status.FAILED:  # the broker refused the message: nothing will run
+            return Response(
+                {"detail": run.error, "code": "queue_unavailable", "run": body}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+            )
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"{request.path}{run.pk}/"})
+
+    def _answer_now(self, prepared: simulations.Prepared) -> Response:
+        started = timezone.now()
+        result = simulations.run_now(prepared)
+        answer = {
+            "id": None,  # not stored: nothing to poll
+            "status": Run.Status.SUCCEEDED,
+            "scenario": {"name": prepared.scenario.name},
+            "baseline": {"data": result},
+            "error": "",
+            "created_at": started,
+            "started_at": started,
+            "finished_at": timezone.now(),
+        }
+        return Response(SimulationRunSerializer(answer).data)

@@ -1,16 +1,19 @@
 """Runs: validate the edits and queue a run; the worker simulates both sides and compares.
 
-A run with no edits is a single simulation (``services.simulations``, the API's
-``/api/v1/simulations/``): the worker simulates the scenario alone and stores its outcome as the
-baseline, with no comparison.
+``start_run`` is the one way a run starts, for the playground's pages and API and for
+``/api/v1/simulations/`` alike. A playground run needs at least one edit; a run with no edits is
+a single simulation (a scenario posted to ``/api/v1/simulations/``, checked against that
+endpoint's caps by ``services.simulations.prepare``): the worker simulates the scenario alone and
+stores its outcome as the baseline, with no comparison.
 
 ``start_run`` checks everything a run needs before writing it (the edits apply and the edited
 scenario validates; the error names ``edits[i]``), stores what the edits change
-(``policy_diff``), and sends the task once the transaction commits. ``execute_run`` is the
-worker's side: it claims the run with a conditional UPDATE (a message delivered twice runs it
-once), simulates the baseline and the edited scenario on the engine (reusing a stored outcome
-of the same scenario and edits: the engine is deterministic), writes progress as it goes, and
-stores the comparison view the page draws.
+(``policy_diff``), takes a slot of the owner's what-if cap (``lane.claim_slot``) and sends the
+task once the transaction commits. ``execute_run`` is the worker's side: it claims the run with
+a conditional UPDATE (a message delivered twice runs it once), simulates the baseline and the
+edited scenario on the engine (reusing a stored outcome of the same scenario and edits: the
+engine is deterministic), writes progress as it goes, and stores the comparison view the page
+draws.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import Scenario as EngineScenario
 from fairshare.simulation.scenario import parse_scenario
 from fairshare.simulation.simulator import simulate
-from playground import documents, lane
+from playground import documents
 from playground.compare import capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
 from playground.policy_diff import environment_lines, policy_deltas
+from playground.services import lane
 
 # Share of the progress bar per phase: the two simulations dominate, the comparison is quick.
 BASELINE_SPAN = (0.0, 0.45)
@@ -45,23 +49,25 @@ RUN_TASK = "playground.run"  # playground.tasks.run_playground, sent by name: th
 
 
 def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: str = "") -> Run:
-    """Validate ``edits`` against ``scenario`` and queue a run; raises ``EditError``."""
+    """Validate ``edits`` against ``scenario`` and queue a run; raises ``EditError`` and
+    ``WhatIfLimitReached``. No edits: a single simulation, for a scenario of source ``api`` only
+    (already validated by ``services.simulations.prepare``). A broker that cannot be reached
+    leaves the run failed."""
     edits = [str(edit).strip() for edit in edits]
-    if not edits:
+    changes: dict[str, Any] = {}
+    if edits:
+        baseline = documents.validate(scenario.document)
+        _, edited = documents.apply_edits(scenario.document, edits)
+        deltas = policy_deltas(baseline, edited)
+        changes = {
+            "deltas": [delta.to_dict() for delta in deltas],
+            "environment": environment_lines(deltas, edited.policy),
+        }
+    elif scenario.source != Scenario.Source.API:
         raise EditError(0, "", "add at least one edit: the baseline alone needs no comparison")
-    baseline = documents.validate(scenario.document)
-    _, edited = documents.apply_edits(scenario.document, edits)
-    deltas = policy_deltas(baseline, edited)
     with transaction.atomic():
         lane.claim_slot(owner)  # raises WhatIfLimitReached
-        run = Run.objects.create(
-            scenario=scenario,
-            owner=owner,
-            title=title[:200],
-            edits=edits,
-            deltas=[delta.to_dict() for delta in deltas],
-            environment=environment_lines(deltas, edited.policy),
-        )
+        run = Run.objects.create(scenario=scenario, owner=owner, title=title[:200], edits=edits, **changes)
         send_on_commit(run)
     return run
 
@@ -69,7 +75,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
 def send_on_commit(run: Run) -> None:
     """Send a queued run to the worker once the transaction commits; a broker that cannot be
     reached marks it failed (``lane.UNSENT_MESSAGE``) instead of leaving it queued."""
-    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: lane.mark_unsent(Run, run.pk))
+    enqueue_on_commit(RUN_TASK, str(run.pk), on_failure=lambda: lane.mark_unsent(run.pk))
 
 
 def resend(run: Run) -> bool:

@@ -1,6 +1,7 @@
-"""Creating scenarios: from a preset, an uploaded file or document, or today's cluster.
+"""Creating scenarios: from a preset, an uploaded file or document, or today's cluster; and the
+scenario of a single simulation posted to ``/api/v1/simulations/``.
 
-Every path ends in ``_store``, which validates the document with the engine's loader (plus the
+Every playground path ends in ``_store``, which validates the document with the engine's loader (plus the
 playground's limits) before anything is written: a bad file is a ``ValidationError`` naming the
 field and leaves no row behind.
 """
@@ -18,6 +19,7 @@ from playground import documents
 from playground.live_export import LiveOptions, export_live_state
 from playground.models import Scenario
 from playground.presets import get_preset
+from playground.services.simulations import Prepared
 
 
 def _store(document: dict[str, Any], *, owner: Any, source: str, **fields: Any) -> Scenario:
@@ -69,4 +71,16 @@ def create_from_live(
         live_as_of=moment,
         live_options=options.to_dict(),
         redacted=visible is not None,
+    )
+
+
+def create_from_simulation(prepared: Prepared, *, owner: Any) -> Scenario:
+    """The scenario of a background ``/api/v1/simulations/`` run (source ``api``), stored as
+    ``services.simulations.prepare`` checked it (that endpoint's caps, not the playground's)."""
+    return Scenario.objects.create(
+        name=prepared.scenario.name[:200],
+        source=Scenario.Source.API,
+        owner=owner,
+        document=prepared.document,
+        workload_count=prepared.workload_count,
     )

@@ -2,9 +2,10 @@
 
 Small runs are answered within the request and not stored. Larger ones are playground runs
 with no edits: the posted document (``set`` edits applied) is stored as a ``Scenario`` of
-source ``api`` with one ``Run``, sent to the what-if worker (``playground.run``) once the
-transaction commits, executed by ``runs.execute_run`` (which simulates the scenario alone when a
-run has no edits) and polled by id. Either way the same engine code runs as for
+source ``api`` (``scenarios.create_from_simulation``) with one ``Run`` started by
+``runs.start_run`` (the playground's own), sent to the what-if worker (``playground.run``) once
+the transaction commits, executed by ``runs.execute_run`` (which simulates the scenario alone
+when a run has no edits) and polled by id. Either way the same engine code runs as for
 ``manage.py simulate``: the scenario is validated by ``parse_scenario`` (its errors name the
 field path) and run by ``simulate``.
 """
@@ -15,14 +16,11 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
-
 from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import Scenario as EngineScenario
 from fairshare.simulation.scenario import apply_set, parse_scenario
 from fairshare.simulation.simulator import Simulation, simulate
-from playground import documents, lane
-from playground.models import Run, Scenario
+from playground import documents
 from playground.services import runs
 
 # Inline: answered within the request (a few tenths of a second on this project's machines).
@@ -79,25 +77,3 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
 def run_now(prepared: Prepared) -> dict[str, Any]:
     """Simulate within the request (nothing is stored)."""
     return runs.json_safe(simulate(prepared.scenario))
-
-
-def start_run(prepared: Prepared, *, owner: Any) -> Run:
-    """Store the scenario and a queued run with no edits, and send it to the worker once the
-    transaction commits (call inside one: the owner's cap is checked under a lock); raises
-    ``WhatIfLimitReached``. A broker that cannot be reached leaves the run failed."""
-    lane.claim_slot(owner)
-    scenario = Scenario.objects.create(
-        name=prepared.scenario.name[:200],
-        source=Scenario.Source.API,
-        owner=owner,
-        document=prepared.document,
-        workload_count=prepared.workload_count,
-    )
-    run = Run.objects.create(scenario=scenario, owner=owner, edits=[])
-    runs.send_on_commit(run)
-    return run
-
-
-def runs_of_simulations() -> QuerySet[Run]:
-    """Every single simulation (the API scopes them to their owner, or all for admins)."""
-    return Run.objects.filter(scenario__source=Scenario.Source.API).select_related("scenario")

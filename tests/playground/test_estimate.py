@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from core.models import TenantMembership
-from playground import estimate
+from playground.services import estimate
 from queues import services, snapshot
 from queues.models import Namespace, Workload
 from queues.services import admission

@@ -10,8 +10,8 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from fairportal.celery import app
-from playground import lane
 from playground.models import Application, Outcome, Run, Scenario
+from playground.services import lane
 from playground.services.scenarios import create_from_preset
 from tests.factories import UserFactory, simulation_run
 

@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from playground import lane
 from playground.models import Run
+from playground.services import lane
 from tests.factories import UserFactory, simulation_run
 
 

@@ -1,7 +1,7 @@
 """Built-in scenarios, one per seed story, each with the edit that tells the story.
 
-The YAML files next to this module are ordinary scenario files (the engine's loader reads
-them); this catalogue adds what a person choosing one needs: a title, the seed it comes from,
+The YAML files beside this module, in this package, are ordinary scenario files (the engine's
+loader reads them); this catalogue adds what a person choosing one needs: a title, the seed it comes from,
 the story in two sentences, and the suggested edits the playground pre-fills.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from fairshare.simulation.scenario import load_document
 
-PRESET_DIR = Path(__file__).resolve().parent / "presets"
+PRESET_DIR = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)

@@ -35,15 +35,11 @@ class WhatIfLimitReached(Exception):
         )
 
 
-def _runs() -> models.QuerySet:
-    return Run.objects.all()
-
-
 ACTIVE = ("queued", "running")
 
 
 def active_runs(user: Any) -> int:
-    return _runs().filter(owner=user, status__in=ACTIVE).count()
+    return Run.objects.filter(owner=user, status__in=ACTIVE).count()
 
 
 def claim_slot(user: Any) -> None:
@@ -68,9 +64,9 @@ def timed_out_message() -> str:
 UNSENT_MESSAGE = "the task queue could not be reached, so the run never started; start it again"
 
 
-def mark_unsent(model: type[models.Model], run_id: Any) -> None:
+def mark_unsent(run_id: Any) -> None:
     """A run whose message could not be published: failed, never left ``queued``."""
-    model._default_manager.filter(pk=run_id, status="queued").update(
+    Run.objects.filter(pk=run_id, status="queued").update(
         status="failed", error=UNSENT_MESSAGE, finished_at=timezone.now()
     )
 
@@ -94,10 +90,10 @@ def reap_stuck_runs(now: datetime | None = None) -> Reaped:
         f"no what-if worker took the run within {settings.WHATIF_QUEUED_TIMEOUT_SECONDS} s "
         "(WHATIF_QUEUED_TIMEOUT); start it again"
     )
-    running = _runs().filter(status="running", started_at__lt=running_deadline).update(
+    running = Run.objects.filter(status="running", started_at__lt=running_deadline).update(
         status="failed", error=running_error, finished_at=now
     )
-    queued = _runs().filter(status="queued", created_at__lt=queued_deadline).update(
+    queued = Run.objects.filter(status="queued", created_at__lt=queued_deadline).update(
         status="failed", error=queued_error, finished_at=now
     )
     return Reaped(running=running, queued=queued)
@@ -112,7 +108,7 @@ def prune_finished_runs(now: datetime | None = None) -> int:
     """
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.WHATIF_RESULT_RETENTION_SECONDS)
     with transaction.atomic():
-        old = _runs().filter(status__in=("succeeded", "failed"), created_at__lt=cutoff, applications__isnull=True)
+        old = Run.objects.filter(status__in=("succeeded", "failed"), created_at__lt=cutoff, applications__isnull=True)
         deleted = old.delete()[1].get(Run._meta.label, 0)
         Scenario.objects.filter(source=Scenario.Source.API, runs__isnull=True).delete()
         Outcome.objects.filter(created_at__lt=cutoff).exclude(
