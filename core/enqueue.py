@@ -1,6 +1,6 @@
 """The one way tasks are sent: after the commit, and a broker outage never reaches the caller.
 
-The database is the source of truth and Redis only carries messages (DESIGN.md), so a publish
+The database is the source of truth and Redis only carries messages (docs/design.md), so a publish
 that fails is logged and handed to ``on_failure`` (what-if runs mark their row failed, so it never
 hangs ``queued``); the beat schedule and the what-if reaper catch up on everything else.
 Connection and retry timeouts are the ``CELERY_BROKER_*`` settings: a dead broker costs a request

@@ -1,4 +1,4 @@
-"""Celery beat schedule, derived from the configuration (DESIGN.md "Control loop"), and the
+"""Celery beat schedule, derived from the configuration (docs/design.md "Control loop"), and the
 routing that keeps what-if work off the control loop's queue (``playground.services.lane``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Today's cluster as a scenario document the engine's loader accepts (DESIGN.md format).
+"""Today's cluster as a scenario document the engine's loader accepts (docs/design.md format).
 
 The export is a replay: time 0 is ``days`` before now, and the scenario holds
 

@@ -17,7 +17,7 @@ from core.access import owned, visibility
 
 
 class Scenario(models.Model):
-    """A scenario document (DESIGN.md "Scenario files") and where it came from."""
+    """A scenario document (docs/design.md "Scenario files") and where it came from."""
 
     class Source(models.TextChoices):
         LIVE = "live", "Today's cluster"
@@ -61,7 +61,7 @@ class Outcome(models.Model):
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="outcomes")
     edits_key = models.CharField(max_length=64, help_text="sha256 of the edits as JSON")
     edits = models.JSONField(default=list)
-    data = models.JSONField(help_text="The simulator's JSON (DESIGN.md contract)")
+    data = models.JSONField(help_text="The simulator's JSON (docs/design.md contract)")
     seconds = models.FloatField(help_text="Engine time of the simulation")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -39,7 +39,7 @@ class ScenarioSerializer(serializers.ModelSerializer):
 
 
 class ScenarioDetailSerializer(ScenarioSerializer):
-    document = serializers.JSONField(read_only=True, help_text="The scenario document (DESIGN.md \"Scenario files\")")
+    document = serializers.JSONField(read_only=True, help_text="The scenario document (docs/design.md \"Scenario files\")")
 
     class Meta(ScenarioSerializer.Meta):
         fields = [*ScenarioSerializer.Meta.fields, "document"]
@@ -156,7 +156,7 @@ class ResultsSerializer(serializers.Serializer):
 
 class SimulationRequestSerializer(serializers.Serializer):
     scenario = serializers.DictField(
-        help_text='A scenario document (DESIGN.md "Scenario files"): camelCase, Kueue-like, as for manage.py simulate'
+        help_text='A scenario document (docs/design.md "Scenario files"): camelCase, Kueue-like, as for manage.py simulate'
     )
     set = serializers.ListField(
         child=serializers.CharField(max_length=500),
@@ -181,7 +181,7 @@ class SimulationRunSerializer(serializers.Serializer):
         read_only=True,
         allow_null=True,
         default=None,
-        help_text="events, workloads, series, summary (DESIGN.md); null until the run succeeded",
+        help_text="events, workloads, series, summary (docs/design.md); null until the run succeeded",
     )
     error = serializers.CharField(read_only=True)
     created_at = serializers.DateTimeField(read_only=True)

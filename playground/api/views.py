@@ -173,7 +173,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
 
     @extend_schema(
         responses={200: ResultsSerializer, 409: NotReadySerializer},
-        summary="Both simulator results of a succeeded run (DESIGN.md JSON contract)",
+        summary="Both simulator results of a succeeded run (docs/design.md JSON contract)",
     )
     @action(detail=True, methods=["get"])
     def results(self, request: Request, pk: str | None = None) -> Response:

@@ -8,7 +8,7 @@ once per report.
 
 Finishing and failing go through ``transitions.finish``, the control loop's own path, which
 fixes ``wall_time_seconds`` from ``admitted_at`` to the end and closes the admission interval
-(``AdmissionRecord``) that wall time and budgets are derived from (DESIGN.md "Time budgets").
+(``AdmissionRecord``) that wall time and budgets are derived from (docs/design.md "Time budgets").
 A cancelled admitted workload is charged the same way; a cancelled pending one never ran.
 When an admitted workload ends, its ClusterQueue gets an admission pass once the change commits:
 the freed capacity goes to the next workload without waiting for the beat schedule.
