@@ -347,7 +347,8 @@ def to_scenario(
                 amount = history.max_procs
             if amount is None:
                 amount = peak.get((flavor, resource), 0)
-            if amount > 0:
+            if amount > 0 or any(peak.get((other, resource), 0) > 0 for other in flavors):
+                # flavors sharing a resource list the same resources (Kueue's resource groups)
                 resources[resource] = {"nominal": _quantity(resource, amount)}
         too_big = next((j for j in jobs if j.partition == flavor and j.cpus > _cpu_amount(resources)), None)
         if too_big is not None:
