@@ -18,10 +18,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fairshare.simulation.scenario import parse_scenario  # noqa: E402
-from fairshare.simulation.simulator import simulate  # noqa: E402
-from fairshare.types import ADMISSION_MODES  # noqa: E402
-from playground import history  # noqa: E402
+from fairshare.simulation.scenario import parse_scenario
+from fairshare.simulation.simulator import simulate
+from fairshare.types import ADMISSION_MODES
+from playground import history
 
 
 def classes(document: dict[str, Any]) -> tuple[set[str], set[str]]:
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     fmt = args.format or history.guess_format(content)
     parsed = history.read_history(content, fmt)
     capacity = history.parse_capacity(args.capacity) if args.capacity else None
-    print(f"| mode | light users' mean wait (h) | heavy users' mean wait (h) | all (h) | CPU utilisation | Jain index | makespan (days) | seconds |")
+    print("| mode | light users' mean wait (h) | heavy users' mean wait (h) | all (h) | CPU utilisation | Jain index | makespan (days) | seconds |")
     print("|---|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
         document = history.to_scenario(parsed, layout=args.layout, mode=mode, capacity=capacity)

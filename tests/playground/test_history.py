@@ -133,7 +133,7 @@ def test_given_bad_sacct_json_then_the_error_names_the_field(content, field):
 def test_given_too_much_input_then_it_is_refused_before_parsing():
     with pytest.raises(ValidationError, match="larger than 5 MiB"):
         history.read_swf(" " * (history.MAX_HISTORY_BYTES + 1))
-    with pytest.raises(ValidationError, match="capacity.cpu: 4 CPUs is less than job job-6's 16"):
+    with pytest.raises(ValidationError, match=r"capacity\.cpu: 4 CPUs is less than job job-6's 16"):
         history.to_scenario(history.read_swf(SWF_SAMPLE), capacity={"cpu": 4})
     with pytest.raises(ValidationError, match="mode: one of"):
         history.parse_mode("fastest")
