@@ -8,7 +8,7 @@ that ``simulate`` and the playground run. ``synthetic_swf`` writes a seeded mult
   26.05's v0.0.45): the records are normalised by ``queues.backends.slurm.jobs`` (the backend's
   own reader), so this module reads only the v0.0.38 shape. Sizes come from the allocated TRES
   (the requested ones when nothing was allocated): ``cpu``, ``mem`` (MiB), ``gres/gpu``.
-  Runtime is ``time.elapsed``. Jobs that never started (pending, or cancelled before they
+  Runtime is ``time.elapsed`` (a job still running replays what it ran so far). Jobs that never started (pending, or cancelled before they
   ran) have no runtime and are skipped, as are job-array parents with no allocation; they are
   counted in ``History.skipped``.
 * SWF (Parallel Workloads Archive, version 2.2): ``;`` header comments and 18 whitespace-separated
@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fairshare.errors import ValidationError
-from fairshare.quantities import format_quantity
+from fairshare.quantities import format_quantity, parse_millis
 from fairshare.types import ADMISSION_MODES, NO_FAIR_SHARING
 from queues.backends.slurm import jobs as slurm
 
@@ -97,8 +97,6 @@ def parse_mode(value: str) -> str:
 
 def parse_capacity(items: Iterable[str]) -> dict[str, int]:
     """``cpu=512``, ``memory=4Ti``, ``nvidia.com/gpu=16`` -> base units per resource."""
-    from fairshare.quantities import parse_millis
-
     capacity: dict[str, int] = {}
     for item in items:
         name, sep, value = item.partition("=")
