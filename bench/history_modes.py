@@ -2,15 +2,19 @@
 utilisation, Jain index (``docs/history-replay.md``).
 
     python bench/history_modes.py [TRACE.swf|sacct.json] [--layout user|account] [--capacity cpu=512]
+        [--load 0.97] [--widen 4]
 
 Without a file it replays ``playground.history.synthetic_swf()`` (43 users, 3,200 jobs, 10
-days, 512 CPUs), one pool, one LocalQueue per user. Light users are those whose requested
-CPU-hours are below the median; heavy ones the top quarter.
+days, offered load ``--load``), one pool, one LocalQueue per user. Light users are those whose requested
+CPU-hours are below the median; heavy ones the top quarter. ``--widen N`` makes every job N
+times wider and N times shorter (the same work, fewer jobs at once: more users idle with a
+backlog when room frees, the regime where the modes part).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -63,10 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layout", choices=history.LAYOUTS, default="user")
     parser.add_argument("--capacity", action="append", default=[])
     parser.add_argument("--modes", default=",".join(ADMISSION_MODES))
+    parser.add_argument("--load", type=float, default=0.97, help="offered load of the synthetic trace")
+    parser.add_argument("--widen", type=int, default=1, help="jobs N times wider and N times shorter")
     args = parser.parse_args(argv)
-    content = Path(args.file).read_bytes() if args.file else history.synthetic_swf().encode()
+    content = Path(args.file).read_bytes() if args.file else history.synthetic_swf(load=args.load).encode()
     fmt = args.format or history.guess_format(content)
     parsed = history.read_history(content, fmt)
+    if args.widen > 1:
+        limit = parsed.max_procs or max(j.cpus for j in parsed.jobs) * args.widen
+        parsed = dataclasses.replace(parsed, jobs=tuple(
+            dataclasses.replace(j, cpus=min(limit, j.cpus * args.widen), runtime=max(1, j.runtime // args.widen))
+            for j in parsed.jobs
+        ))
     capacity = history.parse_capacity(args.capacity) if args.capacity else None
     print("| mode | light users' mean wait (h) | heavy users' mean wait (h) | all (h) | CPU utilisation | Jain index | makespan (days) | seconds |")
     print("|---|---|---|---|---|---|---|---|")
