@@ -14,10 +14,13 @@ that ``simulate`` and the playground run. ``synthetic_swf`` writes a seeded mult
 * SWF (Parallel Workloads Archive, version 2.2): ``;`` header comments and 18 whitespace-separated
   fields per job; -1 means unknown. Size is the allocated processors (the requested ones when
   unknown), runtime the run time; memory is KB per processor (used, else requested). A
-  ``; MaxProcs: N`` header line gives the capacity when ``capacity`` does not.
+  ``; MaxProcs: N`` header line gives the capacity when ``capacity`` does not; times count
+  from the ``; UnixStartTime:`` header (0 without one).
 * Layouts: ``account`` (namespace = account, LocalQueue ``account/user``) or ``user`` (one
   namespace and one LocalQueue ``user/jobs`` per user). Every LocalQueue is on one
-  ClusterQueue ``pool``; each Slurm partition (SWF partition number) is a flavor of it.
+  ClusterQueue ``pool``; each Slurm partition (SWF partition number) is a flavor of it. The
+  scenario format has no node selector, so a job is not pinned to its partition's flavor: the
+  engine gives it the first flavor it fits (one partition, the common case, is exact).
 * Capacity per flavor and resource: ``capacity`` when given (one amount for all flavors),
   else the largest concurrent allocation the history shows (from its real start and end
   times), so the replay runs the history on the machine it ran on.
@@ -34,7 +37,7 @@ import math
 import random
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,6 +62,7 @@ SWF_FIELDS = (
 _RESOURCES = {"cpu": "cpu", "mem": "memory", "gres/gpu": "nvidia.com/gpu"}
 _LABEL = re.compile(r"[^a-z0-9-]+")
 _MAX_PROCS = re.compile(r"^;\s*MaxProcs:\s*(\d+)\s*$", re.IGNORECASE)
+_UNIX_START = re.compile(r"^;\s*UnixStartTime:\s*(\d+)\s*$", re.IGNORECASE)
 _MODE_ALIASES = {"fifo": NO_FAIR_SHARING, "none": NO_FAIR_SHARING, "usage": "UsageBasedAdmissionFairSharing",
                  "drs": "DominantResourceShare", "timeaware": "TimeAware"}
 
@@ -255,6 +259,7 @@ def read_swf(content: str | bytes) -> History:
     rows: list[HistoryJob] = []
     skipped = 0
     max_procs: int | None = None
+    unix_start = 0  # SWF times count from the header's UnixStartTime
     for number, line in enumerate(text.splitlines(), start=1):
         if len(line) > MAX_LINE_CHARS:
             raise ValidationError(f"line {number}", f"longer than {MAX_LINE_CHARS:,} characters")
@@ -265,6 +270,9 @@ def read_swf(content: str | bytes) -> History:
             match = _MAX_PROCS.match(stripped)
             if match:
                 max_procs = int(match.group(1)) or None
+            match = _UNIX_START.match(stripped)
+            if match:
+                unix_start = min(int(match.group(1)), 2**33)
             continue
         parts = stripped.split()
         if len(parts) != len(SWF_FIELDS):
@@ -305,6 +313,8 @@ def read_swf(content: str | bytes) -> History:
                 memory=int(memory_kb * 1024 * cpus) if memory_kb > 0 else 0,
             )
         )
+    if unix_start:
+        rows = [replace(row, submit=row.submit + unix_start, start=row.start + unix_start) for row in rows]
     names = [row.name for row in rows]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})[:3] if len(names) < 5000 else ["(several)"]

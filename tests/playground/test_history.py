@@ -187,6 +187,8 @@ def test_import_history_writes_a_scenario_simulate_runs(tmp_path):
 def test_given_an_uploaded_trace_then_it_becomes_a_scenario(admin_client):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    assert "Slurm history / SWF trace" in admin_client.get(reverse("playground:index")).content.decode()
+
     upload = SimpleUploadedFile("site.swf", SWF_SAMPLE.encode(), content_type="text/plain")
     response = admin_client.post(reverse("playground:start"), {
         "source": "history", "history_file": upload, "history_layout": "user", "history_mode": "DominantResourceShare",
