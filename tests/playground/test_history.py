@@ -145,7 +145,9 @@ def test_the_synthetic_trace_is_seeded_and_of_the_promised_shape():
     parsed = history.read_swf(text)
     assert len(parsed.jobs) == 3200 and len({j.user for j in parsed.jobs}) == 43
     assert {j.cpus for j in parsed.jobs} <= {1, 2, 4, 8, 16, 32, 64, 128} and max(j.cpus for j in parsed.jobs) == 128
-    assert max(j.runtime for j in parsed.jobs) <= 17 * 3600 and max(j.submit for j in parsed.jobs) < 10 * 86400 + 60
+    first = min(j.submit for j in parsed.jobs)
+    assert first >= 1_793_577_600  # 2026-11-02, the header's UnixStartTime
+    assert max(j.runtime for j in parsed.jobs) <= 17 * 3600 and max(j.submit for j in parsed.jobs) - first < 10 * 86400 + 60
 
 
 def test_converting_a_5_mib_trace_takes_under_a_few_seconds():
