@@ -1,6 +1,6 @@
 """Side-by-side comparison of two simulator results (baseline and edited): pure functions.
 
-Input is the simulator's JSON (DESIGN.md contract); output is a compact JSON "view" the run
+Input is the simulator's JSON (the contract of docs/design.md); output is a compact JSON "view" the run
 page, the API and the exports read, so a finished run never re-reads the full results to draw
 itself. Nothing here touches Django (``budgets.status`` is pure too: the one forecast).
 

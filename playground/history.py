@@ -50,6 +50,9 @@ MAX_HISTORY_BYTES = 5 * 1024 * 1024
 MAX_HISTORY_JOBS = 20_000
 MAX_NAME_CHARS = 63
 MAX_LINE_CHARS = 4096
+MAX_EPOCH = 2**33  # the year 2242: later times are not a history
+MAX_RUNTIME = 366 * 86400
+MAX_SIZE = 10**7  # CPUs or GPUs of one job
 FORMATS = ("sacct", "swf")
 LAYOUTS = ("account", "user")
 POOL = "pool"
@@ -195,11 +198,15 @@ def read_sacct(content: str | bytes | Mapping[str, Any]) -> History:
             raise ValidationError(f"{where}.job_id", f"expected a number, got {str(job_id)[:40]!r}")
         times = record.get("time") or {}
         start, elapsed, submit = times.get("start"), times.get("elapsed"), times.get("submission")
-        if not isinstance(submit, int) or submit <= 0:
+        if not isinstance(submit, int) or not 0 < submit < MAX_EPOCH:
             raise ValidationError(f"{where}.time.submission", f"expected epoch seconds, got {str(submit)[:40]!r}")
         if not isinstance(start, int) or start <= 0 or not isinstance(elapsed, int):
             skipped += 1  # never ran: no runtime to replay
             continue
+        if start >= MAX_EPOCH:
+            raise ValidationError(f"{where}.time.start", f"expected epoch seconds, got {start}")
+        if not 0 <= elapsed <= MAX_RUNTIME:
+            raise ValidationError(f"{where}.time.elapsed", f"expected 0 to {MAX_RUNTIME} seconds, got {elapsed}")
         sizes = _sacct_sizes(record, where)
         if sizes is None:
             skipped += 1
@@ -246,6 +253,8 @@ def _sacct_sizes(record: Mapping[str, Any], where: str) -> tuple[int, int, int] 
         cpus = math.ceil(requests.get("cpu", 0) / 1000)
         if cpus <= 0:
             continue
+        if cpus > MAX_SIZE or requests.get("nvidia.com/gpu", 0) > MAX_SIZE * 1000:
+            raise ValidationError(f"{where}.tres.{part}", f"more than {MAX_SIZE:,} CPUs or GPUs in one job")
         return cpus, math.ceil(requests.get("memory", 0) / 1000), math.ceil(requests.get("nvidia.com/gpu", 0) / 1000)
     return None
 
@@ -290,11 +299,17 @@ def read_swf(content: str | bytes) -> History:
             raise ValidationError(f"line {number}", f"at most {MAX_HISTORY_JOBS:,} jobs")
         job, submit, wait, runtime, allocated = values[0], values[1], values[2], values[3], values[4]
         procs = allocated if allocated > 0 else values[7]
-        if submit < 0:
-            raise ValidationError(f"line {number} field 2 (submit time)", f"must not be negative, got {parts[1]!r}")
+        if not 0 <= submit < MAX_EPOCH:
+            raise ValidationError(f"line {number} field 2 (submit time)", f"must be 0 to {MAX_EPOCH}, got {parts[1]!r}")
         if runtime < 0 or procs <= 0:
             skipped += 1  # cancelled before it ran, or no size: nothing to replay
             continue
+        if runtime > MAX_RUNTIME:
+            raise ValidationError(f"line {number} field 4 (run time)", f"at most {MAX_RUNTIME} seconds, got {parts[3]!r}")
+        if procs > MAX_SIZE:
+            raise ValidationError(f"line {number} field 5 (allocated processors)", f"at most {MAX_SIZE:,}, got {parts[4]!r}")
+        if wait > MAX_RUNTIME * 10:
+            raise ValidationError(f"line {number} field 3 (wait time)", f"at most {MAX_RUNTIME * 10} seconds, got {parts[2]!r}")
         memory_kb = values[6] if values[6] > 0 else values[9]
         user = int(values[11]) if values[11] >= 0 else 0
         group = int(values[12]) if values[12] >= 0 else 0

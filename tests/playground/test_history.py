@@ -105,7 +105,8 @@ def test_given_the_swf_sample_then_users_groups_partitions_times_and_sizes_are_k
     [
         ("1 0 0 10 1\n", "line 1: expected 18 fields, got 5"),
         (";\n1 0 0 10 x -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n", "line 2 field 5 (allocated processors): not a number"),
-        ("1 -5 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n", "line 1 field 2 (submit time): must not be negative"),
+        ("1 -5 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n", "line 1 field 2 (submit time): must be 0 to"),
+        ("1 0 0 99999999999 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n", "line 1 field 4 (run time): at most"),
         ("1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n" * 2, "job numbers repeat"),
         ("1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 " + "9" * 5000 + "\n", "line 1: longer than"),
     ],
@@ -123,6 +124,7 @@ def test_given_a_bad_swf_line_then_the_error_names_the_line_and_field(text, fiel
         ('{"jobs": [{"job_id": 1, "time": {"submission": "soon"}}]}', "jobs: time.submission: expected a number"),
         ('{"jobs": [{"job_id": 1, "time": {"submission": -1}}]}', r"jobs\[0\].time.submission: expected epoch seconds"),
         ('{"jobs": [{"job_id": 1, "state": 5}]}', "jobs: state: expected an object"),
+        ('{"jobs": [{"job_id": 1, "time": {"submission": 5, "start": 6, "elapsed": -3}}]}', r"jobs\[0\].time.elapsed"),
     ],
 )
 def test_given_bad_sacct_json_then_the_error_names_the_field(content, field):
