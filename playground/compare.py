@@ -313,6 +313,38 @@ def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]])
     return rows
 
 
+# At which level each admission mode acts (docs/history-replay.md): one sentence each, shown
+# under the verdict of a run whose baseline or edited side uses the mode.
+MODE_LEVELS = {
+    "NoAdmissionFairSharing": "FIFO acts on no level: priority, then queue timestamp, so a light user waits behind "
+                              "every older job of every heavy user.",
+    "UsageBasedAdmissionFairSharing": "UsageBased acts on decayed past usage (half-life usageHalfLifeTime): a user "
+                                      "who ran little recently goes first even when the heavy users have nothing "
+                                      "running, so it cuts light users' waits the most.",
+    "DominantResourceShare": "DominantResourceShare acts on the current allocation only (KEP-752, no memory): it "
+                             "helps a light user only against users holding resources now; against idle users "
+                             "with a backlog it ties at share 0 and falls back to FIFO.",
+    "TimeAware": "TimeAware acts on the allocation against a fair share shaped by windowed usage (KAI); queues at "
+                 "the same ratio (for example all idle ones) are ordered by their windowed usage, so light users "
+                 "go first within the usage window and FIFO returns once the window forgets.",
+}
+
+
+def admission_modes(scenario: Any) -> list[str]:
+    """The admission modes a parsed scenario's ClusterQueues and cohorts set (none set: FIFO)."""
+    modes = {owner.admission_mode for owner in (*scenario.cluster_queues, *scenario.cohorts) if owner.admission_mode}
+    return sorted(modes) or ["NoAdmissionFairSharing"]
+
+
+def mode_levels(baseline_modes: Sequence[str], edited_modes: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per mode either side uses: which sides, and the sentence of ``MODE_LEVELS``."""
+    rows = []
+    for mode in sorted(set(baseline_modes) | set(edited_modes)):
+        rows.append({"mode": mode, "baseline": mode in baseline_modes, "edited": mode in edited_modes,
+                     "level": MODE_LEVELS.get(mode, "")})
+    return rows
+
+
 def compare(
     baseline: Result,
     edited: Result,
@@ -320,6 +352,7 @@ def compare(
     capacity: Mapping[str, float],
     budget_labels: Sequence[str] = (),
     max_points: int = MAX_SERIES_POINTS,
+    modes: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The comparison view: headline figures, per-tenant waits, per-LocalQueue summaries,
     budgets, moved workloads and the thinned series of both runs.
@@ -342,6 +375,7 @@ def compare(
         "moved": moved_summary(workload_moves(baseline, edited)),
         "series": {side: chart_series(result, capacity, max_points) for side, result in zip(SIDES, (baseline, edited))},
         "end": {side: result["summary"].get("endSeconds") for side, result in zip(SIDES, (baseline, edited))},
+        "modes": mode_levels(*modes) if modes is not None else [],
     }
 
 

@@ -7,12 +7,14 @@ from typing import Any
 
 from django import forms
 
-from playground import documents
+from fairshare.types import ADMISSION_MODES
+from playground import documents, history
 from playground.editor import EditableField
 from playground.live_export import MAX_DAYS
 from playground.presets import PRESETS
 
-SOURCES = (("preset", "A preset"), ("live", "Today's cluster"), ("upload", "A scenario file"))
+SOURCES = (("preset", "A preset"), ("live", "Today's cluster"), ("upload", "A scenario file"),
+           ("history", "Slurm history / SWF trace"))
 
 
 class StartForm(forms.Form):
@@ -27,6 +29,15 @@ class StartForm(forms.Form):
     text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
                            label="…or paste it")
     focus = forms.CharField(required=False, widget=forms.HiddenInput)
+    history_file = forms.FileField(required=False, label="sacct --json or .swf file")
+    history_format = forms.ChoiceField(choices=(("", "guess"), *((f, f) for f in history.FORMATS)), required=False,
+                                       label="Format")
+    history_layout = forms.ChoiceField(
+        choices=(("account", "namespace per account, LocalQueue per user"), ("user", "one LocalQueue per user")),
+        required=False, label="Layout",
+    )
+    history_mode = forms.ChoiceField(choices=[(m, m) for m in ADMISSION_MODES], required=False,
+                                     label="Admission mode")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -34,6 +45,12 @@ class StartForm(forms.Form):
         source = data.get("source")
         if source == "preset" and not data.get("preset"):
             self.add_error("preset", "choose a preset")
+        if source == "history":
+            upload = data.get("history_file")
+            if upload is None:
+                self.add_error("history_file", "choose a sacct --json or .swf file")
+            elif upload.size > history.MAX_HISTORY_BYTES:
+                self.add_error("history_file", f"is larger than {history.MAX_HISTORY_BYTES // (1024 * 1024)} MiB")
         if source == "upload":
             upload = data.get("file")
             if upload is not None and upload.size > documents.MAX_DOCUMENT_BYTES:
@@ -46,6 +63,8 @@ class StartForm(forms.Form):
         """The input an engine error about ``field`` belongs next to."""
         if field in ("preset", "days", "lookahead"):
             return field
+        if self.cleaned_data.get("source") == "history":
+            return "history_mode" if field == "mode" else "history_file"
         if self.cleaned_data.get("source") == "upload":
             return "text" if not self.cleaned_data.get("file") else "file"
         return "__all__" if field == "source" else "source"

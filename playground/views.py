@@ -26,7 +26,7 @@ from core.access import Access, access_for
 from core.downloads import attachment, name_attachment
 from fairshare.durations import format_duration, parse_duration
 from fairshare.errors import ValidationError
-from playground import charts, documents, editor, exports, selectors
+from playground import charts, documents, editor, exports, history, selectors
 from playground.documents import EditError
 from playground.forms import EditForm, StartForm
 from playground.live_export import LiveOptions
@@ -97,6 +97,14 @@ def start(request: HttpRequest) -> HttpResponse:
     try:
         if data["source"] == "preset":
             scenario = scenarios.create_from_preset(data["preset"], owner=request.user)
+        elif data["source"] == "history":
+            upload = data["history_file"]
+            document = history.history_scenario(
+                upload.read(history.MAX_HISTORY_BYTES + 1), data.get("history_format") or None,
+                name=(upload.name or "history").rsplit(".", 1)[0], layout=data.get("history_layout") or "account",
+                mode=data.get("history_mode") or "NoAdmissionFairSharing",
+            )
+            scenario = scenarios.create_from_document(document, owner=request.user)
         elif data["source"] == "upload":
             upload = data.get("file")
             if upload is not None:

@@ -167,15 +167,30 @@ class Scoring:
             ratio = fair_share_ratio(
                 self.state.alloc.get(local.nid, {}), self.state.shares.get(local.nid, {}), self.state.ta_demand.get(local.nid, {})
             )
-            return ratio, 0.0
+            return ratio, self.history_tie((local.spec.key,), local.spec.weight)
         return 0.0, 0.0
+
+    def history_tie(self, keys: tuple[str, ...] | list[str], weight: float) -> float:
+        """TimeAware's tie-break between nodes at the same ``allocated / fair share``: their
+        windowed usage (dominant over resources, summed over ``keys``' LocalQueues) over their
+        weight, so the one that used less over the window goes first. Without it every idle
+        queue scores 0 and idle queues are served by queue timestamp (FIFO), whatever their
+        history: the usage window would then never reach the order in a busy cluster, where
+        the queues that compete for freed room are exactly those with nothing running."""
+        history = self.state.snapshot.historical_usage
+        total: dict[str, float] = {}
+        for key in keys:
+            for resource, value in history.get(key, {}).items():
+                total[resource] = total.get(resource, 0.0) + value
+        used = max(total.values(), default=0.0)
+        return used / weight if weight > 0 else (INFINITE_SCORE if used > 0 else 0.0)
 
     def namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
         if mode == TIME_AWARE:
             ratio = fair_share_ratio(
                 self.state.alloc.get(ns_nid, {}), self.state.shares.get(ns_nid, {}), self.state.ta_demand.get(ns_nid, {})
             )
-            return ratio, 0.0
+            return ratio, self.history_tie(self.ns_members.get(ns_nid, []), namespace.weight)
         if mode == NO_FAIR_SHARING:
             return 0.0, 0.0
         total = 0.0

@@ -35,7 +35,7 @@ from fairshare.simulation.scenario import Scenario as EngineScenario
 from fairshare.simulation.scenario import parse_scenario
 from fairshare.simulation.simulator import simulate
 from playground import documents
-from playground.compare import capacity_of, compare
+from playground.compare import admission_modes, capacity_of, compare
 from playground.documents import EditError
 from playground.models import Outcome, Run, Scenario
 from playground.policy_diff import environment_lines, policy_deltas
@@ -157,6 +157,7 @@ def _compare(run: Run) -> dict[str, Any]:
         edited.data,
         capacity=capacity_of(baseline_scenario),
         budget_labels=[budget.label for budget in baseline_scenario.budgets],
+        modes=(admission_modes(baseline_scenario), admission_modes(edited_scenario)),
     )
     return {"comparison": view}
 

@@ -274,3 +274,23 @@ def test_volcano_table3_keeps_q1s_share_free_for_q1():
     pending = [w for w in result["workloads"].values() if w["state"] == "Pending"]
     assert pending and all(w["pendingReason"]["code"] == "InsufficientQuota" for w in pending)
     assert all("ClusterQueue q2" in w["pendingReason"]["message"] for w in pending)
+
+
+@pytest.mark.parametrize(
+    ("history", "first"),
+    [
+        ({"heavy/main": {"cpu": 0.6}, "light/main": {"cpu": 0.0}}, "light/job"),
+        ({"heavy/main": {"cpu": 0.0}, "light/main": {"cpu": 0.0}}, "heavy/job"),  # no history: timestamp
+        ({}, "heavy/job"),
+    ],
+)
+def test_time_aware_orders_idle_queues_by_windowed_usage_then_timestamp(history, first):
+    """Both queues idle: ``allocated / fair share`` is 0 for both, so the queue that used less
+    over the window goes first (it went by timestamp alone, whatever the history)."""
+    state = snapshot(
+        [cq("pool", cpu=4, mode="TimeAware")],
+        [lq("heavy/main", "pool"), lq("light/main", "pool")],
+        [wl("heavy/job", "heavy/main", cpu=4, t=0.0), wl("light/job", "light/main", cpu=4, t=10.0)],
+        historical=history,
+    )
+    assert admitted(plan(state, now=20.0)) == [first]
