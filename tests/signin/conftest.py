@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from core.directory_settings import sign_in_settings
-from tests.signin.ldap_server import SERVICE_DN, SUFFIX, Slapd, base_entries, free_port, group_of_names, person, posix_group
-from tests.signin.oidc_server import OIDCProvider
+from tests.signin.ldap_server import (
+    SERVICE_DN,
+    SUFFIX,
+    Slapd,
+    base_entries,
+    free_port,
+    group_of_names,
+    person,
+    posix_group,
+)
 
 GROUPS = f"ou=groups,{SUFFIX}"
 # The mapping the tests sign in with (the text form; docs/sign-in.md shows it).

@@ -8,7 +8,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field

@@ -78,7 +78,7 @@ def test_removed_from_a_group_loses_the_namespace_at_next_sign_in(client, ldap_s
     try:
         assert sign_in(client, "dave", password).status_code == 302
         assert client.get("/namespaces/physics/").status_code == 404
-        assert client.get("/api/v1/namespaces/%d/" % namespaces["physics"].pk).status_code == 404
+        assert client.get(f"/api/v1/namespaces/{namespaces['physics'].pk}/").status_code == 404
         assert client.get("/namespaces/biology/").status_code == 200
         assert set(TenantMembership.objects.filter(user=dave).values_list("namespace__name", "source")) == {
             ("biology", "local")
