@@ -63,7 +63,7 @@ def parse_group_map(text: str) -> dict[str, tuple[Grant, ...]]:
     mapping: dict[str, list[Grant]] = {}
     if not text:
         return {}
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         try:
             loaded = json.loads(text)
         except json.JSONDecodeError as error:
