@@ -16,6 +16,7 @@ from typing import Any
 import requests
 from django.conf import settings
 from django.contrib import messages
+from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -131,7 +132,17 @@ class DirectoryOIDCBackend(OIDCAuthenticationBackend):
         return True
 
     def filter_users_by_claims(self, claims: dict[str, Any]) -> Any:
-        return self.UserModel._default_manager.filter(username=self._username(claims))
+        """The user of that name, unless it is a local account with a password that no directory
+        sign-in has claimed yet: a provider's user never takes over a break-glass account."""
+        users = self.UserModel._default_manager.filter(username=self._username(claims))
+        user = users.first()
+        if user is not None and user.has_usable_password() and not hasattr(user, "directory_identity"):
+            logger.warning(
+                "OpenID Connect sign-in of %s refused: a local account with a password has that name",
+                self._username(claims),
+            )
+            raise SuspiciousOperation("local account with the same name")
+        return users
 
     def describe_user_by_claims(self, claims: dict[str, Any]) -> str:
         return f"username {self._username(claims)}"

@@ -127,3 +127,13 @@ def test_local_login_false_hides_the_password_form(oidc_site, settings, site, cl
     assert b"Sign in with Example SSO" in page.content and b'name="password"' not in page.content
     answer = client.post("/accounts/login/", {"username": "root", "password": "break-glass-pass-1"})
     assert answer.status_code == 200 and not answer.wsgi_request.user.is_authenticated
+
+
+def test_a_local_account_of_the_same_name_is_not_taken_over(oidc_site, provider, site):
+    get_user_model().objects.create_user("olga", password="break-glass-pass-1", is_staff=True)
+    provider.set_users({"olga": ["platform-admins"]})
+    browser = requests.Session()
+    back = log_in_at_provider(browser, browser.get(f"{site}/oidc/authenticate/", timeout=30), "olga")
+    assert back.url.startswith(f"{site}/accounts/login/")
+    assert browser.get(f"{site}/admin/", timeout=30, allow_redirects=False).status_code == 302
+    assert not DirectoryIdentity.objects.filter(user__username="olga").exists()
