@@ -109,6 +109,15 @@ def apply_directory_groups(user: Any, groups: Iterable[str], source: str) -> Non
     )
 
 
+def is_unclaimed_local_account(username: str) -> bool:
+    """A local account with a password that no directory sign-in has claimed: the directory's
+    user of the same name never takes it over (remove its password to hand it over)."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model()._default_manager.filter(username=username).first()
+    return user is not None and user.has_usable_password() and not DirectoryIdentity.objects.filter(user=user).exists()
+
+
 def local_login_allowed(user: Any) -> bool:
     """``LOCAL_LOGIN``: ``true`` anyone, ``admins`` staff and superusers only, ``false`` nobody."""
     mode = settings.LOCAL_LOGIN

@@ -24,7 +24,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthenticationRequestView
 
-from core.directory import apply_directory_groups
+from core.directory import apply_directory_groups, is_unclaimed_local_account
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +135,7 @@ class DirectoryOIDCBackend(OIDCAuthenticationBackend):
         """The user of that name, unless it is a local account with a password that no directory
         sign-in has claimed yet: a provider's user never takes over a break-glass account."""
         users = self.UserModel._default_manager.filter(username=self._username(claims))
-        user = users.first()
-        if user is not None and user.has_usable_password() and not hasattr(user, "directory_identity"):
+        if is_unclaimed_local_account(self._username(claims)):
             logger.warning(
                 "OpenID Connect sign-in of %s refused: a local account with a password has that name",
                 self._username(claims),

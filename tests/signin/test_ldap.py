@@ -139,3 +139,9 @@ def test_local_login_admins_with_a_directory(client, ldap_site, namespaces):
     users.create_user("someone", password="local-pass-word-2")
     assert sign_in(client, "someone", "local-pass-word-2").status_code == 200  # refused
     assert sign_in(client, "root", "break-glass-pass-1").status_code == 302
+
+
+def test_a_local_account_of_the_same_name_is_not_taken_over(client, ldap_site, slapd, namespaces):
+    get_user_model().objects.create_user("carol", password="break-glass-pass-1")
+    assert sign_in(client, "carol", slapd.passwords["carol"]).status_code == 200  # the LDAP password: refused
+    assert not get_user_model().objects.get(username="carol").is_staff
