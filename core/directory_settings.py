@@ -82,6 +82,15 @@ def ldap_settings(env: Mapping[str, str]) -> dict[str, Any]:
     type_name, group_filter_default = GROUP_TYPES[group_kind]
     group_base, group_filter = _search(env, "LDAP_GROUP_SEARCH", group_filter_default)
     group_type = getattr(config, type_name)()
+    options: dict[int, Any] = {ldap.OPT_NETWORK_TIMEOUT: 10, ldap.OPT_TIMEOUT: 10, ldap.OPT_REFERRALS: 0}
+    ca_file = env.get("LDAP_CA_CERT_FILE", "").strip()
+    if ca_file:
+        if not Path(ca_file).is_file():
+            raise DirectorySettingsError(f"LDAP_CA_CERT_FILE: no file {ca_file}")
+        # the site's CA for ldaps:// and StartTLS; a new TLS context (last) makes it count
+        options.update({
+            ldap.OPT_X_TLS_CACERTFILE: ca_file, ldap.OPT_X_TLS_REQUIRE_CERT: ldap.OPT_X_TLS_DEMAND, ldap.OPT_X_TLS_NEWCTX: 0,
+        })
     return {
         "AUTH_LDAP_SERVER_URI": uri,
         "AUTH_LDAP_BIND_DN": env.get("LDAP_BIND_DN", "").strip(),
@@ -92,9 +101,7 @@ def ldap_settings(env: Mapping[str, str]) -> dict[str, Any]:
         "AUTH_LDAP_GROUP_TYPE": group_type,
         "AUTH_LDAP_USER_ATTR_MAP": {"first_name": "givenName", "last_name": "sn", "email": "mail"},
         "AUTH_LDAP_ALWAYS_UPDATE_USER": True,
-        "AUTH_LDAP_CONNECTION_OPTIONS": {
-            ldap.OPT_NETWORK_TIMEOUT: 10, ldap.OPT_TIMEOUT: 10, ldap.OPT_REFERRALS: 0,
-        },
+        "AUTH_LDAP_CONNECTION_OPTIONS": options,
     }
 
 

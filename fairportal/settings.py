@@ -169,8 +169,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Sign-in brute force (web login and Django admin alike): django-axes counts failures per
-# username and address in the database (so across web workers) and locks that pair out.
 # Sign-in with the site's directory (docs/sign-in.md): LDAP when LDAP_SERVER_URI is set, OpenID
 # Connect when OIDC_ISSUER is set, directory groups -> roles by DIRECTORY_GROUP_MAP, local
 # passwords as LOCAL_LOGIN allows (true | false | admins). Sets AUTHENTICATION_BACKENDS.
@@ -184,6 +182,9 @@ DIRECTORY_GROUP_MAP = _SIGN_IN.pop("DIRECTORY_GROUP_MAP")
 LDAP_ENABLED: bool = _SIGN_IN.pop("LDAP_ENABLED")
 OIDC_ISSUER: str = _SIGN_IN.pop("OIDC_ISSUER")
 globals().update(_SIGN_IN)  # AUTH_LDAP_* (django-auth-ldap) and OIDC_* (mozilla-django-oidc)
+
+# Sign-in brute force (web login and Django admin alike): django-axes counts failures per
+# username and address in the database (so across web workers) and locks that pair out.
 AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_seconds("LOGIN_LOCKOUT_PERIOD", "15m"))

@@ -21,6 +21,9 @@ include /etc/ldap/schema/core.schema
 include /etc/ldap/schema/cosine.schema
 include /etc/ldap/schema/nis.schema
 include /etc/ldap/schema/inetorgperson.schema
+TLSCACertificateFile {tmp}/ca.pem
+TLSCertificateFile {tmp}/server.pem
+TLSCertificateKeyFile {tmp}/server.key
 pidfile {tmp}/slapd.pid
 argsfile {tmp}/slapd.args
 modulepath /usr/lib/ldap
@@ -60,6 +63,7 @@ class Slapd:
         if not Path(SLAPD).exists() or shutil.which("ldapadd") is None:
             raise RuntimeError("slapd or ldapadd is missing: `make slapd` installs Debian's slapd and ldap-utils")
         (self.tmp / "db").mkdir(parents=True)
+        make_certificates(self.tmp)
         conf = self.tmp / "slapd.conf"
         conf.write_text(CONFIG.format(tmp=self.tmp, suffix=SUFFIX, root_dn=ROOT_DN, root_pw=self.root_pw))
         conf.chmod(0o600)
@@ -136,3 +140,41 @@ def base_entries(service_password: str) -> str:
         f"cn: fairportal\nuserPassword: {service_password}\n\n"
     )
     return entries
+
+
+def make_certificates(tmp: Path) -> None:
+    """A throwaway CA (ca.pem) and a server certificate for 127.0.0.1 (server.pem, server.key)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def build(subject: str, key, issuer: str, issuer_key, *, ca: bool) -> x509.Certificate:  # noqa: ANN001
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    ca = build("fairportal test CA", ca_key, "fairportal test CA", ca_key, ca=True)
+    server = build("127.0.0.1", server_key, "fairportal test CA", ca_key, ca=False)
+    (tmp / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (tmp / "server.pem").write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    key_file = tmp / "server.key"
+    key_file.write_bytes(server_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ))
+    key_file.chmod(0o600)

@@ -11,7 +11,7 @@ from core.access import EXECUTORS_GROUP
 from core.models import DirectoryIdentity, TenantMembership
 from tests.factories import NamespaceFactory
 from tests.signin.conftest import GROUPS, apply_env, ldap_env
-from tests.signin.ldap_server import SERVICE_DN
+from tests.signin.ldap_server import SERVICE_DN, make_certificates
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +145,18 @@ def test_a_local_account_of_the_same_name_is_not_taken_over(client, ldap_site, s
     get_user_model().objects.create_user("carol", password="break-glass-pass-1")
     assert sign_in(client, "carol", slapd.passwords["carol"]).status_code == 200  # the LDAP password: refused
     assert not get_user_model().objects.get(username="carol").is_staff
+
+
+def test_start_tls_with_the_sites_ca(client, settings, slapd, tmp_path, namespaces):
+    apply_env(settings, ldap_env(slapd, tmp_path, LDAP_START_TLS="true", LDAP_CA_CERT_FILE=str(slapd.tmp / "ca.pem")))
+    assert sign_in(client, "alice", slapd.passwords["alice"]).status_code == 302
+    assert client.get("/namespaces/physics/").status_code == 200
+
+
+def test_start_tls_refuses_an_unknown_ca(client, settings, slapd, tmp_path, namespaces):
+    """Without the CA the server's certificate is not trusted: no sign-in (so TLS really ran)."""
+    other_ca = tmp_path / "other"
+    other_ca.mkdir()
+    make_certificates(other_ca)
+    apply_env(settings, ldap_env(slapd, tmp_path, LDAP_START_TLS="true", LDAP_CA_CERT_FILE=str(other_ca / "ca.pem")))
+    assert sign_in(client, "alice", slapd.passwords["alice"]).status_code == 200

@@ -73,6 +73,7 @@ def test_without_a_directory_only_local_passwords():
         ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_GROUP_TYPE": "nis"}, "LDAP_GROUP_TYPE"),
         ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x?uid=%(user)s", "LDAP_GROUP_SEARCH": "dc=x"}, "parentheses"),
         ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_BIND_PASSWORD_FILE": "/nonexistent/pw"}, "LDAP_BIND_PASSWORD_FILE"),
+        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_CA_CERT_FILE": "/nonexistent/ca.pem"}, "LDAP_CA_CERT_FILE"),
         ({"OIDC_ISSUER": "https://sso.example.org"}, "OIDC_CLIENT_ID"),
         ({"DIRECTORY_GROUP_MAP": "g=root"}, "DIRECTORY_GROUP_MAP"),
     ],
