@@ -32,7 +32,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test run test lint services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -40,13 +40,23 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	@touch $(STAMP)
 
-$(TEST_STAMP): $(STAMP) requirements-test.txt
+$(TEST_STAMP): $(STAMP) requirements-test.txt requirements-ldap.txt | ldap-headers
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-test.txt
 	@touch $(TEST_STAMP)
 
 install: $(STAMP)
 
 install-test: $(TEST_STAMP)
+
+# LDAP sign-in (an optional extra, docs/sign-in.md): python-ldap compiles against OpenLDAP's headers.
+ldap-headers:
+	@dpkg -s libldap2-dev libsasl2-dev build-essential python3-dev >/dev/null 2>&1 || { \
+		echo "Installing the headers python-ldap builds against"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq libldap2-dev libsasl2-dev build-essential python3-dev >/dev/null; }
+
+install-ldap: install ldap-headers
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-ldap.txt
 
 # `make run` is the DEBUG=false profile on loopback: a random SECRET_KEY made once (var/secret_key).
 $(SECRET_KEY_PATH):
@@ -125,7 +135,20 @@ slurm:
 	for v in $$failed; do echo "Slurm $$v did not start (var/slurm-start-$$v.log):"; tail -5 "var/slurm-start-$$v.log"; done; \
 	test -z "$$failed"
 
-services: postgres redis chromium prometheus slurm
+# The sign-in tests' directory servers, which the tests start themselves on free loopback ports:
+# Debian's slapd (never run as a system service here) and the npm oidc-provider (var/oidc-node).
+OIDC_PROVIDER_VERSION ?= 9.13.3
+slapd:
+	@command -v slapd >/dev/null && command -v ldapadd >/dev/null || { \
+		echo "Installing Debian's slapd and ldap-utils for the sign-in tests"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq slapd ldap-utils >/dev/null; }
+
+oidc-provider:
+	@test -f var/oidc-node/node_modules/oidc-provider/package.json && grep -q '"version": "$(OIDC_PROVIDER_VERSION)"' var/oidc-node/node_modules/oidc-provider/package.json || { \
+		mkdir -p var/oidc-node && npm install --silent --no-audit --no-fund --prefix var/oidc-node oidc-provider@$(OIDC_PROVIDER_VERSION); }
+
+services: postgres redis chromium prometheus slurm slapd oidc-provider
 
 # Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the five packages, and the
 # import contracts (fairshare pure and layered, queues below budgets/playground, no cycles: lint-imports).

@@ -10,6 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.directory_settings import DirectorySettingsError, sign_in_settings
 from core.fairsharing_config import FairSharingConfigError, load_policy
 from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
 from fairportal.secret_key import SecretKeyError, read_secret_key
@@ -168,9 +169,22 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Sign-in with the site's directory (docs/sign-in.md): LDAP when LDAP_SERVER_URI is set, OpenID
+# Connect when OIDC_ISSUER is set, directory groups -> roles by DIRECTORY_GROUP_MAP, local
+# passwords as LOCAL_LOGIN allows (true | false | admins). Sets AUTHENTICATION_BACKENDS.
+try:
+    _SIGN_IN = sign_in_settings(os.environ)
+except DirectorySettingsError as error:
+    raise ImproperlyConfigured(str(error)) from None
+AUTHENTICATION_BACKENDS: list[str] = _SIGN_IN.pop("AUTHENTICATION_BACKENDS")
+LOCAL_LOGIN: str = _SIGN_IN.pop("LOCAL_LOGIN")
+DIRECTORY_GROUP_MAP = _SIGN_IN.pop("DIRECTORY_GROUP_MAP")
+LDAP_ENABLED: bool = _SIGN_IN.pop("LDAP_ENABLED")
+OIDC_ISSUER: str = _SIGN_IN.pop("OIDC_ISSUER")
+globals().update(_SIGN_IN)  # AUTH_LDAP_* (django-auth-ldap) and OIDC_* (mozilla-django-oidc)
+
 # Sign-in brute force (web login and Django admin alike): django-axes counts failures per
 # username and address in the database (so across web workers) and locks that pair out.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_ENABLED = env_bool("LOGIN_THROTTLE", True)
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_seconds("LOGIN_LOCKOUT_PERIOD", "15m"))

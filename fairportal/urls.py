@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 from budgets.api.urls import register_routes as register_budget_routes
 from core.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from core.api.views import api_not_found
+from core.directory_oidc import CallbackView, SignInRedirectView
 from core.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
 from playground.views import workload_estimate
@@ -29,6 +30,8 @@ urlpatterns = [
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("oidc/authenticate/", SignInRedirectView.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", CallbackView.as_view(), name="oidc_authentication_callback"),
     path("metrics", metrics_view, name="metrics"),
     path("api/v1/kueue/", include("queues.interop.urls")),
     path("api/v1/", include(api.urls)),

@@ -12,7 +12,7 @@ from django.utils import timezone
 from budgets.models import Budget, BudgetEvent
 from core.api_tokens import issue_token
 from core.audit import record_change
-from core.models import PolicyChange
+from core.models import DirectoryIdentity, PolicyChange
 from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, Workload
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def test_given_demo_when_staff_opens_changelist_then_it_loads(admin_client, demo
 
 @pytest.fixture
 def every_model_has_a_row(demo, admin_user):
-    """The demo holds no groups, tokens, sign-in records or audit rows, and budget events only
+    """The demo holds no groups, tokens, sign-in records, directory identities or audit rows, and budget events only
     when the current period (which depends on today's date) has seen enough use: make one of each."""
     Group.objects.create(name="operators")
     issue_token(admin_user)
@@ -46,6 +46,7 @@ def every_model_has_a_row(demo, admin_user):
     )
     ClusterJob.objects.create(backend="slurm", external_id="1", workload=Workload.objects.first())
     BackendHealth.objects.create(backend="slurm", reachable=False, last_error="admin page check")
+    DirectoryIdentity.objects.create(user=admin_user, source="ldap", groups=["cn=admins"], synced_at=timezone.now())
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m._meta.label)
