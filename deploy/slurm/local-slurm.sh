@@ -1,57 +1,119 @@
 #!/usr/bin/env bash
-# local-slurm.sh - a real single-host Slurm (Debian's slurm-wlm 22.05) for fairportal's tests and bench.
+# local-slurm.sh - a real single-host Slurm for fairportal's tests and bench, in one of three versions:
+# 22.05 (Debian 12's own slurm-wlm, run from the host), 24.11 (Debian 13) and 26.05 (Debian
+# unstable), the last two run inside a cached Debian root built by slurm-rootfs.sh (chroot, the
+# host's network and pid namespaces, so everything still listens on 127.0.0.1).
 #
-#   deploy/slurm/local-slurm.sh start        install what is missing, write the config, start what is down
+#   deploy/slurm/local-slurm.sh start        install/build what is missing, write the config, start what is down
 #   deploy/slurm/local-slurm.sh stop         cancel this cluster's jobs, stop its daemons
 #   deploy/slurm/local-slurm.sh status       exit 0 when slurmctld answers and the nodes are usable
 #   deploy/slurm/local-slurm.sh stop-ctld    stop slurmctld only (fault tests: "Slurm unreachable")
 #   deploy/slurm/local-slurm.sh start-ctld   start slurmctld again and wait until it answers
 #   deploy/slurm/local-slurm.sh env          print the client environment (export SLURM_CONF=...)
+#   deploy/slurm/local-slurm.sh start-rest   24.11/26.05: start slurmrestd with JWT auth on 127.0.0.1:<ctld port + 3>
+#   deploy/slurm/local-slurm.sh stop-rest    stop that slurmrestd
 #
-# Everything (config, state, logs, pid files, the accounting database) lives in one directory:
-# $FAIRPORTAL_SLURM_DIR, default var/slurm of the checkout. `start` is idempotent and fast when
-# the cluster already runs (about 0.3 s): it installs only missing packages, never regenerates
-# the munge key or the database, starts only daemons that are down (checked by pid file and
-# /proc, never by name) and restarts slurmctld/slurmd only when their configuration changed.
+# The version: $FAIRPORTAL_SLURM_VERSION (22.05, 24.11 or 26.05), default the one the directory
+# was started with (its cluster.env), else 22.05. Defaults per version:
 #
-# The cluster: munged, a private MariaDB (port $FAIRPORTAL_SLURM_MYSQL_PORT) with slurmdbd for
-# sacct and multifactor fair share, slurmctld and one slurmd per node (all on 127.0.0.1) with
-# fake GPUs (gres/gpu files are symlinks to /dev/null). Partitions: `main` (default) and `gpu`,
-# both over every node, so a fairportal flavor can be mapped to a partition.
+#   version  directory          slurmctld slurmdbd slurmd(n1..) slurmrestd  root file system
+#   22.05    var/slurm          6817      6819     6831..       -           the host
+#   24.11    var/slurm-24.11    6917      6919     6931..       6920        /var/lib/fairportal/slurm-rootfs/24.11
+#   26.05    var/slurm-26.05    7017      7019     7031..       7020        /var/lib/fairportal/slurm-rootfs/26.05
+#
+# FAIRPORTAL_SLURM_PORT_BASE moves all of a cluster's ports (ctld = base+17, dbd = base+19, rest =
+# base+20, slurmd = base+31...). Client tools of a chroot version are the wrappers in <dir>/bin
+# (squeue, sacct, sbatch, scontrol, ... each runs the root's tool with this cluster's SLURM_CONF):
+# point SLURM_BIN_DIR at <dir>/bin, SLURM_CONF at <dir>/etc/slurm.conf (`env` prints both).
+#
+# Everything (config, state, logs, pid files) lives in one directory: $FAIRPORTAL_SLURM_DIR. The
+# accounting MariaDB (port $FAIRPORTAL_SLURM_MYSQL_PORT, default 3307) lives in
+# $FAIRPORTAL_SLURM_MYSQL_DIR: by default the 22.05 cluster's own directory; the other versions
+# share the 22.05 directory's MariaDB (default var/slurm), each with its own database
+# (slurm_acct_db, slurm_acct_db_24_11, slurm_acct_db_26_05). Stopping the cluster that owns the
+# MariaDB stops it. `start` is idempotent and fast when the cluster already runs (well under a
+# second): it installs only missing packages, builds a root only once per machine, never
+# regenerates the munge key or the database, starts only daemons that are down (checked by pid
+# file and /proc, never by name) and restarts slurmctld/slurmd only when their configuration changed.
+#
+# The cluster: munged, slurmdbd for sacct and multifactor fair share, slurmctld and one slurmd
+# per node (all on 127.0.0.1) with fake GPUs (gres/gpu files are symlinks to /dev/null).
+# Partitions: `main` (default) and `gpu`, both over every node, so a fairportal flavor can be
+# mapped to a partition. 24.11 and 26.05 also accept JWT (AuthAltTypes=auth/jwt, key
+# <dir>/etc/jwt_hs256.key) for slurmrestd. By hand, as `start-rest` does it:
+#   SLURMRESTD_SECURITY=disable_user_check <dir>/sbin/slurmrestd -a rest_auth/jwt 127.0.0.1:6920 &
+#   export SLURM_JWT=$(<dir>/bin/scontrol token username=root lifespan=3600 | cut -d= -f2)
+#   curl -H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" http://127.0.0.1:6920/slurm/v0.0.41/jobs
+# (slurmrestd -d list names the data_parser versions a root serves: v0.0.40-42 for 24.11).
 #
 # Knobs (environment): FAIRPORTAL_SLURM_NODES=2, _CPUS=16 (per node), _MEM_MB=65536, _GPUS=4,
-# _HALFLIFE=00:02:00 (PriorityDecayHalfLife), _CTLD_PORT=6817, _SLURMD_PORT=6831 (first node),
-# _DBD_PORT=6819, _MYSQL_PORT=3307, _TIMEOUT=60 (seconds to wait for each daemon).
-# Must run as root (it installs packages and runs the daemons as root), as CI does.
+# _HALFLIFE=00:02:00 (PriorityDecayHalfLife), _PORT_BASE (above), _CTLD_PORT, _SLURMD_PORT
+# (first node), _DBD_PORT, _REST_PORT, _MYSQL_PORT=3307, _MYSQL_DIR, _TIMEOUT=60 (seconds to
+# wait for each daemon), FAIRPORTAL_SLURM_ROOTFS_CACHE (slurm-rootfs.sh).
+# Must run as root (it installs packages, mounts and runs the daemons as root), as CI does.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-DIR="${FAIRPORTAL_SLURM_DIR:-$ROOT/var/slurm}"
-case "$DIR" in /*) ;; *) DIR="$(pwd)/$DIR" ;; esac
-DIR="${DIR%/}"
+abs_dir() { local d=$1; case "$d" in /*) ;; *) d="$(pwd)/$d" ;; esac; echo "${d%/}"; }
+VERSION="${FAIRPORTAL_SLURM_VERSION:-}"
+if [[ -n "${FAIRPORTAL_SLURM_DIR:-}" ]]; then
+  DIR="$(abs_dir "$FAIRPORTAL_SLURM_DIR")"
+  # the version (and ports) this directory was started with, unless the environment says otherwise
+  if [[ -z "$VERSION" && -f "$DIR/cluster.env" ]]; then VERSION="$(sed -n 's/^FAIRPORTAL_SLURM_VERSION=//p' "$DIR/cluster.env")"; fi
+fi
+VERSION="${VERSION:-22.05}"
+case "$VERSION" in
+  22.05) DEFAULT_BASE=6800; DEFAULT_DIR="$ROOT/var/slurm" ;;
+  24.11) DEFAULT_BASE=6900; DEFAULT_DIR="$ROOT/var/slurm-24.11" ;;
+  26.05) DEFAULT_BASE=7000; DEFAULT_DIR="$ROOT/var/slurm-26.05" ;;
+  *) echo "local-slurm: FAIRPORTAL_SLURM_VERSION must be 22.05, 24.11 or 26.05, got '$VERSION'" >&2; exit 2 ;;
+esac
+DIR="${DIR:-$DEFAULT_DIR}"
 case "$DIR" in ""|/|/root|/home|/tmp|/usr|/var|/etc) echo "local-slurm: refusing FAIRPORTAL_SLURM_DIR=$DIR" >&2; exit 2 ;; esac
+# ports and the shared MariaDB as this directory was started with (cluster.env), unless overridden
+if [[ -f "$DIR/cluster.env" ]]; then
+  while IFS='=' read -r key value; do
+    [[ "$key" =~ ^FAIRPORTAL_SLURM_(PORT_BASE|CTLD_PORT|SLURMD_PORT|DBD_PORT|REST_PORT|MYSQL_PORT|MYSQL_DIR|NODES)$ ]] || continue
+    [[ -n "${!key:-}" ]] || export "$key=$value"
+  done <"$DIR/cluster.env"
+fi
 
 NODES="${FAIRPORTAL_SLURM_NODES:-2}"
 CPUS="${FAIRPORTAL_SLURM_CPUS:-16}"
 MEM_MB="${FAIRPORTAL_SLURM_MEM_MB:-65536}"
 GPUS="${FAIRPORTAL_SLURM_GPUS:-4}"
 HALFLIFE="${FAIRPORTAL_SLURM_HALFLIFE:-00:02:00}"
-CTLD_PORT="${FAIRPORTAL_SLURM_CTLD_PORT:-6817}"
-SLURMD_PORT="${FAIRPORTAL_SLURM_SLURMD_PORT:-6831}"
-DBD_PORT="${FAIRPORTAL_SLURM_DBD_PORT:-6819}"
+PORT_BASE="${FAIRPORTAL_SLURM_PORT_BASE:-$DEFAULT_BASE}"
+[[ "$PORT_BASE" =~ ^[0-9]+$ ]] || { echo "local-slurm: FAIRPORTAL_SLURM_PORT_BASE must be a whole number" >&2; exit 2; }
+CTLD_PORT="${FAIRPORTAL_SLURM_CTLD_PORT:-$((PORT_BASE + 17))}"
+SLURMD_PORT="${FAIRPORTAL_SLURM_SLURMD_PORT:-$((PORT_BASE + 31))}"
+DBD_PORT="${FAIRPORTAL_SLURM_DBD_PORT:-$((PORT_BASE + 19))}"
+REST_PORT="${FAIRPORTAL_SLURM_REST_PORT:-$((PORT_BASE + 20))}"
 MYSQL_PORT="${FAIRPORTAL_SLURM_MYSQL_PORT:-3307}"
+if [[ "$VERSION" == 22.05 ]]; then MYSQL_DIR="${FAIRPORTAL_SLURM_MYSQL_DIR:-$DIR}"
+else MYSQL_DIR="${FAIRPORTAL_SLURM_MYSQL_DIR:-$ROOT/var/slurm}"; fi
+MYSQL_DIR="$(abs_dir "$MYSQL_DIR")"
 TIMEOUT="${FAIRPORTAL_SLURM_TIMEOUT:-60}"
 CLUSTER=fairportal
-for v in NODES CPUS MEM_MB GPUS CTLD_PORT SLURMD_PORT DBD_PORT MYSQL_PORT TIMEOUT; do
+ACCT_DB=slurm_acct_db
+[[ "$VERSION" == 22.05 ]] || ACCT_DB="slurm_acct_db_${VERSION/./_}"
+for v in NODES CPUS MEM_MB GPUS CTLD_PORT SLURMD_PORT DBD_PORT REST_PORT MYSQL_PORT TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "local-slurm: FAIRPORTAL_SLURM_$v must be a whole number, got '${!v}'" >&2; exit 2; }
 done
 [[ "$NODES" -ge 1 ]] || { echo "local-slurm: FAIRPORTAL_SLURM_NODES must be at least 1" >&2; exit 2; }
+# a chroot version's tools are wrappers in $DIR/bin and $DIR/sbin (written by `start`)
+CHROOT=""
+if [[ "$VERSION" != 22.05 ]]; then
+  CHROOT="${FAIRPORTAL_SLURM_ROOTFS_CACHE:-/var/lib/fairportal/slurm-rootfs}/$VERSION"
+  export PATH="$DIR/bin:$DIR/sbin:$PATH"
+fi
 
 ETC="$DIR/etc"; RUN="$DIR/run"; LOG="$DIR/log"; SPOOL="$DIR/spool"
 MUNGE_SOCK="$RUN/munge.socket"
 CONF="$ETC/slurm.conf"
-MYCNF="$ETC/my.cnf"
+# the MariaDB's files, in the directory of the cluster that owns it
+MYCNF="$MYSQL_DIR/etc/my.cnf"; MYRUN="$MYSQL_DIR/run"; MYLOG="$MYSQL_DIR/log"
 unset SLURM_JWT SLURM_CONF 2>/dev/null || true
 export SLURM_CONF="$CONF"
 
@@ -61,12 +123,12 @@ die() { log "ERROR: $*"; exit 1; }
 
 # --- processes: ours only (pid file + /proc name + a reference to DIR), never by name alone ----
 pid_of() { [[ -s "$1" ]] && tr -dc '0-9' <"$1" || true; }
-is_ours() {
-  local pid=$1 comm=$2
+is_ours() { # MATCH: the directory its command line names (default DIR)
+  local pid=$1 comm=$2 dir="${MATCH:-$DIR}"
   [[ -n "$pid" && -d "/proc/$pid" ]] || return 1
   [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$comm" ]] || return 1
-  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$DIR/" && return 0
-  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qF "SLURM_CONF=$DIR/" && return 0
+  tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$dir/" && return 0
+  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qF "SLURM_CONF=$dir/" && return 0
   return 1
 }
 running() { is_ours "$(pid_of "$1")" "$2"; }
@@ -113,12 +175,17 @@ nodes_ok() {
 
 # --- packages ----------------------------------------------------------------------------------
 install_packages() {
+  if [[ -n "$CHROOT" ]]; then
+    "$HERE/slurm-rootfs.sh" "$VERSION" >/dev/null || die "could not build the Slurm $VERSION root"
+    if PATH="$PATH:/usr/sbin" command -v mariadbd mariadb-install-db ss mountpoint >/dev/null; then return 0; fi
+  fi
   # fast path: every daemon and the accounting plugin are installed already
   if PATH="$PATH:/usr/sbin" command -v munged slurmctld slurmd slurmdbd sacct mariadbd mariadb-install-db ss >/dev/null \
     && compgen -G "/usr/lib/*/slurm-wlm/accounting_storage_mysql.so" >/dev/null; then
     return 0
   fi
   local pkgs=(munge slurm-client slurmctld slurmd slurmdbd slurm-wlm-mysql-plugin mariadb-server mariadb-client iproute2)
+  [[ -z "$CHROOT" ]] || pkgs=(mariadb-server mariadb-client iproute2)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -147,7 +214,7 @@ write_file() { # path mode < content: replace only when the content differs; rem
 changed() { [[ "$CHANGED" == *" $1 "* ]]; }
 
 write_config() {
-  mkdir -p "$ETC" "$RUN" "$LOG" "$SPOOL/ctld" "$DIR/munge" "$DIR/mysql" "$DIR/dev"
+  mkdir -p "$ETC" "$RUN" "$LOG" "$SPOOL/ctld" "$DIR/munge" "$DIR/dev" "$MYSQL_DIR/etc" "$MYRUN" "$MYLOG" "$MYSQL_DIR/mysql"
   chmod 700 "$SPOOL/ctld"; chmod 711 "$DIR/munge"
   local nodelist ports i n gres_conf="AutoDetect=off" gres_node="" gres_types=""
   if [[ $NODES -eq 1 ]]; then nodelist=n1; ports=$SLURMD_PORT
@@ -164,21 +231,28 @@ write_config() {
   fi
   write_file "$MYCNF" 644 <<EOF
 [mysqld]
-datadir=$DIR/mysql/data
-socket=$RUN/mysqld.sock
-pid-file=$RUN/mysqld.pid
+datadir=$MYSQL_DIR/mysql/data
+socket=$MYRUN/mysqld.sock
+pid-file=$MYRUN/mysqld.pid
 port=$MYSQL_PORT
 bind-address=127.0.0.1
 user=root
-log-error=$LOG/mysqld.log
+log-error=$MYLOG/mysqld.log
 skip-name-resolve
 innodb_buffer_pool_size=128M
 innodb_lock_wait_timeout=900
 [client]
-socket=$RUN/mysqld.sock
+socket=$MYRUN/mysqld.sock
 port=$MYSQL_PORT
 EOF
-  [[ -s "$ETC/dbpass" ]] || { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$ETC/dbpass"; chmod 600 "$ETC/dbpass"; }
+  [[ -s "$MYSQL_DIR/etc/dbpass" ]] || { head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$MYSQL_DIR/etc/dbpass"; chmod 600 "$MYSQL_DIR/etc/dbpass"; }
+  local jwt="" dbd_jwt="" old_opts="DebugFlags=NO_CONF_HASH"$'\n'"SwitchType=switch/none"
+  if [[ -n "$CHROOT" ]]; then
+    # slurmrestd's JWT: a key per cluster; 23.x+ dropped switch/none and NO_CONF_HASH
+    [[ -s "$ETC/jwt_hs256.key" ]] || { head -c 32 /dev/urandom >"$ETC/jwt_hs256.key"; chmod 600 "$ETC/jwt_hs256.key"; }
+    jwt="AuthAltTypes=auth/jwt"$'\n'"AuthAltParameters=jwt_key=$ETC/jwt_hs256.key"
+    dbd_jwt="$jwt"; old_opts=""
+  fi
   write_file "$ETC/slurmdbd.conf" 600 <<EOF
 AuthType=auth/munge
 AuthInfo=socket=$MUNGE_SOCK
@@ -193,8 +267,9 @@ StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
 StoragePort=$MYSQL_PORT
 StorageUser=slurm
-StoragePass=$(cat "$ETC/dbpass")
-StorageLoc=slurm_acct_db
+StoragePass=$(cat "$MYSQL_DIR/etc/dbpass")
+StorageLoc=$ACCT_DB
+$dbd_jwt
 EOF
   write_file "$CONF" 644 <<EOF
 # written by deploy/slurm/local-slurm.sh: one host, fake resources
@@ -206,6 +281,7 @@ SlurmctldPort=$CTLD_PORT
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$MUNGE_SOCK
+$jwt
 StateSaveLocation=$SPOOL/ctld
 SlurmdSpoolDir=$SPOOL/d-%n
 SlurmctldPidFile=$RUN/slurmctld.pid
@@ -214,13 +290,12 @@ SlurmctldLogFile=$LOG/slurmctld.log
 SlurmdLogFile=$LOG/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-DebugFlags=NO_CONF_HASH
+$old_opts
 PlugStackConfig=$ETC/plugstack.conf
 MailProg=/bin/true
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-SwitchType=switch/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU_Memory
 DefMemPerCPU=256
@@ -257,6 +332,8 @@ PartitionName=main Nodes=$nodelist Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=$nodelist Default=NO MaxTime=INFINITE State=UP
 EOF
   write_file "$ETC/plugstack.conf" 644 </dev/null
+  # 23.x+ slurmd initialises a cgroup plugin even with proctrack/linuxproc: none here
+  [[ -z "$CHROOT" ]] || write_file "$ETC/cgroup.conf" 644 <<<"CgroupPlugin=disabled"
   write_file "$ETC/gres.conf" 644 <<<"$gres_conf"
 }
 
@@ -275,26 +352,30 @@ start_munge() {
 }
 
 start_mysql() {
-  if [[ ! -d "$DIR/mysql/data/mysql" ]]; then
+  # one MariaDB may serve several clusters (one database each): start it under its own lock
+  exec 8>"$MYSQL_DIR/.mysql.lock"
+  flock -w 600 8 || die "another local-slurm.sh holds $MYSQL_DIR/.mysql.lock"
+  if [[ ! -d "$MYSQL_DIR/mysql/data/mysql" ]]; then
     log "initialising the accounting database"
-    rm -rf "$DIR/mysql/data"
+    rm -rf "$MYSQL_DIR/mysql/data"
     mariadb-install-db --defaults-file="$MYCNF" --auth-root-authentication-method=normal --skip-test-db --user=root \
-      >"$LOG/mysql-install.log" 2>&1 || die "mariadb-install-db failed: $LOG/mysql-install.log"
+      >"$MYLOG/mysql-install.log" 2>&1 || die "mariadb-install-db failed: $MYLOG/mysql-install.log"
   fi
-  if running "$RUN/mysqld.pid" mariadbd && changed my.cnf; then stop_pidfiles mariadbd "$RUN/mysqld.pid"; fi
-  if ! running "$RUN/mysqld.pid" mariadbd; then
+  if MATCH="$MYSQL_DIR" running "$MYRUN/mysqld.pid" mariadbd && changed my.cnf; then MATCH="$MYSQL_DIR" stop_pidfiles mariadbd "$MYRUN/mysqld.pid"; fi
+  if ! MATCH="$MYSQL_DIR" running "$MYRUN/mysqld.pid" mariadbd; then
     need_port "$MYSQL_PORT" "the accounting MariaDB"
     # --pidfile: start-stop-daemon then matches only this instance (the machine may run its own MariaDB)
-    start-stop-daemon --start --background --pidfile "$RUN/mysqld.pid" --exec /usr/sbin/mariadbd -- --defaults-file="$MYCNF" 9>&-
+    start-stop-daemon --start --background --pidfile "$MYRUN/mysqld.pid" --exec /usr/sbin/mariadbd -- --defaults-file="$MYCNF" 8>&- 9>&-
   fi
-  wait_until "MariaDB :$MYSQL_PORT" "$RUN/mysqld.pid" mariadbd mysql_ok || die "MariaDB did not start: $(tail -5 "$LOG/mysqld.log")"
-  local pass; pass="$(cat "$ETC/dbpass")"
+  MATCH="$MYSQL_DIR" wait_until "MariaDB :$MYSQL_PORT" "$MYRUN/mysqld.pid" mariadbd mysql_ok || die "MariaDB did not start: $(tail -5 "$MYLOG/mysqld.log")"
+  local pass; pass="$(cat "$MYSQL_DIR/etc/dbpass")"
   mariadb --defaults-file="$MYCNF" -uroot -e "
-    CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+    CREATE DATABASE IF NOT EXISTS $ACCT_DB;
     CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '$pass';
     CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$pass';
-    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
-    GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" || die "could not create the slurm database user"
+    GRANT ALL ON $ACCT_DB.* TO 'slurm'@'127.0.0.1';
+    GRANT ALL ON $ACCT_DB.* TO 'slurm'@'localhost';" || die "could not create the slurm database user"
+  exec 8>&-
 }
 
 start_dbd() {
@@ -347,7 +428,75 @@ start_nodes() {
 
 print_env() {
   echo "export SLURM_CONF=$CONF"
+  if [[ -n "$CHROOT" ]]; then echo "export SLURM_BIN_DIR=$DIR/bin"; else echo "export SLURM_BIN_DIR="; fi
   echo "export FAIRPORTAL_SLURM_DIR=$DIR"
+}
+
+# --- a chroot version: mounts and wrappers -------------------------------------------------------
+TOOLS=(squeue sacct sbatch scontrol scancel sinfo sacctmgr sprio sshare srun salloc sstat sreport munge unmunge)
+DAEMONS=(slurmctld slurmd slurmdbd munged slurmrestd)
+prepare_root() {
+  [[ -n "$CHROOT" ]] || return 0
+  [[ -f "$CHROOT/.fairportal-rootfs" ]] || die "no Slurm $VERSION root at $CHROOT (start builds it)"
+  # the root shares /proc and /dev with the host; this cluster's directory appears at the same path
+  mountpoint -q "$CHROOT/proc" || mount -t proc proc "$CHROOT/proc"
+  mountpoint -q "$CHROOT/dev" || mount --bind /dev "$CHROOT/dev"
+  # names resolve as on the host (localhost, the host name munged and slurmd look up)
+  cmp -s /etc/hosts "$CHROOT/etc/hosts" || cp /etc/hosts "$CHROOT/etc/hosts"
+  mkdir -p "$CHROOT$DIR"
+  mountpoint -q "$CHROOT$DIR" || mount --bind "$DIR" "$CHROOT$DIR"
+  mkdir -p "$DIR/bin" "$DIR/sbin"
+  local tool where path
+  for tool in "${TOOLS[@]}" "${DAEMONS[@]}"; do
+    where=bin; [[ " ${DAEMONS[*]} " == *" $tool "* ]] && where=sbin
+    path=/usr/bin/$tool; [[ -x "$CHROOT/usr/bin/$tool" ]] || path=/usr/sbin/$tool
+    write_file "$DIR/$where/$tool" 755 <<EOF
+#!/bin/sh
+# written by deploy/slurm/local-slurm.sh: Slurm $VERSION's $tool (root $CHROOT) for the cluster in $DIR
+SLURM_CONF=$CONF
+export SLURM_CONF
+exec chroot $CHROOT $path "\$@"
+EOF
+  done
+}
+
+unmount_root() {
+  [[ -n "$CHROOT" ]] || return 0
+  if mountpoint -q "$CHROOT$DIR"; then umount "$CHROOT$DIR" 2>/dev/null || umount -l "$CHROOT$DIR" || true; fi
+}
+
+REST_PID="$RUN/slurmrestd.pid"
+start_rest() {
+  [[ -n "$CHROOT" ]] || die "slurmrestd runs for 24.11 and 26.05 (the host's 22.05 has no JWT plugin here)"
+  prepare_root
+  if ! running "$REST_PID" slurmrestd; then
+    need_port "$REST_PORT" slurmrestd
+    # slurmrestd refuses root unless told: this cluster runs everything as root
+    SLURMRESTD_SECURITY=disable_user_check setsid "$DIR/sbin/slurmrestd" -a rest_auth/jwt "127.0.0.1:$REST_PORT" \
+      >>"$LOG/slurmrestd.log" 2>&1 </dev/null 9>&- &
+    echo $! >"$REST_PID"
+  fi
+  local deadline=$(( $(date +%s) + TIMEOUT ))
+  until ss -Hltn "sport = :$REST_PORT" | grep -q .; do
+    running "$REST_PID" slurmrestd || die "slurmrestd died: $(tail -3 "$LOG/slurmrestd.log")"
+    [[ $(date +%s) -lt $deadline ]] || die "slurmrestd does not listen on $REST_PORT"
+    sleep 0.2
+  done
+  log "slurmrestd on http://127.0.0.1:$REST_PORT (token: $DIR/bin/scontrol token username=root)"
+}
+
+write_cluster_env() {
+  write_file "$DIR/cluster.env" 644 <<EOF
+FAIRPORTAL_SLURM_VERSION=$VERSION
+FAIRPORTAL_SLURM_PORT_BASE=$PORT_BASE
+FAIRPORTAL_SLURM_CTLD_PORT=$CTLD_PORT
+FAIRPORTAL_SLURM_SLURMD_PORT=$SLURMD_PORT
+FAIRPORTAL_SLURM_DBD_PORT=$DBD_PORT
+FAIRPORTAL_SLURM_REST_PORT=$REST_PORT
+FAIRPORTAL_SLURM_MYSQL_PORT=$MYSQL_PORT
+FAIRPORTAL_SLURM_MYSQL_DIR=$MYSQL_DIR
+FAIRPORTAL_SLURM_NODES=$NODES
+EOF
 }
 
 start() {
@@ -357,11 +506,13 @@ start() {
   exec 9>"$DIR/.lock"
   flock -w 600 9 || die "another local-slurm.sh holds $DIR/.lock"
   touch "$DIR/.fairportal-slurm"
+  write_cluster_env
+  prepare_root
   write_config
   start_munge
   start_mysql
   start_dbd
-  if changed slurm.conf || changed gres.conf; then
+  if changed slurm.conf || changed gres.conf || changed cgroup.conf; then
     stop_pidfiles slurmd "$RUN"/slurmd-*.pid
     stop_pidfiles slurmctld "$RUN/slurmctld.pid"
   fi
@@ -385,8 +536,11 @@ stop() {
   stop_pidfiles slurmd "$RUN"/slurmd-*.pid
   stop_pidfiles slurmctld "$RUN/slurmctld.pid"
   stop_pidfiles slurmdbd "$RUN/slurmdbd.pid"
-  stop_pidfiles mariadbd "$RUN/mysqld.pid"
+  # the MariaDB only when this cluster owns it (others may share it)
+  [[ "$MYSQL_DIR" != "$DIR" ]] || MATCH="$MYSQL_DIR" stop_pidfiles mariadbd "$MYRUN/mysqld.pid"
+  stop_pidfiles slurmrestd "$REST_PID"
   stop_pidfiles munged "$RUN/munged.pid"
+  unmount_root
   log "stopped"
 }
 
@@ -395,7 +549,9 @@ case "${1:-start}" in
   stop) stop ;;
   status) running "$RUN/slurmctld.pid" slurmctld && ctld_ok && nodes_ok ;;
   stop-ctld) stop_pidfiles slurmctld "$RUN/slurmctld.pid" ;;
-  start-ctld) start_ctld ;;
+  start-ctld) prepare_root; start_ctld ;;
   env) print_env ;;
-  *) echo "usage: $0 start|stop|status|stop-ctld|start-ctld|env" >&2; exit 2 ;;
+  start-rest) start_rest ;;
+  stop-rest) stop_pidfiles slurmrestd "$REST_PID" ;;
+  *) echo "usage: $0 start|stop|status|stop-ctld|start-ctld|env|start-rest|stop-rest" >&2; exit 2 ;;
 esac

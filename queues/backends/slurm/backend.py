@@ -131,7 +131,9 @@ class SlurmBackend:
 
     def sync(self, now: datetime) -> SyncReport:
         report = SyncReport()
-        queue = {view.job_id: (view, job) for view, job in ((slurm_jobs.view_queue_job(j), j) for j in self.client.jobs())}
+        # each record once into the v0.0.38 shape (Slurm 23.02+ prints lists and number objects)
+        records = map(slurm_jobs.normalise_queue_job, self.client.jobs())
+        queue = {view.job_id: (view, job) for view, job in ((slurm_jobs.view_queue_job(j), j) for j in records)}
         with transaction.atomic():
             if not try_advisory_xact_lock("cluster-sync:slurm"):
                 report.backed_off = True  # another worker is syncing right now

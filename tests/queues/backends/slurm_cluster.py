@@ -1,7 +1,11 @@
-"""The real local Slurm the backend's tests run against (started by `make test`: `make slurm`).
+"""The real local Slurms the backend's tests run against (started by `make test`: `make slurm`).
 
-Helpers submit jobs with Slurm's own `sbatch`, read Slurm's view with `squeue`/`sacct`, and stop
-and start slurmctld through the project's harness (deploy/slurm/local-slurm.sh) for the faults.
+One cluster per Slurm version (22.05, 24.11, 26.05: deploy/slurm/local-slurm.sh), named by
+FAIRPORTAL_SLURM_DIRS (their directories, space-separated; else FAIRPORTAL_SLURM_DIR alone): the
+`slurm` fixture runs each test once per cluster, pointing SLURM_CONF, PATH (the version's client
+wrappers) and the backend's SLURM_BIN_DIR at it. Helpers submit jobs with Slurm's own `sbatch`,
+read Slurm's view with `squeue`/`sacct` (records normalised by jobs.py, so tests compare plain
+values on every version), and stop and start slurmctld through the harness for the faults.
 """
 
 from __future__ import annotations
@@ -17,7 +21,37 @@ from pathlib import Path
 
 import pytest
 
+from queues.backends.slurm import jobs as slurm_jobs
+
 HARNESS = Path(__file__).resolve().parents[3] / "deploy" / "slurm" / "local-slurm.sh"
+
+
+def _clusters() -> list[tuple[str, Path | None]]:
+    """(version, directory) of each cluster the environment names; the version from its cluster.env."""
+    names = os.environ.get("FAIRPORTAL_SLURM_DIRS", "").split() or [os.environ.get("FAIRPORTAL_SLURM_DIR", "")]
+    found: list[tuple[str, Path | None]] = []
+    for name in filter(None, names):
+        directory = Path(name).resolve()
+        settings = directory / "cluster.env"
+        version = "22.05"
+        if settings.is_file():
+            for line in settings.read_text().splitlines():
+                if line.startswith("FAIRPORTAL_SLURM_VERSION="):
+                    version = line.split("=", 1)[1].strip()
+        found.append((version, directory))
+    return found or [("default", None)]
+
+
+CLUSTERS = _clusters()
+
+
+def plain(value: object) -> object:
+    """Slurm 23.02+'s {"set", "infinite", "number"} objects as their numbers (None when unset)."""
+    if isinstance(value, dict):
+        if set(value) == {"set", "infinite", "number"}:
+            return value["number"] if value["set"] and not value["infinite"] else None
+        return {key: plain(item) for key, item in value.items()}
+    return value
 
 
 def run(*args: str, check: bool = True) -> str:
@@ -79,20 +113,24 @@ def sbatch(
     return run(*args).strip().split(";")[0]
 
 
+def queue_records() -> list[dict]:
+    """Every job slurmctld holds (`-t all`: 23.02+ leave out ended jobs by default), normalised."""
+    return [plain(job) for job in slurm_jobs.queue_jobs(json.loads(run("squeue", "--json", "-t", "all")))]  # type: ignore[misc]
+
+
 def queue_job(job_id: str) -> dict | None:
-    document = json.loads(run("squeue", "--json"))
-    return next((job for job in document["jobs"] if str(job["job_id"]) == job_id), None)
+    return next((job for job in queue_records() if str(job["job_id"]) == job_id), None)
 
 
 def queue_states() -> dict[str, str]:
     """Every job slurmctld holds and its state, in one squeue call."""
-    return {str(job["job_id"]): job["job_state"] for job in json.loads(run("squeue", "--json"))["jobs"]}
+    return {str(job["job_id"]): job["job_state"] for job in queue_records()}
 
 
 def accounting(job_id: str) -> dict:
     """Slurm's accounting record of the job's latest run (`sacct -X`)."""
     document = json.loads(run("sacct", "--json", "-X", "-S", "1970-01-01", "-j", job_id))
-    records = [job for job in document["jobs"] if str(job["job_id"]) == job_id]
+    records = [job for job in slurm_jobs.accounting_jobs(document) if str(job["job_id"]) == job_id]
     assert records, f"sacct has no record of job {job_id}"
     return records[-1]
 
@@ -101,7 +139,7 @@ def accounting_runs(job_id: str) -> list[tuple[str, datetime, datetime]]:
     """Every run of the job (requeues included), as (state, start, end) from sacct."""
     document = json.loads(run("sacct", "--json", "-D", "-X", "-S", "1970-01-01", "-j", job_id))
     runs = []
-    for job in document["jobs"]:
+    for job in slurm_jobs.accounting_jobs(document):
         times = job["time"]
         if times.get("start") and times.get("end"):
             runs.append((job["state"]["current"], epoch(times["start"]), epoch(times["end"])))
@@ -129,11 +167,20 @@ def wait_for(condition: Callable[[], object], timeout: float = 30.0, every: floa
         time.sleep(every)
 
 
-@pytest.fixture
-def slurm() -> Iterator[None]:
+@pytest.fixture(params=CLUSTERS, ids=[version for version, _ in CLUSTERS])
+def slurm(request, monkeypatch, settings) -> Iterator[str]:
+    """One of the local clusters, by version: the environment and SLURM_BIN_DIR point at it."""
+    version, directory = request.param
+    if directory is not None:
+        bin_dir = directory / "bin"
+        monkeypatch.setenv("FAIRPORTAL_SLURM_DIR", str(directory))
+        monkeypatch.setenv("SLURM_CONF", str(directory / "etc" / "slurm.conf"))
+        if bin_dir.is_dir():  # a chroot version's client wrappers
+            monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+        settings.SLURM_BIN_DIR = str(bin_dir) if bin_dir.is_dir() else ""
     require_slurm()
     cancel_everything()
-    yield
+    yield version
     if not ctld_answers():
         start_ctld()
     cancel_everything()
