@@ -169,3 +169,79 @@ def test_given_a_wrong_token_then_backend_unavailable_names_the_setting_never_th
     assert "SLURM_JWT" in str(raised.value)
     assert wrong not in str(raised.value) and rest_client._current_token() not in str(raised.value)
     assert isinstance(raised.value, BackendUnavailable)  # the backend backs off as for an unreachable cli
+
+
+@pytest.fixture
+def rest_backend(rest_client, settings, tmp_path):
+    """The control loop's backend on the rest transport (SLURM_TRANSPORT=rest), token from a file."""
+    token_file = tmp_path / "jwt"
+    token_file.write_text(rest_client._current_token() + "\n")
+    settings.CLUSTER_BACKEND = "slurm"
+    settings.SLURM_TRANSPORT = "rest"
+    settings.SLURM_REST_URL = rest_client.url
+    settings.SLURM_JWT_FILE = str(token_file)
+    settings.SLURM_REST_USER = rest_client.user
+    settings.SLURM_REST_VERSION = ""
+    settings.SLURM_FLAVOR_PARTITIONS = {}
+    settings.SLURM_ACCOUNT_QUEUES = {}
+    settings.CLUSTER_BACKOFF_SECONDS = 1
+    return token_file
+
+
+def rest_queue():
+    from queues.engine.quantities import parse_millis
+    from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
+
+    cq = ClusterQueue.objects.create(name="cq-rest", admission_mode=AdmissionMode.USAGE_BASED)
+    flavor = ResourceFlavor.objects.create(name="default")
+    for resource in ("cpu", "memory"):
+        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis("64Gi"))
+    return LocalQueue.objects.create(namespace=Namespace.objects.create(name="team-a"), name="main", cluster_queue=cq)
+
+
+@rest
+@pytest.mark.django_db(transaction=True)
+def test_given_the_rest_transport_then_the_loop_imports_admits_releases_and_ends_the_job_at_slurms_times(
+    rest_client, rest_backend
+):
+    from queues.models import Workload, WorkloadState
+    from queues.services import admission, cluster
+
+    rest_queue()
+    job_id = held_job(rest_client, seconds=1)
+
+    report = cluster.sync_cluster()
+    workload = Workload.objects.get(cluster_job__external_id=job_id)
+    assert report.imported == [workload.pk] and workload.state == WorkloadState.PENDING
+    admission.run_all_admission_passes()  # releases through slurmrestd after the commit
+    assert Workload.objects.get(pk=workload.pk).state == WorkloadState.ADMITTED
+
+    def finished() -> bool:
+        cluster.sync_cluster()
+        return Workload.objects.get(pk=workload.pk).state == WorkloadState.FINISHED
+
+    wait_for(finished, timeout=60)
+    times = rest_client.accounting([job_id])[job_id]["time"]
+    workload = Workload.objects.get(pk=workload.pk)
+    assert (int(workload.started_at.timestamp()), int(workload.finished_at.timestamp())) == (times["start"], times["end"])
+
+
+@rest
+@pytest.mark.django_db(transaction=True)
+def test_given_a_rejected_token_then_the_backend_is_marked_unreachable_and_no_page_shows_the_token(
+    rest_client, rest_backend, admin_client
+):
+    from queues.services import cluster
+
+    rest_queue()
+    wrong = rest_client._current_token()[:-6] + "AAAAAA"
+    rest_backend.write_text(wrong + "\n")
+
+    cluster.sync_cluster()
+
+    status = cluster.backend_status()
+    assert not status.reachable and "SLURM_JWT" in status.last_error
+    page = admin_client.get("/").content.decode() + admin_client.get("/admin/queues/backendhealth/").content.decode()
+    assert "unreachable" in page
+    for token in (wrong, rest_client._current_token()):
+        assert token not in status.last_error and token not in page
