@@ -35,8 +35,10 @@ from django.db.models import Q
 
 from queues.backends.base import BackendUnavailable, SubmissionRefused, SyncReport
 from queues.backends.slurm import jobs as slurm_jobs
+from queues.backends.slurm.client import SlurmClient
 from queues.backends.slurm.jobs import JobRejected, JobView
-from queues.backends.slurm.transport import SlurmTransport, make_transport
+from queues.backends.slurm.rest import SlurmRestClient
+from queues.backends.slurm.transport import SlurmTransport
 from queues.locks import try_advisory_xact_lock
 from queues.models import ClusterJob, LocalQueue, Workload, WorkloadState
 from queues.services import lifecycle, pass_requests
@@ -46,6 +48,17 @@ logger = logging.getLogger(__name__)
 
 NAME = "slurm"
 _ENDED = (WorkloadState.FINISHED, WorkloadState.FAILED, WorkloadState.CANCELLED)
+
+
+def make_transport() -> SlurmTransport:
+    """The transport ``SLURM_TRANSPORT`` names (``cli`` or ``rest``), configured from settings."""
+    if settings.SLURM_TRANSPORT == "rest":
+        return SlurmRestClient.from_settings()
+    return SlurmClient(
+        bin_dir=settings.SLURM_BIN_DIR,
+        timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS,
+        parallel=settings.SLURM_PARALLEL_CALLS,
+    )
 
 
 class SlurmBackend:

@@ -333,7 +333,8 @@ class SlurmRestClient:
         for start in range(0, len(ids), MAX_IDS_PER_QUERY):
             chunk = ids[start : start + MAX_IDS_PER_QUERY]
             status, document = self._request(method, path.replace("{v}", self.version()), body=body(chunk))
-            failures = document.get("status") if isinstance(document.get("status"), list) else []
+            listed = document.get("status")
+            failures: list[Any] = listed if isinstance(listed, list) else []
             for failure in failures:
                 if not isinstance(failure, Mapping):
                     continue

@@ -1,5 +1,7 @@
 """How the Slurm backend talks to Slurm: one interface, two transports.
 
+``SLURM_TRANSPORT`` picks one (``backend.make_transport``):
+
 - ``cli`` (default, ``client.SlurmClient``): Slurm's own tools (``squeue``/``sacct --json``,
   ``scontrol``, ``scancel``, ``sbatch``) with a munge key and ``SLURM_CONF`` on the worker.
 - ``rest`` (``rest.SlurmRestClient``): slurmrestd over HTTP with a JWT (``auth/jwt``), for
@@ -69,20 +71,3 @@ def check_update_fields(fields: dict[str, str]) -> None:
     unknown = sorted(set(fields) - UPDATE_FIELDS)
     if unknown:
         raise ValueError(f"update: unsupported field(s) {', '.join(unknown)}; supported: {', '.join(sorted(UPDATE_FIELDS))}")
-
-
-def make_transport() -> SlurmTransport:
-    """The transport ``SLURM_TRANSPORT`` names, configured from settings."""
-    from django.conf import settings
-
-    if settings.SLURM_TRANSPORT == "rest":
-        from queues.backends.slurm.rest import SlurmRestClient
-
-        return SlurmRestClient.from_settings()
-    from queues.backends.slurm.client import SlurmClient
-
-    return SlurmClient(
-        bin_dir=settings.SLURM_BIN_DIR,
-        timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS,
-        parallel=settings.SLURM_PARALLEL_CALLS,
-    )
