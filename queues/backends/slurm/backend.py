@@ -232,16 +232,21 @@ class SlurmBackend:
         a concurrent sync imported it. Runs under the sync's advisory lock; a unique-name race
         with an API submission of the same name falls back to one job at a time."""
         from queues.services.submission import submit_checked_many
+        from queues.services.workloads import insert_rows
 
         if not entries:
             return []
         try:
             with transaction.atomic():
                 outcomes = submit_checked_many(entries, request_pass=False)
-                ClusterJob.objects.bulk_create(
-                    ClusterJob(backend=NAME, external_id=job_id, workload=outcome)
-                    for job_id, outcome in zip(job_ids, outcomes)
-                    if isinstance(outcome, Workload)
+                insert_rows(
+                    ClusterJob,
+                    [
+                        ClusterJob(backend=NAME, external_id=job_id, workload=outcome)
+                        for job_id, outcome in zip(job_ids, outcomes)
+                        if isinstance(outcome, Workload)
+                    ],
+                    key=("backend", "external_id"),
                 )
         except IntegrityError:
             return [self._submit(job_id, entry) for job_id, entry in zip(job_ids, entries)]
