@@ -272,6 +272,8 @@ SLURM_REST_VERSION = os.environ.get("SLURM_REST_VERSION", "").strip()
 SLURM_JWT_FILE = os.environ.get("SLURM_JWT_FILE", "").strip()
 if SLURM_TRANSPORT == "rest" and not SLURM_REST_URL:
     raise ImproperlyConfigured("SLURM_REST_URL: required with SLURM_TRANSPORT=rest (e.g. http://slurmrestd:6820)")
+if SLURM_TRANSPORT == "rest" and bool(os.environ.get("SLURM_JWT", "").strip()) == bool(SLURM_JWT_FILE):
+    raise ImproperlyConfigured("SLURM_JWT or SLURM_JWT_FILE: set exactly one with SLURM_TRANSPORT=rest")
 # While the cluster does not answer, syncs and admission passes wait: first this long, doubling.
 CLUSTER_BACKOFF_SECONDS = env_seconds("CLUSTER_BACKOFF", "5s")
 CLUSTER_BACKOFF_MAX_SECONDS = env_seconds("CLUSTER_BACKOFF_MAX", "5m")

@@ -138,7 +138,7 @@ def validate_new_workloads(workloads: Sequence[Workload]) -> list[ValidationErro
             names_by_namespace.setdefault(namespace_id, set()).add(name)
         match = Q()
         for namespace_id, names in names_by_namespace.items():
-            match |= Q(namespace_id=namespace_id, name__in=sorted(names))
+            match |= Q(namespace_id=namespace_id, name__any_of=sorted(names))
         taken = set(Workload.objects.filter(match).values_list("namespace_id", "name"))
     for index, workload in enumerate(workloads):
         if errors[index] is not None:

@@ -83,7 +83,7 @@ class SlurmBackend:
     def start(self, workload_ids: Sequence[int]) -> None:
         """Release the jobs of admitted workloads, each on its flavor's partition."""
         rows = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list(
+            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list(
                 "external_id", "workload__flavor_assignment", "workload__eviction_count"
             )
         )
@@ -102,7 +102,7 @@ class SlurmBackend:
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
         job_ids = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list("external_id", flat=True)
         )
         if not job_ids:
             return
@@ -165,7 +165,7 @@ class SlurmBackend:
         if not candidates:
             return
         known = set(
-            ClusterJob.objects.filter(backend=NAME, external_id__in=list(candidates)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, external_id__any_of=list(candidates)).values_list("external_id", flat=True)
         )
         new = {job_id: entry for job_id, entry in candidates.items() if job_id not in known}
         rejected: dict[str, str] = {}  # job id -> why it is not a workload
@@ -332,7 +332,7 @@ class SlurmBackend:
             report.started.extend(record_starts(starts))
         if look_up:
             self._settle(look_up, queue, report)
-        ClusterJob.objects.filter(pk__in=settled).update(settled=True)
+        ClusterJob.objects.filter(pk__any_of=settled).update(settled=True)
 
     def _settle(
         self,
