@@ -54,14 +54,15 @@ def insert_rows(model: type[models.Model], objects: Sequence[models.Model], *, k
     if not objects:
         return
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
-    columns = [(field.column, _COLUMN_TYPES[field.get_internal_type()]) for field in fields]
+    columns = [(str(field.column), _COLUMN_TYPES[field.get_internal_type()]) for field in fields]
     rows = [[field.pre_save(obj, add=True) for field in fields] for obj in objects]
     names = ", ".join(connection.ops.quote_name(column) for column, _ in columns)
-    by_attname = {field.attname: field.column for field in model._meta.concrete_fields}
+    by_attname = {field.attname: str(field.column) for field in model._meta.concrete_fields}
     key_columns = [by_attname[name] for name in key]
+    pk_column = str(model._meta.pk.column) if model._meta.pk is not None else "id"
     returned = execute_with_rows(
         f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({names}) SELECT {names} FROM new_rows "
-        f"RETURNING {connection.ops.quote_name(model._meta.pk.column)}, "  # type: ignore[union-attr]  # every model has a pk
+        f"RETURNING {connection.ops.quote_name(pk_column)}, "
         + ", ".join(connection.ops.quote_name(column) for column in key_columns),
         "new_rows",
         columns,
@@ -123,7 +124,14 @@ def validate_new_workloads(workloads: Sequence[Workload]) -> list[ValidationErro
             if getattr(workload, field.attname) is None and not field.null:
                 problems[field.name] = [str(field.error_messages["null"])]
             elif getattr(workload, field.attname) in missing[field.name]:
-                problems[field.name] = [f"{field.related_model._meta.verbose_name} instance with id {getattr(workload, field.attname)!r} does not exist."]  # type: ignore[union-attr]  # as above
+                value = getattr(workload, field.attname)
+                problems[field.name] = [  # ForeignKey.validate's own message
+                    str(field.error_messages["invalid"])
+                    % {
+                        "model": field.related_model._meta.verbose_name,  # type: ignore[union-attr]  # as above
+                        "pk": value, "field": field.remote_field.field_name, "value": value,  # type: ignore[union-attr]  # as above
+                    }
+                ]
         try:
             workload.full_clean(exclude=[field.name for field in relations], validate_unique=False, validate_constraints=False)
         except ValidationError as error:

@@ -30,9 +30,11 @@ admin or the dashboard has it replaced by ``[token]``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -161,6 +163,7 @@ class SlurmRestClient:
         if self.user:
             headers["X-SLURM-USER-NAME"] = self.user
         calls.add()
+        deadline = time.monotonic() + 2 * self.timeout
         try:
             response = self._session.request(
                 method, f"{self.url}{path}", json=body, params=params, headers=headers, timeout=self.timeout, stream=True
@@ -171,6 +174,8 @@ class SlurmRestClient:
                     size += len(chunk)
                     if size > MAX_RESPONSE_BYTES:
                         raise SlurmRestError(f"slurmrestd {method} {path}: answer larger than {MAX_RESPONSE_BYTES >> 20} MiB")
+                    if time.monotonic() > deadline:  # the timeout bounds each read; this, the whole answer
+                        raise requests.Timeout()
                     chunks.append(chunk)
             finally:
                 response.close()
@@ -183,8 +188,6 @@ class SlurmRestClient:
                 f"slurmrestd refused the credentials (HTTP {response.status_code}): check SLURM_JWT/SLURM_JWT_FILE "
                 "and SLURM_REST_USER"
             )
-        import json
-
         try:
             document = json.loads(b"".join(chunks) or b"{}")
         except ValueError:
