@@ -176,7 +176,7 @@ bench-web: install-test postgres
 bench-slurm: install-test postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_fairshare.py
 
-# Release throughput: one batched scontrol per pass vs one per job (same database as bench-slurm).
+# Import and release throughput vs plain INSERTs and per-job scontrol (SLURM_CONF, SLURM_BIN_DIR pick the Slurm).
 bench-slurm-release: install-test postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_release.py
 

@@ -85,7 +85,10 @@ def build_trace(seed: int) -> list[TraceJob]:
 
 
 def slurm(*args: str) -> str:
-    result = subprocess.run(list(args), capture_output=True, text=True, timeout=60, check=False)
+    """Run a Slurm tool (from ``SLURM_BIN_DIR`` when set, as the backend does; else ``PATH``)."""
+    bin_dir = os.environ.get("SLURM_BIN_DIR", "").strip()
+    command = [os.path.join(bin_dir, args[0]) if bin_dir else args[0], *args[1:]]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     if result.returncode != 0:
         raise SystemExit(f"error: {' '.join(args[:3])}: {result.stderr.strip()[:300]}")
     return result.stdout

@@ -271,6 +271,23 @@ SLURM_FLAVOR_PARTITIONS = env_mapping("SLURM_FLAVOR_PARTITIONS", "")
 SLURM_ACCOUNT_QUEUES = env_mapping("SLURM_ACCOUNT_QUEUES", "")
 SLURM_RESOURCES = env_mapping("SLURM_RESOURCES", "cpu=cpu,mem=memory,gres/gpu=nvidia.com/gpu")
 SLURM_SUBMIT_OUTPUT = os.environ.get("SLURM_SUBMIT_OUTPUT", "/dev/null").strip() or "/dev/null"
+# How the worker talks to Slurm: its command-line tools (cli) or slurmrestd with a JWT (rest).
+SLURM_TRANSPORT = os.environ.get("SLURM_TRANSPORT", "cli").strip().lower() or "cli"
+if SLURM_TRANSPORT not in {"cli", "rest"}:
+    raise ImproperlyConfigured(f"SLURM_TRANSPORT={SLURM_TRANSPORT[:20]!r}: expected cli or rest")
+SLURM_PARALLEL_CALLS = env_int("SLURM_PARALLEL_CALLS", 4, minimum=1)
+if SLURM_PARALLEL_CALLS > 16:
+    raise ImproperlyConfigured(f"SLURM_PARALLEL_CALLS: at most 16, got {SLURM_PARALLEL_CALLS}")
+SLURM_REST_URL = os.environ.get("SLURM_REST_URL", "").strip()
+SLURM_REST_USER = os.environ.get("SLURM_REST_USER", "").strip()
+SLURM_REST_VERSION = os.environ.get("SLURM_REST_VERSION", "").strip()
+# The token itself (SLURM_JWT) is read from the environment by the rest transport, never kept in
+# settings (where a debug page or a settings dump could show it); a file is re-read on change.
+SLURM_JWT_FILE = os.environ.get("SLURM_JWT_FILE", "").strip()
+if SLURM_TRANSPORT == "rest" and not SLURM_REST_URL:
+    raise ImproperlyConfigured("SLURM_REST_URL: required with SLURM_TRANSPORT=rest (e.g. http://slurmrestd:6820)")
+if SLURM_TRANSPORT == "rest" and bool(os.environ.get("SLURM_JWT", "").strip()) == bool(SLURM_JWT_FILE):
+    raise ImproperlyConfigured("SLURM_JWT or SLURM_JWT_FILE: set exactly one with SLURM_TRANSPORT=rest")
 # While the cluster does not answer, syncs and admission passes wait: first this long, doubling.
 CLUSTER_BACKOFF_SECONDS = env_seconds("CLUSTER_BACKOFF", "5s")
 CLUSTER_BACKOFF_MAX_SECONDS = env_seconds("CLUSTER_BACKOFF_MAX", "5m")

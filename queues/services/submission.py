@@ -2,13 +2,15 @@
 
 Both wrap ``submit_workload`` (the one submission path) rather than replace it, so whatever
 that function does on submission (the control loop's admission trigger) happens here too.
+``submit_checked_many`` is the same for many workloads at once (a cluster sync importing
+jobs): the same checks and validation, one INSERT.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +24,7 @@ from queues import backends
 from queues.backends import CommandRunner, SubmissionRefused
 from queues.models import ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload
 from queues.services.errors import IdempotencyKeyReused
-from queues.services.workloads import submit_workload
+from queues.services.workloads import submit_workload, submit_workloads
 
 
 @dataclass(frozen=True)
@@ -31,14 +33,28 @@ class Submission:
     replayed: bool  # True: an earlier request with the same Idempotency-Key created it
 
 
-def check_requests_covered(local_queue: LocalQueue, pod_sets: list[dict[str, Any]]) -> None:
+def covered_resources(cluster_queue_ids: Iterable[int]) -> dict[int, set[str]]:
+    """The resources each ClusterQueue has a quota row for (one query for all of them)."""
+    covered: dict[int, set[str]] = {cluster_queue_id: set() for cluster_queue_id in cluster_queue_ids}
+    rows = ClusterQueueQuota.objects.filter(cluster_queue_id__in=list(covered)).values_list("cluster_queue_id", "resource")
+    for cluster_queue_id, resource in rows:
+        covered[cluster_queue_id].add(resource)
+    return covered
+
+
+def check_requests_covered(
+    local_queue: LocalQueue, pod_sets: list[dict[str, Any]], covered: set[str] | None = None
+) -> None:
     """Refuse a workload asking for a resource its ClusterQueue has no quota row for.
 
     Such a workload could never be admitted (as in Kueue, a ClusterQueue can only hand out, or
     borrow, resources it lists), so it is rejected at the door instead of pending forever.
+    ``covered``: the ClusterQueue's resources when the caller loaded them already
+    (``covered_resources``, for many submissions at once).
     """
     cluster_queue = local_queue.cluster_queue
-    covered = set(ClusterQueueQuota.objects.filter(cluster_queue=cluster_queue).values_list("resource", flat=True))
+    if covered is None:
+        covered = covered_resources([cluster_queue.pk])[cluster_queue.pk]
     problems = []
     for index, pod_set in enumerate(pod_sets):
         for resource in pod_set.get("requests") or {}:
@@ -72,6 +88,29 @@ def submit_checked(*, local_queue: LocalQueue, command: str | None = None, **fie
         except SubmissionRefused as error:
             raise ValidationError({"command": [f"the cluster refused the job: {str(error)[:200]}"]}) from None
     return workload
+
+
+def submit_checked_many(
+    entries: Sequence[Mapping[str, Any]], *, request_pass: bool = True
+) -> list[Workload | ValidationError]:
+    """``submit_checked`` (without ``command``) for many submissions at once: the same coverage
+    check, then ``submit_workloads`` (the same validation, one INSERT). Each entry holds
+    ``submit_checked``'s keyword arguments; the result holds, in order, each new workload or the
+    ValidationError that refused it (the same error ``submit_checked`` would raise).
+    """
+    covered = covered_resources({entry["local_queue"].cluster_queue_id for entry in entries})
+    outcomes: list[Workload | ValidationError | None] = []
+    checked: list[Mapping[str, Any]] = []
+    for entry in entries:
+        try:
+            check_requests_covered(entry["local_queue"], entry.get("pod_sets") or [], covered[entry["local_queue"].cluster_queue_id])
+        except ValidationError as error:
+            outcomes.append(error)
+        else:
+            outcomes.append(None)
+            checked.append(entry)
+    submitted = iter(submit_workloads(checked, request_pass=request_pass))
+    return [outcome if outcome is not None else next(submitted) for outcome in outcomes]
 
 
 def request_fingerprint(body: Any) -> str:

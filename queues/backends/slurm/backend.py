@@ -31,11 +31,14 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from queues.backends.base import BackendUnavailable, SubmissionRefused, SyncReport
 from queues.backends.slurm import jobs as slurm_jobs
 from queues.backends.slurm.client import SlurmClient
 from queues.backends.slurm.jobs import JobRejected, JobView
+from queues.backends.slurm.rest import SlurmRestClient
+from queues.backends.slurm.transport import SlurmTransport
 from queues.locks import try_advisory_xact_lock
 from queues.models import ClusterJob, LocalQueue, Workload, WorkloadState
 from queues.services import lifecycle, pass_requests
@@ -47,19 +50,30 @@ NAME = "slurm"
 _ENDED = (WorkloadState.FINISHED, WorkloadState.FAILED, WorkloadState.CANCELLED)
 
 
+def make_transport() -> SlurmTransport:
+    """The transport ``SLURM_TRANSPORT`` names (``cli`` or ``rest``), configured from settings."""
+    if settings.SLURM_TRANSPORT == "rest":
+        return SlurmRestClient.from_settings()
+    return SlurmClient(
+        bin_dir=settings.SLURM_BIN_DIR,
+        timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS,
+        parallel=settings.SLURM_PARALLEL_CALLS,
+    )
+
+
 class SlurmBackend:
     name: ClassVar[str] = NAME
     starts_on_admission: ClassVar[bool] = False
 
     def __init__(
         self,
-        client: SlurmClient | None = None,
+        client: SlurmTransport | None = None,
         *,
         flavor_partitions: Mapping[str, str] | None = None,
         account_queues: Mapping[str, str] | None = None,
         resources: Mapping[str, str] | None = None,
     ) -> None:
-        self.client = client or SlurmClient(bin_dir=settings.SLURM_BIN_DIR, timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS)
+        self.client = client or make_transport()  # SLURM_TRANSPORT: Slurm's tools (cli) or slurmrestd (rest)
         self.flavor_partitions = dict(settings.SLURM_FLAVOR_PARTITIONS if flavor_partitions is None else flavor_partitions)
         self.account_queues = dict(settings.SLURM_ACCOUNT_QUEUES if account_queues is None else account_queues)
         self.resources = dict(settings.SLURM_RESOURCES if resources is None else resources)
@@ -69,7 +83,7 @@ class SlurmBackend:
     def start(self, workload_ids: Sequence[int]) -> None:
         """Release the jobs of admitted workloads, each on its flavor's partition."""
         rows = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list(
+            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list(
                 "external_id", "workload__flavor_assignment", "workload__eviction_count"
             )
         )
@@ -88,7 +102,7 @@ class SlurmBackend:
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
         job_ids = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__in=list(workload_ids)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list("external_id", flat=True)
         )
         if not job_ids:
             return
@@ -151,22 +165,22 @@ class SlurmBackend:
         if not candidates:
             return
         known = set(
-            ClusterJob.objects.filter(backend=NAME, external_id__in=list(candidates)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, external_id__any_of=list(candidates)).values_list("external_id", flat=True)
         )
         new = {job_id: entry for job_id, entry in candidates.items() if job_id not in known}
+        rejected: dict[str, str] = {}  # job id -> why it is not a workload
         for job_id in [job_id for job_id, (view, _) in new.items() if view.running]:
-            self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
+            rejected[job_id] = "started before fairportal admitted it (submit with --hold)"
             new.pop(job_id)
-        if not new:
-            return
         unheld = [job_id for job_id, (view, _) in new.items() if not view.held]
         if unheld:
             refused = self.client.hold(unheld).refused  # fairportal decides when it runs
             for job_id in refused:  # started meanwhile: it ran outside fairportal's admission
-                self._reject(job_id, "started before fairportal admitted it (submit with --hold)", report)
+                rejected[job_id] = "started before fairportal admitted it (submit with --hold)"
                 new.pop(job_id, None)
         queues = self._local_queues([job for _, job in new.values()])
-        fed: set[int] = set()  # ClusterQueues that got new work: one admission pass each
+        entries: list[dict[str, Any]] = []
+        entry_jobs: list[str] = []
         for job_id, (_, job) in sorted(new.items(), key=lambda item: int(item[0])):
             try:
                 slurm_jobs.check_supported(job)
@@ -174,66 +188,104 @@ class SlurmBackend:
                 local_queue = queues.get(key)
                 if local_queue is None:
                     raise JobRejected(f"LocalQueue {key} does not exist")
-                workload_id = self._submit(job_id, job, local_queue)
+                entries.append({
+                    "local_queue": local_queue,
+                    "name": f"slurm-{job_id}",
+                    "pod_sets": [{"name": "main", "count": 1, "requests": slurm_jobs.requests_of(job, self.resources)}],
+                    "max_runtime_seconds": slurm_jobs.max_runtime_seconds(job),
+                    "queued_at": slurm_jobs.submitted_at(job),
+                })
+                entry_jobs.append(job_id)
             except JobRejected as error:
-                self._reject(job_id, str(error), report)
-                continue
-            if workload_id is not None:
-                report.imported.append(workload_id)
-                fed.add(local_queue.cluster_queue_id)
-        if fed:
-            for cluster_queue_id in sorted(fed):
-                pass_requests.request_admission_pass(cluster_queue_id)
+                rejected[job_id] = str(error)
+        fed: set[int] = set()  # ClusterQueues that got new work: one admission pass each
+        for job_id, outcome in zip(entry_jobs, self._submit_many(entries, entry_jobs)):
+            if isinstance(outcome, str):
+                rejected[job_id] = outcome
+            elif outcome is not None:
+                report.imported.append(outcome.pk)
+                fed.add(outcome.local_queue.cluster_queue_id)
+        if rejected:
+            self._reject_many(rejected, report)
+        for cluster_queue_id in sorted(fed):
+            pass_requests.request_admission_pass(cluster_queue_id)
 
     def _local_queues(self, jobs: Sequence[Mapping[str, Any]]) -> dict[str, LocalQueue]:
-        keys = set()
+        """The LocalQueues the jobs name, by ``namespace/name``, in one query."""
+        keys: set[tuple[str, str]] = set()
         for job in jobs:
             try:
-                keys.add(slurm_jobs.local_queue_key(job, self.account_queues))
-            except JobRejected:
+                namespace, name = slurm_jobs.local_queue_key(job, self.account_queues).split("/", 1)
+            except (JobRejected, ValueError):
                 continue
-        found: dict[str, LocalQueue] = {}
-        for key in keys:
-            namespace, name = key.split("/", 1)
-            queue = LocalQueue.objects.select_related("namespace", "cluster_queue").filter(
-                namespace__name=namespace, name=name
-            ).first()
-            if queue is not None:
-                found[key] = queue
-        return found
+            keys.add((namespace, name))
+        match = Q()
+        for namespace, name in sorted(keys):
+            match |= Q(namespace__name=namespace, name=name)
+        if not match:
+            return {}
+        return {queue.key: queue for queue in LocalQueue.objects.select_related("namespace", "cluster_queue").filter(match)}
 
-    def _submit(self, job_id: str, job: Mapping[str, Any], local_queue: LocalQueue) -> int | None:
-        from queues.services.submission import submit_checked
+    def _submit_many(self, entries: Sequence[Mapping[str, Any]], job_ids: Sequence[str]) -> list[Workload | str | None]:
+        """Workloads for the jobs (the submission path's checks and validation, one INSERT each
+        for the workloads, their resource rows and their links), or why each was refused; None:
+        a concurrent sync imported it. Runs under the sync's advisory lock; a unique-name race
+        with an API submission of the same name falls back to one job at a time."""
+        from queues.services.submission import submit_checked_many
+        from queues.services.workloads import insert_rows
 
-        requests = slurm_jobs.requests_of(job, self.resources)
+        if not entries:
+            return []
         try:
             with transaction.atomic():
-                workload = submit_checked(
-                    local_queue=local_queue,
-                    name=f"slurm-{job_id}",
-                    pod_sets=[{"name": "main", "count": 1, "requests": requests}],
-                    max_runtime_seconds=slurm_jobs.max_runtime_seconds(job),
-                    queued_at=slurm_jobs.submitted_at(job),
-                    request_pass=False,
+                outcomes = submit_checked_many(entries, request_pass=False)
+                insert_rows(
+                    ClusterJob,
+                    [
+                        ClusterJob(backend=NAME, external_id=job_id, workload=outcome)
+                        for job_id, outcome in zip(job_ids, outcomes)
+                        if isinstance(outcome, Workload)
+                    ],
+                    key=("backend", "external_id"),
                 )
+        except IntegrityError:
+            return [self._submit(job_id, entry) for job_id, entry in zip(job_ids, entries)]
+        return [
+            outcome if isinstance(outcome, Workload) else "; ".join(_messages(outcome))[:300] for outcome in outcomes
+        ]
+
+    def _submit(self, job_id: str, entry: Mapping[str, Any]) -> Workload | str | None:
+        from queues.services.submission import submit_checked
+
+        try:
+            with transaction.atomic():
+                workload = submit_checked(**entry, request_pass=False)
                 ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
         except ValidationError as error:
-            raise JobRejected("; ".join(_messages(error))[:300]) from None
+            return "; ".join(_messages(error))[:300]
         except IntegrityError:
             if ClusterJob.objects.filter(backend=NAME, external_id=job_id).exists():
                 return None  # a concurrent sync imported it
-            raise JobRejected(f"a workload named slurm-{job_id} already exists in {local_queue.namespace.name}") from None
-        return workload.pk
+            return f"a workload named slurm-{job_id} already exists in {entry['local_queue'].namespace.name}"
+        return workload
 
-    def _reject(self, job_id: str, message: str, report: SyncReport) -> None:
-        """Record once why a job is not a workload, and say so on the job (its admin comment)."""
-        ClusterJob.objects.get_or_create(backend=NAME, external_id=job_id, defaults={"error": message[:300], "settled": True})
-        report.rejected.append(job_id)
-        logger.warning("slurm job %s not imported: %s", job_id, message)
-        try:
-            self.client.update([job_id], AdminComment=f"fairportal: {message}"[:250])
-        except BackendUnavailable:
-            pass  # the comment is a courtesy; the rejection is recorded
+    def _reject_many(self, rejected: Mapping[str, str], report: SyncReport) -> None:
+        """Record once why jobs are not workloads (one INSERT), and say so on each job (its admin
+        comment: one ``scontrol update`` per distinct message)."""
+        ClusterJob.objects.bulk_create(
+            [ClusterJob(backend=NAME, external_id=job_id, error=message[:300], settled=True) for job_id, message in rejected.items()],
+            ignore_conflicts=True,
+        )
+        by_message: dict[str, list[str]] = {}
+        for job_id, message in sorted(rejected.items(), key=lambda item: int(item[0])):
+            report.rejected.append(job_id)
+            logger.warning("slurm job %s not imported: %s", job_id, message)
+            by_message.setdefault(message, []).append(job_id)
+        for message, job_ids in by_message.items():
+            try:
+                self.client.update(job_ids, AdminComment=f"fairportal: {message}"[:250])
+            except BackendUnavailable:
+                pass  # the comment is a courtesy; the rejection is recorded
 
     def _reconcile(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
         links = list(
@@ -280,7 +332,7 @@ class SlurmBackend:
             report.started.extend(record_starts(starts))
         if look_up:
             self._settle(look_up, queue, report)
-        ClusterJob.objects.filter(pk__in=settled).update(settled=True)
+        ClusterJob.objects.filter(pk__any_of=settled).update(settled=True)
 
     def _settle(
         self,

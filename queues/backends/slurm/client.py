@@ -1,4 +1,8 @@
-"""Slurm's own command-line tools, called in batches: one command for many jobs.
+"""The ``cli`` transport: Slurm's own command-line tools, called in batches: one command for many jobs.
+
+A large batch is split into a few commands run at once (``SLURM_PARALLEL_CALLS``): scontrol
+sends one request per job to slurmctld and waits for each answer, so a few concurrent
+commands release many jobs in a fraction of the time one command takes.
 
 The worker runs on a host with Slurm's client tools and a munge key (``SLURM_CONF`` in the
 environment names the cluster). Reads use ``squeue --json`` and ``sacct --json`` (Slurm's
@@ -11,14 +15,18 @@ one stale job never blocks the rest of a batch.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from queues.backends.base import BackendUnavailable, SubmissionRefused
+from queues.backends.slurm.transport import CommandResult, calls, check_update_fields
+
+__all__ = ["CommandResult", "SlurmClient"]
 
 # Messages meaning "this job, not the controller": the batch still went through for the others.
 _PER_JOB = re.compile(
@@ -28,11 +36,7 @@ _PER_JOB = re.compile(
 )
 _JOB_IN_MESSAGE = re.compile(r"(?:for job|job id) (\d+)", re.IGNORECASE)
 BATCH = 500  # job ids per command line: well below any argument limit
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    refused: dict[str, str]  # job id -> Slurm's message, for jobs the command did not apply to
+PARALLEL_FROM = 100  # job ids per command before a batch is split over concurrent commands
 
 
 def _chunks(ids: Sequence[str], size: int = BATCH) -> Iterable[list[str]]:
@@ -40,20 +44,33 @@ def _chunks(ids: Sequence[str], size: int = BATCH) -> Iterable[list[str]]:
         yield list(ids[start : start + size])
 
 
+def _pieces(ids: Sequence[str], parallel: int) -> list[list[str]]:
+    """``ids`` as command-sized pieces: one below ``PARALLEL_FROM`` ids, else up to ``parallel``
+    (more when ``BATCH`` per command would be exceeded)."""
+    if not ids:
+        return []
+    count = max(1, min(parallel, len(ids) // PARALLEL_FROM), math.ceil(len(ids) / BATCH))
+    size = math.ceil(len(ids) / count)
+    return list(_chunks(ids, size))
+
+
 class SlurmClient:
     """Runs Slurm commands with a timeout; ``bin_dir`` empty means ``PATH``."""
 
-    calls_total = 0  # commands run by every client of this process (the release bench counts them)
-
-    def __init__(self, *, bin_dir: str = "", timeout: float = 20.0, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, *, bin_dir: str = "", timeout: float = 20.0, parallel: int = 4, env: Mapping[str, str] | None = None
+    ) -> None:
+        if not 1 <= parallel <= 16:
+            raise ValueError(f"parallel: between 1 and 16 concurrent commands, got {parallel}")
         self.bin_dir = bin_dir
         self.timeout = timeout
+        self.parallel = parallel
         self.env = {**os.environ, **(env or {})}
         self.env.pop("SLURM_TIME_FORMAT", None)  # JSON times are epoch seconds anyway
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
         command = os.path.join(self.bin_dir, args[0]) if self.bin_dir else args[0]
-        SlurmClient.calls_total += 1
+        calls.add()
         try:
             return subprocess.run(
                 [command, *args[1:]], capture_output=True, text=True, timeout=self.timeout, env=self.env, check=False
@@ -116,23 +133,32 @@ class SlurmClient:
         return self._each("scontrol", "requeuehold", job_ids)
 
     def cancel(self, job_ids: Sequence[str]) -> CommandResult:
-        refused: dict[str, str] = {}
-        for chunk in _chunks(list(job_ids)):
-            refused.update(self._check(self._run("scancel", *chunk), "scancel"))
-        return CommandResult(refused)
+        return self._batched(lambda chunk: ("scancel", *chunk), "scancel", job_ids)
 
     def update(self, job_ids: Sequence[str], **fields: str) -> CommandResult:
         """``scontrol update JobId=1,2,3 Partition=gpu StartTime=now``."""
+        check_update_fields(fields)
         assignments = [f"{key}={value}" for key, value in fields.items()]
-        refused: dict[str, str] = {}
-        for chunk in _chunks(list(job_ids)):
-            refused.update(self._check(self._run("scontrol", "update", f"JobId={','.join(chunk)}", *assignments), "scontrol update"))
-        return CommandResult(refused)
+        return self._batched(
+            lambda chunk: ("scontrol", "update", f"JobId={','.join(chunk)}", *assignments), "scontrol update", job_ids
+        )
 
     def _each(self, tool: str, verb: str, job_ids: Sequence[str]) -> CommandResult:
+        return self._batched(lambda chunk: (tool, verb, ",".join(chunk)), f"{tool} {verb}", job_ids)
+
+    def _batched(
+        self, command_for: Callable[[list[str]], tuple[str, ...]], name: str, job_ids: Sequence[str]
+    ) -> CommandResult:
+        """One command per piece of ``job_ids``, the pieces run at once; refusals of all of them."""
+        pieces = _pieces(list(job_ids), self.parallel)
+        if len(pieces) <= 1:
+            results = [self._run(*command_for(piece)) for piece in pieces]
+        else:
+            with ThreadPoolExecutor(max_workers=len(pieces)) as pool:
+                results = list(pool.map(lambda piece: self._run(*command_for(piece)), pieces))
         refused: dict[str, str] = {}
-        for chunk in _chunks(list(job_ids)):
-            refused.update(self._check(self._run(tool, verb, ",".join(chunk)), f"{tool} {verb}"))
+        for result in results:  # every command ran (or timed out): report the first failure after all
+            refused.update(self._check(result, name))
         return CommandResult(refused)
 
     @staticmethod
