@@ -300,7 +300,8 @@ class Plan:
     ``admissions`` in the order they were made, ``evictions`` in the order they were decided,
     ``pending`` by ClusterQueue name then position; ``fair_shares`` (TimeAware scopes only) by
     ``node_id`` and resource, in millis. ``now`` is the time the pass was planned for (the
-    admission time of its admissions).
+    admission time of its admissions). ``modes``: the admission mode each ClusterQueue was
+    planned under (the winning scope's, see ``quota.scopes``), by name.
     """
 
     now: float = 0.0
@@ -308,3 +309,4 @@ class Plan:
     evictions: tuple[Eviction, ...] = ()
     pending: tuple[PendingReason, ...] = ()
     fair_shares: Mapping[str, Mapping[str, int]] = field(default_factory=_empty_map)
+    modes: Mapping[str, str] = field(default_factory=_empty_map)

@@ -1,2 +1,2 @@
 """Usage: KEP-4136 decayed usage, entry penalty, scores and KAI windowed usage (``usage``);
-node paths, admitted usage per node, sampling and penalties over a snapshot (``accounting``)."""
+node paths LocalQueue -> namespace -> ClusterQueue -> cohorts (``accounting``)."""
