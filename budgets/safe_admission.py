@@ -22,7 +22,7 @@ from decimal import Decimal
 from budgets import accounting
 from budgets.models import Budget, BudgetState
 from budgets.status import SECONDS_PER_HOUR, format_hours, to_hours
-from queues.gates import Candidate
+from queues.admission.gates import Candidate
 from queues.models import Workload
 
 REASON = "BudgetInsufficient"

@@ -27,6 +27,7 @@ from fairshare.policy import FairSharingPolicy
 from fairshare.quota.scopes import ancestry
 from fairshare.types import TIME_AWARE, node_id
 from fairshare.usage import usage as engine_usage
+from queues.admission.load import usage_state
 from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
@@ -42,7 +43,6 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
-from queues.snapshot import usage_state
 
 logger = logging.getLogger(__name__)
 

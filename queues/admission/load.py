@@ -1,6 +1,7 @@
-"""The only bridge from the database to the engine: rows -> engine types.
+"""The admission pass's load step: the bridge from the database to the engine, rows -> engine types.
 
-(The engine's decisions go back to rows in ``services.decisions``.)
+(The engine's decisions go back to rows in ``admission.apply``, which refreshes what this
+module cached through the ``LoadedSnapshot`` it is given: ``LoadedSnapshot.note_written``.)
 
 An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
 subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
@@ -17,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import connection
 from django.db.models import Count, Q, Sum, TextField
@@ -66,6 +67,45 @@ class LoadedSnapshot:
     cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
     current_reasons: dict[str, tuple[str, str]] = field(default_factory=dict)
     aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
+    # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``):
+    # the writer refreshes it through ``note_written``, never through this module's globals.
+    seen: dict[int, _Seen] = field(default_factory=dict, repr=False)
+
+    # What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote
+    # need not be read again by the next one: the new version, and the columns a reused
+    # workload is checked against (a concurrent edit between the read and the write shows here).
+    WRITTEN_RETURNING: ClassVar[str] = (
+        "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
+        "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
+        "extract(epoch from queues_workload.created_at)::float8"
+    )
+
+    def note_written(self, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
+        """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
+
+        The rows' new version is the pass's own transaction: committed, it stands for the stored
+        reason and the unchanged rest; rolled back, the rows keep their old version, which no
+        longer matches, and the next pass reads them again. A row whose other columns differ
+        from what the pass read (edited meanwhile) is forgotten.
+        """
+        seen = self.seen
+        if not seen:
+            return
+        for pk, version, lq_id, name, priority, queued_at, created_at in written:
+            entry = seen.get(pk)
+            if entry is None:
+                continue
+            workload = entry.workload
+            if (
+                entry.local_queue_id == lq_id
+                and workload.key.split("/", 1)[1] == name
+                and workload.priority == priority
+                and workload.queued_at == queued_at
+                and entry.created_at.timestamp() == created_at
+            ):
+                seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
+            else:
+                del seen[pk]
 
 
 def epoch(moment: datetime) -> float:
@@ -568,7 +608,7 @@ def _workloads(
         if not admitted:
             kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)
         workloads.append(workload)
-    _SEEN[unit.key] = kept
+    _SEEN[unit.key] = loaded.seen = kept
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
@@ -581,44 +621,6 @@ def _workloads(
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
 # read and thousands of engine entries.
 _TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
-
-
-# What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote need
-# not be read again by the next one: the new version, and the columns a reused workload is
-# checked against (a concurrent edit between the read and the write shows here).
-WRITTEN_RETURNING = (
-    "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
-    "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
-    "extract(epoch from queues_workload.created_at)::float8"
-)
-
-
-def note_reasons_written(unit_key: str, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
-    """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
-
-    The rows' new version is the pass's own transaction: committed, it stands for the stored
-    reason and the unchanged rest; rolled back, the rows keep their old version, which no longer
-    matches, and the next pass reads them again. A row whose other columns differ from what the
-    pass read (edited meanwhile) is forgotten.
-    """
-    seen = _SEEN.get(unit_key)
-    if not seen:
-        return
-    for pk, version, lq_id, name, priority, queued_at, created_at in written:
-        entry = seen.get(pk)
-        if entry is None:
-            continue
-        workload = entry.workload
-        if (
-            entry.local_queue_id == lq_id
-            and workload.key.split("/", 1)[1] == name
-            and workload.priority == priority
-            and workload.queued_at == queued_at
-            and entry.created_at.timestamp() == created_at
-        ):
-            seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
-        else:
-            del seen[pk]
 
 
 def clear_caches() -> None:
