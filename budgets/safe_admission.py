@@ -9,7 +9,7 @@ time) and each one that fits reserves its worst case, so several admissions in o
 overrun the budget together. Workloads without a maximum runtime have no worst case and are
 left to the budget's hold, as without safe admission.
 
-This is a gate (``queues.gates``): it runs inside the admission pass, before the engine plans.
+This is a gate (``queues.admission.gates``): it runs inside the admission pass, before the engine plans.
 """
 
 from __future__ import annotations

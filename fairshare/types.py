@@ -1,6 +1,6 @@
 """The engine's vocabulary: a frozen snapshot of the cluster going in, decisions coming out.
 
-These mirror the Django models (``queues.snapshot`` converts rows to these and decisions back),
+These mirror the Django models (``queues.admission.load`` converts rows to these, ``queues.admission.apply`` decisions back),
 so the Celery admission pass, the simulator and the playground all hand the planner the same
 shapes. Quantities are ``int`` millis (see ``quantities.py``), times are seconds (epoch seconds
 in the live system, seconds from the start in the simulator).
