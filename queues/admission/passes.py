@@ -61,7 +61,7 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         moment = now or timezone.now()
         loaded = load.build_snapshot(unit, policy)  # load
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
-        decisions = plan_admissions(loaded.snapshot, load.epoch(moment))  # plan
+        decisions = plan_admissions(loaded.snapshot, moment.timestamp())  # plan (epoch seconds, as load reads times)
         applied = apply.apply_plan(  # apply: the plan, then the gated reasons
             loaded, decisions, moment, started_on_admission=backend.starts_on_admission, gated=gated
         )
