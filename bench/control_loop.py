@@ -318,9 +318,10 @@ def services_run(table: Table) -> None:
     from django.utils import timezone
 
     from fairshare.admission.planner import plan as plan_admissions
-    from queues import snapshot as bridge
+    from queues.admission import load as bridge
+    from queues.admission import passes as admission
     from queues.models import Workload, WorkloadState
-    from queues.services import admission, cluster, transitions, usage
+    from queues.services import cluster, transitions, usage
 
     fresh_copy()
     print(f"  work database {_work_name()}: {_states()}", flush=True)
@@ -447,10 +448,11 @@ def _stop_workers(workers: list[subprocess.Popen]) -> None:
 def celery_run(table: Table, counts: tuple[int, ...]) -> None:
     """One admission-pass task per unit on N real worker processes, after capacity frees."""
     from fairportal.celery import app
-    from queues import snapshot as bridge
     from queues import tasks
+    from queues.admission import load as bridge
+    from queues.admission import passes as admission
     from queues.models import Workload, WorkloadState
-    from queues.services import admission, cluster
+    from queues.services import cluster
 
     for count in counts:
         fresh_copy()

@@ -197,7 +197,8 @@ class ControlLoop:
         self.sync_seconds: list[float] = []
 
     def __call__(self) -> None:
-        from queues.services import admission, cluster, usage
+        from queues.admission import passes as admission
+        from queues.services import cluster, usage
 
         began = time.perf_counter()
         cluster.sync_cluster()

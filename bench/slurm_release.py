@@ -123,9 +123,10 @@ def main() -> None:
     import django
 
     django.setup()
+    from queues.admission import passes as admission
     from queues.backends.slurm.transport import calls
     from queues.models import ClusterJob, Workload, WorkloadState
-    from queues.services import admission, cluster, pass_requests
+    from queues.services import cluster, pass_requests
 
     # The sync asks for an admission pass after its commit (a Celery task; inline in this eager
     # process): time the sync and the pass apart by running the pass explicitly below.

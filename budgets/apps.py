@@ -10,7 +10,8 @@ class BudgetsConfig(AppConfig):
         from budgets import dashboard, safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets import demo as budgets_demo
         from budgets.metrics import BudgetCollector
-        from queues import demo, gates, metrics
+        from queues import demo, metrics
+        from queues.admission import gates
         from queues.dashboard import live
 
         gates.register("budgets.safe_admission", safe_admission.gate)

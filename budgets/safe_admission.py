@@ -9,7 +9,7 @@ time) and each one that fits reserves its worst case, so several admissions in o
 overrun the budget together. Workloads without a maximum runtime have no worst case and are
 left to the budget's hold, as without safe admission.
 
-This is a gate (``queues.gates``): it runs inside the admission pass, before the engine plans.
+This is a gate (``queues.admission.gates``): it runs inside the admission pass, before the engine plans.
 The arithmetic (what a workload charges, its worst case, whether it overruns) is the engine's
 budget rule, ``fairshare.usage.budgets``, which the simulator applies too; what is read from the
 database (the ledger, running intervals, the period) stays here.
@@ -27,7 +27,7 @@ from budgets.models import Budget, BudgetState
 from budgets.status import SECONDS_PER_HOUR, format_hours, to_hours
 from fairshare.types import BUDGET_INSUFFICIENT
 from fairshare.usage import budgets as rules
-from queues.gates import Candidate
+from queues.admission.gates import Candidate
 from queues.models import Workload
 
 REASON = BUDGET_INSUFFICIENT

@@ -1,6 +1,6 @@
 """The engine's vocabulary: a frozen snapshot of the cluster going in, decisions coming out.
 
-These mirror the Django models (``queues.snapshot`` converts rows to these and decisions back),
+These mirror the Django models (``queues.admission.load`` converts rows to these, ``queues.admission.apply`` decisions back),
 so the Celery admission pass, the simulator and the playground all hand the planner the same
 shapes. Quantities are ``int`` millis (see ``quantities.py``), times are seconds (epoch seconds
 in the live system, seconds from the start in the simulator).
@@ -302,7 +302,8 @@ class Plan:
     ``admissions`` in the order they were made, ``evictions`` in the order they were decided,
     ``pending`` by ClusterQueue name then position; ``fair_shares`` (TimeAware scopes only) by
     ``node_id`` and resource, in millis. ``now`` is the time the pass was planned for (the
-    admission time of its admissions).
+    admission time of its admissions). ``modes``: the admission mode each ClusterQueue was
+    planned under (the winning scope's, see ``quota.scopes``), by name.
     """
 
     now: float = 0.0
@@ -310,3 +311,4 @@ class Plan:
     evictions: tuple[Eviction, ...] = ()
     pending: tuple[PendingReason, ...] = ()
     fair_shares: Mapping[str, Mapping[str, int]] = field(default_factory=_empty_map)
+    modes: Mapping[str, str] = field(default_factory=_empty_map)

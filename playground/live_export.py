@@ -18,6 +18,11 @@ For a tenant (``visible_namespaces`` given) other namespaces, their LocalQueues,
 budgets are renamed ``other-N``, ``other-N/queue-M``, ``other-N/w-K``, ``budget-N``: the
 what-if still competes with the real load without learning who the others are.
 
+The queue structure (cohorts, ClusterQueues, namespaces, LocalQueues and their usage) is read
+by the admission pass's bridge (``queues.admission.load.load_structure``: rows -> engine types)
+and written by the engine's ``fairshare.simulation.export`` (engine types -> document entries);
+this module adds what only a replay has: renamed tenants, usage at time 0, budgets, workloads.
+
 A fixed number of queries whatever the number of workloads (two more per budget).
 """
 
@@ -25,10 +30,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -37,21 +40,11 @@ from django.db.models import OuterRef, Q, Subquery
 from fairshare.durations import format_duration
 from fairshare.errors import ValidationError
 from fairshare.quantities import format_quantity
+from fairshare.simulation import export as to_document
 from playground.budget_export import exported_budgets
 from playground.documents import MAX_WORKLOADS
-from queues.models import (
-    ClusterQueue,
-    ClusterQueueQuota,
-    Cohort,
-    CohortQuota,
-    LocalQueue,
-    Namespace,
-    NamespaceQuota,
-    ResourceFlavor,
-    UsageSample,
-    Workload,
-    WorkloadState,
-)
+from queues.admission.load import ClusterStructure, load_structure
+from queues.models import ResourceFlavor, UsageSample, Workload, WorkloadState
 
 MAX_DAYS = 30
 MAX_POINTS = 600
@@ -94,33 +87,6 @@ class _Names:
         return f"{self.namespaces[namespace_id]}/w-{self.hidden_workload_count[namespace_id]}"
 
 
-def _weight(value: Decimal) -> int | float:
-    number = float(value)
-    return int(number) if number.is_integer() else number
-
-
-def _quotas(rows: Iterable[Any], *, limits: bool) -> list[dict[str, Any]]:
-    """Quota rows of one owner, flavors in their stored order, as scenario ``quotas``."""
-    by_flavor: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        entry: dict[str, Any] = {"nominal": format_quantity(row.nominal, row.resource)}
-        if limits and row.borrowing_limit is not None:
-            entry["borrowingLimit"] = format_quantity(row.borrowing_limit, row.resource)
-        if limits and row.lending_limit is not None:
-            entry["lendingLimit"] = format_quantity(row.lending_limit, row.resource)
-        by_flavor.setdefault(row.flavor.name, {})[row.resource] = entry
-    return [{"flavor": flavor, "resources": resources} for flavor, resources in by_flavor.items()]
-
-
-def _resources(amounts: Mapping[str, float]) -> dict[str, str]:
-    """Millis (floats for decayed usage) as quantities, dropping zeros."""
-    return {
-        resource: format_quantity(round(float(amount)), resource)
-        for resource, amount in sorted(amounts.items())
-        if round(float(amount)) > 0
-    }
-
-
 def _tick(horizon: int) -> int:
     """A whole-minute tick giving at most MAX_POINTS series points."""
     return max(60, math.ceil(horizon / MAX_POINTS / 60) * 60)
@@ -132,6 +98,7 @@ def export_live_state(
     """The scenario document of the cluster at ``now`` (see the module docstring)."""
     start = now - timedelta(days=options.days)
     names = _Names(visible=visible_namespaces)
+    structure = _structure(replay=options.days > 0, start=start)
     window = round((now - start).total_seconds())
     horizon = window + options.lookahead_seconds
     document: dict[str, Any] = {
@@ -149,11 +116,11 @@ def export_live_state(
         },
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
-        "cohorts": _cohorts(),
-        "clusterQueues": _cluster_queues(),
+        "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
+        "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
     }
-    document["namespaces"] = _namespaces(names)
-    document["localQueues"] = _local_queues(names, start=start, replay=options.days > 0)
+    document["namespaces"] = _namespaces(names, structure)
+    document["localQueues"] = _local_queues(names, structure, replay=options.days > 0)
     budgets = _budgets(names, start=start)
     if budgets:
         document["budgets"] = budgets
@@ -165,15 +132,16 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
     """The stored policy alone (no workloads, no usage), in the same form as a live export:
     what ``apply`` compares a run's baseline with before it writes anything."""
     names = _Names(visible=None)
+    structure = _structure(replay=False, start=now)
     document: dict[str, Any] = {
         "name": "policy",
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
-        "cohorts": _cohorts(),
-        "clusterQueues": _cluster_queues(),
-        "namespaces": _namespaces(names),
+        "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
+        "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
+        "namespaces": _namespaces(names, structure),
     }
-    document["localQueues"] = _local_queues(names, start=now, replay=False)
+    document["localQueues"] = _local_queues(names, structure, replay=False)
     for entry in document["localQueues"]:
         entry.pop("initialUsage", None)
     document["budgets"] = _budgets(names, start=now)
@@ -186,98 +154,43 @@ def _days_text(days: float) -> str:
     return f"{days:g} day" + ("" if days == 1 else "s")
 
 
-def _cohorts() -> list[dict[str, Any]]:
-    quotas: dict[int, list[CohortQuota]] = defaultdict(list)
-    for row in CohortQuota.objects.select_related("flavor").order_by("cohort_id", "flavor__name", "resource"):
-        quotas[row.cohort_id].append(row)
-    result = []
-    for cohort in Cohort.objects.select_related("parent").order_by("name"):
-        entry: dict[str, Any] = {"name": cohort.name, "weight": _weight(cohort.weight)}
-        if cohort.parent is not None:
-            entry["parent"] = cohort.parent.name
-        if cohort.admission_mode:
-            entry["admissionScope"] = {"admissionMode": cohort.admission_mode}
-        if quotas[cohort.id]:
-            entry["quotas"] = _quotas(quotas[cohort.id], limits=cohort.parent_id is not None)
-        result.append(entry)
-    return result
+def _structure(*, replay: bool, start: datetime) -> ClusterStructure:
+    """The cluster's structure through the bridge; replaying, each LocalQueue's usage series
+    value at ``start`` comes along (``usage_at_start``), in the same query."""
+    if not replay:
+        return load_structure()
+    at_start = UsageSample.objects.filter(
+        kind=UsageSample.Kind.LOCAL_QUEUE, object_id=OuterRef("id"), sampled_at__lte=start
+    ).order_by("-sampled_at", "-id")
+    return load_structure(local_queue_annotations={"usage_at_start": Subquery(at_start.values("consumed")[:1])})
 
 
-def _cluster_queues() -> list[dict[str, Any]]:
-    quotas: dict[int, list[ClusterQueueQuota]] = defaultdict(list)
-    for row in ClusterQueueQuota.objects.select_related("flavor").order_by(
-        "cluster_queue_id", "flavor_order", "flavor__name", "resource"
-    ):
-        quotas[row.cluster_queue_id].append(row)
-    result = []
-    for queue in ClusterQueue.objects.select_related("cohort").order_by("name"):
-        entry: dict[str, Any] = {"name": queue.name}
-        if queue.cohort is not None:
-            entry["cohort"] = queue.cohort.name
-        entry["weight"] = _weight(queue.weight)
-        entry["queueingStrategy"] = queue.queueing_strategy
-        if queue.admission_mode:
-            entry["admissionScope"] = {"admissionMode": queue.admission_mode}
-        entry["quotas"] = _quotas(quotas[queue.id], limits=queue.cohort_id is not None)
-        entry["preemption"] = {
-            "withinClusterQueue": queue.preemption_within_cluster_queue,
-            "reclaimWithinCohort": queue.reclaim_within_cohort,
-        }
-        entry["stopPolicy"] = queue.stop_policy
-        result.append(entry)
-    return result
-
-
-def _namespaces(names: _Names) -> list[dict[str, Any]]:
-    quotas: dict[int, dict[str, str]] = defaultdict(dict)
-    for namespace_id, resource, hard in NamespaceQuota.objects.values_list("namespace_id", "resource", "hard"):
-        quotas[namespace_id][resource] = format_quantity(hard, resource)
+def _namespaces(names: _Names, structure: ClusterStructure) -> list[dict[str, Any]]:
     result = []
     hidden = 0
-    rows = Namespace.objects.order_by("id").values_list("id", "name", "weight", "preemption_within_namespace")
-    for namespace_id, name, weight, within in rows:
+    for namespace_id, namespace in structure.namespaces.items():
+        name = namespace.name
         if names.hides(namespace_id):
             hidden += 1
             name = f"other-{hidden}"
         names.namespaces[namespace_id] = name
-        entry: dict[str, Any] = {"name": name, "weight": _weight(weight)}
-        if quotas[namespace_id]:
-            entry["quota"] = dict(sorted(quotas[namespace_id].items()))
-        if within != "Never":
-            entry["preemption"] = {"withinNamespace": within}
-        result.append(entry)
+        result.append(to_document.namespace(replace(namespace, name=name)))
     result.sort(key=lambda entry: entry["name"])
     return result
 
 
-def _local_queues(names: _Names, *, start: datetime, replay: bool) -> list[dict[str, Any]]:
-    rows = LocalQueue.objects.order_by("id").values(
-        "id", "name", "namespace_id", "cluster_queue__name", "weight", "stop_policy", "consumed_resources"
-    )
-    if replay:
-        at_start = UsageSample.objects.filter(
-            kind=UsageSample.Kind.LOCAL_QUEUE, object_id=OuterRef("id"), sampled_at__lte=start
-        ).order_by("-sampled_at", "-id")
-        rows = rows.annotate(usage_at_start=Subquery(at_start.values("consumed")[:1]))
+def _local_queues(names: _Names, structure: ClusterStructure, *, replay: bool) -> list[dict[str, Any]]:
     result = []
-    for row in rows:
+    for lq_id, (queue, usage, row) in structure.local_queues.items():
         namespace_id = row["namespace_id"]
         if names.hides(namespace_id):
             names.hidden_queue_count[namespace_id] += 1
             key = f"{names.namespaces[namespace_id]}/queue-{names.hidden_queue_count[namespace_id]}"
         else:
             key = f"{names.namespaces[namespace_id]}/{row['name']}"
-        names.local_queues[row["id"]] = key
-        entry: dict[str, Any] = {
-            "name": key,
-            "clusterQueue": row["cluster_queue__name"],
-            "weight": _weight(row["weight"]),
-            "stopPolicy": row["stop_policy"],
-        }
-        usage = _resources((row.get("usage_at_start") or {}) if replay else (row["consumed_resources"] or {}))  # type: ignore[arg-type]  # JSON columns of numbers
-        if usage:
-            entry["initialUsage"] = usage
-        result.append(entry)
+        names.local_queues[lq_id] = key
+        initial = (row.get("usage_at_start") or {}) if replay else usage.consumed
+        result.append(to_document.local_queue(replace(queue, key=key, namespace=names.namespaces[namespace_id]), initial))
     result.sort(key=lambda entry: entry["name"])
     return result
 

@@ -368,7 +368,7 @@ def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime |
     """
     from django.conf import settings
 
-    from queues.services.admission import run_all_admission_passes
+    from queues.admission.passes import run_all_admission_passes
     from queues.services.cluster import complete_due_workloads
     from queues.services.usage import sample_usage
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.enqueue import enqueue_on_commit
-from queues import snapshot
-from queues.services import admission, cluster, submission, usage
+from queues.admission import load, passes
+from queues.services import cluster, submission, usage
 
 
 @shared_task(name="queues.admission_pass", ignore_result=True)
 def admission_pass(unit: str) -> dict[str, int]:
-    result = admission.run_admission_pass(unit)
+    result = passes.run_admission_pass(unit)
     return {"admitted": len(result.admitted), "evicted": len(result.evicted), "pending": result.pending}
 
 
 @shared_task(name="queues.schedule_admission_passes", ignore_result=True)
 def schedule_admission_passes() -> int:
     """Fan out one admission pass per unit, so units scale out over workers."""
-    units = snapshot.admission_units()
+    units = load.admission_units()
     for unit in units:
         enqueue_on_commit(admission_pass, unit.key)
     return len(units)

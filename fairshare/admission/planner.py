@@ -395,11 +395,12 @@ class _Planner:
             for name in sorted(self.queues):
                 pending.extend(self.queues[name].pending)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
+        modes = frozen_map({name: self.queues[name].scope.mode for name in sorted(self.queues)})
         self.fair_tree.dismantle()
         # The parts point back at the planner (``state``): let them go, so the pass is freed at once
         # without the collector (``plan`` pauses it).
         del self.scoring, self.fair_tree, self.preemption_rules
-        return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares))
+        return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares), modes)
 
     def _visit(self, leaf: TreeNode, order: tuple, stop_at: TreeNode | None) -> None:
         """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""

@@ -11,7 +11,7 @@ priority, then queue timestamp, then name.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -90,11 +90,30 @@ def cohort_scope(name: str, cohorts: Mapping[str, Cohort], chains: Mapping[str, 
     return found
 
 
+N = TypeVar("N")
+
+
+def highest_mode(path: Iterable[tuple[N, str | None]]) -> tuple[N, str] | None:
+    """The highest node with a mode set on a path (the ClusterQueue first, then its cohorts up
+    to the root), and that mode: the rule "the highest scope wins". None when none is set.
+
+    Works on any node keys (engine names, database ids); a mode is set when it is not None.
+    """
+    found: tuple[N, str] | None = None
+    for node, mode in path:
+        if mode is not None:
+            found = (node, mode)
+    return found
+
+
 def queue_scope(queue: ClusterQueue, cohorts: Mapping[str, Cohort], chains: Mapping[str, tuple[str, ...]]) -> Scope:
     """The scope of a ClusterQueue: the highest mode on its path, else its own NoAdmissionFairSharing."""
-    found = Scope("clusterQueue", queue.name, queue.admission_mode) if queue.admission_mode is not None else None
+    path: list[tuple[tuple[str, str], str | None]] = [(("clusterQueue", queue.name), queue.admission_mode)]
     for candidate in queue_chain(queue, chains):
         cohort = cohorts.get(candidate)
-        if cohort is not None and cohort.admission_mode is not None:
-            found = Scope("cohort", candidate, cohort.admission_mode)
-    return found or Scope("clusterQueue", queue.name, NO_FAIR_SHARING)
+        path.append((("cohort", candidate), cohort.admission_mode if cohort is not None else None))
+    found = highest_mode(path)
+    if found is None:
+        return Scope("clusterQueue", queue.name, NO_FAIR_SHARING)
+    (kind, name), mode = found
+    return Scope(kind, name, mode)

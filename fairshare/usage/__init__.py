@@ -1,3 +1,3 @@
 """Usage: KEP-4136 decayed usage, entry penalty, scores and KAI windowed usage (``usage``);
-node paths, admitted usage per node, sampling and penalties over a snapshot (``accounting``);
-time budgets' arithmetic, written once for the live budgets and the simulator (``budgets``)."""
+node paths LocalQueue -> namespace -> ClusterQueue -> cohorts (``accounting``); time budgets'
+arithmetic, written once for the live budgets and the simulator (``budgets``)."""

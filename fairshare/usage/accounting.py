@@ -1,18 +1,41 @@
-"""Usage bookkeeping around a snapshot: node paths, admitted usage, sampling, entry penalties.
+"""Node paths: the nodes whose usage an admission from a LocalQueue counts in.
 
-The Celery usage sampler and the simulator both go through these, so a LocalQueue's decayed
-usage means the same thing in the live system, the simulator and the playground. Node ids are
-``types.node_id`` strings (``localQueue:ns/name``, ``namespace:ns``, ``clusterQueue:name``,
-``cohort:name``).
+One rule for the path LocalQueue -> namespace -> ClusterQueue -> cohorts up to the root, used
+by the simulator, the admission pass (entry penalties) and the usage sampler (admitted usage
+per level), so a LocalQueue's decayed usage means the same thing in the live system, the
+simulator and the playground. Node ids are ``types.node_id`` strings (``localQueue:ns/name``,
+``namespace:ns``, ``clusterQueue:name``, ``cohort:name``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
+from typing import TypeVar
 
 from fairshare.quota.scopes import cohort_chains, queue_chain
-from fairshare.types import Plan, Snapshot, UsageState, node_id
-from fairshare.usage.usage import add_penalty, sample
+from fairshare.types import Snapshot, node_id
+
+K = TypeVar("K")
+
+# The kinds of ``node_id`` (and of the usage series' rows).
+LOCAL_QUEUE, NAMESPACE, CLUSTER_QUEUE, COHORT = "localQueue", "namespace", "clusterQueue", "cohort"
+
+
+def path_nodes(local_queue: K, namespace: K, cluster_queue: K, cohorts: Iterable[K]) -> tuple[tuple[str, K], ...]:
+    """``(kind, key)`` of every node on a LocalQueue's path, nearest first: the LocalQueue, its
+    namespace, its ClusterQueue and ``cohorts`` (the ClusterQueue's cohort and those above it,
+    nearest first). Works on any keys: engine names, or database ids (the sampler's)."""
+    return (
+        (LOCAL_QUEUE, local_queue),
+        (NAMESPACE, namespace),
+        (CLUSTER_QUEUE, cluster_queue),
+        *((COHORT, cohort) for cohort in cohorts),
+    )
+
+
+def node_path(local_queue: str, namespace: str, cluster_queue: str, cohorts: Iterable[str]) -> tuple[str, ...]:
+    """The ``node_id`` of every node on a LocalQueue's path (see ``path_nodes``)."""
+    return tuple(node_id(kind, name) for kind, name in path_nodes(local_queue, namespace, cluster_queue, cohorts))
 
 
 def node_paths(snapshot: Snapshot) -> dict[str, tuple[str, ...]]:
@@ -24,12 +47,8 @@ def node_paths(snapshot: Snapshot) -> dict[str, tuple[str, ...]]:
     paths: dict[str, tuple[str, ...]] = {}
     for local in snapshot.local_queues:
         queue = queues.get(local.cluster_queue)
-        cohort_ids = tuple(node_id("cohort", c) for c in queue_chain(queue, chains)) if queue else ()
-        paths[local.key] = (
-            node_id("localQueue", local.key),
-            node_id("namespace", local.namespace),
-            node_id("clusterQueue", local.cluster_queue),
-            *cohort_ids,
+        paths[local.key] = node_path(
+            local.key, local.namespace, local.cluster_queue, queue_chain(queue, chains) if queue else ()
         )
     return paths
 
@@ -41,41 +60,3 @@ def all_nodes(snapshot: Snapshot) -> list[str]:
     nodes |= {node_id("namespace", n.name) for n in snapshot.namespaces}
     nodes |= {node_id("cohort", c.name) for c in snapshot.cohorts}
     return sorted(nodes)
-
-
-def current_usage(snapshot: Snapshot) -> dict[str, dict[str, int]]:
-    """Admitted requests (millis per resource) per node, as the sampler's ``current`` input."""
-    paths = node_paths(snapshot)
-    usage: dict[str, dict[str, int]] = {nid: {} for nid in all_nodes(snapshot)}
-    for workload in snapshot.workloads:
-        if not workload.admitted or workload.local_queue not in paths:
-            continue
-        path = paths[workload.local_queue]
-        if workload.cluster_queue and workload.cluster_queue != path[2].split(":", 1)[1]:
-            continue  # admitted to a ClusterQueue its LocalQueue no longer points at: counted nowhere
-        for nid in path:
-            per = usage[nid]
-            for resource, amount in workload.requests.items():
-                if amount:
-                    per[resource] = per.get(resource, 0) + amount
-    return usage
-
-
-def sample_all(snapshot: Snapshot, now: float) -> dict[str, UsageState]:
-    """Every node's usage state after a sample at ``now`` (decay from its own ``last_update``,
-    penalties folded, reset after inactivity). Nodes without a state start at zero."""
-    current = current_usage(snapshot)
-    return {
-        nid: sample(snapshot.usage.get(nid, UsageState()), current.get(nid, {}), now, snapshot.policy)
-        for nid in all_nodes(snapshot)
-    }
-
-
-def with_penalties(usage: Mapping[str, UsageState], decided: Plan, snapshot: Snapshot) -> dict[str, UsageState]:
-    """``usage`` with each admission's entry penalty added on the admitted workload's path."""
-    paths = node_paths(snapshot)
-    result = dict(usage)
-    for admission in decided.admissions:
-        for nid in paths.get(admission.local_queue, ()):
-            result[nid] = add_penalty(result.get(nid, UsageState()), admission.penalty)
-    return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from core.enqueue import send
-from queues import snapshot
+from queues.admission import load
 
 ADMISSION_PASS = "queues.admission_pass"
 
@@ -22,7 +22,7 @@ def request_admission_pass(cluster_queue_id: int) -> None:
     """
 
     def publish() -> None:
-        unit = snapshot.unit_for_cluster_queue(cluster_queue_id)
+        unit = load.unit_for_cluster_queue(cluster_queue_id)
         if unit is not None:
             send(ADMISSION_PASS, unit.key)
 

@@ -24,9 +24,11 @@ from django.utils import timezone
 
 from core.bulk import execute_with_rows
 from fairshare.policy import FairSharingPolicy
-from fairshare.quota.scopes import ancestry
+from fairshare.quota.scopes import ancestry, highest_mode
 from fairshare.types import TIME_AWARE, node_id
 from fairshare.usage import usage as engine_usage
+from fairshare.usage.accounting import path_nodes
+from queues.admission.load import usage_state
 from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
@@ -42,7 +44,6 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
-from queues.snapshot import usage_state
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +63,21 @@ def _add(into: Usage, other: Mapping[str, int]) -> None:
         into[resource] = into.get(resource, 0) + amount
 
 
-def admitted_usage() -> dict[str, dict[int, Usage]]:
-    """Admitted usage per LocalQueue, Namespace and ClusterQueue (one aggregate query).
+def _cohort_chains(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> dict[int, tuple[int, ...]]:
+    """ClusterQueue id -> the ids of its cohort and those above it, nearest first."""
+    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
+    return {queue.id: ancestry(queue.cohort_id, parent) for queue in cluster_queues}
+
+
+def admitted_usage(cohort_chains: Mapping[int, tuple[int, ...]]) -> dict[str, dict[int, Usage]]:
+    """Admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort (one aggregate query).
 
     Grouped once by LocalQueue, namespace and ClusterQueue together (a LocalQueue has one
-    namespace, and its admitted work one ClusterQueue almost always), then summed per level.
+    namespace, and its admitted work one ClusterQueue almost always), then summed on every node
+    of the path (the engine's ``path_nodes``: the cohorts of ``cohort_chains`` included, so a
+    cohort's amount is the sum over the ClusterQueues of its whole subtree).
     """
-    usage: dict[str, dict[int, Usage]] = {Kind.LOCAL_QUEUE: {}, Kind.NAMESPACE: {}, Kind.CLUSTER_QUEUE: {}}
+    usage: dict[str, dict[int, Usage]] = {Kind.LOCAL_QUEUE: {}, Kind.NAMESPACE: {}, Kind.CLUSTER_QUEUE: {}, Kind.COHORT: {}}
     rows = (
         WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
         .values_list("workload__local_queue_id", "workload__namespace_id", "workload__cluster_queue_id", "resource")
@@ -76,7 +85,7 @@ def admitted_usage() -> dict[str, dict[int, Usage]]:
         .order_by()
     )
     for lq_id, namespace_id, cq_id, resource, total in rows:
-        for kind, key in ((Kind.LOCAL_QUEUE, lq_id), (Kind.NAMESPACE, namespace_id), (Kind.CLUSTER_QUEUE, cq_id)):
+        for kind, key in path_nodes(lq_id, namespace_id, cq_id, cohort_chains.get(cq_id, ())):
             amounts = usage[kind].setdefault(key, {})
             amounts[resource] = amounts.get(resource, 0) + int(total)
     for level in usage.values():  # the same order as before: resources sorted
@@ -89,11 +98,10 @@ def _cohort_rollup(
     cohorts: list[Cohort], cluster_queues: list[ClusterQueue], per_queue: Mapping[int, Usage]
 ) -> dict[int, Usage]:
     """Each cohort's amount is the sum over the ClusterQueues of its whole subtree."""
-    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
     totals: dict[int, Usage] = defaultdict(dict)
-    for queue in cluster_queues:
-        for node in ancestry(queue.cohort_id, parent):
-            _add(totals[node], per_queue.get(queue.id, {}))
+    for queue_id, chain in _cohort_chains(cohorts, cluster_queues).items():
+        for node in chain:
+            _add(totals[node], per_queue.get(queue_id, {}))
     return totals
 
 
@@ -182,8 +190,7 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
         namespaces = _locked_rows(Namespace, "name")
         local_queues = _locked_rows(LocalQueue, "name", "namespace_id", "cluster_queue_id", "historical_share")
 
-        usage = admitted_usage()
-        usage[Kind.COHORT] = _cohort_rollup(cohorts, cluster_queues, usage[Kind.CLUSTER_QUEUE])
+        usage = admitted_usage(_cohort_chains(cohorts, cluster_queues))
         queue_capacity, cohort_capacity = capacities(cohorts, cluster_queues)
         counts = _counts_per_local_queue(local_queues)
         counts.update(_cohort_counts(cohorts, cluster_queues, counts))
@@ -263,22 +270,21 @@ def _cohort_counts(
 def time_aware_scopes(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> dict[int, tuple[str, int]]:
     """ClusterQueue id -> its TimeAware scope node (``(kind, id)``), for queues in such a scope.
 
-    The highest scope on the path wins, as in Kueue: a cohort above with another mode hides a
-    ClusterQueue's own TimeAware setting.
+    The highest scope on the path wins, as in Kueue (the engine's ``highest_mode``): a cohort
+    above with another mode hides a ClusterQueue's own TimeAware setting.
     """
-    by_id = {cohort.id: cohort for cohort in cohorts}
-    parent = {cohort.id: cohort.parent_id for cohort in cohorts}
+    modes = {cohort.id: cohort.admission_mode or None for cohort in cohorts}
     scopes: dict[int, tuple[str, int]] = {}
+    chains = _cohort_chains(cohorts, cluster_queues)
     for queue in cluster_queues:
-        scope: tuple[str, int, str] | None = (
-            (Kind.CLUSTER_QUEUE, queue.id, queue.admission_mode) if queue.admission_mode else None
+        found = highest_mode(
+            [
+                ((Kind.CLUSTER_QUEUE, queue.id), queue.admission_mode or None),
+                *(((Kind.COHORT, node), modes[node]) for node in chains[queue.id]),
+            ]
         )
-        for node in ancestry(queue.cohort_id, parent):
-            cohort = by_id[node]
-            if cohort.admission_mode:
-                scope = (Kind.COHORT, cohort.id, cohort.admission_mode)
-        if scope is not None and scope[2] == TIME_AWARE:
-            scopes[queue.id] = (scope[0], scope[1])
+        if found is not None and found[1] == TIME_AWARE:
+            scopes[queue.id] = found[0]
     return scopes
 
 

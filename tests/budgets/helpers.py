@@ -10,9 +10,10 @@ from budgets import services
 from budgets.models import Budget
 from fairshare.quantities import parse_millis
 from queues import services as queue_services
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, ResourceFlavor, Workload
-from queues.services import admission, transitions
+from queues.services import transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from budgets.models import Budget
-from queues import gates
+from queues.admission import gates
 from queues.models import WorkloadState
 from tests.budgets.helpers import add_gpu_quota, admission_pass, at, budget, cluster, reconcile, state_of, submit
 

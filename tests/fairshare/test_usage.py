@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 
-from fairshare.admission.planner import plan
 from fairshare.policy import FairSharingPolicy
 from fairshare.types import Cohort, UsageState
-from fairshare.usage.accounting import current_usage, sample_all, with_penalties
+from fairshare.usage.accounting import node_paths, path_nodes
 from fairshare.usage.usage import (
     add_penalty,
     decay_alpha,
@@ -24,7 +22,7 @@ from fairshare.usage.usage import (
     windowed_share,
     windowed_usage,
 )
-from tests.fairshare.builders import cq, lq, snapshot, wl
+from tests.fairshare.builders import cq, lq, snapshot
 
 HOUR = 3600
 POLICY = FairSharingPolicy(usage_half_life_seconds=HOUR, usage_sampling_interval_seconds=300)
@@ -161,31 +159,16 @@ def test_pruning_keeps_the_sample_covering_the_window_start():
 # --- accounting over a snapshot -----------------------------------------------------------------
 
 
-def test_current_usage_counts_admitted_requests_on_every_node_of_the_path():
+def test_node_paths_run_from_the_local_queue_to_the_root_cohort():
     s = snapshot(
-        [cq("cq", cohort="org")],
-        [lq("team/a", "cq"), lq("team/b", "cq")],
-        [wl("run", "team/a", cpu=2, admitted=True, cluster_queue="cq"), wl("wait", "team/b", cpu=5)],
-        cohorts=[Cohort("org")],
-    )
-    usage = current_usage(s)
-    for nid in ("localQueue:team/a", "namespace:team", "clusterQueue:cq", "cohort:org"):
-        assert usage[nid] == {"cpu": 2000}
-    assert usage["localQueue:team/b"] == {}
-
-
-def test_sample_all_decays_every_node_and_penalties_land_on_the_admitted_path():
-    s = snapshot(
-        [cq("cq")],
+        [cq("cq", cohort="team-org")],
         [lq("team/a", "cq")],
-        [wl("new", "team/a", cpu=1)],
-        usage={"localQueue:team/a": UsageState({"cpu": 4000.0}, last_update=0.0)},
-        policy=POLICY,
+        [],
+        cohorts=[Cohort("team-org", parent="org"), Cohort("org")],
     )
-    decided = plan(s, 0.0)
-    penalised = with_penalties(s.usage, decided, s)
-    assert set(penalised) == {"localQueue:team/a", "namespace:team", "clusterQueue:cq"}
-    assert penalised["clusterQueue:cq"].penalty["cpu"] == pytest.approx(POLICY.sampling_alpha * 1000)
-    sampled = sample_all(replace(s, usage=penalised), HOUR)
-    assert sampled["localQueue:team/a"].consumed["cpu"] == pytest.approx(2000.0)  # nothing admitted in s yet
-    assert sampled["localQueue:team/a"].penalty == {}
+    assert node_paths(s) == {
+        "team/a": ("localQueue:team/a", "namespace:team", "clusterQueue:cq", "cohort:team-org", "cohort:org")
+    }
+    assert path_nodes(7, 3, 2, (5, 1)) == (
+        ("localQueue", 7), ("namespace", 3), ("clusterQueue", 2), ("cohort", 5), ("cohort", 1)
+    )

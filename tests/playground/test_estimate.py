@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from core.models import TenantMembership
 from playground.services import estimate
-from queues import services, snapshot
+from queues import services
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import Namespace, Workload
-from queues.services import admission
 from tests.factories import UserFactory
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 

@@ -11,9 +11,10 @@ from django.db import connection
 from django.utils import timezone
 
 from fairshare.admission.planner import plan
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import AdmissionMode, Cohort, QueueHold, Workload, WorkloadState
-from queues.services import admission, transitions
+from queues.services import transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 pytestmark = pytest.mark.django_db

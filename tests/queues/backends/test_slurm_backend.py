@@ -18,6 +18,7 @@ from django.utils import timezone
 from budgets.models import Budget, BudgetCharge
 from budgets.services import reconcile_budget
 from fairshare.quantities import parse_millis
+from queues.admission import passes as admission
 from queues.backends.slurm.backend import SlurmBackend
 from queues.backends.slurm.client import SlurmClient
 from queues.models import (
@@ -34,7 +35,7 @@ from queues.models import (
     Workload,
     WorkloadState,
 )
-from queues.services import admission, cluster, lifecycle
+from queues.services import cluster, lifecycle
 from tests.queues.backends.slurm_cluster import (
     accounting_runs,
     queue_job,

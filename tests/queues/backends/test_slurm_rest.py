@@ -204,8 +204,9 @@ def rest_queue():
 def test_given_the_rest_transport_then_the_loop_imports_admits_releases_and_ends_the_job_at_slurms_times(
     rest_client, rest_backend
 ):
+    from queues.admission import passes as admission
     from queues.models import Workload, WorkloadState
-    from queues.services import admission, cluster
+    from queues.services import cluster
 
     rest_queue()
     job_id = held_job(rest_client, seconds=1)

@@ -9,11 +9,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.access import ADMIN
-from queues import services, snapshot
+from queues import services
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.dashboard import analytics, history, live
 from queues.dashboard.structure import load_structure
 from queues.models import Cohort
-from queues.services import admission, transitions
+from queues.services import transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 
 pytestmark = pytest.mark.django_db

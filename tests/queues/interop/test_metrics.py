@@ -202,8 +202,8 @@ def test_given_budget_used_up_by_real_accounting_when_scraped_then_used_and_exha
     from django.utils import timezone
 
     from budgets.services import reconcile_budget
-    from queues import snapshot
-    from queues.services import admission
+    from queues.admission import load as snapshot
+    from queues.admission import passes as admission
     from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
     cq = make_cluster_queue("metered-cq", cpu="4")

@@ -10,7 +10,7 @@ from django.test import override_settings
 
 from fairshare.admission.planner import plan
 from fairshare.policy import FairSharingPolicy
-from queues import snapshot
+from queues.admission import load as snapshot
 from queues.models import AdmissionMode, LocalQueue, UsageSample
 from queues.services import usage
 from tests.queues.interop.prometheus_server import backfill, prometheus

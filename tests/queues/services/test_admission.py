@@ -9,9 +9,10 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from queues import snapshot
+from queues.admission import apply as decisions
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, QueueHold, Workload, WorkloadState
-from queues.services import admission, decisions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 

@@ -19,9 +19,10 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import AdmissionRecord, Workload, WorkloadResource, WorkloadState
-from queues.services import admission, transitions
+from queues.services import transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 UNITS = 4

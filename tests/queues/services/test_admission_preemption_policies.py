@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import Namespace, Workload, WorkloadState
 from queues.models.choices import WithinClusterQueuePreemption, WithinNamespacePreemption
-from queues.services import admission
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 pytestmark = pytest.mark.django_db

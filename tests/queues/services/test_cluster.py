@@ -8,9 +8,10 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import AdmissionRecord, Workload, WorkloadState
-from queues.services import admission, cluster, transitions
+from queues.services import cluster, transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 pytestmark = pytest.mark.django_db

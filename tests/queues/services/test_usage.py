@@ -8,9 +8,10 @@ import pytest
 from django.utils import timezone
 
 from fairshare.policy import FairSharingPolicy
-from queues import snapshot
+from queues.admission import load as snapshot
+from queues.admission import passes as admission
 from queues.models import AdmissionMode, LocalQueue, UsageSample, Workload
-from queues.services import admission, usage
+from queues.services import usage
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 pytestmark = pytest.mark.django_db

@@ -25,6 +25,7 @@ from budgets.services import reconcile_all_budgets
 from core.models import TenantMembership
 from fairshare.quantities import parse_millis
 from queues import services
+from queues.admission.passes import run_all_admission_passes
 from queues.models import (
     AdmissionMode,
     ClusterQueue,
@@ -37,7 +38,6 @@ from queues.models import (
     QueueingStrategy,
     ResourceFlavor,
 )
-from queues.services.admission import run_all_admission_passes
 from queues.services.usage import sample_usage
 
 GPU = "nvidia.com/gpu"

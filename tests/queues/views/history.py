@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from queues.services.admission import run_all_admission_passes
+from queues.admission.passes import run_all_admission_passes
 from queues.services.cluster import complete_due_workloads
 from queues.services.usage import sample_usage
 

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from core.models import TenantMembership
 from queues import services
+from queues.admission.passes import run_all_admission_passes
 from queues.models import LocalQueue, Namespace
-from queues.services.admission import run_all_admission_passes
 from queues.services.usage import sample_usage
 
 pytestmark = pytest.mark.django_db

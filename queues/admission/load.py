@@ -1,6 +1,7 @@
-"""The only bridge from the database to the engine: rows -> engine types.
+"""The admission pass's load step: the bridge from the database to the engine, rows -> engine types.
 
-(The engine's decisions go back to rows in ``services.decisions``.)
+(The engine's decisions go back to rows in ``admission.apply``, which refreshes what this
+module cached through the ``LoadedSnapshot`` it is given: ``LoadedSnapshot.note_written``.)
 
 An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
 subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
@@ -17,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import connection
 from django.db.models import Count, Q, Sum, TextField
@@ -66,6 +67,45 @@ class LoadedSnapshot:
     cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
     current_reasons: dict[str, tuple[str, str]] = field(default_factory=dict)
     aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
+    # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``):
+    # the writer refreshes it through ``note_written``, never through this module's globals.
+    seen: dict[int, _Seen] = field(default_factory=dict, repr=False)
+
+    # What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote
+    # need not be read again by the next one: the new version, and the columns a reused
+    # workload is checked against (a concurrent edit between the read and the write shows here).
+    WRITTEN_RETURNING: ClassVar[str] = (
+        "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
+        "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
+        "extract(epoch from queues_workload.created_at)::float8"
+    )
+
+    def note_written(self, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
+        """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
+
+        The rows' new version is the pass's own transaction: committed, it stands for the stored
+        reason and the unchanged rest; rolled back, the rows keep their old version, which no
+        longer matches, and the next pass reads them again. A row whose other columns differ
+        from what the pass read (edited meanwhile) is forgotten.
+        """
+        seen = self.seen
+        if not seen:
+            return
+        for pk, version, lq_id, name, priority, queued_at, created_at in written:
+            entry = seen.get(pk)
+            if entry is None:
+                continue
+            workload = entry.workload
+            if (
+                entry.local_queue_id == lq_id
+                and workload.key.split("/", 1)[1] == name
+                and workload.priority == priority
+                and workload.queued_at == queued_at
+                and entry.created_at.timestamp() == created_at
+            ):
+                seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
+            else:
+                del seen[pk]
 
 
 def epoch(moment: datetime) -> float:
@@ -139,6 +179,63 @@ def _flavor_quotas(rows: Iterable[Mapping[str, Any]], owner: str) -> dict[int, t
     }
 
 
+_COHORT_COLUMNS = ("id", "name", "parent__name", "weight", "admission_mode")
+_COHORT_QUOTA_COLUMNS = ("cohort", "flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit")
+_CQ_COLUMNS = (
+    "id", "name", "cohort__name", "weight", "queueing_strategy", "admission_mode",
+    "preemption_within_cluster_queue", "reclaim_within_cohort", "stop_policy",
+)
+_CQ_QUOTA_COLUMNS = (
+    "cluster_queue", "flavor__name", "flavor_order", "resource", "nominal", "borrowing_limit", "lending_limit"
+)
+_NAMESPACE_COLUMNS = ("id", "name", "weight", "preemption_within_namespace")
+
+
+def _cohort(row: Mapping[str, Any], quotas: Mapping[int, tuple[engine.FlavorQuotas, ...]]) -> engine.Cohort:
+    return engine.Cohort(
+        name=row["name"],
+        parent=row["parent__name"],
+        weight=float(row["weight"]),
+        admission_mode=row["admission_mode"] or None,
+        quotas=quotas.get(row["id"], ()),
+    )
+
+
+def _cluster_queue(row: Mapping[str, Any], quotas: Mapping[int, tuple[engine.FlavorQuotas, ...]]) -> engine.ClusterQueue:
+    return engine.ClusterQueue(
+        name=row["name"],
+        cohort=row["cohort__name"],
+        weight=float(row["weight"]),
+        queueing_strategy=row["queueing_strategy"],
+        admission_mode=row["admission_mode"] or None,
+        quotas=quotas.get(row["id"], ()),
+        preemption=engine.Preemption(
+            within_cluster_queue=row["preemption_within_cluster_queue"],
+            reclaim_within_cohort=row["reclaim_within_cohort"],
+        ),
+        stop_policy=row["stop_policy"],
+    )
+
+
+def _namespace(row: Mapping[str, Any], quota: Mapping[str, int]) -> engine.Namespace:
+    return engine.Namespace(
+        name=row["name"],
+        weight=float(row["weight"]),
+        quota=engine.frozen_map(dict(sorted(quota.items()))),
+        within_namespace=row["preemption_within_namespace"],
+    )
+
+
+def _local_queue(row: Mapping[str, Any]) -> engine.LocalQueue:
+    return engine.LocalQueue(
+        key=f"{row['namespace__name']}/{row['name']}",
+        namespace=row["namespace__name"],
+        cluster_queue=row["cluster_queue__name"],
+        weight=float(row["weight"]),
+        stop_policy=row["stop_policy"],
+    )
+
+
 def usage_state(
     consumed: Mapping[str, Any] | None, penalty: Mapping[str, Any] | None, last_update: datetime | None
 ) -> engine.UsageState:
@@ -167,64 +264,28 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
     loaded = LoadedSnapshot(unit=unit, snapshot=engine.Snapshot())
     usage: dict[str, engine.UsageState] = {}
 
-    cohort_rows = list(
-        Cohort.objects.filter(id__in=unit.cohort_ids).values(
-            "id", "name", "parent__name", "weight", "admission_mode", *_STATUS_FIELDS
-        )
-    )
+    cohort_rows = list(Cohort.objects.filter(id__in=unit.cohort_ids).values(*_COHORT_COLUMNS, *_STATUS_FIELDS))
     cohort_quotas = _flavor_quotas(
-        CohortQuota.objects.filter(cohort_id__in=unit.cohort_ids).values(
-            "cohort", "flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit"
-        ),
-        "cohort",
+        CohortQuota.objects.filter(cohort_id__in=unit.cohort_ids).values(*_COHORT_QUOTA_COLUMNS), "cohort"
     )
     cohorts = []
     for row in cohort_rows:
         loaded.cohort_ids[row["name"]] = row["id"]
-        cohorts.append(
-            engine.Cohort(
-                name=row["name"],
-                parent=row["parent__name"],
-                weight=float(row["weight"]),
-                admission_mode=row["admission_mode"] or None,
-                quotas=cohort_quotas.get(row["id"], ()),
-            )
-        )
+        cohorts.append(_cohort(row, cohort_quotas))
         usage[engine.node_id("cohort", row["name"])] = _usage_state(row)
     parents = {cohort.name: cohort.parent for cohort in cohorts}
     for name in parents:
         loaded.cohort_chain[name] = ancestry(name, parents)
 
-    cq_rows = list(
-        ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(
-            "id", "name", "cohort__name", "weight", "queueing_strategy", "admission_mode",
-            "preemption_within_cluster_queue", "reclaim_within_cohort", "stop_policy", *_STATUS_FIELDS,
-        )
-    )
+    cq_rows = list(ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(*_CQ_COLUMNS, *_STATUS_FIELDS))
     cq_quotas = _flavor_quotas(
-        ClusterQueueQuota.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(
-            "cluster_queue", "flavor__name", "flavor_order", "resource", "nominal", "borrowing_limit", "lending_limit"
-        ),
+        ClusterQueueQuota.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(*_CQ_QUOTA_COLUMNS),
         "cluster_queue",
     )
     cluster_queues = []
     for row in cq_rows:
         loaded.cluster_queue_ids[row["name"]] = row["id"]
-        cluster_queues.append(
-            engine.ClusterQueue(
-                name=row["name"],
-                cohort=row["cohort__name"],
-                weight=float(row["weight"]),
-                queueing_strategy=row["queueing_strategy"],
-                admission_mode=row["admission_mode"] or None,
-                quotas=cq_quotas.get(row["id"], ()),
-                preemption=engine.Preemption(
-                    within_cluster_queue=row["preemption_within_cluster_queue"],
-                    reclaim_within_cohort=row["reclaim_within_cohort"],
-                ),
-                stop_policy=row["stop_policy"],
-            )
-        )
+        cluster_queues.append(_cluster_queue(row, cq_quotas))
         usage[engine.node_id("clusterQueue", row["name"])] = _usage_state(row)
 
     versioned = _versions_identify_rows()
@@ -260,6 +321,48 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
     return loaded
 
 
+@dataclass(frozen=True)
+class ClusterStructure:
+    """Every cohort, ClusterQueue, namespace and LocalQueue as engine types: the whole cluster,
+    not one unit, and no workloads (what a playground export starts from).
+
+    Namespaces carry their whole hard quota; namespaces and LocalQueues come in id order, keyed
+    by id, LocalQueues with their usage state and the row read (the caller's annotations too).
+    """
+
+    cohorts: tuple[engine.Cohort, ...]  # by name
+    cluster_queues: tuple[engine.ClusterQueue, ...]  # by name
+    namespaces: dict[int, engine.Namespace]
+    local_queues: dict[int, tuple[engine.LocalQueue, engine.UsageState, dict[str, Any]]]
+
+
+def load_structure(*, local_queue_annotations: Mapping[str, Any] | None = None) -> ClusterStructure:
+    """The whole cluster's structure (seven queries), by the same conversions as ``build_snapshot``."""
+    cohort_quotas = _flavor_quotas(CohortQuota.objects.values(*_COHORT_QUOTA_COLUMNS), "cohort")
+    cohorts = tuple(_cohort(row, cohort_quotas) for row in Cohort.objects.order_by("name").values(*_COHORT_COLUMNS))
+    cq_quotas = _flavor_quotas(ClusterQueueQuota.objects.values(*_CQ_QUOTA_COLUMNS), "cluster_queue")
+    cluster_queues = tuple(
+        _cluster_queue(row, cq_quotas) for row in ClusterQueue.objects.order_by("name").values(*_CQ_COLUMNS)
+    )
+    hard: dict[int, dict[str, int]] = defaultdict(dict)
+    for namespace_id, resource, amount in NamespaceQuota.objects.values_list("namespace_id", "resource", "hard"):
+        hard[namespace_id][resource] = amount
+    namespaces = {
+        row["id"]: _namespace(row, hard[row["id"]]) for row in Namespace.objects.order_by("id").values(*_NAMESPACE_COLUMNS)
+    }
+    rows = LocalQueue.objects.order_by("id")
+    if local_queue_annotations:
+        rows = rows.annotate(**local_queue_annotations)
+    local_queues = {
+        row["id"]: (_local_queue(row), _usage_state(row), row)
+        for row in rows.values(
+            "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy",
+            *_STATUS_FIELDS, *(local_queue_annotations or ()),
+        )
+    }
+    return ClusterStructure(cohorts, cluster_queues, namespaces, local_queues)
+
+
 def _namespaces(
     loaded: LoadedSnapshot, unit: AdmissionUnit, usage: dict[str, engine.UsageState]
 ) -> tuple[engine.Namespace, ...]:
@@ -268,11 +371,7 @@ def _namespaces(
     The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
     """
     in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
-    rows = list(
-        Namespace.objects.filter(id__in=in_unit).values(
-            "id", "name", "weight", "preemption_within_namespace", *_STATUS_FIELDS
-        )
-    )
+    rows = list(Namespace.objects.filter(id__in=in_unit).values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
     hard: dict[int, dict[str, int]] = defaultdict(dict)
     for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
         "namespace_id", "resource", "hard"
@@ -301,14 +400,7 @@ def _namespaces(
             resource: max(0, amount - elsewhere[row["id"]].get(resource, 0))
             for resource, amount in sorted(hard[row["id"]].items())
         }
-        namespaces.append(
-            engine.Namespace(
-                name=row["name"],
-                weight=float(row["weight"]),
-                quota=engine.frozen_map(quota),
-                within_namespace=row["preemption_within_namespace"],
-            )
-        )
+        namespaces.append(_namespace(row, quota))
         usage[engine.node_id("namespace", row["name"])] = _usage_state(row)
     return tuple(sorted(namespaces, key=lambda n: n.name))
 
@@ -448,18 +540,11 @@ def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
     if versioned:
         to_read = to_read.annotate(row_version=_row_version("queues_localqueue"))
     for row in to_read.values(*columns):
-        key = f"{row['namespace__name']}/{row['name']}"
         share = row["historical_share"]
         unchanged[row["id"]] = _SeenQueue(
             version=row.pop("row_version", None),
             row=row,
-            queue=engine.LocalQueue(
-                key=key,
-                namespace=row["namespace__name"],
-                cluster_queue=row["cluster_queue__name"],
-                weight=float(row["weight"]),
-                stop_policy=row["stop_policy"],
-            ),
+            queue=_local_queue(row),
             usage=_usage_state(row),
             historical=engine.frozen_map({k: float(v) for k, v in share.items()}) if share else None,
         )
@@ -568,7 +653,7 @@ def _workloads(
         if not admitted:
             kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)
         workloads.append(workload)
-    _SEEN[unit.key] = kept
+    _SEEN[unit.key] = loaded.seen = kept
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
@@ -581,44 +666,6 @@ def _workloads(
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
 # read and thousands of engine entries.
 _TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
-
-
-# What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote need
-# not be read again by the next one: the new version, and the columns a reused workload is
-# checked against (a concurrent edit between the read and the write shows here).
-WRITTEN_RETURNING = (
-    "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
-    "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
-    "extract(epoch from queues_workload.created_at)::float8"
-)
-
-
-def note_reasons_written(unit_key: str, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
-    """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
-
-    The rows' new version is the pass's own transaction: committed, it stands for the stored
-    reason and the unchanged rest; rolled back, the rows keep their old version, which no longer
-    matches, and the next pass reads them again. A row whose other columns differ from what the
-    pass read (edited meanwhile) is forgotten.
-    """
-    seen = _SEEN.get(unit_key)
-    if not seen:
-        return
-    for pk, version, lq_id, name, priority, queued_at, created_at in written:
-        entry = seen.get(pk)
-        if entry is None:
-            continue
-        workload = entry.workload
-        if (
-            entry.local_queue_id == lq_id
-            and workload.key.split("/", 1)[1] == name
-            and workload.priority == priority
-            and workload.queued_at == queued_at
-            and entry.created_at.timestamp() == created_at
-        ):
-            seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
-        else:
-            del seen[pk]
 
 
 def clear_caches() -> None:

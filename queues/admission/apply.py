@@ -1,8 +1,10 @@
-"""Engine decisions -> rows: one admission pass's plan written back, set-based.
+"""The admission pass's apply step: the one writer of a pass's decisions, set-based.
 
-``queues.snapshot`` turns rows into the engine's snapshot; this module writes the engine's
-``Plan`` (evictions, admissions, entry penalties, pending reasons, queue order) back through
-the set-based state changes of ``services.transitions``.
+``admission.load`` turns rows into the engine's snapshot; this module writes the engine's
+``Plan`` back (evictions, admissions, entry penalties, pending reasons, queue order) and the
+reasons of the workloads the gates held back, through the set-based state changes of
+``services.transitions``. It refreshes the loader's cache through the ``LoadedSnapshot`` it
+is given (``note_written``), so data only flows down: pass -> load, pass -> plan, pass -> apply.
 """
 
 from __future__ import annotations
@@ -11,15 +13,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from core.bulk import execute_with_rows
 from fairshare import types as engine
-from queues import snapshot as bridge
+from fairshare.usage.accounting import node_path
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState
 from queues.services import transitions
-from queues.snapshot import LoadedSnapshot
+
+if TYPE_CHECKING:
+    from queues.admission.load import LoadedSnapshot
 
 
 @dataclass
@@ -31,8 +36,17 @@ class AppliedPlan:
     reasons_written: int = 0
 
 
-def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, started_on_admission: bool) -> AppliedPlan:
-    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order.
+def apply_plan(
+    loaded: LoadedSnapshot,
+    plan: engine.Plan,
+    now: datetime,
+    *,
+    started_on_admission: bool,
+    gated: Mapping[str, tuple[str, str]] | None = None,
+) -> AppliedPlan:
+    """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order,
+    then the changed reasons of the ``gated`` workloads (held back by a gate: not in line this
+    pass, so no queue position).
 
     Runs inside the pass's transaction and costs a fixed number of statements whatever the
     number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
@@ -71,7 +85,10 @@ def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, star
             result.skipped.append(admission.workload)
             continue
         result.admitted.append(admission.workload)
-        for node in _path_of(loaded, admission, cohorts):
+        cohort = cohorts.get(admission.cluster_queue)
+        chain = loaded.cohort_chain.get(cohort, (cohort,)) if cohort else ()
+        namespace = admission.local_queue.split("/", 1)[0]
+        for node in node_path(admission.local_queue, namespace, admission.cluster_queue, chain):
             for resource, amount in admission.penalty.items():
                 penalties[node][resource] += amount
     _add_penalties(loaded, penalties)
@@ -86,20 +103,12 @@ def apply_plan(loaded: LoadedSnapshot, plan: engine.Plan, now: datetime, *, star
         },
     )
     _write_order(loaded, plan.pending, now)
+    if gated is not None:
+        current = loaded.current_reasons
+        result.reasons_written += write_reasons(
+            loaded, {key: reason for key, reason in gated.items() if current.get(key) != reason}
+        )
     return result
-
-
-def _path_of(loaded: LoadedSnapshot, admission: engine.Admission, cohorts: Mapping[str, str | None]) -> list[str]:
-    namespace = admission.local_queue.split("/", 1)[0]
-    cohort = cohorts.get(admission.cluster_queue)
-    path = [
-        engine.node_id("localQueue", admission.local_queue),
-        engine.node_id("namespace", namespace),
-        engine.node_id("clusterQueue", admission.cluster_queue),
-    ]
-    if cohort:
-        path.extend(engine.node_id("cohort", name) for name in loaded.cohort_chain.get(cohort, (cohort,)))
-    return path
 
 
 def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, float]]) -> None:
@@ -146,14 +155,14 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]
     written = execute_with_rows(
         "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
         "WHERE queues_workload.id = r.id AND queues_workload.state = %s "
-        f"RETURNING queues_workload.id{', ' + bridge.WRITTEN_RETURNING if postgres else ''}",
+        f"RETURNING queues_workload.id{', ' + loaded.WRITTEN_RETURNING if postgres else ''}",
         "r",
         (("id", "bigint"), ("code", "text"), ("message", "text")),
         rows,
         [WorkloadState.PENDING],
     )
     if postgres:  # the next pass of this process need not read these rows again
-        bridge.note_reasons_written(loaded.unit.key, written, {pk: (code, message) for pk, code, message in rows})
+        loaded.note_written(written, {pk: (code, message) for pk, code, message in rows})
     for key, reason in reasons.items():
         loaded.current_reasons[key] = reason
     return len(written)

@@ -1,4 +1,10 @@
-"""The admission pass: lock a unit, snapshot it, plan with the engine, write the decisions."""
+"""The admission pass: lock a unit, then load -> plan -> apply, each step one module, crossed once.
+
+``load`` reads the unit's rows into an engine snapshot (``admission.load``), the gates hold
+some pending workloads back (``admission.gates``), the engine plans
+(``fairshare.admission.planner.plan``), and one writer stores the plan and the gated reasons
+(``admission.apply``). Data flows down only: no step calls back into another.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +20,12 @@ from django.utils import timezone
 
 from fairshare.admission.planner import plan as plan_admissions
 from fairshare.policy import FairSharingPolicy
-from fairshare.quota.scopes import cohort_chains, queue_scope
 from fairshare.types import Plan
-from queues import backends, gates, metrics
-from queues import snapshot as bridge
+from queues import backends, metrics
+from queues.admission import apply, gates, load
 from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
 from queues.services import cluster
-from queues.services import decisions as decisions_to_rows
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +45,7 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
     """One pass over one unit, in one transaction: all its decisions land, or none do."""
     started = time.perf_counter()
     policy = policy or settings.FAIR_SHARING
-    unit = bridge.unit_by_key(unit_key)
+    unit = load.unit_by_key(unit_key)
     if unit is None:
         return PassResult(unit=unit_key)
     if not cluster.backend_reachable():
@@ -55,11 +59,12 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         )
         advisory_xact_locks([f"namespace:{namespace}" for namespace in namespaces])
         moment = now or timezone.now()
-        loaded = bridge.build_snapshot(unit, policy)
+        loaded = load.build_snapshot(unit, policy)  # load
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
-        decisions = plan_admissions(loaded.snapshot, bridge.epoch(moment))
-        applied = decisions_to_rows.apply_plan(loaded, decisions, moment, started_on_admission=backend.starts_on_admission)
-        gates.write_gated_reasons(loaded, gated)
+        decisions = plan_admissions(loaded.snapshot, moment.timestamp())  # plan (epoch seconds, as load reads times)
+        applied = apply.apply_plan(  # apply: the plan, then the gated reasons
+            loaded, decisions, moment, started_on_admission=backend.starts_on_admission, gated=gated
+        )
         # The cluster hears of the decisions once they are committed (a crash before that: the
         # next sync repairs it); one batch per pass, evictions first to free the capacity.
         admitted_ids = [loaded.workload_ids[key] for key in applied.admitted]
@@ -73,7 +78,7 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         pending=applied.pending,
         seconds=time.perf_counter() - started,
     )
-    _observe(loaded, decisions, result)
+    _observe(decisions, result)
     if result.admitted or result.evicted:
         logger.info(
             "admission pass %s: admitted %d, evicted %d, pending %d in %.3fs",
@@ -82,13 +87,11 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
     return result
 
 
-def _observe(loaded: bridge.LoadedSnapshot, decisions: Plan, result: PassResult) -> None:
-    """Prometheus instruments: pass duration per unit, admissions and evictions per ClusterQueue."""
+def _observe(decisions: Plan, result: PassResult) -> None:
+    """Prometheus instruments: pass duration per unit, admissions and evictions per ClusterQueue
+    (the admission mode as the planner resolved it: ``Plan.modes``)."""
     metrics.ADMISSION_PASS_DURATION.labels(scope=result.unit).observe(result.seconds)
-    snapshot = loaded.snapshot
-    cohorts = {cohort.name: cohort for cohort in snapshot.cohorts}
-    chains = cohort_chains(cohorts)
-    modes = {queue.name: queue_scope(queue, cohorts, chains).mode for queue in snapshot.cluster_queues}
+    modes = decisions.modes
     admitted = set(result.admitted)
     for admission in decisions.admissions:
         if admission.workload in admitted:
@@ -101,4 +104,4 @@ def _observe(loaded: bridge.LoadedSnapshot, decisions: Plan, result: PassResult)
 
 def run_all_admission_passes(*, now: datetime | None = None) -> list[PassResult]:
     """Every unit in turn (used by the CLI and tests; Celery fans out one task per unit)."""
-    return [run_admission_pass(unit.key, now=now) for unit in bridge.admission_units()]
+    return [run_admission_pass(unit.key, now=now) for unit in load.admission_units()]

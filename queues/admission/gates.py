@@ -5,10 +5,11 @@ pending workloads of an admission unit just before the engine plans and names th
 wait this pass, each with a reason code and message (budgets' "safe admission": a workload whose
 maximum runtime could overrun what is left of its budget). Gated workloads are left out of the
 snapshot, so the engine neither admits them nor lets them block a StrictFIFO queue, and their
-reason is written like any other pending reason.
+reason is written by the pass's writer (``admission.apply``) like any other pending reason.
 
 Gates are registered by the apps that own them (``AppConfig.ready``), so this package never
-imports them: the dependency stays one-way.
+imports them: the dependency stays one-way. This module reads the loaded snapshot and returns
+reasons; it writes nothing and imports nothing above it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from fairshare import types as engine
+if TYPE_CHECKING:
+    from queues.admission.load import LoadedSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +53,9 @@ def unregister(name: str) -> None:
     _GATES.pop(name, None)
 
 
-def candidates(loaded: object) -> list[Candidate]:
-    """The pending workloads of a loaded snapshot (``queues.snapshot.LoadedSnapshot``)."""
-    snapshot: engine.Snapshot = loaded.snapshot  # type: ignore[attr-defined]
+def candidates(loaded: LoadedSnapshot) -> list[Candidate]:
+    """The pending workloads of a loaded snapshot."""
+    snapshot = loaded.snapshot
     queues = {lq.key: lq for lq in snapshot.local_queues}
     result = []
     for workload in snapshot.workloads:
@@ -62,10 +65,10 @@ def candidates(loaded: object) -> list[Candidate]:
         result.append(
             Candidate(
                 key=workload.key,
-                workload_id=loaded.workload_ids[workload.key],  # type: ignore[attr-defined]
-                local_queue_id=loaded.local_queue_ids[lq.key],  # type: ignore[attr-defined]
-                namespace_id=loaded.namespace_ids[lq.namespace],  # type: ignore[attr-defined]
-                cluster_queue_id=loaded.cluster_queue_ids[lq.cluster_queue],  # type: ignore[attr-defined]
+                workload_id=loaded.workload_ids[workload.key],
+                local_queue_id=loaded.local_queue_ids[lq.key],
+                namespace_id=loaded.namespace_ids[lq.namespace],
+                cluster_queue_id=loaded.cluster_queue_ids[lq.cluster_queue],
                 requests=workload.requests,
                 priority=workload.priority,
                 queued_at=workload.queued_at,
@@ -74,7 +77,7 @@ def candidates(loaded: object) -> list[Candidate]:
     return result
 
 
-def apply_gates(loaded: object, now: datetime) -> dict[str, tuple[str, str]]:
+def apply_gates(loaded: LoadedSnapshot, now: datetime) -> dict[str, tuple[str, str]]:
     """Run every gate; drop gated workloads from ``loaded.snapshot``; return their reasons."""
     if not _GATES:
         return {}
@@ -86,16 +89,9 @@ def apply_gates(loaded: object, now: datetime) -> dict[str, tuple[str, str]]:
         for key, reason in gate(pending, now).items():
             gated.setdefault(key, reason)
     if gated:
-        snapshot: engine.Snapshot = loaded.snapshot  # type: ignore[attr-defined]
-        loaded.snapshot = dataclasses.replace(  # type: ignore[attr-defined]
+        snapshot = loaded.snapshot
+        loaded.snapshot = dataclasses.replace(
             snapshot, workloads=tuple(w for w in snapshot.workloads if w.key not in gated)
         )
     return gated
 
-
-def write_gated_reasons(loaded: object, gated: Mapping[str, tuple[str, str]]) -> int:
-    """Store the gated workloads' changed reasons (they have no queue position: not in line this pass)."""
-    from queues.services.decisions import write_reasons
-
-    current = loaded.current_reasons  # type: ignore[attr-defined]
-    return write_reasons(loaded, {key: reason for key, reason in gated.items() if current.get(key) != reason})  # type: ignore[arg-type]
