@@ -12,8 +12,8 @@ import threading
 import pytest
 from django.core.exceptions import ValidationError
 
+from fairshare.quantities import parse_millis
 from queues.backends.slurm.backend import SlurmBackend
-from queues.engine.quantities import parse_millis
 from queues.models import (
     AdmissionMode,
     ClusterJob,

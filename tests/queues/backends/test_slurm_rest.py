@@ -189,7 +189,7 @@ def rest_backend(rest_client, settings, tmp_path):
 
 
 def rest_queue():
-    from queues.engine.quantities import parse_millis
+    from fairshare.quantities import parse_millis
     from queues.models import AdmissionMode, ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, ResourceFlavor
 
     cq = ClusterQueue.objects.create(name="cq-rest", admission_mode=AdmissionMode.USAGE_BASED)
