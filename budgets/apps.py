@@ -10,10 +10,17 @@ class BudgetsConfig(AppConfig):
         from budgets import dashboard, safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets import demo as budgets_demo
         from budgets.metrics import BudgetCollector
-        from queues import demo, gates, metrics
-        from queues.dashboard import live
+        from core import extensions
+        from queues.dashboard.live import QUEUE_PAGE_CHIPS, QueuePageChips
+        from queues.demo import DEMO_EXTRAS, DemoExtra
+        from queues.gates import ADMISSION_GATES
+        from queues.metrics import METRICS_COLLECTORS
 
-        gates.register("budgets.safe_admission", safe_admission.gate)
-        live.register_budgets(attached=dashboard.attached_budgets, visible=dashboard.visible_budgets)
-        demo.register_extra("budgets", demo.DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history))
-        metrics.register_collector("budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics))
+        extensions.register(ADMISSION_GATES, "budgets.safe_admission", safe_admission.gate)
+        extensions.register(
+            QUEUE_PAGE_CHIPS, "budgets", QueuePageChips(attached=dashboard.attached_budgets, visible=dashboard.visible_budgets)
+        )
+        extensions.register(
+            DEMO_EXTRAS, "budgets", DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history)
+        )
+        extensions.register(METRICS_COLLECTORS, "budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics))

@@ -15,7 +15,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Q, Sum
 
+from core import extensions
 from core.access import Access
+from core.extensions import ExtensionPoint
 from queues.models import QueueHold, Workload, WorkloadResource, WorkloadState
 
 Usage = dict[str, int]
@@ -193,8 +195,9 @@ def holds(
     return found
 
 
-# Budgets attached to queues come from the budgets app, which registers its two providers in its
-# ``AppConfig.ready`` (``register_budgets``): queues never imports budgets. Without them, none.
+# Budgets attached to queues come from the budgets app, which registers its chips at
+# ``QUEUE_PAGE_CHIPS`` in its ``AppConfig.ready`` (``core.extensions``): queues never imports
+# budgets. Without them, none.
 class AttachedBudgets(Protocol):
     def __call__(
         self, *, local_queue_ids: Iterable[int], namespace_ids: Iterable[int], cluster_queue_ids: Iterable[int]
@@ -205,28 +208,47 @@ class VisibleBudgets(Protocol):
     def __call__(self, viewer: Access, *, limit: int) -> tuple[list[Any], int]: ...
 
 
-_budget_providers: dict[str, Any] = {}
-
-
-def register_budgets(*, attached: AttachedBudgets, visible: VisibleBudgets) -> None:
+@dataclass(frozen=True)
+class QueuePageChips:
     """Where the pages get budget chips (objects with ``name``, ``level``, ``status``...): those
     attached to the given queues, keyed like ``holds``; and those a viewer may see, fullest first."""
-    _budget_providers.update(attached=attached, visible=visible)
+
+    attached: AttachedBudgets
+    visible: VisibleBudgets
+
+
+QUEUE_PAGE_CHIPS: ExtensionPoint[QueuePageChips] = ExtensionPoint("queue page chips")
 
 
 def budgets(
     *, local_queue_ids: Iterable[int] = (), namespace_ids: Iterable[int] = (), cluster_queue_ids: Iterable[int] = ()
 ) -> Mapping[tuple[str, int], list[Any]]:
     """Budgets attached to the given queues with their status, keyed like ``holds``."""
-    attached: AttachedBudgets | None = _budget_providers.get("attached")
-    if attached is None:
+    providers = extensions.items(QUEUE_PAGE_CHIPS)
+    if not providers:
         return {}
-    return attached(local_queue_ids=local_queue_ids, namespace_ids=namespace_ids, cluster_queue_ids=cluster_queue_ids)
+    if len(providers) == 1:
+        chips = providers[0][1]
+        return chips.attached(
+            local_queue_ids=local_queue_ids, namespace_ids=namespace_ids, cluster_queue_ids=cluster_queue_ids
+        )
+    found: dict[tuple[str, int], list[Any]] = defaultdict(list)
+    for _, chips in providers:
+        attached = chips.attached(
+            local_queue_ids=local_queue_ids, namespace_ids=namespace_ids, cluster_queue_ids=cluster_queue_ids
+        )
+        for key, rows in attached.items():
+            found[key].extend(rows)
+    return dict(found)
 
 
 def visible_budgets(viewer: Access, *, limit: int) -> tuple[list[Any], int]:
-    """The budgets a viewer may see, fullest first: ``limit`` of them and the total."""
-    visible: VisibleBudgets | None = _budget_providers.get("visible")
-    if visible is None:
-        return [], 0
-    return visible(viewer, limit=limit)
+    """The budgets a viewer may see, fullest first: ``limit`` of them and the total (with several
+    providers, each one's in registration order)."""
+    shown: list[Any] = []
+    total = 0
+    for _, chips in extensions.items(QUEUE_PAGE_CHIPS):
+        rows, count = chips.visible(viewer, limit=limit)
+        shown.extend(rows)
+        total += count
+    return shown[:limit], total
