@@ -11,10 +11,10 @@ class BudgetsConfig(AppConfig):
         from budgets import demo as budgets_demo
         from budgets.metrics import BudgetCollector
         from core import extensions
-        from queues.dashboard.live import QUEUE_PAGE_CHIPS, QueuePageChips
         from queues.demo import DEMO_EXTRAS, DemoExtra
         from queues.gates import ADMISSION_GATES
         from queues.metrics import METRICS_COLLECTORS
+        from queues.selectors.live import QUEUE_PAGE_CHIPS, QueuePageChips
 
         extensions.register(ADMISSION_GATES, "budgets.safe_admission", safe_admission.gate)
         extensions.register(

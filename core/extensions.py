@@ -24,7 +24,7 @@ The points declared today:
 
 * ``queues.gates.ADMISSION_GATES``: per-workload vetoes run before each admission pass
   (budgets: safe admission);
-* ``queues.dashboard.live.QUEUE_PAGE_CHIPS``: budget chips on the queue pages, attached to queues
+* ``queues.selectors.live.QUEUE_PAGE_CHIPS``: budget chips on the queue pages, attached to queues
   and visible to a viewer (budgets: its budgets);
 * ``queues.demo.DEMO_EXTRAS``: an app's part of the demo data (budgets: its budgets and charges);
 * ``queues.metrics.METRICS_COLLECTORS``: collectors of database state added to ``/metrics``

@@ -10,8 +10,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from playground.estimate import estimate_for
-from queues.dashboard.structure import load_structure
-from queues.dashboard.workloads import workload_detail
+from queues.selectors.structure import load_structure
+from queues.selectors.workloads import workload_detail
 from queues.views.common import DashboardRequest, dashboard_view
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from queues.dashboard.shares import dominant_share
 from queues.display import resource_order, short_name, to_display, unit_label
+from queues.selectors.shares import dominant_share
 
 Figure = dict[str, Any]
 

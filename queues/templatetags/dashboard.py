@@ -10,12 +10,12 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from queues.dashboard.shares import Share
-from queues.dashboard.tree import usage_score as format_usage_score
 from queues.display import duration as format_duration
 from queues.display import number as format_number
 from queues.display import short_name
 from queues.display import signed_duration as format_signed_duration
+from queues.selectors.shares import Share
+from queues.selectors.tree import usage_score as format_usage_score
 
 register = template.Library()
 

@@ -1,1 +1,1 @@
-"""Web pages, one module per area; thin: selectors (``queues.dashboard``) read, services write."""
+"""Web pages, one module per area; thin: selectors (``queues.selectors``) read, services write."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard.audit_log import audit_page
+from queues.selectors.audit_log import audit_page
 from queues.views.common import DashboardRequest, dashboard_view, query_without
 
 

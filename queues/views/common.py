@@ -1,7 +1,7 @@
 """What every dashboard page shares: sign-in, the viewer's roles, live refresh and paging links.
 
 Views stay thin: they parse the request, call a selector or a service, and render. Scoping is
-never done here but in the selectors (``queues.dashboard``), which take the ``Access``.
+never done here but in the selectors (``queues.selectors``), which take the ``Access``.
 """
 
 from __future__ import annotations

@@ -8,18 +8,18 @@ from typing import Any
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard import history
-from queues.dashboard.detail import (
+from queues.models import WorkloadState
+from queues.selectors import history
+from queues.selectors.detail import (
     QueueDetail,
     cluster_queue_detail,
     cohort_detail,
     local_queue_detail,
     namespace_detail,
 )
-from queues.dashboard.structure import ClusterStructure, load_structure
-from queues.dashboard.tree import TreeFilters, queue_tree
-from queues.dashboard.workloads import workload_page
-from queues.models import WorkloadState
+from queues.selectors.structure import ClusterStructure, load_structure
+from queues.selectors.tree import TreeFilters, queue_tree
+from queues.selectors.workloads import workload_page
 from queues.views.common import (
     DashboardRequest,
     dashboard_view,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard.flavors import flavor_summaries
-from queues.dashboard.structure import load_structure
+from queues.selectors.flavors import flavor_summaries
+from queues.selectors.structure import load_structure
 from queues.views.common import DashboardRequest, dashboard_view
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard import history
-from queues.dashboard.overview import overview_for
+from queues.selectors import history
+from queues.selectors.overview import overview_for
 from queues.services.cluster import backend_status
 from queues.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard.tree import TreeFilters, queue_tree
-from queues.dashboard.workloads import filter_options
 from queues.models import ClusterQueue
+from queues.selectors.tree import TreeFilters, queue_tree
+from queues.selectors.workloads import filter_options
 from queues.views.common import (
     DashboardRequest,
     dashboard_view,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from queues.dashboard.structure import load_structure
-from queues.dashboard.workloads import SORTS, filter_options, workload_detail, workload_page
 from queues.models import WorkloadState
+from queues.selectors.structure import load_structure
+from queues.selectors.workloads import SORTS, filter_options, workload_detail, workload_page
 from queues.views.common import (
     DashboardRequest,
     dashboard_view,

@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from core.access import ADMIN
 from queues import services, snapshot
-from queues.dashboard import analytics, history, live
-from queues.dashboard.structure import load_structure
 from queues.models import Cohort
+from queues.selectors import analytics, history, live
+from queues.selectors.structure import load_structure
 from queues.services import admission, transitions
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 

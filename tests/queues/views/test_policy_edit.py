@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from core.models import PolicyChange
-from queues.dashboard.tree import usage_score
 from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, NamespaceQuota
+from queues.selectors.tree import usage_score
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queues.dashboard.history import thin
-from queues.dashboard.reasons import sentence, title
-from queues.dashboard.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
 from queues.display import amount, amounts, resource_order
+from queues.selectors.history import thin
+from queues.selectors.reasons import sentence, title
+from queues.selectors.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
 
 GPU = "nvidia.com/gpu"
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from core.access import Access
-from queues.dashboard import live
-from queues.dashboard.shares import NO_SHARE, Share
-from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, resource_order, short_name
 from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
+from queues.selectors import live
+from queues.selectors.shares import NO_SHARE, Share
+from queues.selectors.structure import ClusterStructure
 
 
 @dataclass

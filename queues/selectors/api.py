@@ -1,4 +1,4 @@
-"""Reads for views and the API: each one a fixed number of queries."""
+"""Reads for the API lists: each one a fixed number of queries."""
 
 from __future__ import annotations
 

@@ -16,10 +16,6 @@ from django.db.models import Q, Sum
 from core.access import Access
 from core.models import PolicyChange
 from queues import charts
-from queues.dashboard import analytics, history, live
-from queues.dashboard.audit_log import ChangeRow, change_markers, change_rows
-from queues.dashboard.shares import NO_SHARE, Share, per_resource, usage_fields
-from queues.dashboard.structure import ClusterStructure
 from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
     ClusterQueue,
@@ -31,6 +27,10 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+from queues.selectors import analytics, history, live
+from queues.selectors.audit_log import ChangeRow, change_markers, change_rows
+from queues.selectors.shares import NO_SHARE, Share, per_resource, usage_fields
+from queues.selectors.structure import ClusterStructure
 
 Kind = UsageSample.Kind
 RECENT_CHANGES = 8

@@ -19,11 +19,6 @@ from django.db.models import Count, Q
 
 from core.access import ADMIN, Access
 from queues import charts
-from queues.dashboard import analytics, history, live
-from queues.dashboard.audit_log import change_markers
-from queues.dashboard.reasons import title
-from queues.dashboard.shares import NO_SHARE, Share, add, dominant_share, jain_index
-from queues.dashboard.structure import ClusterStructure, load_structure
 from queues.display import amount, amounts, resource_order, short_name
 from queues.models import (
     ClusterQueue,
@@ -36,6 +31,11 @@ from queues.models import (
     Workload,
     WorkloadState,
 )
+from queues.selectors import analytics, history, live
+from queues.selectors.audit_log import change_markers
+from queues.selectors.reasons import title
+from queues.selectors.shares import NO_SHARE, Share, add, dominant_share, jain_index
+from queues.selectors.structure import ClusterStructure, load_structure
 
 TOP_CONSUMERS = 8
 TOP_BUDGETS = 8

@@ -14,8 +14,8 @@ from django.db import models
 
 from fairshare.quota.scopes import ancestry
 from fairshare.types import NO_FAIR_SHARING
-from queues.dashboard.shares import add, weighted_part
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue
+from queues.selectors.shares import add, weighted_part
 
 
 @dataclass(frozen=True)
