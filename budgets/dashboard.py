@@ -17,8 +17,8 @@ from budgets.models import Budget
 from budgets.selectors import budget_status
 from budgets.status import BudgetStatus
 from core.access import Access
-from queues.display import number
 from queues.models import QueueHold
+from queues.ui.display import number
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from budgets.models import Budget
 from budgets.services import update_budget
 from core.access import access_for
 from core.models import Surface
-from queues.views.common import DashboardRequest, dashboard_view
-from queues.views.playground import playground_url
+from queues.ui.links import playground_url
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 @login_required

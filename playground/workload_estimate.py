@@ -12,7 +12,7 @@ from django.shortcuts import render
 from playground.estimate import estimate_for
 from queues.selectors.structure import load_structure
 from queues.selectors.workloads import workload_detail
-from queues.views.common import DashboardRequest, dashboard_view
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 @dashboard_view

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from queues.display import duration as format_duration
+from queues.ui.display import duration as format_duration
 
 register = template.Library()
 

@@ -19,11 +19,11 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from core.access import Access
-from queues.display import amounts
 from queues.models import AdmissionRecord, Namespace
 from queues.selectors import history, live
 from queues.selectors.shares import Share, add, dominant_share
 from queues.selectors.structure import ClusterStructure
+from queues.ui.display import amounts
 
 MAX_ADMISSIONS = 20_000
 # Bucket width per range: enough buckets for a curve, enough admissions per bucket for a p95.

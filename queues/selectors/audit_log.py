@@ -20,8 +20,8 @@ from core.access import Access
 from core.models import PolicyChange
 from core.models.audit import Surface
 from core.redaction import redact_policy_state
-from queues.charts import Marker
 from queues.filtersets import PolicyChangeFilterSet
+from queues.ui.charts import Marker
 
 PAGE_SIZE = 50
 

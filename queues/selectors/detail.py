@@ -15,8 +15,6 @@ from django.db.models import Q, Sum
 
 from core.access import Access
 from core.models import PolicyChange
-from queues import charts
-from queues.display import amount, amounts, duration, resource_order
 from queues.models import (
     ClusterQueue,
     Cohort,
@@ -31,6 +29,8 @@ from queues.selectors import analytics, history, live
 from queues.selectors.audit_log import ChangeRow, change_markers, change_rows
 from queues.selectors.shares import NO_SHARE, Share, per_resource, usage_fields
 from queues.selectors.structure import ClusterStructure
+from queues.ui import charts
+from queues.ui.display import amount, amounts, duration, resource_order
 
 Kind = UsageSample.Kind
 RECENT_CHANGES = 8

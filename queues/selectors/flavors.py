@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from core.access import Access
-from queues.display import amount, resource_order, short_name
 from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
 from queues.selectors import live
 from queues.selectors.shares import NO_SHARE, Share
 from queues.selectors.structure import ClusterStructure
+from queues.ui.display import amount, resource_order, short_name
 
 
 @dataclass

@@ -18,8 +18,6 @@ from django.core.cache import cache
 from django.db.models import Count, Q
 
 from core.access import ADMIN, Access
-from queues import charts
-from queues.display import amount, amounts, resource_order, short_name
 from queues.models import (
     ClusterQueue,
     LocalQueue,
@@ -36,6 +34,8 @@ from queues.selectors.audit_log import change_markers
 from queues.selectors.reasons import title
 from queues.selectors.shares import NO_SHARE, Share, add, dominant_share, jain_index
 from queues.selectors.structure import ClusterStructure, load_structure
+from queues.ui import charts
+from queues.ui.display import amount, amounts, resource_order, short_name
 
 TOP_CONSUMERS = 8
 TOP_BUDGETS = 8

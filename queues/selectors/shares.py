@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TypedDict
 
 from fairshare.simulation.simulator import jain_index as engine_jain_index
-from queues.display import amounts
+from queues.ui.display import amounts
 
 
 @dataclass(frozen=True)

@@ -23,11 +23,11 @@ from django.db.models import Q
 from core.access import Access
 from fairshare.admission.reasons import format_score
 from fairshare.types import USAGE_BASED
-from queues.display import amounts
 from queues.models import LocalQueue, StopPolicy
 from queues.selectors import live
 from queues.selectors.shares import NO_SHARE, Share, add, per_resource, usage_fields
 from queues.selectors.structure import ClusterStructure, load_structure
+from queues.ui.display import amounts
 
 PAGE_SIZE = 50
 

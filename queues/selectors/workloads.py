@@ -22,12 +22,12 @@ from core.access import Access
 from core.redaction import OTHER_TENANT_QUEUE, reason_redactor
 from fairshare import types as engine
 from fairshare.admission.reasons import format_score
-from queues.display import amounts
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
 from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests
 from queues.selectors.reasons import TITLES, sentence, title
 from queues.selectors.structure import ClusterStructure
+from queues.ui.display import amounts
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
 # "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by

@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from queues.selectors.flavors import flavor_summaries
 from queues.selectors.structure import load_structure
-from queues.views.common import DashboardRequest, dashboard_view
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 @dashboard_view

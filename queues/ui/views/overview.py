@@ -8,7 +8,7 @@ from django.shortcuts import render
 from queues.selectors import history
 from queues.selectors.overview import overview_for
 from queues.services.cluster import backend_status
-from queues.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
+from queues.ui.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
 
 
 @dashboard_view

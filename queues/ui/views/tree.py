@@ -8,7 +8,7 @@ from django.shortcuts import render
 from queues.models import ClusterQueue
 from queues.selectors.tree import TreeFilters, queue_tree
 from queues.selectors.workloads import filter_options
-from queues.views.common import (
+from queues.ui.views.common import (
     DashboardRequest,
     dashboard_view,
     live_interval,

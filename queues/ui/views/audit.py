@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from queues.selectors.audit_log import audit_page
-from queues.views.common import DashboardRequest, dashboard_view, query_without
+from queues.ui.views.common import DashboardRequest, dashboard_view, query_without
 
 
 @dashboard_view

@@ -2,7 +2,7 @@
 
 Every function returns ``{"data": [...], "layout": {...}}``, which the page embeds as JSON and
 ``static/js/live.js`` hands to ``Plotly.react`` (the same dict on first load and on refresh).
-Amounts come in as millis and are drawn in cores, Gi and GPUs (``queues.display``); times as
+Amounts come in as millis and are drawn in cores, Gi and GPUs (``queues.ui.display``); times as
 datetimes, drawn as ISO strings. Keeping these pure makes them unit-testable without a browser.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from queues.display import resource_order, short_name, to_display, unit_label
 from queues.selectors.shares import dominant_share
+from queues.ui.display import resource_order, short_name, to_display, unit_label
 
 Figure = dict[str, Any]
 

@@ -17,7 +17,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from core.models import PolicyChange, Surface
-from queues.forms import (
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
+from queues.services.errors import FieldErrors
+from queues.services.policy import save_policy_object
+from queues.ui.forms import (
     ClusterQueueForm,
     ClusterQueueQuotaFormSet,
     CohortForm,
@@ -28,11 +31,8 @@ from queues.forms import (
     NamespaceQuotaFormSet,
     QuotaFormSet,
 )
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
-from queues.services.errors import FieldErrors
-from queues.services.policy import save_policy_object
-from queues.views.common import DashboardRequest, dashboard_view
-from queues.views.playground import playground_url
+from queues.ui.links import playground_url
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 def _summary(change: PolicyChange | None, label: str) -> str:

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from queues.models import WorkloadState
 from queues.selectors.structure import load_structure
 from queues.selectors.workloads import SORTS, filter_options, workload_detail, workload_page
-from queues.views.common import (
+from queues.ui.views.common import (
     DashboardRequest,
     dashboard_view,
     live_interval,

@@ -20,7 +20,8 @@ from queues.selectors.detail import (
 from queues.selectors.structure import ClusterStructure, load_structure
 from queues.selectors.tree import TreeFilters, queue_tree
 from queues.selectors.workloads import workload_page
-from queues.views.common import (
+from queues.ui.links import playground_url
+from queues.ui.views.common import (
     DashboardRequest,
     dashboard_view,
     live_interval,
@@ -28,7 +29,6 @@ from queues.views.common import (
     query_without,
     wants_live,
 )
-from queues.views.playground import playground_url
 
 # Short pages keep a queue's page within a few screens at 1440x900; the lists page on.
 CHILD_PAGE_SIZE = 20
