@@ -7,9 +7,10 @@ class BudgetsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from budgets import dashboard, safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets import demo as budgets_demo
+        from budgets import safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets.metrics import BudgetCollector
+        from budgets.selectors import chips
         from core import extensions
         from queues.demo import DEMO_EXTRAS, DemoExtra
         from queues.gates import ADMISSION_GATES
@@ -18,7 +19,7 @@ class BudgetsConfig(AppConfig):
 
         extensions.register(ADMISSION_GATES, "budgets.safe_admission", safe_admission.gate)
         extensions.register(
-            QUEUE_PAGE_CHIPS, "budgets", QueuePageChips(attached=dashboard.attached_budgets, visible=dashboard.visible_budgets)
+            QUEUE_PAGE_CHIPS, "budgets", QueuePageChips(attached=chips.attached_budgets, visible=chips.visible_budgets)
         )
         extensions.register(
             DEMO_EXTRAS, "budgets", DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history)

@@ -143,7 +143,7 @@ def status(percent: float, **fields: object):
     ],
 )
 def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_decide(percent, fields, level):
-    from budgets.dashboard import BudgetChip
+    from budgets.selectors.chips import BudgetChip
 
     chip = BudgetChip(
         1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)

@@ -1,4 +1,5 @@
-"""Reads for the budget pages and the API: who sees which budget, status, events, consumers.
+"""Reads for the budget pages and the API: who sees which budget, status, events, consumers
+(``chips``: the budgets on the queue pages).
 
 Visibility is the one rule (``core.access``, declared for budgets in ``budgets.models``):
 staff see every budget; a tenant sees the budgets that can hold its work (on its namespaces, on

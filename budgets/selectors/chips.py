@@ -1,6 +1,6 @@
 """Budgets on the queue pages: the chips the tree, the queue pages and the overview show.
 
-Registered with ``queues.selectors.live`` in ``BudgetsConfig.ready``; one query whatever the
+Registered at ``queues.selectors.live.QUEUE_PAGE_CHIPS`` in ``BudgetsConfig.ready``; one query whatever the
 number of budgets shown.
 """
 
