@@ -16,11 +16,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from budgets import charts, selectors
+from budgets import selectors
 from budgets.enforcement import current_hold
-from budgets.forms import BudgetForm
 from budgets.models import Budget
 from budgets.services import update_budget
+from budgets.ui import charts
+from budgets.ui.forms import BudgetForm
 from core.access import access_for
 from core.models import Surface
 from queues.ui.links import playground_url
