@@ -7,14 +7,21 @@ class BudgetsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from budgets import dashboard, safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets import demo as budgets_demo
+        from budgets import safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets.metrics import BudgetCollector
-        from queues import demo, metrics
-        from queues.admission import gates
-        from queues.dashboard import live
+        from budgets.selectors import chips
+        from core import extensions
+        from queues.admission.gates import ADMISSION_GATES
+        from queues.demo import DEMO_EXTRAS, DemoExtra
+        from queues.metrics import METRICS_COLLECTORS
+        from queues.selectors.live import QUEUE_PAGE_CHIPS, QueuePageChips
 
-        gates.register("budgets.safe_admission", safe_admission.gate)
-        live.register_budgets(attached=dashboard.attached_budgets, visible=dashboard.visible_budgets)
-        demo.register_extra("budgets", demo.DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history))
-        metrics.register_collector("budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics))
+        extensions.register(ADMISSION_GATES, "budgets.safe_admission", safe_admission.gate)
+        extensions.register(
+            QUEUE_PAGE_CHIPS, "budgets", QueuePageChips(attached=chips.attached_budgets, visible=chips.visible_budgets)
+        )
+        extensions.register(
+            DEMO_EXTRAS, "budgets", DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history)
+        )
+        extensions.register(METRICS_COLLECTORS, "budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics))

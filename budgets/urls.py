@@ -1,6 +1,6 @@
 from django.urls import path
 
-from budgets import views
+from budgets.ui import views
 
 app_name = "budgets"
 

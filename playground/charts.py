@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from queues.charts import GRID, THEME  # the dashboard's look
+from queues.ui.charts import GRID, THEME  # the dashboard's look
 
 Figure = dict[str, Any]
 

@@ -37,9 +37,9 @@ from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
 from playground.services.estimate import estimate_for
 from playground.services.lane import WhatIfLimitReached
-from queues.dashboard.structure import load_structure
-from queues.dashboard.workloads import workload_detail
-from queues.views.common import DashboardRequest, dashboard_view
+from queues.selectors.structure import load_structure
+from queues.selectors.workloads import workload_detail
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 RESENDABLE_AFTER_SECONDS = 10
 

@@ -21,6 +21,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from core import extensions
+from core.extensions import ExtensionPoint
 from core.models import TenantMembership
 from fairshare.quantities import parse_millis
 from queues.models import (
@@ -241,12 +243,9 @@ class DemoExtra:
     after_history: Callable[[], object] = lambda: None
 
 
-_EXTRAS: dict[str, DemoExtra] = {}
-
-
-def register_extra(name: str, extra: DemoExtra) -> None:
-    """Add (or replace) an app's part of the demo; apps call this from ``AppConfig.ready``."""
-    _EXTRAS[name] = extra
+# An app's part of the demo: apps register it from ``AppConfig.ready`` with
+# ``core.extensions.register(DEMO_EXTRAS, name, extra)`` (idempotent by name).
+DEMO_EXTRAS: ExtensionPoint[DemoExtra] = ExtensionPoint("demo extras")
 
 
 KEPT_PASSWORD = "(unchanged)"
@@ -394,7 +393,7 @@ def seed_demo(*, history_seconds: int = 0) -> SeedReport:
     control loop is replayed over it, so charts and budgets have a past from the first page."""
     with transaction.atomic():
         local_queues = _seed_policy()
-        for extra in _EXTRAS.values():
+        for _, extra in extensions.items(DEMO_EXTRAS):
             extra.seed(local_queues)
         logins = _seed_users()
         items = _build_workloads(local_queues, arrival_seconds=history_seconds or 3600)
@@ -406,7 +405,7 @@ def seed_demo(*, history_seconds: int = 0) -> SeedReport:
     if arrivals:
         replay_history(history_seconds, arrivals)
         created += len(arrivals)
-    for extra in _EXTRAS.values():
+    for _, extra in extensions.items(DEMO_EXTRAS):
         extra.after_history()
     return SeedReport(
         created_workloads=created,

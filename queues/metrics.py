@@ -3,7 +3,7 @@
 Two kinds of metrics:
 
 * State read from the database at scrape time (``queues.interop.collector.DatabaseCollector``):
-  counts, usage, decayed usage, shares, quotas; other apps add theirs with ``register_collector``
+  counts, usage, decayed usage, shares, quotas; other apps add theirs at ``METRICS_COLLECTORS`` (``core.extensions``)
   in their ``AppConfig.ready`` (budgets: its budgets).
 * Events counted by the control loop (admission passes, admissions, evictions): the objects are
   defined here, once, so the control-loop issue only has to call ``.observe()`` / ``.inc()``.
@@ -28,6 +28,8 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from core import extensions
+from core.extensions import ExtensionPoint
 from queues.interop.collector import DatabaseCollector
 
 CONTROL_LOOP_REGISTRY = CollectorRegistry(auto_describe=True)
@@ -52,20 +54,16 @@ EVICTIONS = Counter(
     registry=CONTROL_LOOP_REGISTRY,
 )
 
-# Collectors of database state that other apps add to the scrape, by name (registration is idempotent).
-_STATE_COLLECTORS: dict[str, Callable[[], Collector]] = {}
-
-
-def register_collector(name: str, factory: Callable[[], Collector]) -> None:
-    """Add (or replace) a collector of database state read at each scrape, after the queues'."""
-    _STATE_COLLECTORS[name] = factory
+# Collectors of database state that other apps add to the scrape, read at each scrape after the
+# queues' own: ``core.extensions.register(METRICS_COLLECTORS, name, factory)``, idempotent by name.
+METRICS_COLLECTORS: ExtensionPoint[Callable[[], Collector]] = ExtensionPoint("metrics collectors")
 
 
 def exposition() -> bytes:
     """The whole ``/metrics`` body: database state, then the control loop's counters."""
     state = CollectorRegistry(auto_describe=False)
     state.register(DatabaseCollector())
-    for factory in _STATE_COLLECTORS.values():
+    for _, factory in extensions.items(METRICS_COLLECTORS):
         state.register(factory())
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         events = CollectorRegistry()

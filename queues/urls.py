@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from queues.views import audit, detail, flavors, overview, policy, tree, workloads
+from queues.ui.views import audit, detail, flavors, overview, policy, tree, workloads
 
 app_name = "queues"
 

@@ -7,8 +7,8 @@ from django.db.models.functions import Cast, Concat
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.serializers import BaseSerializer
 
-from budgets.api.filtersets import BudgetFilterSet
 from budgets.api.serializers import BudgetSerializer
+from budgets.filtersets import BudgetFilterSet
 from budgets.models import Budget
 from budgets.services import delete_budget, request_reconcile
 from core.api.views import PolicyViewSet

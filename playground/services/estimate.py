@@ -27,8 +27,8 @@ from fairshare.simulation.scenario import parse_scenario
 from fairshare.simulation.simulator import simulate
 from playground.compare import first_starts
 from playground.live_export import LiveOptions, export_live_state
-from queues.display import duration
 from queues.models import Workload, WorkloadState
+from queues.ui.display import duration
 
 MAX_WORKLOADS = 5_000
 # A day ahead: the replay samples usage and plans after every sample, so its cost grows with the

@@ -6,14 +6,14 @@ from typing import Any
 
 from django import template
 
-from queues.display import duration as format_duration
+from queues.ui.display import duration as format_duration
 
 register = template.Library()
 
 
 @register.filter
 def seconds(value: Any) -> str:
-    """``5400`` -> ``1 h 30 min`` (``queues.display.duration``); None -> an em dash (did not happen)."""
+    """``5400`` -> ``1 h 30 min`` (``queues.ui.display.duration``); None -> an em dash (did not happen)."""
     if value is None or value == "":
         return "—"
     return format_duration(float(value))

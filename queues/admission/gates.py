@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from core import extensions
+from core.extensions import ExtensionPoint
+
 if TYPE_CHECKING:
     from queues.admission.load import LoadedSnapshot
 
@@ -41,16 +44,8 @@ class Candidate:
 # A gate returns {workload key: (reason code, message)} for the candidates that must wait.
 Gate = Callable[[Sequence[Candidate], datetime], Mapping[str, tuple[str, str]]]
 
-_GATES: dict[str, Gate] = {}
-
-
-def register(name: str, gate: Gate) -> None:
-    """Add (or replace) a gate; ``name`` keeps registration idempotent across reloads."""
-    _GATES[name] = gate
-
-
-def unregister(name: str) -> None:
-    _GATES.pop(name, None)
+# Registered with ``core.extensions.register(ADMISSION_GATES, name, gate)``, idempotent by name.
+ADMISSION_GATES: ExtensionPoint[Gate] = ExtensionPoint("admission gates")
 
 
 def candidates(loaded: LoadedSnapshot) -> list[Candidate]:
@@ -79,13 +74,14 @@ def candidates(loaded: LoadedSnapshot) -> list[Candidate]:
 
 def apply_gates(loaded: LoadedSnapshot, now: datetime) -> dict[str, tuple[str, str]]:
     """Run every gate; drop gated workloads from ``loaded.snapshot``; return their reasons."""
-    if not _GATES:
+    gates = [gate for _, gate in extensions.items(ADMISSION_GATES)]
+    if not gates:
         return {}
     pending = candidates(loaded)
     if not pending:
         return {}
     gated: dict[str, tuple[str, str]] = {}
-    for gate in _GATES.values():
+    for gate in gates:
         for key, reason in gate(pending, now).items():
             gated.setdefault(key, reason)
     if gated:

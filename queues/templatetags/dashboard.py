@@ -10,12 +10,12 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from queues.dashboard.shares import Share
-from queues.dashboard.tree import usage_score as format_usage_score
-from queues.display import duration as format_duration
-from queues.display import number as format_number
-from queues.display import short_name
-from queues.display import signed_duration as format_signed_duration
+from queues.selectors.shares import Share
+from queues.selectors.tree import usage_score as format_usage_score
+from queues.ui.display import duration as format_duration
+from queues.ui.display import number as format_number
+from queues.ui.display import short_name
+from queues.ui.display import signed_duration as format_signed_duration
 
 register = template.Library()
 
@@ -119,7 +119,7 @@ def ratio_percent(value: float | None) -> str:
 
 @register.filter
 def duration(seconds: float | int | None) -> str:
-    """Seconds as ``4 h 20 min`` (``queues.display.duration``): every page says time one way."""
+    """Seconds as ``4 h 20 min`` (``queues.ui.display.duration``): every page says time one way."""
     return format_duration(seconds)
 
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from budgets.accounting import Segment
-from budgets.charts import burn_down_figure, cumulative, figure_data, forecast_line
 from budgets.status import Measurement, build_status
+from budgets.ui.charts import burn_down_figure, cumulative, figure_data, forecast_line
 
 T = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from budgets.models import Budget
-from queues.admission import gates
+from core import extensions
+from queues.admission.gates import ADMISSION_GATES
 from queues.models import WorkloadState
 from tests.budgets.helpers import add_gpu_quota, admission_pass, at, budget, cluster, reconcile, state_of, submit
 
@@ -72,11 +73,13 @@ def test_given_no_gate_registered_then_the_pass_plans_everything_as_before():
     cq, lq = cluster()
     budget(lq, hours="0.1", safe_admission=True)
     job = submit(lq, "long", max_runtime=3600)
-    registered = dict(gates._GATES)
-    gates._GATES.clear()
+    registered = extensions.items(ADMISSION_GATES)
+    for name, _ in registered:
+        extensions.unregister(ADMISSION_GATES, name)
     try:
         admission_pass(cq, at())
     finally:
-        gates._GATES.update(registered)
+        for name, gate in registered:
+            extensions.register(ADMISSION_GATES, name, gate)
 
     assert state_of(job) == WorkloadState.ADMITTED

@@ -6,9 +6,9 @@ from django.db.models import QuerySet
 from rest_framework import mixins
 
 from core.api.views import ApiViewSet
-from queues import selectors
 from queues.api.serializers.audit import PolicyChangeSerializer
 from queues.filtersets import PolicyChangeFilterSet
+from queues.selectors import api as selectors
 
 
 class PolicyChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):

@@ -8,7 +8,6 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.serializers import BaseSerializer
 
 from core.api.views import PolicyViewSet
-from queues import selectors
 from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.api.serializers.policy import (
     ClusterQueueSerializer,
@@ -24,6 +23,7 @@ from queues.filtersets import (
     NamespaceFilterSet,
     ResourceFlavorFilterSet,
 )
+from queues.selectors import api as selectors
 
 CLUSTER_WIDE = "Cluster-wide policy: every tenant reads it, only admins change it."
 TENANT_SCOPED = "Tenants see only their own namespaces'; another tenant's is a 404."

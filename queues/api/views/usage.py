@@ -6,9 +6,9 @@ from django.db.models import QuerySet
 from rest_framework import mixins
 
 from core.api.views import ApiViewSet
-from queues import selectors
 from queues.api.serializers.usage import UsageSampleSerializer
 from queues.filtersets import UsageSampleFilterSet
+from queues.selectors import api as selectors
 
 
 class UsageSampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):

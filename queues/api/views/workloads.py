@@ -15,7 +15,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.api.views import ApiViewSet
-from queues import selectors
 from queues.api.serializers.workloads import (
     LifecycleReportSerializer,
     WorkloadSerializer,
@@ -24,6 +23,7 @@ from queues.api.serializers.workloads import (
 from queues.filtersets import WorkloadFilterSet
 from queues.models import Workload
 from queues.models.workload import attach_queue_positions
+from queues.selectors import api as selectors
 from queues.services import lifecycle
 from queues.services.submission import request_fingerprint, submit_checked, submit_once
 

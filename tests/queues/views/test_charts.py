@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import plotly.graph_objects as go
 import pytest
 
-from queues import charts
+from queues.ui import charts
 
 T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 TIMES = [T0 + timedelta(minutes=5 * i) for i in range(4)]

@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from core.models import PolicyChange
-from queues.dashboard.tree import usage_score
 from queues.models import ClusterQueue, ClusterQueueQuota, LocalQueue, Namespace, NamespaceQuota
+from queues.selectors.tree import usage_score
 
 pytestmark = pytest.mark.django_db
 
@@ -223,7 +223,7 @@ def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed
 
 
 def test_given_edit_page_when_opened_then_it_links_to_the_playground_with_the_object(cluster, login):
-    from queues.views.playground import PLAYGROUND_URL_NAME, playground_url
+    from queues.ui.links import PLAYGROUND_URL_NAME, playground_url
 
     body = login("admin").get(reverse("queues:edit-local-queue", args=LQ)).content.decode()
 
@@ -240,9 +240,9 @@ def test_given_stored_weight_when_edit_page_opened_then_it_reads_as_typed(cluste
 
 def test_given_service_rejects_after_the_form_when_saving_then_errors_land_on_the_named_field_and_row(cluster):
     """Rules only the service sees (checked under the row lock) reach the same fields."""
-    from queues.forms import ClusterQueueForm, ClusterQueueQuotaFormSet
     from queues.services.errors import FieldErrors
-    from queues.views.policy import _attach
+    from queues.ui.forms import ClusterQueueForm, ClusterQueueQuotaFormSet
+    from queues.ui.views.policy import _attach
 
     cq = cluster.cq_cpu
     flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from queues.dashboard import live
+from queues.selectors import live
 
 pytestmark = pytest.mark.django_db
 

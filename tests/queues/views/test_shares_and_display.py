@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from queues.dashboard.history import thin
-from queues.dashboard.reasons import sentence, title
-from queues.dashboard.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
-from queues.display import amount, amounts, resource_order
+from queues.selectors.history import thin
+from queues.selectors.reasons import sentence, title
+from queues.selectors.shares import NO_SHARE, Share, dominant_share, jain_index, weighted_part
+from queues.ui.display import amount, amounts, resource_order
 
 GPU = "nvidia.com/gpu"
 
@@ -143,7 +143,7 @@ def status(percent: float, **fields: object):
     ],
 )
 def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_decide(percent, fields, level):
-    from budgets.dashboard import BudgetChip
+    from budgets.selectors.chips import BudgetChip
 
     chip = BudgetChip(
         1, "b", "WallTime", "100", "Hold", "hours", "LocalQueue a/b", status(percent, **fields), (80.0, 100.0)
@@ -158,14 +158,14 @@ def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_de
      (-3600, "−1 h"), (None, "—")],
 )
 def test_given_seconds_when_shown_then_the_two_largest_units_are_used(seconds, text):
-    from queues.display import duration
+    from queues.ui.display import duration
 
     assert duration(seconds) == text
 
 
 @pytest.mark.parametrize(("value", "text"), [(40.000, "40"), (2003.5, "2,003.5"), (0.166667, "0.17"), (2000, "2,000")])
 def test_given_hours_when_shown_then_no_trailing_zeros_and_thousands_separated(value, text):
-    from queues.display import number
+    from queues.ui.display import number
 
     assert number(value) == text
 

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from core.access import access_for
-from queues.dashboard.tree import TreeFilters, queue_tree
 from queues.models import LocalQueue
+from queues.selectors.tree import TreeFilters, queue_tree
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,105 @@
+"""Resource flavors: what capacity each kind of hardware holds, who has quota on it, what runs.
+
+Cluster-wide policy is readable by every tenant (the API's rule); the per-ClusterQueue rows a
+tenant sees are those its LocalQueues feed, the totals are the cluster's. Fixed queries: the
+structure (5), flavors (1), admitted usage (1, shared), admitted workload counts per flavor (1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count
+
+from core.access import Access
+from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
+from queues.selectors import live
+from queues.selectors.shares import NO_SHARE, Share
+from queues.selectors.structure import ClusterStructure
+from queues.ui.display import amount, resource_order, short_name
+
+
+@dataclass
+class FlavorCell:
+    """One resource of one flavor, for the cluster or one ClusterQueue (millis)."""
+
+    resource: str
+    nominal: int = 0
+    admitted: int = 0
+    borrowed: int = 0
+    cohort_owned: int = 0
+
+    @property
+    def label(self) -> str:
+        return short_name(self.resource)
+
+    @property
+    def share(self) -> Share:
+        capacity = self.nominal + self.cohort_owned
+        return Share(self.admitted / capacity, self.resource) if capacity else NO_SHARE
+
+    def text(self, name: str) -> str:
+        return amount(getattr(self, name), self.resource)
+
+
+@dataclass
+class QueueOnFlavor:
+    name: str
+    cohort: str
+    cells: list[FlavorCell]
+
+
+@dataclass
+class FlavorSummary:
+    flavor: ResourceFlavor
+    totals: list[FlavorCell] = field(default_factory=list)
+    queues: list[QueueOnFlavor] = field(default_factory=list)
+    running: int = 0
+
+    @property
+    def resources(self) -> str:
+        return ", ".join(cell.label for cell in self.totals) or "no quota"
+
+
+def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | None = None) -> list[FlavorSummary]:
+    """Every flavor (or the one named) with its capacity, use and the ClusterQueues on it."""
+    flavors = list(ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name))
+    used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
+    running = dict(
+        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
+        .values_list("flavor__name")
+        .annotate(count=Count("workload", distinct=True))
+    )
+    visible = None if viewer.is_admin else structure.cluster_queues_fed_by(viewer.roles)
+    result = []
+    for flavor in flavors:
+        totals: dict[str, FlavorCell] = {}
+        rows: list[QueueOnFlavor] = []
+        for queue in sorted(structure.cluster_queues.values(), key=lambda q: q.name):
+            cells: dict[str, FlavorCell] = {}
+            for cell in queue.quotas:
+                if cell.flavor == flavor.name:
+                    cells.setdefault(cell.resource, FlavorCell(cell.resource)).nominal += cell.nominal
+            for (flavor_name, resource), admitted in used.get(queue.id, {}).items():
+                if flavor_name == flavor.name:
+                    target = cells.setdefault(resource, FlavorCell(resource))
+                    target.admitted += admitted
+            for row in cells.values():
+                row.borrowed = max(0, row.admitted - row.nominal)
+                total = totals.setdefault(row.resource, FlavorCell(row.resource))
+                total.nominal += row.nominal
+                total.admitted += row.admitted
+                total.borrowed += row.borrowed
+            if cells and (visible is None or queue.id in visible):
+                cohort = structure.cohorts.get(queue.cohort_id) if queue.cohort_id else None
+                rows.append(QueueOnFlavor(queue.name, cohort.name if cohort else "", _ordered(cells)))
+        for cohort in structure.cohorts.values():
+            for cell in cohort.quotas:
+                if cell.flavor == flavor.name:
+                    totals.setdefault(cell.resource, FlavorCell(cell.resource)).cohort_owned += cell.nominal
+        result.append(FlavorSummary(flavor, _ordered(totals), rows, running.get(flavor.name, 0)))
+    return result
+
+
+def _ordered(cells: dict[str, FlavorCell]) -> list[FlavorCell]:
+    return [cells[resource] for resource in resource_order(cells)]

@@ -1,0 +1,174 @@
+"""Policy edit pages: weights, quotas, modes, stop policies and budgets, each save audited (surface ``ui``).
+
+Who may edit: admins everything; tenant editors the stop policy and description of their own
+LocalQueues. A page the viewer can see but not change answers 403; another tenant's object 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.forms import ModelForm
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+
+from core.models import PolicyChange, Surface
+from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
+from queues.services.errors import FieldErrors
+from queues.services.policy import save_policy_object
+from queues.ui.forms import (
+    ClusterQueueForm,
+    ClusterQueueQuotaFormSet,
+    CohortForm,
+    CohortQuotaFormSet,
+    LocalQueueForm,
+    LocalQueueTenantForm,
+    NamespaceForm,
+    NamespaceQuotaFormSet,
+    QuotaFormSet,
+)
+from queues.ui.links import playground_url
+from queues.ui.views.common import DashboardRequest, dashboard_view
+
+
+def _summary(change: PolicyChange | None, label: str) -> str:
+    if change is None:
+        return f"{label}: nothing changed."
+    before, after = change.before or {}, change.after or {}
+    parts = []
+    for name in change.changed_fields():
+        if name == "quotas":
+            parts.append("quotas updated")
+        else:
+            parts.append(f"{name.replace('_', ' ')} {before.get(name) or '—'} → {after.get(name) or '—'}")
+    return f"Saved {label}: {'; '.join(parts)}."
+
+
+def _attach(form: ModelForm, formset: QuotaFormSet | None, kept: list[ModelForm], errors: FieldErrors) -> None:
+    """The service's field errors land on the form's fields, quota rows' errors on their row."""
+    for field, messages_ in errors.errors.items():
+        if field == "quotas" and isinstance(messages_, dict) and formset is not None:
+            for key, row_errors in messages_.items():
+                row = _row_form(kept, key)
+                row_errors = row_errors if isinstance(row_errors, dict) else {"hard": row_errors}
+                for row_field, row_messages in row_errors.items():
+                    target = row if row is not None and row_field in row.fields else form
+                    target.add_error(row_field if target is row else None, row_messages)
+        else:
+            form.add_error(field if field in form.fields else None, messages_)
+
+
+def _row_form(kept: list[ModelForm], key: str) -> ModelForm | None:
+    """The form of a quota row named by position ("0") or, for a namespace, by resource."""
+    if key.isdigit() and int(key) < len(kept):
+        return kept[int(key)]
+    return next((f for f in kept if getattr(f.instance, "resource", None) == key), None)
+
+
+def _last_change_id(obj: models.Model) -> int:
+    row = PolicyChange.objects.filter(object_type=obj._meta.model_name, object_id=str(obj.pk)).order_by("-id").first()
+    return row.id if row else 0
+
+
+def _edit(
+    request: DashboardRequest,
+    obj: models.Model,
+    form: ModelForm,
+    formset: Any,  # a QuotaFormSet from inlineformset_factory (typed there as its base class), or None
+    *,
+    label: str,
+    back: str,
+) -> HttpResponse:
+    if request.method == "POST" and form.is_valid() and (formset is None or formset.is_valid()):
+        kept = formset.kept_forms() if formset is not None else []
+        before = _last_change_id(obj)
+        try:
+            save_policy_object(
+                form.instance,
+                quotas=[f.instance for f in kept] if formset is not None else None,
+                actor=request.user,
+                surface=Surface.UI,
+            )
+        except FieldErrors as errors:
+            _attach(form, formset, kept, errors)
+        else:
+            change = (
+                PolicyChange.objects.filter(object_type=obj._meta.model_name, object_id=str(obj.pk), id__gt=before)
+                .order_by("-id")
+                .first()
+            )
+            messages.success(request, _summary(change, label))
+            return redirect(back)
+    status = 400 if request.method == "POST" else 200
+    context: dict[str, Any] = {
+        "obj": obj,
+        "form": form,
+        "formset": formset,
+        "label": label,
+        "back": back,
+        "playground_url": playground_url(obj),
+        "viewer": request.viewer,
+        "non_field_errors": list(form.non_field_errors())
+        + (list(formset.non_form_errors()) if formset else []),
+    }
+    return render(request, "queues/policy/edit.html", context, status=status)
+
+
+@dashboard_view
+def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
+    lq = get_object_or_404(
+        LocalQueue.objects.select_related("namespace", "cluster_queue"), namespace__name=namespace, name=name
+    )
+    viewer = request.viewer
+    if not viewer.can_read_namespace(lq.namespace_id):
+        raise Http404("No such LocalQueue")
+    if viewer.is_admin:
+        form_class: type[ModelForm] = LocalQueueForm
+    elif viewer.can_edit_namespace(lq.namespace_id):
+        form_class = LocalQueueTenantForm
+    else:
+        raise PermissionDenied("Viewers cannot change this LocalQueue")
+    form = form_class(request.POST or None, instance=lq)
+    back = reverse("queues:local-queue", args=[namespace, name])
+    return _edit(request, lq, form, None, label=f"LocalQueue {lq.key}", back=back)
+
+
+@dashboard_view
+def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
+    namespace = get_object_or_404(Namespace, name=name)
+    if not request.viewer.can_read_namespace(namespace.id):
+        raise Http404("No such namespace")
+    if not request.viewer.is_admin:
+        raise PermissionDenied("Only platform admins change namespace weights and quotas")
+    form = NamespaceForm(request.POST or None, instance=namespace)
+    formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
+    return _edit(request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name]))
+
+
+@dashboard_view
+def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
+    queue = get_object_or_404(ClusterQueue, name=name)
+    viewer = request.viewer
+    if not viewer.is_admin:
+        if not viewer.visible_to(LocalQueue).filter(cluster_queue=queue).exists():  # none of its LocalQueues feed it
+            raise Http404("No such ClusterQueue")
+        raise PermissionDenied("Only platform admins change ClusterQueues")
+    form = ClusterQueueForm(request.POST or None, instance=queue)
+    formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
+    return _edit(
+        request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("queues:cluster-queue", args=[name])
+    )
+
+
+@dashboard_view
+def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
+    if not request.viewer.is_admin:
+        raise Http404("No such cohort")
+    cohort = get_object_or_404(Cohort, name=name)
+    form = CohortForm(request.POST or None, instance=cohort)
+    formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
+    return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("queues:cohort", args=[name]))

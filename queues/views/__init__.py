@@ -1,1 +1,0 @@
-"""Web pages, one module per area; thin: selectors (``queues.dashboard``) read, services write."""
