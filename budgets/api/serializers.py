@@ -14,6 +14,18 @@ from queues.api.fields import LocalQueueKeyField
 from queues.api.serializers.base import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
 
+# What the schema promises of ``alert_emails``: comma-separated addresses of a plain shape (a dot-atom
+# local part, a host name with a letter TLD), each of which Django's ``validate_email`` in
+# ``Budget.clean`` accepts. The model accepts a few more exotic forms; the schema only promises
+# what is certainly accepted, so a client (or a fuzzer) that follows it never gets a 400.
+_ADDRESS = r"[A-Za-z0-9_%+-]+(\.[A-Za-z0-9_%+-]+)*@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}"
+ALERT_EMAILS_PATTERN = rf"^ *{_ADDRESS} *(, *{_ADDRESS} *)*$"  # blank: the schema's other branch
+
+
+@extend_schema_field({"type": "string", "maxLength": 500, "pattern": ALERT_EMAILS_PATTERN})
+class AlertEmailsField(serializers.CharField):
+    """Comma-separated e-mail addresses; ``Budget.clean`` validates each one."""
+
 
 class PercentField(serializers.FloatField):
     """A percentage; whole numbers stay integers (80, not 80.0) as the model's default has them."""
@@ -60,6 +72,9 @@ class BudgetSerializer(PolicySerializer[Budget]):
     flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
     target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
     status = serializers.SerializerMethodField()
+    alert_emails = AlertEmailsField(
+        max_length=500, required=False, allow_blank=True, help_text="Comma-separated addresses"
+    )
     alert_thresholds = serializers.ListField(
         child=PercentField(min_value=0, max_value=1000),
         max_length=10,
