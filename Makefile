@@ -133,7 +133,11 @@ slurm:
 		deploy/slurm/local-slurm.sh start >var/slurm-start-$(v).log 2>&1 & pids="$$pids $(v):$$!";) \
 	failed=""; for entry in $$pids; do wait "$${entry#*:}" || failed="$$failed $${entry%%:*}"; done; \
 	for v in $$failed; do echo "Slurm $$v did not start (var/slurm-start-$$v.log):"; tail -5 "var/slurm-start-$$v.log"; done; \
-	test -z "$$failed"
+	test -z "$$failed"; \
+	for v in $(filter-out 22.05,$(SLURM_VERSIONS)); do \
+		$$SUDO env FAIRPORTAL_SLURM_DIR=$$(echo $(SLURM_DIRS) | tr ' ' '\n' | grep -- "-$$v$$") deploy/slurm/local-slurm.sh start-rest \
+			>>var/slurm-start-$$v.log 2>&1 || { echo "slurmrestd $$v did not start (var/slurm-start-$$v.log)"; tail -5 "var/slurm-start-$$v.log"; exit 1; }; \
+	done
 
 # The sign-in tests' directory servers, which the tests start themselves on free loopback ports:
 # Debian's slapd (never run as a system service here) and the npm oidc-provider (var/oidc-node).

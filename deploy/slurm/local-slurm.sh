@@ -481,7 +481,17 @@ start_rest() {
     [[ $(date +%s) -lt $deadline ]] || die "slurmrestd does not listen on $REST_PORT"
     sleep 0.2
   done
-  log "slurmrestd on http://127.0.0.1:$REST_PORT (token: $DIR/bin/scontrol token username=root)"
+  # A token for the tests and the bench (readable by root only), and where to find both: rest.env.
+  local token
+  token="$("$DIR/bin/scontrol" token username=root lifespan=172800 | sed -n 's/^SLURM_JWT=//p')"
+  [[ -n "$token" ]] || die "scontrol token gave no token (AuthAltTypes=auth/jwt?)"
+  printf '%s\n' "$token" | write_file "$DIR/etc/jwt.token" 600
+  write_file "$DIR/rest.env" 644 <<EOF
+SLURM_REST_URL=http://127.0.0.1:$REST_PORT
+SLURM_JWT_FILE=$DIR/etc/jwt.token
+SLURM_REST_USER=root
+EOF
+  log "slurmrestd on http://127.0.0.1:$REST_PORT (token in $DIR/etc/jwt.token, settings in $DIR/rest.env)"
 }
 
 write_cluster_env() {

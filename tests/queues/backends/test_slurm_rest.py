@@ -17,6 +17,7 @@ import pytest
 
 from queues.backends.base import BackendUnavailable, SubmissionRefused
 from queues.backends.slurm.rest import SlurmRestClient, SlurmRestError, job_description
+from tests.queues.backends.slurm_cluster import CLUSTERS
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.not-a-real-token.signature"
 
@@ -81,16 +82,38 @@ def test_given_the_backends_sbatch_options_then_the_job_description_asks_for_the
 rest = pytest.mark.slurmrest
 
 
-@pytest.fixture
-def rest_client() -> SlurmRestClient:
-    url = os.environ.get("SLURM_REST_URL", "")
-    if not url:
-        pytest.skip("no slurmrestd: set SLURM_REST_URL and SLURM_JWT_FILE (deploy/slurm/local-slurm.sh start-rest)")
+def _rest_endpoints() -> list[tuple[str, dict[str, str]]]:
+    """(version, settings) of every slurmrestd to test: each local cluster whose ``rest.env``
+    `deploy/slurm/local-slurm.sh start-rest` wrote (`make slurm` starts 24.11's and 26.05's), or
+    the one SLURM_REST_URL names."""
+    if os.environ.get("SLURM_REST_URL"):
+        keys = ("SLURM_REST_URL", "SLURM_JWT", "SLURM_JWT_FILE", "SLURM_REST_USER")
+        return [("env", {key: os.environ.get(key, "") for key in keys})]
+    found = []
+    for version, directory in CLUSTERS:
+        env_file = directory / "rest.env" if directory is not None else None
+        if env_file is not None and env_file.is_file():
+            lines = (line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
+            found.append((version, {key.strip(): value.strip() for key, value in lines}))
+    return found
+
+
+REST_ENDPOINTS = _rest_endpoints()
+
+
+@pytest.fixture(params=REST_ENDPOINTS or [None], ids=[version for version, _ in REST_ENDPOINTS] or ["none"])
+def rest_client(request) -> SlurmRestClient:
+    if request.param is None:
+        message = "no slurmrestd: `make slurm` starts 24.11's and 26.05's (deploy/slurm/local-slurm.sh start-rest)"
+        if os.environ.get("FAIRPORTAL_SLURM_DIRS"):
+            pytest.fail(message)  # under `make test` the clusters are there: a missing slurmrestd is a failure
+        pytest.skip(message)
+    _, endpoint = request.param
     return SlurmRestClient(
-        url,
-        token=os.environ.get("SLURM_JWT", ""),
-        token_file=os.environ.get("SLURM_JWT_FILE", ""),
-        user=os.environ.get("SLURM_REST_USER", ""),
+        endpoint["SLURM_REST_URL"],
+        token=endpoint.get("SLURM_JWT", ""),
+        token_file=endpoint.get("SLURM_JWT_FILE", ""),
+        user=endpoint.get("SLURM_REST_USER", ""),
         timeout=20,
     )
 
