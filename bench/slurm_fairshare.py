@@ -18,7 +18,7 @@ among tenants with work (time average), utilisation, and p50/p95 wait (start - s
 
 Durations and the half-life are scaled down together (jobs of 10-30 s, half-life 2 min instead of
 hours and days) so that a run takes minutes. Slurm recomputes fair-share priorities once per
-``PriorityCalcPeriod`` (its minimum is one minute), which is coarse at this scale; see README.
+``PriorityCalcPeriod`` (its minimum is one minute), which is coarse at this scale; see docs/benchmarks.md.
 fairportal's state lives in its own PostgreSQL database (``fp_bench_slurm``;
 ``BENCH_DATABASE_URL`` to change it), emptied at the start. Not part of ``make test``.
 """
