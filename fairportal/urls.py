@@ -1,4 +1,4 @@
-"""Top-level routes: the web UI, Django admin, Prometheus metrics, Kueue interop, and the REST API
+"""Top-level routes: the web UI, Django admin, Prometheus metrics, health and readiness, Kueue interop, and the REST API
 with its schema and docs."""
 
 from django.contrib import admin
@@ -12,10 +12,12 @@ from rest_framework.routers import DefaultRouter
 from budgets.api.urls import register_routes as register_budget_routes
 from core.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from core.api.views import api_not_found
+from core.health import healthz, readyz_view
 from core.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
 from playground.workload_estimate import workload_estimate
 from queues.api.urls import register_routes as register_queue_routes
+from queues.health import cluster_check
 from queues.metrics import metrics_view
 
 api = DefaultRouter()
@@ -30,6 +32,8 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("metrics", metrics_view, name="metrics"),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz_view({"cluster": cluster_check}), name="readyz"),
     path("api/v1/kueue/", include("queues.interop.urls")),
     path("api/v1/", include(api.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
