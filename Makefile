@@ -94,7 +94,7 @@ run: seed static redis
 
 # A new API token for USER of the demo (only the key on stdout; an error and a non-zero exit
 # otherwise): FAIRPORTAL_TOKEN=$$(make -s token USER=alice) && export FAIRPORTAL_TOKEN
-token changepassword: export SECRET_KEY_FILE = $(SECRET_KEY_PATH)
+# bin/manage is manage.py with the venv and var/secret_key.
 token:
 	@if [ "$(origin USER)" != "command line" ]; then echo "usage: make -s token USER=alice" >&2; exit 2; fi
 	@set -o pipefail; bin/manage create_api_token '$(USER)' | awk '/^Generated token /{print $$3; found=1} END{exit !found}'
