@@ -63,7 +63,7 @@ migrate: install $(SECRET_KEY_PATH)
 
 # Static files for WhiteNoise: hashed names and gzip copies in var/staticfiles.
 static: install $(SECRET_KEY_PATH)
-	$(PY) manage.py collectstatic --noinput -v 0
+	umask 077 && $(PY) manage.py collectstatic --noinput -v 0
 
 seed: migrate
 	@set -o pipefail; umask 077; $(PY) manage.py seed_demo --if-empty --history 6h | tee -a var/demo-logins.log
@@ -90,7 +90,9 @@ run: seed static redis
 	@echo "  API token: make -s token USER=alice   other password: make changepassword USER=admin"
 	@echo ""
 	@# honcho hands each process its own PORT (web's + 100 per line): the banner reads WEB_PORT.
-	WEB_PORT=$(PORT) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	@# Files made in var/ (beat's schedule) are this user's only; older ones lose group/other access.
+	@find var -maxdepth 1 -type f -exec chmod go= {} +; chmod -R go= var/staticfiles
+	umask 077 && WEB_PORT=$(PORT) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
 # A new API token for USER of the demo (only the key on stdout; an error and a non-zero exit
 # otherwise): FAIRPORTAL_TOKEN=$$(make -s token USER=alice) && export FAIRPORTAL_TOKEN
@@ -133,7 +135,7 @@ prometheus:
 # per machine (/var/lib/fairportal/slurm-rootfs). A second run only checks they answer.
 # Stop one with: FAIRPORTAL_SLURM_DIR=<its dir> deploy/slurm/local-slurm.sh stop (22.05's last).
 slurm:
-	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; $(PRIVATE_VAR); pids=""; \
+	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; mkdir -p var; pids=""; \
 	$(foreach v,$(SLURM_VERSIONS),$$SUDO env FAIRPORTAL_SLURM_VERSION=$(v) FAIRPORTAL_SLURM_DIR=$(call slurm_dir,$(v)) \
 		FAIRPORTAL_SLURM_MYSQL_DIR=$(SLURM_DIR) FAIRPORTAL_SLURM_MYSQL_PORT=$(SLURM_MYSQL_PORT) \
 		$(if $(SLURM_PORT_BASE_$(v)),FAIRPORTAL_SLURM_PORT_BASE=$(SLURM_PORT_BASE_$(v))) \

@@ -45,7 +45,7 @@ def database_check() -> str | None:
 
 def broker_check() -> str | None:
     """One connection to the broker, given ``READYZ_BROKER_TIMEOUT`` seconds."""
-    timeout = float(getattr(settings, "READYZ_BROKER_TIMEOUT_SECONDS", 2))
+    timeout = int(getattr(settings, "READYZ_BROKER_TIMEOUT_SECONDS", 2))
     with current_app.connection_for_write() as broker:
         broker.ensure_connection(max_retries=1, interval_start=0, interval_step=0, interval_max=0, timeout=timeout)
         broker.default_channel  # noqa: B018 - Redis connects lazily: opening a channel talks to it

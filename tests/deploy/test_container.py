@@ -169,7 +169,7 @@ def test_given_the_image_then_web_worker_and_beat_serve_readyz_login_and_admissi
         created = json.load(response)
 
     def admitted() -> bool:
-        status, body = _get(f"{base}/api/v1/workloads/{created['id']}/", **{"Authorization": f"Token {key}"})
+        status, body = _get(f"{base}/api/v1/workloads/{created['id']}/", Authorization=f"Token {key}")
         return status == 200 and json.loads(body)["state"] == "Admitted"
 
     _wait(admitted, 60, "the workload to be admitted")

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import call_command
 
 
-
 class _Ready(BaseHTTPRequestHandler):
     status = 200
     body: dict = {"status": "ready", "down": []}
