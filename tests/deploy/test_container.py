@@ -50,7 +50,7 @@ def _database_urls() -> tuple[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[dict]:
+def stack(tmp_path_factory) -> Iterator[dict]:
     require_podman()
     import psycopg
 
@@ -79,8 +79,9 @@ def stack() -> Iterator[dict]:
         "ADMISSION_PASS_INTERVAL": "2s",
         "WEB_CONCURRENCY": "1",
     }
-    flags = [arg for key, value in env.items() for arg in ("--env", f"{key}={value}")]
-    run = ["run", "--network", "host", *flags]
+    env_file = tmp_path_factory.mktemp("container") / "fairportal.env"  # as docs/deploying.md shows
+    env_file.write_text("".join(f"{key}={value}\n" for key, value in env.items()))
+    run = ["run", "--network", "host", "--env-file", str(env_file)]
     names: list[str] = []
 
     def start(role: str) -> str:
