@@ -108,12 +108,20 @@ def _carry_request_id(headers: dict[str, Any] | None = None, **_: Any) -> None:
         headers.setdefault(TASK_HEADER, value)
 
 
+def _eager(task: Any) -> bool:
+    """A task run in the caller's thread (``apply()``, eager mode) keeps the caller's id as it is."""
+    return task is None or bool(getattr(task.request, "is_eager", False))
+
+
 @task_prerun.connect(dispatch_uid="fairportal.request_id.prerun")
 def _bind_task_request_id(task: Any = None, **_: Any) -> None:
-    value = getattr(task.request, TASK_HEADER, None) if task is not None else None
+    if _eager(task):
+        return
+    value = getattr(task.request, TASK_HEADER, None)
     _request_id.set(value if isinstance(value, str) and _SAFE_ID.fullmatch(value) else None)
 
 
 @task_postrun.connect(dispatch_uid="fairportal.request_id.postrun")
-def _unbind_task_request_id(**_: Any) -> None:
-    _request_id.set(None)
+def _unbind_task_request_id(task: Any = None, **_: Any) -> None:
+    if not _eager(task):
+        _request_id.set(None)

@@ -97,3 +97,18 @@ def test_given_a_request_sends_a_task_then_the_worker_logs_it_with_the_same_requ
     assert task_entry["request_id"] == "trace-42"
     assert task_entry["task_name"] == "tests.log_request_id"
     assert task_entry["task_id"]
+
+
+def test_given_a_task_run_eagerly_inside_a_request_then_the_request_keeps_its_id(json_log):
+    """apply() runs the task in the caller's thread: its lines show the caller's id, and the id is
+    still bound afterwards (the signal pair only rebinds on a worker)."""
+    from core.log_context import bind_request_id, current_request_id, unbind_request_id
+
+    token = bind_request_id("eager-1")
+    try:
+        request_id_urls.log_request_id.apply(args=["eagerly"])
+        assert current_request_id() == "eager-1"
+    finally:
+        unbind_request_id(token)
+    entry = next(e for e in lines(json_log) if e["message"] == "task says eagerly")
+    assert entry["request_id"] == "eager-1"
