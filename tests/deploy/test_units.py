@@ -74,7 +74,7 @@ def test_given_the_units_then_each_runs_one_role_and_the_target_wants_them_all()
         assert "EnvironmentFile=/etc/fairportal/fairportal.env" in unit
         assert "User=fairportal" in unit and "UMask=0077" in unit
         assert "WantedBy=fairportal.target" in unit
-        assert f"fairportal-{role}.service" in target
+        assert f"fairportal-{role}.service" not in target  # joined by enabling, so beat stays on one host
     assert sorted(path.name for path in UNITS.glob("*beat*")) == ["fairportal-beat.service"]  # exactly one beat
     env = (UNITS / "fairportal.env").read_text()
     assert "DEBUG=false" in env and "SECRET_KEY_FILE=" in env
@@ -105,6 +105,15 @@ def test_given_the_units_then_systemd_analyze_verify_finds_nothing(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "" and result.stderr == "", result.stdout + result.stderr
+
+    # docs/deploying.md's `systemctl enable fairportal.target`, offline in the same root: the
+    # target is wanted by multi-user.target and wants the four services.
+    enabled = subprocess.run(["systemctl", f"--root={tmp_path}", "enable", "fairportal.target", *names[:-1]],
+                             capture_output=True, text=True)
+    assert enabled.returncode == 0, enabled.stderr
+    assert (etc / "multi-user.target.wants" / "fairportal.target").is_symlink()
+    wants = sorted(path.name for path in (etc / "fairportal.target.wants").iterdir())
+    assert wants == names[:-1]
 
     # The check bites: a unit with a typo is reported.
     (etc / "fairportal-beat.service").write_text((etc / "fairportal-beat.service").read_text().replace("UMask", "UMsak"))
