@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-requirements
 TEST_STAMP := $(VENV)/.installed-test-requirements
 SECRET_KEY_PATH := $(CURDIR)/var/secret_key
+# var/ holds the key, the SQLite database (sessions) and the demo's passwords: this user's only.
+PRIVATE_VAR := install -d -m 0700 var && chmod 0700 var
 PORT ?= 8000
 DB ?= postgres
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
@@ -32,7 +34,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -60,18 +62,18 @@ install-ldap: install ldap-headers
 
 # `make run` is the DEBUG=false profile on loopback: a random SECRET_KEY made once (var/secret_key).
 $(SECRET_KEY_PATH):
-	@mkdir -p var
+	@$(PRIVATE_VAR)
 	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(64))" > $(SECRET_KEY_PATH)
 
 run migrate static seed: export SECRET_KEY_FILE = $(SECRET_KEY_PATH)
 
 migrate: install $(SECRET_KEY_PATH)
-	@mkdir -p var
+	@$(PRIVATE_VAR)
 	$(PY) manage.py migrate --noinput
 
 # Static files for WhiteNoise: hashed names and gzip copies in var/staticfiles.
 static: install $(SECRET_KEY_PATH)
-	$(PY) manage.py collectstatic --noinput -v 0
+	umask 077 && $(PY) manage.py collectstatic --noinput -v 0
 
 seed: migrate
 	@set -o pipefail; umask 077; $(PY) manage.py seed_demo --if-empty --history 6h | tee -a var/demo-logins.log
@@ -95,7 +97,24 @@ run: seed static redis
 	@echo "  Admin: http://127.0.0.1:$(PORT)/admin/   demo logins: admin (staff), alice and bob (tenants);"
 	@echo "  their passwords were printed when the demo was loaded (var/demo-logins.log)"
 	@echo ""
-	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	@echo "  API token: make -s token USER=alice   other password: make changepassword USER=admin"
+	@echo ""
+	@# honcho hands each process its own PORT (web's + 100 per line): the banner reads WEB_PORT.
+	@# Files made in var/ (beat's schedule) are this user's only; older ones lose group/other access.
+	@find var -maxdepth 1 -type f -exec chmod go= {} +; chmod -R go= var/staticfiles
+	umask 077 && WEB_PORT=$(PORT) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+
+# A new API token for USER of the demo (only the key on stdout; an error and a non-zero exit
+# otherwise): FAIRPORTAL_TOKEN=$$(make -s token USER=alice) && export FAIRPORTAL_TOKEN
+# bin/manage is manage.py with the venv and var/secret_key.
+token:
+	@if [ "$(origin USER)" != "command line" ]; then echo "usage: make -s token USER=alice" >&2; exit 2; fi
+	@set -o pipefail; bin/manage create_api_token '$(USER)' | awk '/^Generated token /{print $$3; found=1} END{exit !found}'
+
+# Set another password for USER of the demo: make changepassword USER=admin
+changepassword:
+	@if [ "$(origin USER)" != "command line" ]; then echo "usage: make changepassword USER=admin" >&2; exit 2; fi
+	bin/manage changepassword '$(USER)'
 
 # PostgreSQL for the tests (CI's database); started when installed but stopped.
 postgres:
@@ -152,7 +171,19 @@ oidc-provider:
 	@test -f var/oidc-node/node_modules/oidc-provider/package.json && grep -q '"version": "$(OIDC_PROVIDER_VERSION)"' var/oidc-node/node_modules/oidc-provider/package.json || { \
 		mkdir -p var/oidc-node && npm install --silent --no-audit --no-fund --prefix var/oidc-node oidc-provider@$(OIDC_PROVIDER_VERSION); }
 
-services: postgres redis chromium prometheus slurm slapd oidc-provider
+# Debian's podman (and runc, debootstrap) for the container test, which builds the image on a
+# base made from Debian's packages (deploy/container/base-image.sh): no container registry.
+podman:
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || { \
+		echo "Installing Debian's podman for the container test"; \
+		if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq podman runc debootstrap >/dev/null; }
+
+# The one image of web, workers and beat (Containerfile), on the base made once per machine.
+image: podman
+	deploy/container/build-image.sh
+
+services: postgres redis chromium prometheus podman slurm slapd oidc-provider
 
 # Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the five packages, and the
 # import contracts (fairshare pure and layered, queues below budgets/playground, no cycles: lint-imports).
@@ -164,7 +195,7 @@ lint: install-test
 # DEBUG=true for the settings (plain static files, the development key); pytest-django still
 # runs every test with DEBUG off, as production does. `make lint` runs first (so in CI too).
 test: install-test services lint
-	@mkdir -p var
+	@$(PRIVATE_VAR)
 	DEBUG=true DATABASE_URL=$(TEST_DB_URL) CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) CELERY_RESULT_BACKEND=$(TEST_CELERY_BROKER_URL) \
 		TEST_CELERY_BROKER_URL=$(TEST_CELERY_BROKER_URL) SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf \
 		FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) FAIRPORTAL_SLURM_DIRS="$(SLURM_DIRS)" $(PY) -m pytest $(PYTEST_ARGS)

@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from core.directory_settings import DirectorySettingsError, sign_in_settings
 from core.fairsharing_config import FairSharingConfigError, load_policy
+from core.private_files import ensure_private_file
 from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
 from fairportal.secret_key import SecretKeyError, read_secret_key
 from fairshare.durations import parse_duration
@@ -121,6 +122,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.request_id.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -160,6 +162,9 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One writer at a time, taken at BEGIN: two admission passes can never interleave.
     DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
+    if str(DATABASES["default"]["NAME"]) not in {"", ":memory:"}:
+        # It holds session keys: made 0600 before SQLite creates it with the umask's 0644.
+        ensure_private_file(Path(DATABASES["default"]["NAME"]))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -209,7 +214,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", "") or VAR_DIR / "staticfiles")  # the image: collected at build
 # WhiteNoise serves static files from gunicorn: gzip-compressed and with content hashes
 # in their names (cached for a year) once ``collectstatic`` ran, which ``make run`` does
 # (core.storage). With DEBUG (development and the test suite) files are served straight
@@ -395,12 +400,40 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# Logs: one line a record on stderr, as text (`make run`) or JSON (LOG_FORMAT=json), each with the
+# request id (X-Request-ID, carried into the tasks a request sends: core.log_context).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower() or "text"
+if LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r}: expected text or json")
+# One line per request on the fairportal.request logger (the access log, with the request id).
+REQUEST_LOG = env_bool("REQUEST_LOG", LOG_FORMAT == "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "core.log_context.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "core.log_context.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+# Workers log through LOGGING above (same format, request ids), not Celery's own handler.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# /healthz and /readyz (core.health): READYZ_TOKEN (default METRICS_TOKEN) as for /metrics; the
+# control loop's heartbeat (core.heartbeat, sent by beat) must be younger than the maximum age.
+READYZ_TOKEN = os.environ.get("READYZ_TOKEN", "") or METRICS_TOKEN
+HEARTBEAT_INTERVAL_SECONDS = env_seconds("HEARTBEAT_INTERVAL", "10s")
+READYZ_HEARTBEAT_MAX_AGE_SECONDS = env_seconds("READYZ_HEARTBEAT_MAX_AGE", "60s")
+READYZ_BROKER_TIMEOUT_SECONDS = env_seconds("READYZ_BROKER_TIMEOUT", "2s")
+CELERY_BEAT_SCHEDULE["heartbeat"] = {
+    "task": "core.heartbeat",
+    "schedule": float(HEARTBEAT_INTERVAL_SECONDS),
+    "options": {"expires": float(HEARTBEAT_INTERVAL_SECONDS)},
+}
+# Probes are answered over plain HTTP too (HTTPS=true redirects everything else).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "fairportal@localhost")

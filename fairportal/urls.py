@@ -1,4 +1,4 @@
-"""Top-level routes: the web UI, Django admin, Prometheus metrics, Kueue interop, and the REST API
+"""Top-level routes: the web UI, Django admin, Prometheus metrics, health and readiness, Kueue interop, and the REST API
 with its schema and docs."""
 
 from django.contrib import admin
@@ -13,10 +13,12 @@ from budgets.api.urls import register_routes as register_budget_routes
 from core.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from core.api.views import api_not_found
 from core.directory_oidc import CallbackView, SignInRedirectView
+from core.health import healthz, readyz_view
 from core.sign_in import SignInView
 from playground.api.urls import register_routes as register_playground_routes
 from playground.views import workload_estimate
 from queues.api.urls import register_routes as register_queue_routes
+from queues.health import cluster_check
 from queues.metrics import metrics_view
 
 api = DefaultRouter()
@@ -33,6 +35,8 @@ urlpatterns = [
     path("oidc/authenticate/", SignInRedirectView.as_view(), name="oidc_authentication_init"),
     path("oidc/callback/", CallbackView.as_view(), name="oidc_authentication_callback"),
     path("metrics", metrics_view, name="metrics"),
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz_view({"cluster": cluster_check}), name="readyz"),
     path("api/v1/kueue/", include("queues.interop.urls")),
     path("api/v1/", include(api.urls)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -1,6 +1,7 @@
-"""The kernel's models: the audit trail and tenant memberships."""
+"""The kernel's models: the audit trail, tenant memberships and the control loop's heartbeat."""
 
 from core.models.audit import PolicyChange, Surface
+from core.models.health import Heartbeat
 from core.models.tenancy import DirectoryIdentity, TenantMembership
 
-__all__ = ["DirectoryIdentity", "PolicyChange", "Surface", "TenantMembership"]
+__all__ = ["DirectoryIdentity", "Heartbeat", "PolicyChange", "Surface", "TenantMembership"]

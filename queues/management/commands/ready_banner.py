@@ -1,18 +1,21 @@
-"""Print the `make run` banner once the web server answers and a Celery worker replies.
+"""Print the `make run` banner once ``/readyz`` says the site is ready.
 
 Honcho interleaves the start-up logs of web, worker and beat, so the URL and the demo logins
-printed before them scroll away; this process waits for all of it to be up, prints them again,
-and then stays (honcho stops every process when one exits).
+printed before them scroll away; this process polls the web server's ``/readyz`` (database,
+broker, the control worker's heartbeat, the cluster backend) until it answers 200, prints them
+again, and then stays (honcho stops every process when one exits). The Procfile passes the web
+server's port as ``--port $WEB_PORT``: honcho gives each process its own ``PORT`` (web's plus
+100 per process), so this process's ``PORT`` is not the web server's.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.error
 import urllib.request
 from typing import Any
 
-from celery import current_app as app
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
@@ -28,17 +31,16 @@ class Command(BaseCommand):
     def handle(self, *args: Any, port: int, timeout: float, exit: bool, **options: Any) -> None:
         url = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + timeout
-        web = worker = False
-        while time.monotonic() < deadline and not (web and worker):
-            web = web or _answers(url + "accounts/login/")
-            worker = worker or _worker_replies()
-            if not (web and worker):
-                time.sleep(1)
-        waiting = [name for name, up in (("web server", web), ("Celery worker", worker)) if not up]
+        waiting = ["web server"]
+        while time.monotonic() < deadline:
+            waiting = _not_ready(url + "readyz")
+            if not waiting:
+                break
+            time.sleep(1)
         lines = [
             "",
             "  ------------------------------------------------------------------------------",
-            f"  fairportal is up: {url}" if not waiting else f"  fairportal: still waiting for the {' and '.join(waiting)}",
+            f"  fairportal is up: {url}" if not waiting else f"  fairportal: not ready yet, waiting for: {', '.join(waiting)} ({url}readyz)",
             f"  Admin: {url}admin/   API docs: {url}api/docs/",
             f"  Demo logins: {_logins()}",
             "  ------------------------------------------------------------------------------",
@@ -57,16 +59,18 @@ def _logins() -> str:
     return "admin (platform admin), alice and bob (tenants); passwords in var/demo-logins.log"
 
 
-def _answers(url: str) -> bool:
+def _not_ready(url: str) -> list[str]:
+    """What ``/readyz`` names as down (empty: ready); the web server itself while it does not answer."""
+    headers = {"Authorization": f"Bearer {settings.READYZ_TOKEN}"} if settings.READYZ_TOKEN else {}
+    request = urllib.request.Request(url, headers=headers)
     try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - our own loopback URL
-            return response.status == 200
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 - our own loopback URL
+            return [] if response.status == 200 else ["web server"]
+    except urllib.error.HTTPError as error:
+        try:
+            down = json.load(error).get("down") or []
+        except (ValueError, AttributeError):
+            down = []
+        return [str(name) for name in down] or [f"web server (HTTP {error.code})"]
     except (urllib.error.URLError, OSError):
-        return False
-
-
-def _worker_replies() -> bool:
-    try:
-        return bool(app.control.ping(timeout=1.0))
-    except Exception:  # the broker may not be up yet either
-        return False
+        return ["web server"]

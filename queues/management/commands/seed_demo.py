@@ -40,4 +40,4 @@ class Command(BaseCommand):
         )
         self.stdout.write("Demo logins: " + ", ".join(f"{user} / {password}" for user, password in report.logins))
         if any(password != KEPT_PASSWORD for _, password in report.logins) and not settings.DEBUG:
-            self.stdout.write("These passwords are shown once; `manage.py changepassword USER` sets another.")
+            self.stdout.write("These passwords are shown once; `make changepassword USER=<name>` sets another.")
