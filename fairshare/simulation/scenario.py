@@ -245,7 +245,8 @@ def check_limits(document: Mapping[str, Any], limits: ScenarioLimits = DEFAULT_L
     clock = _clock(document.get("clock"))
     if clock.horizon_seconds is not None and clock.horizon_seconds // clock.tick_seconds > limits.ticks:
         raise ValidationError(
-            "clock", f"at most {limits.ticks:,} ticks (horizon / tick), got {clock.horizon_seconds // clock.tick_seconds:,}"
+            "clock",
+            f"at most {limits.ticks:,} ticks (horizon / tick), got {clock.horizon_seconds // clock.tick_seconds:,}",
         )
 
 
@@ -730,9 +731,7 @@ def _budgets(
                 )
             first_renewal = parse_duration(entry["firstRenewalAt"], _join(where, "firstRenewalAt"))
             if not 0 < first_renewal <= renewal:
-                raise ValidationError(
-                    _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
-                )
+                raise ValidationError(_join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period")
         safe_admission = entry.get("safeAdmission", False)
         if not isinstance(safe_admission, bool):
             raise ValidationError(_join(where, "safeAdmission"), f"expected true or false, got {safe_admission!r}")
