@@ -245,8 +245,9 @@ def check_limits(document: Mapping[str, Any], limits: ScenarioLimits = DEFAULT_L
     clock = _clock(document.get("clock"))
     if clock.horizon_seconds is not None and clock.horizon_seconds // clock.tick_seconds > limits.ticks:
         raise ValidationError(
-            "clock",
-            f"at most {limits.ticks:,} ticks (horizon / tick), got {clock.horizon_seconds // clock.tick_seconds:,}",
+            "clock.tick",
+            f"at most {limits.ticks:,} ticks (horizon / tick), got {clock.horizon_seconds // clock.tick_seconds:,}; "
+            "use a longer tick",
         )
 
 

@@ -28,8 +28,16 @@ def run_and_poll(client, body) -> dict:
     """POST, let the worker take the run (what the what-if worker does), then poll it."""
     posted = client.post(SIM, body, format="json")
     assert posted.status_code == 202, posted.content
-    tasks.run_playground(posted.json()["id"])
+    run_until_done(posted.json()["id"])
     return client.get(posted["Location"]).json()
+
+
+def run_until_done(run_id: str) -> None:
+    """The worker takes runs in fair order (the world's own queued runs may come first)."""
+    for _ in range(10):
+        tasks.run_playground(run_id)
+        if Run.objects.get(pk=run_id).status != Run.Status.QUEUED:
+            return
 
 
 def test_given_small_scenario_then_202_queued_and_the_result_comes_back_when_polled(world, clients, sent):
@@ -41,7 +49,7 @@ def test_given_small_scenario_then_202_queued_and_the_result_comes_back_when_pol
     assert (run.status, run.started_at, run.scenario.source) == (Run.Status.QUEUED, None, "api")
     # handed to the what-if lane (sent after commit), not simulated in the request
 
-    tasks.run_playground(str(run.pk))
+    run_until_done(str(run.pk))
     data = clients["viewer_a"].get(response["Location"]).json()
     assert (data["id"], data["status"], data["scenario"]) == (str(run.pk), "succeeded", "two-teams")
     assert set(data["result"]) == {"scenario", "events", "workloads", "series", "summary"}
@@ -191,7 +199,7 @@ def test_given_a_queued_run_when_the_worker_runs_it_then_polling_shows_the_resul
     queued = clients["editor_a"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True}, format="json")
     run_id = queued.json()["id"]
 
-    tasks.run_playground(run_id)  # what the worker does with the message
+    run_until_done(run_id)  # what the worker does with the messages
 
     polled = clients["editor_a"].get(f"{SIM}{run_id}/").json()
     assert polled["status"] == "succeeded"
