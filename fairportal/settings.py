@@ -308,6 +308,12 @@ if WHATIF_TIME_LIMIT_SECONDS <= WHATIF_SOFT_TIME_LIMIT_SECONDS:
 WHATIF_MAX_ACTIVE_PER_USER = env_int("WHATIF_MAX_ACTIVE_PER_USER", 3, minimum=1)
 WHATIF_QUEUED_TIMEOUT_SECONDS = env_seconds("WHATIF_QUEUED_TIMEOUT", "1h")
 WHATIF_RESULT_RETENTION_SECONDS = env_seconds("WHATIF_RESULT_RETENTION", "30d")
+# Per-user storage quotas of the what-if lane (every scenario source, runs, their results).
+WHATIF_MAX_SCENARIOS_PER_USER = env_int("WHATIF_MAX_SCENARIOS_PER_USER", 200, minimum=1)
+WHATIF_MAX_RUNS_PER_USER = env_int("WHATIF_MAX_RUNS_PER_USER", 500, minimum=1)
+WHATIF_MAX_STORED_BYTES_PER_USER = env_int("WHATIF_MAX_STORED_BYTES_PER_USER", 200 * 1024 * 1024, minimum=1)
+# Scenarios with no run left are deleted this long after they were stored, whatever their source.
+WHATIF_SCENARIO_RETENTION_SECONDS = env_seconds("WHATIF_SCENARIO_RETENTION", "30d")
 CELERY_TASK_ROUTES = task_routes()
 CELERY_TASK_ANNOTATIONS = whatif_annotations(WHATIF_SOFT_TIME_LIMIT_SECONDS, WHATIF_TIME_LIMIT_SECONDS)
 CELERY_BEAT_SCHEDULE = beat_schedule(

@@ -54,7 +54,7 @@ RUN_TASK = "playground.run"  # playground.tasks.run_playground, sent by name: th
 
 def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: str = "") -> Run:
     """Validate ``edits`` against ``scenario`` and queue a run; raises ``EditError`` and
-    ``WhatIfLimitReached``. No edits: a single simulation, for a scenario of source ``api`` only
+    ``WhatIfLimitReached`` and ``StorageQuotaExceeded``. No edits: a single simulation, for a scenario of source ``api`` only
     (already validated by ``services.simulations.prepare``). A broker that cannot be reached
     leaves the run failed."""
     edits = [str(edit).strip() for edit in edits]
@@ -71,6 +71,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
         raise EditError(0, "", "add at least one edit: the baseline alone needs no comparison")
     with transaction.atomic():
         lane.claim_slot(owner)  # raises WhatIfLimitReached
+        lane.check_storage(owner, runs=1)  # raises StorageQuotaExceeded
         run = Run.objects.create(scenario=scenario, owner=owner, title=title[:200], edits=edits, **changes)
         send_on_commit(run)
     return run
