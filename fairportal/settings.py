@@ -133,13 +133,24 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in with 429.html
 ]
 
-# No inline script or style anywhere: scripts are static files, widths drawn from data are set
-# through the DOM (static/js/widths.js). Everything is served from this origin.
+# No inline script or style in any page: scripts are static files, widths drawn from data are
+# set through the DOM (static/js/widths.js). Everything is served from this origin. One
+# documented exception, for Plotly (it draws SVG with style attributes such as
+# 'font-weight:bold' and adds its own fixed stylesheet): style attributes set by script are
+# allowed (style-src-attr), and <style> elements only when their text is Plotly's, by hash
+# (a Plotly upgrade changes the hash; the browser tests fail on any violation).
+# Scripts get no exception: no inline script, no eval.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
+        "style-src-elem": [
+            "'self'",
+            "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",  # an empty <style>
+            "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='",  # plotly.js 4.1.1's own stylesheet
+        ],
+        "style-src-attr": ["'unsafe-inline'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'"],
         "connect-src": ["'self'"],
@@ -303,6 +314,8 @@ except FairSharingConfigError as error:
 # open only when the server is bound to loopback (BIND_ADDRESS), else refused. PROMETHEUS_URL
 # is the server TimeAware may read historical usage from (empty: the built-in usage series).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# false: /metrics leaves out samples naming tenants (namespace, LocalQueue, budget labels).
+METRICS_TENANT_LABELS = env_bool("METRICS_TENANT_LABELS", True)
 PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
 # Control loop periods and the usage time series' retention.
 ADMISSION_PASS_INTERVAL_SECONDS = env_seconds("ADMISSION_PASS_INTERVAL", "5s")
