@@ -6,6 +6,7 @@ one run by at most one of hers, whatever order the messages arrive in. On Postgr
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.db import connection, transaction
@@ -14,7 +15,9 @@ from playground import tasks
 from playground.models import Run
 from playground.services import runs
 from tests.factories import UserFactory, simulation_run
-from tests.queues.api.conftest import tiny_scenario
+from tests.playground.test_whatif_workers import procfile_workers  # noqa: F401 - a fixture
+from tests.procfile import wait_for
+from tests.queues.api.conftest import client_for, tiny_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,3 +75,30 @@ def test_given_a_head_locked_by_another_worker_then_the_claim_skips_it_and_claim
 
 def test_given_no_queued_run_then_a_token_does_nothing():
     assert tasks.run_playground("00000000-0000-0000-0000-000000000000") is None
+
+
+def seconds_long_scenario(name: str) -> dict:
+    """About a second of engine time on this project's machines."""
+    generators = [
+        {"name": "gen", "localQueue": "team-a/main", "count": 12_000, "seed": 1, "interarrival": "20s",
+         "duration": "10m", "podSets": [{"requests": {"cpu": "1"}}]}
+    ]
+    return tiny_scenario(name=name, clock={"horizon": "1d", "tick": "1m"}, generators=generators)
+
+
+@pytest.mark.celery_worker
+def test_given_real_whatif_worker_when_alice_queues_three_then_bob_one_then_bob_runs_second(procfile_workers):
+    alice = client_for(UserFactory(username="alice-e2e", is_staff=True))
+    bob = client_for(UserFactory(username="bob-e2e", is_staff=True))
+    posted = [alice.post("/api/v1/simulations/", {"scenario": seconds_long_scenario(f"alice-{i}")}, format="json")
+              for i in range(3)]
+    posted.append(bob.post("/api/v1/simulations/", {"scenario": seconds_long_scenario("bob")}, format="json"))
+    assert [response.status_code for response in posted] == [202] * 4
+    started = time.monotonic()
+
+    done = wait_for(lambda: not Run.objects.filter(status__in=["queued", "running"]).exists(), timeout=120)
+
+    assert done, procfile_workers()
+    order = [run.scenario.name for run in Run.objects.select_related("scenario").order_by("started_at")]
+    assert order[:2] == ["alice-0", "bob"], (order, time.monotonic() - started)
+    assert set(Run.objects.values_list("status", flat=True)) == {Run.Status.SUCCEEDED}
