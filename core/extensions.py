@@ -6,7 +6,7 @@ its pages, a part of the demo, a collector in the scrape) it declares an *extens
 by the values it expects, next to the code that reads it; the higher app registers its values
 from its ``AppConfig.ready``; the lower app reads them with ``items``::
 
-    # queues/gates.py (the consumer declares the point and its type)
+    # queues/admission/gates.py (the consumer declares the point and its type)
     ADMISSION_GATES: ExtensionPoint[Gate] = ExtensionPoint("admission gates")
     for name, gate in extensions.items(ADMISSION_GATES): ...
 
@@ -22,7 +22,7 @@ The API:
 
 The points declared today:
 
-* ``queues.gates.ADMISSION_GATES``: per-workload vetoes run before each admission pass
+* ``queues.admission.gates.ADMISSION_GATES``: per-workload vetoes run before each admission pass
   (budgets: safe admission);
 * ``queues.selectors.live.QUEUE_PAGE_CHIPS``: budget chips on the queue pages, attached to queues
   and visible to a viewer (budgets: its budgets);

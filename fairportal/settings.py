@@ -124,6 +124,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.request_id.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every response (CONTENT_SECURITY_POLICY)
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -133,6 +134,34 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last: answers a locked-out sign-in with 429.html
 ]
+
+# No inline script or style in any page: scripts are static files, widths drawn from data are
+# set through the DOM (static/js/widths.js). Everything is served from this origin. One
+# documented exception, for Plotly (it draws SVG with style attributes such as
+# 'font-weight:bold' and adds its own fixed stylesheet): style attributes set by script are
+# allowed (style-src-attr), and <style> elements only when their text is Plotly's, by hash
+# (a Plotly upgrade changes the hash; the browser tests fail on any violation).
+# Scripts get no exception: no inline script, no eval.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-elem": [
+            "'self'",
+            "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='",  # an empty <style>
+            "'sha256-ji27qzEtxXZW+7dun6UwjHXJ18e6WAin1VvNtkzIE/o='",  # plotly.js 4.1.1's own stylesheet
+        ],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 ROOT_URLCONF = "fairportal.urls"
 WSGI_APPLICATION = "fairportal.wsgi.application"
@@ -307,6 +336,8 @@ except FairSharingConfigError as error:
 # open only when the server is bound to loopback (BIND_ADDRESS), else refused. PROMETHEUS_URL
 # is the server TimeAware may read historical usage from (empty: the built-in usage series).
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# false: /metrics leaves out samples naming tenants (namespace, LocalQueue, budget labels).
+METRICS_TENANT_LABELS = env_bool("METRICS_TENANT_LABELS", True)
 PROMETHEUS_URL = os.environ.get("PROMETHEUS_URL", "").strip().rstrip("/")
 # Control loop periods and the usage time series' retention.
 ADMISSION_PASS_INTERVAL_SECONDS = env_seconds("ADMISSION_PASS_INTERVAL", "5s")
@@ -330,6 +361,12 @@ if WHATIF_TIME_LIMIT_SECONDS <= WHATIF_SOFT_TIME_LIMIT_SECONDS:
 WHATIF_MAX_ACTIVE_PER_USER = env_int("WHATIF_MAX_ACTIVE_PER_USER", 3, minimum=1)
 WHATIF_QUEUED_TIMEOUT_SECONDS = env_seconds("WHATIF_QUEUED_TIMEOUT", "1h")
 WHATIF_RESULT_RETENTION_SECONDS = env_seconds("WHATIF_RESULT_RETENTION", "30d")
+# Per-user storage quotas of the what-if lane (every scenario source, runs, their results).
+WHATIF_MAX_SCENARIOS_PER_USER = env_int("WHATIF_MAX_SCENARIOS_PER_USER", 200, minimum=1)
+WHATIF_MAX_RUNS_PER_USER = env_int("WHATIF_MAX_RUNS_PER_USER", 500, minimum=1)
+WHATIF_MAX_STORED_BYTES_PER_USER = env_int("WHATIF_MAX_STORED_BYTES_PER_USER", 200 * 1024 * 1024, minimum=1)
+# Scenarios with no run left are deleted this long after they were stored, whatever their source.
+WHATIF_SCENARIO_RETENTION_SECONDS = env_seconds("WHATIF_SCENARIO_RETENTION", "30d")
 CELERY_TASK_ROUTES = task_routes()
 CELERY_TASK_ANNOTATIONS = whatif_annotations(WHATIF_SOFT_TIME_LIMIT_SECONDS, WHATIF_TIME_LIMIT_SECONDS)
 CELERY_BEAT_SCHEDULE = beat_schedule(

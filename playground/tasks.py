@@ -1,5 +1,5 @@
 """Celery tasks of the playground, thin: the worker's side of a playground run
-(``services.runs.execute_run``) and the what-if lane's beat tasks (``services.lane``: reaper,
+(``services.runs.execute_next``) and the what-if lane's beat tasks (``services.lane``: reaper,
 retention), which run on the control queue, quickly. The registered names stay as they are: the
 beat schedule and the task routes (``fairportal.schedule``) name them."""
 
@@ -12,7 +12,9 @@ from playground.services import lane, runs
 
 @shared_task(name="playground.run", ignore_result=True)
 def run_playground(run_id: str) -> str | None:
-    run = runs.execute_run(run_id)
+    """``run_id`` is the run whose creation sent the message; the worker runs the next run in fair
+    order (``runs.execute_next``), which may be another user's: one message per queued run."""
+    run = runs.execute_next()
     return None if run is None else run.status
 
 

@@ -36,7 +36,7 @@ from playground.presets import PRESETS, get_preset
 from playground.services import runs, scenarios
 from playground.services.apply import ApplyError, apply_blockers, apply_run
 from playground.services.estimate import estimate_for
-from playground.services.lane import WhatIfLimitReached
+from playground.services.lane import StorageQuotaExceeded, WhatIfLimitReached
 from queues.selectors.structure import load_structure
 from queues.selectors.workloads import workload_detail
 from queues.ui.views.common import DashboardRequest, dashboard_view
@@ -119,6 +119,9 @@ def start(request: HttpRequest) -> HttpResponse:
     except ValidationError as error:
         form.add_error(form.error_field_for(error.field), str(error))
         return _render_index(request, form, status=400)
+    except StorageQuotaExceeded as quota:
+        form.add_error(None, str(quota))
+        return _render_index(request, form, status=400)
     url = reverse("playground:scenario", args=[scenario.pk])
     if data.get("focus"):
         url += "?" + urlencode({"focus": data["focus"]})
@@ -141,7 +144,7 @@ def scenario_detail(request: HttpRequest, pk: Any) -> HttpResponse:
                 run = runs.start_run(scenario, edits=edits, owner=request.user, title=form.cleaned_data["title"])
             except EditError as error:
                 form.add_edit_error(error.path, error.problem)
-            except WhatIfLimitReached as limit:
+            except (WhatIfLimitReached, StorageQuotaExceeded) as limit:
                 form.add_error(None, str(limit))
             else:
                 return redirect("playground:run", pk=run.pk)

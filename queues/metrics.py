@@ -12,19 +12,23 @@ Two kinds of metrics:
   then aggregates every process. Without it, ``/metrics`` shows this process's values only.
 
 ``METRICS_TOKEN`` (settings), when set, makes ``/metrics`` require ``Authorization: Bearer``.
+``METRICS_TENANT_LABELS=false`` leaves out every sample labelled with a tenant's names
+(``TENANT_LABELS``: namespace, LocalQueue, budget and its target): what remains is per
+ClusterQueue, cohort and flavor, already the sum over the tenants.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
@@ -59,12 +63,30 @@ EVICTIONS = Counter(
 METRICS_COLLECTORS: ExtensionPoint[Callable[[], Collector]] = ExtensionPoint("metrics collectors")
 
 
+TENANT_LABELS = frozenset({"namespace", "local_queue", "budget", "target"})
+
+
+class WithoutTenantLabels(Collector):
+    """Another collector's families without the samples that name a tenant (``TENANT_LABELS``);
+    a family left with no sample is left out."""
+
+    def __init__(self, inner: Collector) -> None:
+        self.inner = inner
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.inner.collect():
+            kept = [sample for sample in family.samples if not TENANT_LABELS.intersection(sample.labels)]
+            if kept:
+                family.samples = kept
+                yield family
+
+
 def exposition() -> bytes:
     """The whole ``/metrics`` body: database state, then the control loop's counters."""
     state = CollectorRegistry(auto_describe=False)
-    state.register(DatabaseCollector())
-    for _, factory in extensions.items(METRICS_COLLECTORS):
-        state.register(factory())
+    collectors: list[Collector] = [DatabaseCollector(), *(factory() for _, factory in extensions.items(METRICS_COLLECTORS))]
+    for collector in collectors:
+        state.register(collector if settings.METRICS_TENANT_LABELS else WithoutTenantLabels(collector))
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         events = CollectorRegistry()
         MultiProcessCollector(events)

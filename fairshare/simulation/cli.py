@@ -13,7 +13,7 @@ import sys
 from typing import Any, TextIO
 
 from fairshare.errors import ValidationError
-from fairshare.simulation.scenario import load_scenario
+from fairshare.simulation.scenario import DEFAULT_LIMITS, load_scenario
 from fairshare.simulation.simulator import simulate
 
 EXIT_OK = 0
@@ -42,6 +42,11 @@ def build_parser(prog: str = "simulate") -> argparse.ArgumentParser:
         help="edit a policy, weight, quota or budget field, e.g. localQueues.team-a/main.weight=3",
     )
     parser.add_argument("--indent", type=int, default=None, help="indent JSON output by this many spaces")
+    parser.add_argument(
+        "--no-size-limits",
+        action="store_true",
+        help="lift the scenario size limits (ScenarioLimits: namespaces, queues, workloads, ticks, bytes) for a trusted file",
+    )
     return parser
 
 
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
         print(f"error: {exc}", file=err)
         return EXIT_BAD_INPUT
     try:
-        scenario = load_scenario(args.file, args.sets)
+        scenario = load_scenario(args.file, args.sets, limits=None if args.no_size_limits else DEFAULT_LIMITS)
         result = simulate(scenario)
     except ValidationError as exc:
         print(f"error: {exc}", file=err)

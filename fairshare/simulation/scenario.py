@@ -182,13 +182,84 @@ class Scenario:
         return items
 
 
+# --- size limits ------------------------------------------------------------------------------
+
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024  # a scenario file or posted body
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioLimits:
+    """How large a scenario may be, checked on the raw document before anything is copied or
+    built (``check_limits``); an error names the field and the limit. ``manage.py simulate
+    --no-size-limits`` lifts them for a trusted file."""
+
+    namespaces: int = 2_000
+    local_queues: int = 2_000
+    cluster_queues: int = 500
+    cohorts: int = 500
+    resource_flavors: int = 100
+    budgets: int = 2_000
+    workloads: int = 20_000  # explicit workloads plus every generator's count
+    generators: int = 1_000
+    ticks: int = 200_000  # horizon / tick
+    document_bytes: int = MAX_DOCUMENT_BYTES
+
+
+DEFAULT_LIMITS = ScenarioLimits()
+
+_COUNTED = (
+    ("namespaces", "namespaces"),
+    ("localQueues", "local_queues"),
+    ("clusterQueues", "cluster_queues"),
+    ("cohorts", "cohorts"),
+    ("resourceFlavors", "resource_flavors"),
+    ("budgets", "budgets"),
+    ("generators", "generators"),
+)
+
+
+def check_limits(document: Mapping[str, Any], limits: ScenarioLimits = DEFAULT_LIMITS) -> None:
+    """Refuse a document over ``limits``: counts of the raw lists, explicit workloads plus the
+    generators' counts, and horizon / tick. Cheap (no copy, no objects built)."""
+    if not isinstance(document, Mapping):
+        return  # parse_scenario names the problem
+    for key, attribute in _COUNTED:
+        value = document.get(key)
+        limit = getattr(limits, attribute)
+        if isinstance(value, (list, Mapping)) and len(value) > limit:
+            raise ValidationError(key, f"at most {limit:,} entries in a scenario, got {len(value):,}")
+    workloads = document.get("workloads")
+    total = len(workloads) if isinstance(workloads, list) else 0
+    generators = document.get("generators")
+    for index, entry in enumerate(generators if isinstance(generators, list) else []):
+        count = entry.get("count") if isinstance(entry, Mapping) else None
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            total += count
+            if total > limits.workloads:
+                raise ValidationError(
+                    f"generators[{index}].count",
+                    f"at most {limits.workloads:,} workloads in a scenario (workloads plus generators' counts)",
+                )
+    if total > limits.workloads:
+        raise ValidationError("workloads", f"at most {limits.workloads:,} workloads in a scenario, got {total:,}")
+    clock = _clock(document.get("clock"))
+    if clock.horizon_seconds is not None and clock.horizon_seconds // clock.tick_seconds > limits.ticks:
+        raise ValidationError(
+            "clock.tick",
+            f"at most {limits.ticks:,} ticks (horizon / tick), got {clock.horizon_seconds // clock.tick_seconds:,}; "
+            "use a longer tick",
+        )
+
+
 # --- reading files ----------------------------------------------------------------------------
 
 
-def load_document(path: str | Path) -> dict[str, Any]:
-    """The raw mapping of a YAML or JSON scenario file."""
+def load_document(path: str | Path, limits: ScenarioLimits | None = DEFAULT_LIMITS) -> dict[str, Any]:
+    """The raw mapping of a YAML or JSON scenario file (at most ``limits.document_bytes``)."""
     file_path = Path(path)
     try:
+        if limits is not None and file_path.stat().st_size > limits.document_bytes:
+            raise ValidationError(str(path), f"larger than {limits.document_bytes:,} bytes (the scenario size limit)")
         content = file_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValidationError(str(path), f"cannot read the scenario file ({exc.strerror or exc})") from None
@@ -207,12 +278,17 @@ def load_document(path: str | Path) -> dict[str, Any]:
     return document
 
 
-def load_scenario(path: str | Path, sets: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Read, edit with ``--set`` assignments, and validate a scenario file."""
-    document = load_document(path)
+def load_scenario(
+    path: str | Path, sets: list[str] | tuple[str, ...] = (), limits: ScenarioLimits | None = DEFAULT_LIMITS
+) -> Scenario:
+    """Read, edit with ``--set`` assignments, and validate a scenario file (``limits`` None: no
+    size limits, for a trusted file)."""
+    document = load_document(path, limits)
+    if limits is not None:
+        check_limits(document, limits)
     for assignment in sets:
         apply_set(document, assignment)
-    return parse_scenario(document)
+    return parse_scenario(document, limits)
 
 
 # --- validation helpers -----------------------------------------------------------------------
@@ -375,8 +451,11 @@ def _local_queue_ref(value: Any, where: str, known: Mapping[str, Any]) -> str:
 # --- the document ------------------------------------------------------------------------------
 
 
-def parse_scenario(document: Mapping[str, Any]) -> Scenario:
-    """Validate a scenario document and build the engine objects it describes."""
+def parse_scenario(document: Mapping[str, Any], limits: ScenarioLimits | None = DEFAULT_LIMITS) -> Scenario:
+    """Validate a scenario document and build the engine objects it describes; a document over
+    ``limits`` (``check_limits``) is refused first."""
+    if limits is not None:
+        check_limits(document, limits)
     doc = _mapping(document, "", _TOP_FIELDS)
     name = doc.get("name", "scenario")
     if not isinstance(name, str) or not name:
@@ -653,9 +732,7 @@ def _budgets(
                 )
             first_renewal = parse_duration(entry["firstRenewalAt"], _join(where, "firstRenewalAt"))
             if not 0 < first_renewal <= renewal:
-                raise ValidationError(
-                    _join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period"
-                )
+                raise ValidationError(_join(where, "firstRenewalAt"), "must be after 0s and at most one renewal period")
         safe_admission = entry.get("safeAdmission", False)
         if not isinstance(safe_admission, bool):
             raise ValidationError(_join(where, "safeAdmission"), f"expected true or false, got {safe_admission!r}")

@@ -1,4 +1,4 @@
-"""The API's answer to the what-if lane's cap, registered with the kernel's exception handler
+"""The API's answers to the what-if lane's cap and storage quotas, registered with the kernel's exception handler
 (``core.api.exceptions``) by ``PlaygroundConfig.ready()``."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from core.api import exceptions
-from playground.services.lane import WhatIfLimitReached
+from playground.services.lane import StorageQuotaExceeded, WhatIfLimitReached
 
 
 def whatif_limit_reached(exc: WhatIfLimitReached) -> Response:
@@ -16,5 +16,13 @@ def whatif_limit_reached(exc: WhatIfLimitReached) -> Response:
     )
 
 
+def storage_quota_exceeded(exc: StorageQuotaExceeded) -> Response:
+    return Response(
+        {"detail": str(exc), "code": "storage_quota", "setting": exc.setting, "limit": exc.limit},
+        status=status.HTTP_429_TOO_MANY_REQUESTS,
+    )
+
+
 def register() -> None:
     exceptions.register(WhatIfLimitReached, whatif_limit_reached)
+    exceptions.register(StorageQuotaExceeded, storage_quota_exceeded)

@@ -166,12 +166,12 @@ class SimulationRequestSerializer(serializers.Serializer):
         help_text='What-if edits, as --set: ["localQueues.team-a/main.weight=3"]',
     )
     run_in_background = serializers.BooleanField(
-        default=False, help_text="Queue the run even when it is small enough to answer at once"
+        default=False, help_text="Accepted and ignored: every run is queued (202) and polled by id"
     )
 
 
 class SimulationRunSerializer(serializers.Serializer):
-    """A run: ``id`` is null for a run answered at once (it is not stored)."""
+    """A run of ``/api/v1/simulations/``; ``result`` once it succeeded."""
 
     id = serializers.UUIDField(read_only=True, allow_null=True)
     status = serializers.ChoiceField(choices=Run.Status.choices, read_only=True)

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -222,12 +221,13 @@ def _not_ready(run: Run) -> Response:
 
 
 class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
-    """``/api/v1/simulations/``: a scenario document in, the simulator's JSON out (now or later).
+    """``/api/v1/simulations/``: a scenario document in, the simulator's JSON out, later.
 
-    A thin facade over playground runs (``playground.services.simulations``): small runs are
-    answered at once and not stored; larger ones are playground runs with no edits, queued for the
-    what-if worker and polled by id. Request and response fields are the API's own (``scenario`` is
-    the scenario's name, ``result`` the simulator's JSON), not the playground's comparison.
+    A thin facade over playground runs (``playground.services.simulations``): every run is a
+    playground run with no edits, queued for the what-if worker under the user's cap and polled
+    by id (nothing runs in the web process). Request and response fields are the API's own
+    (``scenario`` is the scenario's name, ``result`` the simulator's JSON), not the playground's
+    comparison.
 
     Admins and tenants run scenarios they post (no live data is read). A run is visible to
     the user who started it, and to admins; anyone else gets a 404."""
@@ -236,7 +236,7 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     ordering_fields = ["created_at", "status"]
     tenant_scoped = True  # a user's own runs (admins: all), the playground's rule
     tenant_write_actions = frozenset({"create"})
-    max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them
+    max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them (ScenarioLimits bound the counts)
 
     def base_queryset(self) -> QuerySet:
         rows = selectors.simulation_runs()
@@ -248,22 +248,19 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     @extend_schema(
         request=SimulationRequestSerializer,
         responses={
-            200: OpenApiResponse(SimulationRunSerializer, description="Run at once; the result is in the body"),
             202: OpenApiResponse(SimulationRunSerializer, description="Queued; poll the Location until it is done"),
             503: OpenApiResponse(description="The task queue could not be reached; the run was marked failed"),
         },
         summary="Simulate a scenario (what-if)",
-        description=f"Up to {simulations.INLINE_MAX_WORKLOADS} workloads and {simulations.INLINE_MAX_STEPS} "
-        "ticks run at once (200); larger runs are queued for a worker (202) and polled by id. Scenario "
-        'errors come back as 400 under "scenario", keyed by the field path.',
+        description="Every run is queued for the what-if worker (202 with Location) and polled by id; "
+        "``run_in_background`` is accepted and ignored. Scenario errors, and a scenario over the size "
+        'limits, come back as 400 under "scenario", keyed by the field path.',
     )
     def create(self, request: Request) -> Response:
         payload = SimulationRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
             prepared = simulations.prepare(payload.validated_data["scenario"], payload.validated_data["set"])
-            if prepared.runs_inline and not payload.validated_data["run_in_background"]:
-                return self._answer_now(prepared)
         except EngineValidationError as error:
             raise ValidationError({"scenario": {error.field or "scenario": [error.message]}}) from None
         with transaction.atomic():  # the scenario goes with the run when the cap refuses it
@@ -276,18 +273,3 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
                 {"detail": run.error, "code": "queue_unavailable", "run": body}, status=status.HTTP_503_SERVICE_UNAVAILABLE
             )
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"{request.path}{run.pk}/"})
-
-    def _answer_now(self, prepared: simulations.Prepared) -> Response:
-        started = timezone.now()
-        result = simulations.run_now(prepared)
-        answer = {
-            "id": None,  # not stored: nothing to poll
-            "status": Run.Status.SUCCEEDED,
-            "scenario": {"name": prepared.scenario.name},
-            "baseline": {"data": result},
-            "error": "",
-            "created_at": started,
-            "started_at": started,
-            "finished_at": timezone.now(),
-        }
-        return Response(SimulationRunSerializer(answer).data)

@@ -127,7 +127,7 @@ def apply_run(run: Run, *, actor: Any) -> Application:
     with transaction.atomic():
         advisory_xact_lock("playground:apply")  # one apply at a time: the audit rows below are ours
         watermark = PolicyChange.objects.aggregate(last=Max("id"))["last"] or 0
-        live = parse_scenario(export_policy(now=timezone.now()))
+        live = parse_scenario(export_policy(now=timezone.now()), limits=None)  # the live policy, not a posted file
         targets = _targets(_still_to_do(database, live))
         if not targets:
             raise ApplyError(["nothing to apply: the live policy already has every edited value"])

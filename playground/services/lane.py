@@ -5,11 +5,15 @@ control loop: its task is routed to their own Celery queue (``fairportal.schedul
 Procfile), each run has a soft and a hard time limit, a user has at most
 ``WHATIF_MAX_ACTIVE_PER_USER`` runs queued or running, runs that a lost
 message, a killed worker or a hard time limit left ``queued``/``running`` are failed by the
-reaper, and finished runs are pruned after ``WHATIF_RESULT_RETENTION``.
+reaper, and finished runs are pruned after ``WHATIF_RESULT_RETENTION``. What a user stores is
+bounded too (``check_storage``: ``WHATIF_MAX_SCENARIOS_PER_USER``, ``WHATIF_MAX_RUNS_PER_USER``,
+``WHATIF_MAX_STORED_BYTES_PER_USER``), and scenarios with no run left are pruned after
+``WHATIF_SCENARIO_RETENTION`` whatever their source.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +21,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import models, transaction
+from django.db.models import Func, Sum
+from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from playground.models import Outcome, Run, Scenario
@@ -35,7 +41,54 @@ class WhatIfLimitReached(Exception):
         )
 
 
+class StorageQuotaExceeded(Exception):
+    """The user already stores as many scenarios, runs or bytes as allowed."""
+
+    def __init__(self, setting: str, limit: int, what: str) -> None:
+        self.setting, self.limit = setting, limit
+        super().__init__(
+            f"you already store {what} ({setting}={limit}); delete old scenarios or runs, or wait for retention"
+        )
+
+
 ACTIVE = ("queued", "running")
+
+
+def document_bytes(document: Any) -> int:
+    """A JSON document's stored size, as compact JSON text."""
+    return len(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _json_bytes(field: str) -> Func:
+    size = Func(Cast(field, models.TextField()), function="octet_length", output_field=models.BigIntegerField())
+    return Coalesce(Sum(size), 0, output_field=models.BigIntegerField())
+
+
+def stored_bytes(user: Any) -> int:
+    """What ``user`` stores: scenario documents, run comparisons and the results of their scenarios."""
+    scenarios = Scenario.objects.filter(owner=user).aggregate(n=_json_bytes("document"))["n"]
+    comparisons = Run.objects.filter(owner=user).aggregate(n=_json_bytes("comparison"))["n"]
+    results = Outcome.objects.filter(scenario__owner=user).aggregate(n=_json_bytes("data"))["n"]
+    return int(scenarios) + int(comparisons) + int(results)
+
+
+def check_storage(user: Any, *, scenario_bytes: int = 0, runs: int = 0) -> None:
+    """Call inside the transaction that stores a scenario (``scenario_bytes``: its document's
+    size) or a run (``runs=1``): refuses it over the user's quotas (``StorageQuotaExceeded``). The
+    user's row is locked for the rest of the transaction, as for ``claim_slot``."""
+    user_pk = getattr(user, "pk", user)
+    get_user_model().objects.select_for_update().only("pk").get(pk=user_pk)
+    if scenario_bytes:
+        limit = settings.WHATIF_MAX_SCENARIOS_PER_USER
+        if Scenario.objects.filter(owner_id=user_pk).count() >= limit:
+            raise StorageQuotaExceeded("WHATIF_MAX_SCENARIOS_PER_USER", limit, f"{limit} scenarios")
+    if runs:
+        limit = settings.WHATIF_MAX_RUNS_PER_USER
+        if Run.objects.filter(owner_id=user_pk).count() + runs > limit:
+            raise StorageQuotaExceeded("WHATIF_MAX_RUNS_PER_USER", limit, f"{limit} runs")
+    limit = settings.WHATIF_MAX_STORED_BYTES_PER_USER
+    if stored_bytes(user_pk) + scenario_bytes > limit:
+        raise StorageQuotaExceeded("WHATIF_MAX_STORED_BYTES_PER_USER", limit, f"{limit:,} bytes or more")
 
 
 def active_runs(user: Any) -> int:
@@ -104,13 +157,18 @@ def prune_finished_runs(now: datetime | None = None) -> int:
 
     Playground runs whose edits were applied are kept: their applications are the audit trail.
     Stored simulation outcomes no run refers to any more go with them, and so do the scenarios
-    posted to ``/api/v1/simulations/`` (each belongs to its one run).
+    posted to ``/api/v1/simulations/`` (each belongs to its one run). Scenarios of any source
+    with no run left are deleted ``WHATIF_SCENARIO_RETENTION`` after they were stored (a scenario
+    of an applied run keeps that run, so it stays).
     """
-    cutoff = (now or timezone.now()) - timedelta(seconds=settings.WHATIF_RESULT_RETENTION_SECONDS)
+    moment = now or timezone.now()
+    cutoff = moment - timedelta(seconds=settings.WHATIF_RESULT_RETENTION_SECONDS)
+    scenario_cutoff = moment - timedelta(seconds=settings.WHATIF_SCENARIO_RETENTION_SECONDS)
     with transaction.atomic():
         old = Run.objects.filter(status__in=("succeeded", "failed"), created_at__lt=cutoff, applications__isnull=True)
         deleted = old.delete()[1].get(Run._meta.label, 0)
         Scenario.objects.filter(source=Scenario.Source.API, runs__isnull=True).delete()
+        Scenario.objects.filter(created_at__lt=scenario_cutoff, runs__isnull=True).delete()
         Outcome.objects.filter(created_at__lt=cutoff).exclude(
             models.Exists(Run.objects.filter(models.Q(baseline=models.OuterRef("pk")) | models.Q(edited=models.OuterRef("pk"))))
         ).delete()

@@ -9,8 +9,10 @@ stores its outcome as the baseline, with no comparison.
 ``start_run`` checks everything a run needs before writing it (the edits apply and the edited
 scenario validates; the error names ``edits[i]``), stores what the edits change
 (``policy_diff``), takes a slot of the owner's what-if cap (``lane.claim_slot``) and sends the
-task once the transaction commits. ``execute_run`` is the worker's side: it claims the run with
-a conditional UPDATE (a message delivered twice runs it once), simulates the baseline and the
+task once the transaction commits. ``execute_next`` is the worker's side: a message only says
+"work available"; the worker claims the next queued run in fair order (``fair_order``: users
+served round-robin, ``FOR UPDATE SKIP LOCKED`` and a conditional UPDATE, so a run is claimed
+once), simulates the baseline and the
 edited scenario on the engine (reusing a stored outcome of the same scenario and edits: the
 engine is deterministic), writes progress as it goes, and stores the comparison view the page
 draws.
@@ -26,6 +28,8 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from psycopg import pq
 
@@ -50,7 +54,7 @@ RUN_TASK = "playground.run"  # playground.tasks.run_playground, sent by name: th
 
 def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: str = "") -> Run:
     """Validate ``edits`` against ``scenario`` and queue a run; raises ``EditError`` and
-    ``WhatIfLimitReached``. No edits: a single simulation, for a scenario of source ``api`` only
+    ``WhatIfLimitReached`` and ``StorageQuotaExceeded``. No edits: a single simulation, for a scenario of source ``api`` only
     (already validated by ``services.simulations.prepare``). A broker that cannot be reached
     leaves the run failed."""
     edits = [str(edit).strip() for edit in edits]
@@ -67,6 +71,7 @@ def start_run(scenario: Scenario, *, edits: Sequence[str], owner: Any, title: st
         raise EditError(0, "", "add at least one edit: the baseline alone needs no comparison")
     with transaction.atomic():
         lane.claim_slot(owner)  # raises WhatIfLimitReached
+        lane.check_storage(owner, runs=1)  # raises StorageQuotaExceeded
         run = Run.objects.create(scenario=scenario, owner=owner, title=title[:200], edits=edits, **changes)
         send_on_commit(run)
     return run
@@ -121,13 +126,62 @@ def _outcome(scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, p
         return Outcome.objects.get(scenario=scenario, edits_key=key)
 
 
-def execute_run(run_id: Any) -> Run | None:
-    """The worker's side of a run; None when the run was not (or no longer) queued."""
+def _claim(run_id: Any) -> bool:
+    """queued -> running, conditionally: a run is claimed once, whoever asks twice."""
     claimed = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
         status=Run.Status.RUNNING, phase=Run.Phase.BASELINE, progress=0.0, started_at=timezone.now()
     )
-    if claimed != 1:
+    return claimed == 1
+
+
+def fair_order() -> QuerySet[Run]:
+    """Queued runs a worker may take next, fairest first: only each user's oldest queued run (the
+    head of their line), users with fewer runs running first, then the user served longest ago
+    (never served first), then the oldest head. One worker therefore serves users round-robin:
+    another user's queued runs delay a user's next run by at most one run each."""
+    same_owner = Run.objects.filter(owner=OuterRef("owner"))
+    last_started = same_owner.filter(started_at__isnull=False).order_by("-started_at").values("started_at")[:1]
+    running = same_owner.filter(status=Run.Status.RUNNING).order_by().values("owner").annotate(n=Count("pk")).values("n")
+    earlier = same_owner.filter(status=Run.Status.QUEUED, created_at__lt=OuterRef("created_at"))
+    return (
+        Run.objects.filter(status=Run.Status.QUEUED)
+        .exclude(Exists(earlier))
+        .annotate(last_started=Subquery(last_started), running_now=Coalesce(Subquery(running), 0))
+        .order_by("running_now", F("last_started").asc(nulls_first=True), "created_at", "pk")
+    )
+
+
+def claim_next() -> Any | None:
+    """Claim the next run in ``fair_order``: its row locked ``FOR UPDATE SKIP LOCKED`` (two
+    workers never wait on, or take, the same run), then the conditional UPDATE. None: no work."""
+    for _ in range(5):  # a run claimed meanwhile by a direct execute_run: look again, boundedly
+        with transaction.atomic():
+            run_id = (
+                fair_order().select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True).first()
+            )
+            if run_id is None:
+                return None
+            if _claim(run_id):
+                return run_id
+    return None
+
+
+def execute_next() -> Run | None:
+    """The what-if worker's task: a message is a "work available" token, not a run of its own;
+    the worker runs whichever queued run is next in ``fair_order``. None when nothing is queued."""
+    run_id = claim_next()
+    return None if run_id is None else _execute(run_id)
+
+
+def execute_run(run_id: Any) -> Run | None:
+    """Run this run now (by hand and in tests); None when it was not (or no longer) queued."""
+    if not _claim(run_id):
         return None
+    return _execute(run_id)
+
+
+def _execute(run_id: Any) -> Run:
+    """A claimed (``running``) run: simulate, store, finish."""
     run = Run.objects.select_related("scenario").get(pk=run_id)
     try:
         stored = _compare(run) if run.edits else _simulate_alone(run)

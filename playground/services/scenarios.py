@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from core.access import Access
@@ -19,21 +20,24 @@ from playground import documents
 from playground.live_export import LiveOptions, export_live_state
 from playground.models import Scenario
 from playground.presets import get_preset
+from playground.services import lane
 from playground.services.simulations import Prepared
 
 
 def _store(document: dict[str, Any], *, owner: Any, source: str, **fields: Any) -> Scenario:
     """``owner`` is a user or a user's id."""
     scenario = documents.validate(document)
-    return Scenario.objects.create(
-        name=str(document.get("name") or scenario.name)[:200],
-        description=str(document.get("description") or "")[:2000],
-        source=source,
-        owner_id=getattr(owner, "pk", owner),
-        document=document,
-        workload_count=documents.workload_count(scenario),
-        **fields,
-    )
+    with transaction.atomic():
+        lane.check_storage(owner, scenario_bytes=lane.document_bytes(document))  # raises StorageQuotaExceeded
+        return Scenario.objects.create(
+            name=str(document.get("name") or scenario.name)[:200],
+            description=str(document.get("description") or "")[:2000],
+            source=source,
+            owner_id=getattr(owner, "pk", owner),
+            document=document,
+            workload_count=documents.workload_count(scenario),
+            **fields,
+        )
 
 
 def create_from_preset(slug: str, *, owner: Any) -> Scenario:
@@ -76,7 +80,9 @@ def create_from_live(
 
 def create_from_simulation(prepared: Prepared, *, owner: Any) -> Scenario:
     """The scenario of a background ``/api/v1/simulations/`` run (source ``api``), stored as
-    ``services.simulations.prepare`` checked it (that endpoint's caps, not the playground's)."""
+    ``services.simulations.prepare`` checked it (that endpoint's caps, not the playground's), under
+    the owner's storage quota. Call inside the transaction that starts its run."""
+    lane.check_storage(owner, scenario_bytes=lane.document_bytes(prepared.document))
     return Scenario.objects.create(
         name=prepared.scenario.name[:200],
         source=Scenario.Source.API,

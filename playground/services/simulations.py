@@ -1,13 +1,13 @@
 """Single simulations (``/api/v1/simulations/``): the engine's simulator on a posted scenario.
 
-Small runs are answered within the request and not stored. Larger ones are playground runs
-with no edits: the posted document (``set`` edits applied) is stored as a ``Scenario`` of
-source ``api`` (``scenarios.create_from_simulation``) with one ``Run`` started by
-``runs.start_run`` (the playground's own), sent to the what-if worker (``playground.run``) once
-the transaction commits, executed by ``runs.execute_run`` (which simulates the scenario alone
-when a run has no edits) and polled by id. Either way the same engine code runs as for
-``manage.py simulate``: the scenario is validated by ``parse_scenario`` (its errors name the
-field path) and run by ``simulate``.
+Every run goes through the what-if lane (none runs in the web process): the posted document
+(``set`` edits applied) is stored as a ``Scenario`` of source ``api``
+(``scenarios.create_from_simulation``) with one ``Run`` started by ``runs.start_run`` (the
+playground's own, under the user's cap and storage quota), sent to the what-if worker once the
+transaction commits, executed by ``runs.execute_next`` (a run with no edits simulates the
+scenario alone) and polled by id. The scenario is checked against the loader's size limits
+(``fairshare.simulation.scenario.check_limits``) before it is copied, then validated by
+``parse_scenario`` (errors name the field path), as for ``manage.py simulate``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,10 @@ from typing import Any
 
 from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import Scenario as EngineScenario
-from fairshare.simulation.scenario import apply_set, parse_scenario
-from fairshare.simulation.simulator import Simulation, simulate
+from fairshare.simulation.scenario import apply_set, check_limits, parse_scenario
+from fairshare.simulation.simulator import Simulation
 from playground import documents
-from playground.services import runs
 
-# Inline: answered within the request (a few tenths of a second on this project's machines).
-INLINE_MAX_WORKLOADS = 200
-INLINE_MAX_STEPS = 2_000
 # Refused outright: more than a worker should hold in memory for one request.
 MAX_WORKLOADS = documents.MAX_WORKLOADS
 MAX_STEPS = 200_000
@@ -46,17 +42,14 @@ class Prepared:
         clock = self.scenario.clock
         return None if clock.horizon_seconds is None else clock.horizon_seconds // clock.tick_seconds
 
-    @property
-    def runs_inline(self) -> bool:
-        steps = self.steps
-        return self.workload_count <= INLINE_MAX_WORKLOADS and steps is not None and steps <= INLINE_MAX_STEPS
-
 
 def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
     """Apply the ``--set`` edits to a copy of ``document`` and validate it with the engine.
 
-    Raises the engine's ``ValidationError`` naming the field path (``set[0]`` for an edit).
+    Raises the engine's ``ValidationError`` naming the field path (``set[0]`` for an edit) or
+    the size limit.
     """
+    check_limits(document)  # before the copy: a huge document is refused cheaply
     edited = copy.deepcopy(document)
     for index, assignment in enumerate(sets):
         try:
@@ -72,8 +65,3 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
         raise ValidationError("clock", f"at most {MAX_STEPS} ticks (horizon / tick), got {prepared.steps}")
     Simulation(prepared.scenario)  # the simulator's own checks (a horizon when work has no duration)
     return prepared
-
-
-def run_now(prepared: Prepared) -> dict[str, Any]:
-    """Simulate within the request (nothing is stored)."""
-    return runs.json_safe(simulate(prepared.scenario))

@@ -43,7 +43,7 @@ def share_bar(share: Share, label: str = "of entitlement", plain: bool = False, 
         bar_class = f"bar {share.level}"
     suffix = format_html(' <span class="res">{}</span>', resource) if show_resource and resource else ""
     return format_html(
-        '<div class="share" title="{}"><div class="{}"><span style="width: {}%"></span></div>'
+        '<div class="share" title="{}"><div class="{}"><span data-width="{}%"></span></div>'
         '<span class="val">{}{}</span></div>',
         title,
         bar_class,
@@ -59,7 +59,7 @@ def budget_meter(chip: Any) -> str:
     percent = chip.status.percent
     colour = {"bad": "over", "warn": "warn", "ok": "under"}[chip.level]
     return format_html(
-        '<div class="share" title="{}% of the allocation"><div class="bar plain {}"><span style="width: {}%"></span>'
+        '<div class="share" title="{}% of the allocation"><div class="bar plain {}"><span data-width="{}%"></span>'
         '</div><span class="val">{}%</span></div>',
         f"{percent:.1f}",
         colour,

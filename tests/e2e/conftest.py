@@ -56,10 +56,13 @@ def page(browser, live_server) -> Iterator[object]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    refused: list[str] = []  # the Content-Security-Policy refused a script, style or eval
+    page.on("console", lambda message: refused.append(message.text[:300]) if "Content Security Policy" in message.text else None)
     yield page
     context.close()
     assert not outside, f"pages tried to load from the internet: {outside}"
     assert not errors, f"JavaScript errors: {errors}"
+    assert not refused, f"Content-Security-Policy violations: {refused}"
 
 
 @pytest.fixture

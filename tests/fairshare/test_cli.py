@@ -101,3 +101,20 @@ def test_output_does_not_depend_on_string_hash_randomisation():
         assert completed.returncode == 0
         outputs.add(completed.stdout)
     assert len(outputs) == 1
+
+
+def test_given_a_scenario_over_a_size_limit_then_exit_2_naming_it_unless_limits_are_lifted(tmp_path):
+    document = {
+        "name": "many-namespaces",
+        "clock": {"horizon": "1h", "tick": "1m"},
+        "namespaces": [{"name": f"ns-{i}"} for i in range(2_001)],
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(document))
+
+    status, _, err = run(str(path))
+    assert status == 2
+    assert "namespaces: at most 2,000 entries" in err
+
+    status, out, _ = run(str(path), "--no-size-limits")
+    assert status == 0 and "many-namespaces" in out

@@ -55,7 +55,7 @@ def test_given_too_many_workloads_when_validated_then_the_limit_is_named(monkeyp
 def test_given_too_many_ticks_when_validated_then_the_tick_is_named():
     document = volcano()
     document["clock"] = {"horizon": "30d", "tick": "1s"}
-    with pytest.raises(ValidationError, match=r"clock\.tick: at most 20,000 ticks"):
+    with pytest.raises(ValidationError, match=r"clock\.tick: at most [\d,]+ ticks"):
         documents.validate(document)
 
 

@@ -40,11 +40,11 @@ def test_given_a_finished_run_then_it_no_longer_counts_against_the_cap(world, cl
     assert post_background(clients["admin"]).status_code == 202
 
 
-def test_given_the_cap_then_inline_runs_are_not_limited(world, clients, settings, sent_nowhere):
+def test_given_the_cap_then_small_runs_are_capped_too(world, clients, settings, sent_nowhere):
     settings.WHATIF_MAX_ACTIVE_PER_USER = 1
     assert post_background(clients["admin"]).status_code == 202
 
-    assert clients["admin"].post(SIM, {"scenario": tiny_scenario()}, format="json").status_code == 200
+    assert clients["admin"].post(SIM, {"scenario": tiny_scenario()}, format="json").status_code == 429
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""What-if simulations over the API: small runs answered at once, large ones queued and polled."""
+"""What-if simulations over the API: every run queued for the what-if lane and polled; size limits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from playground import tasks
 from playground.models import Run
-from playground.services import runs, simulations
+from playground.services import runs
 from tests.factories import simulation_run
 from tests.queues.api.conftest import client_for, tiny_scenario
 from tests.queues.api.helpers import database_snapshot
@@ -24,32 +24,99 @@ def sent(monkeypatch) -> list[str]:
     return ids
 
 
-def test_given_small_scenario_then_the_result_comes_back_at_once_in_the_engine_contract(world, clients):
+def run_and_poll(client, body) -> dict:
+    """POST, let the worker take the run (what the what-if worker does), then poll it."""
+    posted = client.post(SIM, body, format="json")
+    assert posted.status_code == 202, posted.content
+    run_until_done(posted.json()["id"])
+    return client.get(posted["Location"]).json()
+
+
+def run_until_done(run_id: str) -> None:
+    """The worker takes runs in fair order (the world's own queued runs may come first)."""
+    for _ in range(10):
+        tasks.run_playground(run_id)
+        if Run.objects.get(pk=run_id).status != Run.Status.QUEUED:
+            return
+
+
+def test_given_small_scenario_then_202_queued_and_the_result_comes_back_when_polled(world, clients, sent):
     response = clients["viewer_a"].post(SIM, {"scenario": tiny_scenario()}, format="json")
 
-    assert response.status_code == 200
-    data = response.json()
-    assert (data["id"], data["status"], data["scenario"]) == (None, "succeeded", "two-teams")
+    assert response.status_code == 202
+    assert response.json()["status"] == "queued" and response.json()["result"] is None
+    run = Run.objects.get(pk=response.json()["id"])
+    assert (run.status, run.started_at, run.scenario.source) == (Run.Status.QUEUED, None, "api")
+    # handed to the what-if lane (sent after commit), not simulated in the request
+
+    run_until_done(str(run.pk))
+    data = clients["viewer_a"].get(response["Location"]).json()
+    assert (data["id"], data["status"], data["scenario"]) == (str(run.pk), "succeeded", "two-teams")
     assert set(data["result"]) == {"scenario", "events", "workloads", "series", "summary"}
     assert data["result"]["workloads"]["a-1"]["state"] == "Finished"
-    assert not Run.objects.exclude(pk__in=[world.run_a.pk, world.playground_run_a.pk]).exists()
 
 
-def test_given_a_set_edit_then_the_run_uses_the_edited_policy(world, clients):
-    baseline = clients["admin"].post(SIM, {"scenario": tiny_scenario()}, format="json").json()["result"]
+def test_given_a_post_then_the_simulator_never_runs_in_the_request(world, clients, sent, monkeypatch):
+    from fairshare.simulation import simulator
 
-    edited = (
-        clients["admin"]
-        .post(
-            SIM,
-            {"scenario": tiny_scenario(), "set": ["clusterQueues.cq-a.quotas.default.cpu.nominal=2"]},
-            format="json",
-        )
-        .json()["result"]
-    )
+    def refuse(*args, **kwargs):
+        raise AssertionError("the simulator ran in the web process")
+
+    monkeypatch.setattr(simulator, "simulate", refuse)
+    monkeypatch.setattr(runs, "simulate", refuse)
+
+    response = clients["viewer_a"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": False}, format="json")
+
+    assert response.status_code == 202
+    assert Run.objects.get(pk=response.json()["id"]).status == Run.Status.QUEUED
+
+
+def test_given_a_set_edit_then_the_run_uses_the_edited_policy(world, clients, sent):
+    baseline = run_and_poll(clients["admin"], {"scenario": tiny_scenario()})["result"]
+    edited = run_and_poll(
+        clients["admin"],
+        {"scenario": tiny_scenario(), "set": ["clusterQueues.cq-a.quotas.default.cpu.nominal=2"]},
+    )["result"]
 
     assert baseline["workloads"]["a-1"]["admittedAt"] == 0
     assert edited["workloads"]["a-1"]["state"] != "Finished" or edited["workloads"]["a-1"]["admittedAt"] is None
+
+
+def test_given_9000_local_queues_then_400_names_the_limit_before_anything_is_built(world, clients, monkeypatch):
+    from fairshare.simulation import scenario as loader
+
+    built: list[int] = []
+    original = loader._local_queues
+    monkeypatch.setattr(loader, "_local_queues", lambda *a: built.append(1) or original(*a))
+    local_queues = [{"name": f"ns-{i}/main", "clusterQueue": "cq-a"} for i in range(9_000)]
+    before = database_snapshot()
+
+    response = clients["admin"].post(SIM, {"scenario": tiny_scenario(localQueues=local_queues)}, format="json")
+
+    assert response.status_code == 400
+    message = response.json()["scenario"]["localQueues"][0]
+    assert "at most 2,000" in message and "9,000" in message
+    assert built == [] and database_snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        ({"namespaces": [{"name": f"n{i}"} for i in range(2_001)]}, "namespaces"),
+        ({"clusterQueues": [{"name": f"c{i}"} for i in range(501)]}, "clusterQueues"),
+        ({"cohorts": [{"name": f"c{i}"} for i in range(501)]}, "cohorts"),
+        (
+            {"generators": [{"localQueue": "team-a/main", "count": 10**12, "duration": "1m", "podSets": []}]},
+            "generators[0].count",
+        ),
+    ],
+    ids=["namespaces", "cluster-queues", "cohorts", "generator-count"],
+)
+def test_given_a_scenario_over_a_size_limit_then_400_names_it(world, clients, document, field):
+    response = clients["admin"].post(SIM, {"scenario": tiny_scenario(**document)}, format="json")
+
+    assert response.status_code == 400
+    assert "at most" in response.json()["scenario"][field][0]
 
 
 @pytest.mark.parametrize(
@@ -110,7 +177,7 @@ def test_given_a_large_scenario_then_202_and_the_run_is_sent_to_the_worker_after
     generators = [
         {
             "localQueue": "team-a/main",
-            "count": simulations.INLINE_MAX_WORKLOADS + 1,
+            "count": 201,
             "seed": 1,
             "interarrival": "1m",
             "duration": "5m",
@@ -132,7 +199,7 @@ def test_given_a_queued_run_when_the_worker_runs_it_then_polling_shows_the_resul
     queued = clients["editor_a"].post(SIM, {"scenario": tiny_scenario(), "run_in_background": True}, format="json")
     run_id = queued.json()["id"]
 
-    tasks.run_playground(run_id)  # what the worker does with the message
+    run_until_done(run_id)  # what the worker does with the messages
 
     polled = clients["editor_a"].get(f"{SIM}{run_id}/").json()
     assert polled["status"] == "succeeded"

@@ -80,12 +80,12 @@ USAGE_SAMPLES = {
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),
 }
-# Simulations: admins and tenants run scenarios (small ones answered at once, 200); a stored
-# run is its owner's (editor_a's here): anyone else but an admin gets a 404.
+# Simulations: admins and tenants run scenarios (every run queued for the what-if lane, 202); a
+# stored run is its owner's (editor_a's here): anyone else but an admin gets a 404.
 SIMULATIONS = {
     "list": row(200, 200, 200, 200, 403),
     "retrieve": row(200, 200, 404, 404, 403),
-    "create": row(200, 200, 200, 200, 403),
+    "create": row(202, 202, 202, 202, 403),
     "update": row(405, 405, 405, 405, 405),
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),

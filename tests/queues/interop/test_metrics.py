@@ -238,3 +238,25 @@ def test_given_no_token_on_a_loopback_bound_server_then_the_scrape_is_open(clien
     settings.BIND_IS_LOOPBACK = True  # BIND_ADDRESS=127.0.0.1, the default
 
     assert client.get(reverse("metrics")).status_code == 200
+
+
+def test_given_tenant_labels_off_then_no_sample_names_a_tenant_and_cluster_queue_totals_stay(
+    client, busy_cluster, settings
+):
+    Budget.objects.create(
+        name="vision-gpu", local_queue=busy_cluster["vision"], kind="ResourceHours", resource="nvidia.com/gpu",
+        allocated_hours=500,
+    )
+    with_labels = samples(client.get(reverse("metrics")).content.decode())
+    settings.METRICS_TENANT_LABELS = False
+
+    body = client.get(reverse("metrics")).content.decode()
+
+    found = samples(body)
+    tenant_labels = {"namespace", "local_queue", "budget", "target"}
+    assert any(tenant_labels & {k for k, _ in labels} for _, labels in with_labels)  # on by default
+    assert not [name for name, labels in found if tenant_labels & {k for k, _ in labels}]
+    for tenant_name in ("team-vision", "team-language", "vision-gpu"):
+        assert tenant_name not in body
+    cluster_queue_samples = {key: v for key, v in with_labels.items() if key[0].startswith("fairportal_cluster_queue_")}
+    assert cluster_queue_samples and all(found[key] == v for key, v in cluster_queue_samples.items())
