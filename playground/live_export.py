@@ -167,6 +167,8 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
     names = _Names(visible=None)
     document: dict[str, Any] = {
         "name": "policy",
+        # calendar dates, as in a live export: a monthly budget's renewal is counted on them
+        "clock": {"start": now.isoformat(), "timeZone": settings.TIME_ZONE},
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
         "cohorts": _cohorts(),
