@@ -57,6 +57,7 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
 
     Raises the engine's ``ValidationError`` naming the field path (``set[0]`` for an edit).
     """
+    documents.check_depth(document, "scenario")
     edited = copy.deepcopy(document)
     for index, assignment in enumerate(sets):
         try:
