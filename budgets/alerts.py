@@ -28,7 +28,7 @@ from core.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
-EMAIL_KINDS = frozenset({BudgetEvent.Kind.THRESHOLD})
+EMAIL_KINDS = frozenset({BudgetEvent.Kind.THRESHOLD, BudgetEvent.Kind.ACCOUNTING_FAILED})
 
 
 class WebhookDeliveryError(Exception):

@@ -41,7 +41,7 @@ from fairshare.policy import FairSharingPolicy
 from fairshare.quantities import parse_millis, parse_resource_list, validate_resource_name
 from fairshare.quota.quota import resource_groups
 from fairshare.quota.scopes import cohort_chains
-from fairshare.simulation.calendar import parse_moment, parse_time_zone
+from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, parse_moment, parse_time_zone
 from fairshare.types import (
     ADMISSION_MODES,
     PREEMPT_NEVER,
@@ -262,7 +262,7 @@ def _weight(value: Any, where: str, *, positive: bool = False) -> float:
     return number
 
 
-def _integer(value: Any, where: str, *, minimum: int | None = None) -> int:
+def _integer(value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -272,6 +272,8 @@ def _integer(value: Any, where: str, *, minimum: int | None = None) -> int:
     number = int(value)
     if minimum is not None and number < minimum:
         raise ValidationError(where, f"must be at least {minimum}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise ValidationError(where, f"must be at most {maximum}")
     return number
 
 
@@ -692,7 +694,9 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
             raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
         return None
     if renewal == "days":
-        return _integer(_required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1) * 86400
+        return _integer(
+            _required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1, maximum=MAX_RENEWAL_DAYS
+        ) * 86400
     if days is not None:
         raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
     return 7 * 86400 if renewal == "weekly" else None
