@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from budgets import periods
 from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, MAX_YEAR, MIN_YEAR
+from core import outbound
 from core.access import Access, visibility
 from core.validators import validate_dns_label, validate_resource_name
 from queues.models import LocalQueue
@@ -157,6 +158,11 @@ class Budget(models.Model):
                     f"cannot change {', '.join(changed)} once the budget has charges (the ledger was built "
                     "under them); create a new budget instead"
                 )
+        if self.webhook_url:
+            try:
+                outbound.check_url(self.webhook_url)
+            except outbound.OutboundError as error:
+                errors["webhook_url"] = str(error)
         thresholds = self.alert_thresholds
         if not isinstance(thresholds, list) or any(
             isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1000 for t in thresholds
