@@ -17,10 +17,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
-from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, MAX_YEAR, MIN_YEAR
 from core import outbound
 from core.access import Access, visibility
 from core.validators import validate_dns_label, validate_resource_name
+from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, MAX_YEAR, MIN_YEAR
 from queues.models import LocalQueue
 from queues.models.hold import exactly_one_target, target_field, targets_set
 

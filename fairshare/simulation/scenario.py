@@ -107,6 +107,7 @@ class WorkloadSpec:
     pod_sets: tuple[PodSet, ...]
     requests: Mapping[str, int]
     max_runtime_seconds: int | None = None  # runs at most this long; safe admission's worst case
+    priority_class: str = ""  # optional: the WorkloadPriorityClass it names (explanations only)
 
     @property
     def run_seconds(self) -> int | None:
@@ -704,7 +705,9 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
 
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:
     result: list[WorkloadSpec] = []
-    known = ("name", "localQueue", "priority", "createdAt", "submitAt", "duration", "maxRuntime", "podSets")
+    known = (
+        "name", "localQueue", "priority", "priorityClass", "createdAt", "submitAt", "duration", "maxRuntime", "podSets"
+    )
     for index, entry in enumerate(_list(value, "workloads")):
         where = f"workloads[{index}]"
         entry = _mapping(entry, where, known)
@@ -726,6 +729,9 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
             if max_runtime <= 0:
                 raise ValidationError(_join(where, "maxRuntime"), "must be greater than 0s")
         pod_sets = _pod_sets(_required(entry, "podSets", where), _join(where, "podSets"))
+        priority_class = ""
+        if entry.get("priorityClass") is not None:
+            priority_class = _name(entry["priorityClass"], _join(where, "priorityClass"))
         result.append(
             WorkloadSpec(
                 name,
@@ -737,6 +743,7 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
                 pod_sets,
                 frozen_map(total_requests(pod_sets)),
                 max_runtime,
+                priority_class,
             )
         )
     return tuple(result)
