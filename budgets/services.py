@@ -98,7 +98,10 @@ def reconcile_budget_or_record_failure(budget_id: int, *, now: datetime | None =
         return reconcile_budget(budget_id, now=now)
     except Exception as error:  # noqa: BLE001 - one failing budget stops no other; recorded below
         logger.exception("budget %s: accounting cycle failed; the next run retries it", budget_id)
-        _record_failure(budget_id, error, now=now or timezone.now())
+        try:
+            _record_failure(budget_id, error, now=now or timezone.now())
+        except Exception:  # noqa: BLE001 - recording must not stop the other budgets either
+            logger.exception("budget %s: could not record the failed cycle", budget_id)
         return None
 
 

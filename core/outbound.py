@@ -123,8 +123,12 @@ def resolve(target: Target) -> list[IPAddress]:
 
 
 def check_url(url: str) -> None:
-    """At save: the form and every resolved address (``OutboundError`` with the reason)."""
-    resolve(parse_target(url))
+    """At save: the form and every resolved address (``OutboundError`` with the reason, worded
+    for a form field: "the host resolves to an address webhooks may not reach")."""
+    try:
+        resolve(parse_target(url))
+    except OutboundError as error:
+        raise OutboundError(str(error).split(": ", 1)[-1] if str(error).startswith("delivery ") else str(error)) from None
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
