@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -24,11 +22,12 @@ from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
+from core import outbound
 from core.enqueue import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
-EMAIL_KINDS = frozenset({BudgetEvent.Kind.THRESHOLD})
+EMAIL_KINDS = frozenset({BudgetEvent.Kind.THRESHOLD, BudgetEvent.Kind.ACCOUNTING_FAILED})
 
 
 class WebhookDeliveryError(Exception):
@@ -191,18 +190,15 @@ def deliver_webhook(event_id: int, *, timeout: float) -> bool:
         return False
     BudgetEvent.objects.filter(pk=event_id).update(webhook_attempts=F("webhook_attempts") + 1)
     body = json.dumps(webhook_payload(event)).encode()
-    request = urllib.request.Request(
-        event.budget.webhook_url, data=body, method="POST",
-        headers={"Content-Type": "application/json", "User-Agent": "fairportal-budgets/1"},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - admin-configured URL
-            status = response.status
-    except urllib.error.HTTPError as error:
-        status = error.code
-    except (urllib.error.URLError, OSError) as error:
-        _note_failure(event_id, f"network error: {error}")
-        raise WebhookDeliveryError(str(error)) from error
+        # resolved and checked again here, connected to the checked address, no redirects
+        status = outbound.post_json(
+            event.budget.webhook_url, body, timeout=timeout,
+            headers={"Content-Type": "application/json", "User-Agent": "fairportal-budgets/1"},
+        )
+    except outbound.OutboundError as error:
+        _note_failure(event_id, str(error))  # a fixed sentence: no network detail
+        raise WebhookDeliveryError(str(error)) from None
     if not 200 <= status < 300:
         _note_failure(event_id, f"HTTP {status}")
         raise WebhookDeliveryError(f"HTTP {status}")

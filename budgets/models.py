@@ -17,8 +17,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
+from core import outbound
 from core.access import Access, visibility
 from core.validators import validate_dns_label, validate_resource_name
+from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, MAX_YEAR, MIN_YEAR
 from queues.models import LocalQueue
 from queues.models.hold import exactly_one_target, target_field, targets_set
 
@@ -139,6 +141,10 @@ class Budget(models.Model):
             errors["resource"] = "a WallTime budget counts hours, not a resource; leave resource and flavor empty"
         if self.renewal == self.Renewal.DAYS and not self.renewal_days:
             errors["renewal_days"] = "required when renewal is every N days (a whole number of at least 1)"
+        elif self.renewal_days is not None and not 1 <= self.renewal_days <= MAX_RENEWAL_DAYS:
+            errors["renewal_days"] = f"must be a whole number of days from 1 to {MAX_RENEWAL_DAYS}"
+        if self.anchor is not None and not MIN_YEAR <= self.anchor.year <= MAX_YEAR:
+            errors["anchor"] = f"must be a date between the years {MIN_YEAR} and {MAX_YEAR}"
         for address in self.email_recipients():
             try:
                 validate_email(address)
@@ -152,6 +158,11 @@ class Budget(models.Model):
                     f"cannot change {', '.join(changed)} once the budget has charges (the ledger was built "
                     "under them); create a new budget instead"
                 )
+        if self.webhook_url:
+            try:
+                outbound.check_url(self.webhook_url)
+            except outbound.OutboundError as error:
+                errors["webhook_url"] = str(error)
         thresholds = self.alert_thresholds
         if not isinstance(thresholds, list) or any(
             isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1000 for t in thresholds
@@ -249,6 +260,9 @@ class BudgetState(models.Model):
     allocated_hours = models.DecimalField(
         max_digits=14, decimal_places=3, null=True, blank=True, help_text="The allocation the last run measured against"
     )
+    error = models.CharField(
+        max_length=300, blank=True, help_text="Why the last accounting run failed (the budget then shows 'error'); empty when it worked"
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -269,6 +283,7 @@ class BudgetEvent(models.Model):
         HOLD_PLACED = "HoldPlaced", "Hold placed"
         HOLD_LIFTED = "HoldLifted", "Hold lifted"
         RENEWED = "Renewed", "Renewed"
+        ACCOUNTING_FAILED = "AccountingFailed", "Accounting failed"
 
     class Delivery(models.TextChoices):
         NONE = "", "Not requested"

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from budgets import accounting, alerts, enforcement
-from budgets.models import Budget, BudgetState
+from budgets.models import Budget, BudgetEvent, BudgetState
 from budgets.status import BudgetStatus, build_status, format_hours
 from core.audit import audited_delete, audited_write
 from core.enqueue import enqueue_on_commit
@@ -84,14 +84,49 @@ def reconcile_all_budgets(*, now: datetime | None = None) -> list[CycleResult]:
     """Every budget in turn, each in its own transaction: one failing budget stops no other."""
     results = []
     for budget_id in Budget.objects.order_by("id").values_list("id", flat=True):
-        try:
-            result = reconcile_budget(budget_id, now=now)
-        except Exception:
-            logger.exception("budget %s: accounting cycle failed; the next run retries it", budget_id)
-            continue
+        result = reconcile_budget_or_record_failure(budget_id, now=now)
         if result is not None:
             results.append(result)
     return results
+
+
+def reconcile_budget_or_record_failure(budget_id: int, *, now: datetime | None = None) -> CycleResult | None:
+    """``reconcile_budget``; when its cycle fails (a stored row the validation of today refuses,
+    a bug), the budget's state says so (status ``error``, never ``ok``) and an
+    ``AccountingFailed`` event alerts once, until a cycle works again. None on failure."""
+    try:
+        return reconcile_budget(budget_id, now=now)
+    except Exception as error:  # noqa: BLE001 - one failing budget stops no other; recorded below
+        logger.exception("budget %s: accounting cycle failed; the next run retries it", budget_id)
+        try:
+            _record_failure(budget_id, error, now=now or timezone.now())
+        except Exception:  # noqa: BLE001 - recording must not stop the other budgets either
+            logger.exception("budget %s: could not record the failed cycle", budget_id)
+        return None
+
+
+def _record_failure(budget_id: int, error: Exception, *, now: datetime) -> None:
+    # The class name only: an exception's text may hold data (a date, a number) of any size.
+    reason = f"accounting failed ({type(error).__name__})"
+    with transaction.atomic():
+        accounting.lock_budget(budget_id)
+        budget = Budget.objects.filter(pk=budget_id).first()
+        if budget is None:
+            return
+        state, _ = BudgetState.objects.get_or_create(budget=budget)
+        if state.error == reason:
+            return  # alerted already; the log has each failure
+        state.error = reason
+        state.save(update_fields=["error", "updated_at"])
+        status = build_status(
+            budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
+            measurement=None, held=enforcement.current_hold(budget.pk) is not None, error=reason,
+        )
+        alerts.record_event(
+            budget, BudgetEvent.Kind.ACCOUNTING_FAILED, status,
+            f"budget {budget.name}: {reason}; it is not measured or enforced until this is fixed",
+            now=now,
+        )
 
 
 def _lift_reason(budget: Budget, state: BudgetState, measurement: accounting.Measurement | None) -> str:
@@ -119,6 +154,7 @@ def _save_state(state: BudgetState, budget: Budget, measurement: accounting.Meas
         state.burn_rate = measurement.burn_rate.quantize(Decimal("0.000000001"))
         state.exhausted_at = measurement.exhausted_at
     state.allocated_hours = budget.allocated_hours
+    state.error = ""
     state.save()
 
 

@@ -22,9 +22,10 @@ _HOURS_PLACES = Decimal("0.000001")
 AT_RISK_HORIZON = timedelta(days=7)
 
 # The one vocabulary of a budget's state: every page, the API, /metrics and the playground use it.
-HELD, EXHAUSTED, AT_RISK, OK = "held", "exhausted", "at_risk", "ok"
-STATE_LABELS = {HELD: "held", EXHAUSTED: "exhausted", AT_RISK: "at risk", OK: "ok"}
-STATE_LEVELS = {HELD: "bad", EXHAUSTED: "bad", AT_RISK: "warn", OK: "ok"}  # CSS classes
+# ``error``: the last accounting run failed, so usage is unknown and the budget is not enforced.
+ERROR, HELD, EXHAUSTED, AT_RISK, OK = "error", "held", "exhausted", "at_risk", "ok"
+STATE_LABELS = {ERROR: "error", HELD: "held", EXHAUSTED: "exhausted", AT_RISK: "at risk", OK: "ok"}
+STATE_LEVELS = {ERROR: "bad", HELD: "bad", EXHAUSTED: "bad", AT_RISK: "warn", OK: "ok"}  # CSS classes
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +68,11 @@ class BudgetStatus:
     exhausts_before_reset: bool | None
     held: bool
     first_alert: float | None = None  # the lowest alert threshold, percent
+    error: str = ""  # why the last accounting run failed (``BudgetState.error``)
 
     @property
     def state(self) -> str:
-        """``held``, ``exhausted``, ``at_risk`` or ``ok`` (``classify``)."""
+        """``error``, ``held``, ``exhausted``, ``at_risk`` or ``ok`` (``classify``)."""
         return classify(self)[0]
 
     @property
@@ -151,7 +153,10 @@ def first_crossing(
 def classify(status: BudgetStatus) -> tuple[str, str]:
     """``(state, why)``: held or exhausted; at risk when past the first alert threshold, or when
     the forecast runs out before the period resets (within ``AT_RISK_HORIZON`` for a budget that
-    never resets); otherwise ok. The only place this rule lives."""
+    never resets); otherwise ok. A failed accounting run is ``error`` before anything else: its
+    numbers are stale, so it is never ok. The only place this rule lives."""
+    if status.error:
+        return ERROR, f"{status.error}: usage is not measured and the budget is not enforced until this is fixed"
     if status.held:
         return HELD, "new work from its queues waits until the budget is raised or renews"
     if status.exhausted:
@@ -176,6 +181,7 @@ def build_status(
     measurement: Measurement | None,
     held: bool,
     thresholds: Sequence[float] = (),
+    error: str = "",
 ) -> BudgetStatus:
     """Status from the last measurement and the *current* allocation (raising it shows at once)."""
     first_alert = min((float(t) for t in thresholds), default=None)
@@ -185,7 +191,7 @@ def build_status(
             period_end=None, allocated_hours=allocated_hours, used_hours=Decimal(0),
             remaining_hours=allocated_hours, percent=percent_used(Decimal(0), allocated_hours),
             exhausted=False, exhausted_at=None, burn_rate_per_hour=Decimal(0), forecast_exhausted_at=None,
-            exhausts_before_reset=None, held=held, first_alert=first_alert,
+            exhausts_before_reset=None, held=held, first_alert=first_alert, error=error,
         )
     used_hours = to_hours(measurement.used)
     exhausted = is_exhausted(measurement.used, allocated_hours)
@@ -212,6 +218,7 @@ def build_status(
         exhausts_before_reset=before_reset,
         held=held,
         first_alert=first_alert,
+        error=error,
     )
 
 

@@ -21,7 +21,7 @@ def reconcile_budgets() -> int:
 @shared_task(name="budgets.reconcile_budget", ignore_result=True)
 def reconcile_budget_task(budget_id: int) -> str | None:
     """One budget right after a change to it (the allocation raised, the action changed)."""
-    result = services.reconcile_budget(budget_id)
+    result = services.reconcile_budget_or_record_failure(budget_id)
     return result.hold if result else None
 
 

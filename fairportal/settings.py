@@ -350,6 +350,21 @@ BUDGET_BURN_RATE_WINDOW_SECONDS = env_seconds("BUDGET_BURN_RATE_WINDOW", "6h")
 BUDGET_WEBHOOK_TIMEOUT_SECONDS = env_seconds("BUDGET_WEBHOOK_TIMEOUT", "5s")
 BUDGET_WEBHOOK_BACKOFF_SECONDS = env_seconds("BUDGET_WEBHOOK_BACKOFF", "2s")
 BUDGET_WEBHOOK_MAX_RETRIES = env_int("BUDGET_WEBHOOK_MAX_RETRIES", 6)
+
+
+def env_networks(name: str) -> list[str]:
+    """CIDRs (``10.20.0.0/16, fd00::/64``) from the environment, named in the error."""
+    networks = []
+    for item in env_list(name, "")[:64]:
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item[:60]!r} is not a network such as 10.20.0.0/16") from None
+    return networks
+
+
+# Webhooks reach public addresses only; these networks too (internal receivers), e.g. 10.20.0.0/16.
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 # Idempotency-Key rows of workload submissions are kept this long, then pruned (hourly).
 IDEMPOTENCY_KEY_RETENTION_SECONDS = env_seconds("IDEMPOTENCY_KEY_RETENTION", "1d")
 # The what-if lane (playground.services.lane): playground runs (simulations API runs among them) have their own queue and

@@ -80,3 +80,23 @@ def load_all(text: str | bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[A
         return documents
     finally:
         loader.dispose()
+
+
+def nested_too_deeply(value: Any, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether parsed data (JSON bodies, stored documents) nests deeper than ``max_depth``
+    mappings and lists: the same cap as YAML texts, checked before anything copies or walks
+    the data recursively (``copy.deepcopy`` of ~600 levels is a RecursionError). Iterative,
+    and it stops at the first branch past the cap."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+    return False

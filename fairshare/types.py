@@ -194,6 +194,7 @@ class Workload:
     admitted_at: float | None = None
     cluster_queue: str | None = None
     assignment: Mapping[str, str] = field(default_factory=_empty_map)
+    priority_class: str = ""  # the WorkloadPriorityClass its priority came from, for explanations
     order: tuple = field(init=False, repr=False, compare=False)
     shape: tuple = field(init=False, repr=False, compare=False)
     shape_key: str = field(init=False, repr=False, compare=False)

@@ -70,8 +70,15 @@ def read_text(content: str | bytes, filename: str = "") -> dict[str, Any]:
     return document
 
 
+def check_depth(document: Any, field: str = "document") -> None:
+    """Refuse data nested deeper than YAML texts may be, before anything copies or walks it."""
+    if safe_yaml.nested_too_deeply(document):
+        raise ValidationError(field, f"nested deeper than {safe_yaml.MAX_DEPTH} levels")
+
+
 def validate(document: dict[str, Any]) -> Scenario:
     """The engine's validation plus the playground's limits; returns the parsed scenario."""
+    check_depth(document)
     scenario = parse_scenario(document)
     count = workload_count(scenario)
     if count > MAX_WORKLOADS:
@@ -99,6 +106,7 @@ def apply_edits(document: dict[str, Any], edits: Sequence[str]) -> tuple[dict[st
     """
     if len(edits) > MAX_EDITS:
         raise EditError(MAX_EDITS, "", f"at most {MAX_EDITS} edits in one run")
+    check_depth(document)
     edited = copy.deepcopy(document)
     for index, edit in enumerate(edits):
         try:

@@ -135,6 +135,8 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
     structure = _structure(replay=False, start=now)
     document: dict[str, Any] = {
         "name": "policy",
+        # calendar dates, as in a live export: a monthly budget's renewal is counted on them
+        "clock": {"start": now.isoformat(), "timeZone": settings.TIME_ZONE},
         "policy": settings.FAIR_SHARING.to_mapping(),
         "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
         "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
@@ -209,7 +211,7 @@ def _workloads(names: _Names, *, start: datetime, now: datetime, horizon: int) -
         .order_by("queued_at", "id")
         .values_list(
             "namespace_id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at",
-            "finished_at", "duration_seconds", "max_runtime_seconds", "pod_sets",
+            "finished_at", "duration_seconds", "max_runtime_seconds", "pod_sets", "priority_class",
         )
     )
     count = rows.count()
@@ -219,12 +221,13 @@ def _workloads(names: _Names, *, start: datetime, now: datetime, horizon: int) -
         )
     result = []
     for (namespace_id, lq_id, name, priority, queued_at, state, admitted_at, finished_at, duration, max_runtime,
-         pod_sets) in rows.iterator(chunk_size=2000):
+         pod_sets, priority_class) in rows.iterator(chunk_size=2000):
         created = (queued_at - start).total_seconds()
         entry: dict[str, Any] = {
             "name": names.workload(namespace_id, name),
             "localQueue": names.local_queues[lq_id],
             "priority": priority,
+            **({"priorityClass": priority_class} if priority_class else {}),
             "createdAt": format_duration(created),
             "submitAt": format_duration(max(0.0, created)),
         }

@@ -58,6 +58,11 @@ FLAVORS = {
 
 # Kueue WorkloadPriorityClasses for the priorities the demo workloads use.
 PRIORITY_CLASSES = {"urgent": (100, "Deadline today"), "high": (10, "Ahead of routine work"), "normal": (0, "Routine work")}
+# What the teams may submit with (the interns: routine work only), and the class of a submission naming none.
+ALLOWED_PRIORITY_CLASSES = {"team-interns": ["normal"]}
+DEFAULT_ALLOWED_CLASSES = ["high", "normal", "urgent"]
+DEFAULT_PRIORITY_CLASS = "normal"
+CLASS_OF_PRIORITY = {value: name for name, (value, _) in PRIORITY_CLASSES.items()}
 
 # name -> (parent, weight, admission mode, own quotas [(flavor, resource, nominal)])
 COHORTS: dict[str, tuple[str | None, str, str, list[tuple[str, str, str]]]] = {
@@ -218,7 +223,14 @@ def _seed_policy() -> dict[str, LocalQueue]:
 
     local_queues: dict[str, LocalQueue] = {}
     for ns_name, (weight, hard, lqs) in NAMESPACES.items():
-        namespace, _ = Namespace.objects.update_or_create(name=ns_name, defaults={"weight": Decimal(weight)})
+        namespace, _ = Namespace.objects.update_or_create(
+            name=ns_name,
+            defaults={
+                "weight": Decimal(weight),
+                "allowed_priority_classes": ALLOWED_PRIORITY_CLASSES.get(ns_name, DEFAULT_ALLOWED_CLASSES),
+                "default_priority_class": WorkloadPriorityClass.objects.get(name=DEFAULT_PRIORITY_CLASS),
+            },
+        )
         for resource, amount in hard.items():
             NamespaceQuota.objects.update_or_create(
                 namespace=namespace, resource=resource, defaults={"hard": _millis(amount)}
@@ -295,6 +307,8 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
             label, pod_sets, (low, high) = shapes[rng.randrange(len(shapes))]
             duration = rng.randint(low, high) * 60
             priority = rng.choice([0, 0, 0, 10, 100])
+            if lq.namespace.name in ALLOWED_PRIORITY_CLASSES:
+                priority = 0  # its only class
             name = f"{lq.name}-{label}-{index:03d}"
             finished = index < FINISHED_PER_QUEUE
             if finished:
@@ -306,7 +320,7 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
                 continue
             normalised = normalise_pod_sets(pod_sets)
             workload = new_workload(
-                lq, name, normalised, priority=priority, duration_seconds=duration,
+                lq, name, normalised, priority=priority, priority_class=CLASS_OF_PRIORITY[priority], duration_seconds=duration,
                 created_at=queued_at, queued_at=queued_at,
             )
             assignment: dict[str, str] = {}

@@ -51,6 +51,7 @@ def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
     return build_status(
         budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
         measurement=measurement, held=held, thresholds=[float(t) for t in budget.alert_thresholds or ()],
+        error=state.error if state is not None else "",
     )
 
 

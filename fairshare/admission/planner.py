@@ -589,7 +589,7 @@ class _Planner:
                     item.local_queue,
                     item.cluster_queue,
                     PREEMPTED,
-                    text.preempted(workload.key, rule),
+                    text.preempted(workload.key, rule, workload.priority_class, workload.priority),
                     workload.key,
                 )
             )

@@ -64,5 +64,9 @@ def waiting_for_fair_share(kind: str, ahead: str, ahead_score: str, own: str, ow
     )
 
 
-def preempted(preemptor: str, rule: str) -> str:
+def preempted(preemptor: str, rule: str, priority_class: str = "", priority: int = 0) -> str:
+    """Names the preemptor's priority class when it has one: priority is policy, so the reader
+    sees which class outranked them."""
+    if priority_class:
+        return f"preempted by {preemptor} (priority class {priority_class}, priority {priority}) {rule}"
     return f"preempted by {preemptor} {rule}"

@@ -16,6 +16,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fairshare.errors import ValidationError
 
+# Dates a budget or a scenario clock may name: far enough from datetime's year 1 and 9999 that
+# periods, renewals and time-zone shifts never leave its range (year 9999 with a monthly
+# renewal was "year 10000 is out of range" in every later cycle).
+MIN_YEAR, MAX_YEAR = 1970, 2200
+# Longest renewal period in days (about ten years); 2**31 days overflowed timedelta every cycle.
+MAX_RENEWAL_DAYS = 3660
+
+
+def check_year(moment: date, field: str) -> None:
+    """``ValidationError`` naming ``field`` unless ``moment`` is within MIN_YEAR..MAX_YEAR."""
+    if not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise ValidationError(field, f"must be a date between the years {MIN_YEAR} and {MAX_YEAR}")
+
 
 def add_months(moment: datetime, months: int) -> datetime:
     """Same day of the month (clamped to the month's length) and wall-clock time."""
@@ -78,4 +91,5 @@ def parse_moment(value: object, field: str, tz: tzinfo | None = None) -> datetim
         if tz is None:
             raise ValidationError(field, "needs a UTC offset (e.g. 2026-11-01T00:00:00Z) or clock.timeZone")
         moment = moment.replace(tzinfo=tz)
+    check_year(moment, field)
     return moment

@@ -41,7 +41,7 @@ from fairshare.policy import FairSharingPolicy
 from fairshare.quantities import parse_millis, parse_resource_list, validate_resource_name
 from fairshare.quota.quota import resource_groups
 from fairshare.quota.scopes import cohort_chains
-from fairshare.simulation.calendar import parse_moment, parse_time_zone
+from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, parse_moment, parse_time_zone
 from fairshare.types import (
     ADMISSION_MODES,
     PREEMPT_NEVER,
@@ -107,6 +107,7 @@ class WorkloadSpec:
     pod_sets: tuple[PodSet, ...]
     requests: Mapping[str, int]
     max_runtime_seconds: int | None = None  # runs at most this long; safe admission's worst case
+    priority_class: str = ""  # optional: the WorkloadPriorityClass it names (explanations only)
 
     @property
     def run_seconds(self) -> int | None:
@@ -338,7 +339,7 @@ def _weight(value: Any, where: str, *, positive: bool = False) -> float:
     return number
 
 
-def _integer(value: Any, where: str, *, minimum: int | None = None) -> int:
+def _integer(value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -348,6 +349,8 @@ def _integer(value: Any, where: str, *, minimum: int | None = None) -> int:
     number = int(value)
     if minimum is not None and number < minimum:
         raise ValidationError(where, f"must be at least {minimum}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise ValidationError(where, f"must be at most {maximum}")
     return number
 
 
@@ -769,7 +772,9 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
             raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
         return None
     if renewal == "days":
-        return _integer(_required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1) * 86400
+        return _integer(
+            _required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1, maximum=MAX_RENEWAL_DAYS
+        ) * 86400
     if days is not None:
         raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
     return 7 * 86400 if renewal == "weekly" else None
@@ -777,7 +782,9 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
 
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:
     result: list[WorkloadSpec] = []
-    known = ("name", "localQueue", "priority", "createdAt", "submitAt", "duration", "maxRuntime", "podSets")
+    known = (
+        "name", "localQueue", "priority", "priorityClass", "createdAt", "submitAt", "duration", "maxRuntime", "podSets"
+    )
     for index, entry in enumerate(_list(value, "workloads")):
         where = f"workloads[{index}]"
         entry = _mapping(entry, where, known)
@@ -799,6 +806,9 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
             if max_runtime <= 0:
                 raise ValidationError(_join(where, "maxRuntime"), "must be greater than 0s")
         pod_sets = _pod_sets(_required(entry, "podSets", where), _join(where, "podSets"))
+        priority_class = ""
+        if entry.get("priorityClass") is not None:
+            priority_class = _name(entry["priorityClass"], _join(where, "priorityClass"))
         result.append(
             WorkloadSpec(
                 name,
@@ -810,6 +820,7 @@ def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[Wor
                 pod_sets,
                 frozen_map(total_requests(pod_sets)),
                 max_runtime,
+                priority_class,
             )
         )
     return tuple(result)

@@ -49,6 +49,7 @@ def prepare(document: dict[str, Any], sets: list[str]) -> Prepared:
     Raises the engine's ``ValidationError`` naming the field path (``set[0]`` for an edit) or
     the size limit.
     """
+    documents.check_depth(document, "scenario")
     check_limits(document)  # before the copy: a huge document is refused cheaply
     edited = copy.deepcopy(document)
     for index, assignment in enumerate(sets):

@@ -605,9 +605,9 @@ def _workloads(
         else:
             unknown.append(pk)
     details = {
-        pk: (pod_sets, assignment)
-        for pk, pod_sets, assignment in Workload.objects.filter(id__any_of=unknown).values_list(
-            "id", "pod_sets", "flavor_assignment"
+        pk: (pod_sets, assignment, priority_class)
+        for pk, pod_sets, assignment, priority_class in Workload.objects.filter(id__any_of=unknown).values_list(
+            "id", "pod_sets", "flavor_assignment", "priority_class"
         )
     } if unknown else {}
     workloads = []
@@ -635,7 +635,7 @@ def _workloads(
             current_reasons[key] = (reason_code, reason_message)
         workload = fresh.get(pk)
         if workload is None:
-            pod_sets, assignment = details[pk]
+            pod_sets, assignment, priority_class = details[pk]
             workload = engine.Workload(
                 key=key,
                 local_queue=lq_key,
@@ -649,6 +649,7 @@ def _workloads(
                 admitted_at=admitted_at.timestamp() if admitted and admitted_at else None,
                 cluster_queue=cq_names.get(cq_id) if admitted else None,
                 assignment=frozen(assignment if admitted else None),
+                priority_class=priority_class,
             )
         if not admitted:
             kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)

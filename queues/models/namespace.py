@@ -11,6 +11,8 @@ from queues.fields import QuantityField
 from queues.models.choices import WithinNamespacePreemption
 from queues.models.status import FairSharingStatus
 
+MAX_PRIORITY_CLASSES = 64
+
 
 class Namespace(FairSharingStatus):
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
@@ -27,6 +29,20 @@ class Namespace(FairSharingStatus):
         default=WithinNamespacePreemption.NEVER,
         help_text="preemption.withinNamespace: may a workload over the hard quota evict the namespace's own "
         "lower-priority admitted workloads",
+    )
+    allowed_priority_classes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Names of the WorkloadPriorityClasses its tenants may submit with (the default is always "
+        "allowed); a tenant never sets a raw priority",
+    )
+    default_priority_class = models.ForeignKey(
+        "queues.WorkloadPriorityClass",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The class of a submission that names none; empty: priority 0",
     )
     description = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -46,6 +62,33 @@ class Namespace(FairSharingStatus):
 
     def hard_quota(self) -> dict[str, int]:
         return {row.resource: row.hard for row in self.quotas.all()}
+
+    def priority_class_names(self) -> list[str]:
+        """The classes its tenants may use: the allowed list and the default."""
+        names = [name for name in self.allowed_priority_classes or [] if isinstance(name, str)]
+        if self.default_priority_class is not None and self.default_priority_class.name not in names:
+            names.append(self.default_priority_class.name)
+        return sorted(names)
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from queues.models.priority_class import WorkloadPriorityClass
+
+        super().clean()
+        names = self.allowed_priority_classes
+        if not isinstance(names, list) or len(names) > MAX_PRIORITY_CLASSES or not all(
+            isinstance(name, str) and 0 < len(name) <= 63 for name in names
+        ):
+            raise ValidationError(
+                {"allowed_priority_classes": f"expected a list of at most {MAX_PRIORITY_CLASSES} WorkloadPriorityClass names"}
+            )
+        known = set(WorkloadPriorityClass.objects.filter(name__in=names).values_list("name", flat=True))
+        missing = sorted(set(names) - known)
+        if missing:
+            raise ValidationError(
+                {"allowed_priority_classes": f"no WorkloadPriorityClass named {', '.join(repr(m[:63]) for m in missing[:5])}"}
+            )
 
 
 class NamespaceQuota(models.Model):

@@ -100,6 +100,9 @@ class Workload(models.Model):
     local_queue = models.ForeignKey("queues.LocalQueue", on_delete=models.PROTECT, related_name="workloads")
     name = models.CharField(max_length=63, validators=[validate_dns_label])
     priority = models.IntegerField(default=0)
+    priority_class = models.CharField(
+        max_length=63, blank=True, help_text="The WorkloadPriorityClass its priority came from (empty: set by an admin or none)"
+    )
     pod_sets = models.JSONField(blank=True, help_text="[{name, count, requests: {resource: millis}}]")
     state = models.CharField(max_length=12, choices=WorkloadState.choices, default=WorkloadState.PENDING)
 

@@ -83,6 +83,7 @@ def new_workload(
     created_at: datetime,
     queued_at: datetime,
     priority: int = 0,
+    priority_class: str = "",
     duration_seconds: int | None = None,
     max_runtime_seconds: int | None = None,
 ) -> Workload:
@@ -93,6 +94,7 @@ def new_workload(
         local_queue=local_queue,
         name=name,
         priority=priority,
+        priority_class=priority_class,
         pod_sets=pod_sets,
         duration_seconds=duration_seconds,
         max_runtime_seconds=max_runtime_seconds,
@@ -166,6 +168,7 @@ def submit_workload(
     name: str,
     pod_sets: list[dict[str, Any]],
     priority: int = 0,
+    priority_class: str = "",
     duration_seconds: int | None = None,
     max_runtime_seconds: int | None = None,
     queued_at: datetime | None = None,
@@ -174,9 +177,11 @@ def submit_workload(
     """Create a pending workload in ``local_queue``; model validation names any bad field.
 
     ``request_pass=False`` leaves asking for the admission pass to the caller (a cluster sync
-    importing many jobs asks once per ClusterQueue, not once per job)."""
+    importing many jobs asks once per ClusterQueue, not once per job). ``priority`` is taken as
+    given: who may set it, and which class it comes from, is decided before (``resolve_priority``)."""
     fields = {
         "local_queue": local_queue, "name": name, "pod_sets": pod_sets, "priority": priority,
+        "priority_class": priority_class,
         "duration_seconds": duration_seconds, "max_runtime_seconds": max_runtime_seconds, "queued_at": queued_at,
     }
     (outcome,) = submit_workloads([fields], request_pass=request_pass)
@@ -200,6 +205,7 @@ def submit_workloads(
     workloads = [
         new_workload(
             entry["local_queue"], entry["name"], entry["pod_sets"], priority=entry.get("priority", 0),
+            priority_class=entry.get("priority_class", ""),
             duration_seconds=entry.get("duration_seconds"), max_runtime_seconds=entry.get("max_runtime_seconds"),
             created_at=now, queued_at=entry.get("queued_at") or now,
         )
@@ -223,3 +229,37 @@ def submit_workloads(
                 for cluster_queue_id in sorted({workload.local_queue.cluster_queue_id for workload in accepted}):
                     request_admission_pass(cluster_queue_id)
     return [workload if error is None else error for workload, error in zip(workloads, errors)]
+
+
+def resolve_priority(
+    local_queue: LocalQueue, *, priority_class: str | None, priority: int | None, is_admin: bool
+) -> tuple[int, str]:
+    """``(priority, class name)`` of a submission: priority is policy, not the submitter's choice.
+
+    A non-admin (tenant, executor) names a class its namespace allows, or gets the namespace's
+    default class (none: priority 0); a raw ``priority`` from them is refused. Admins may set a
+    raw priority, or name any class. Errors are ``ValidationError`` naming ``priority`` or
+    ``priority_class``.
+    """
+    from django.core.exceptions import ValidationError
+
+    from queues.models import WorkloadPriorityClass
+
+    namespace = local_queue.namespace
+    if priority is not None and not is_admin:
+        raise ValidationError({"priority": "only admins set a raw priority: name a priority_class instead"})
+    if priority is not None and priority_class:
+        raise ValidationError({"priority": "give a priority_class or a priority, not both"})
+    if priority is not None:
+        return priority, ""
+    if not priority_class:
+        default = namespace.default_priority_class
+        return (default.value, default.name) if default is not None else (0, "")
+    found = WorkloadPriorityClass.objects.filter(name=priority_class).first()
+    allowed = namespace.priority_class_names()
+    if found is None or (not is_admin and found.name not in allowed):
+        choices = ", ".join(allowed[:20]) or "none: leave it out"
+        raise ValidationError(
+            {"priority_class": f"not a priority class namespace {namespace.name} may use (allowed: {choices})"}
+        )
+    return found.value, found.name

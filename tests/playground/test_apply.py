@@ -172,3 +172,24 @@ def test_a_tenants_redacted_view_and_an_unfinished_run_cannot_be_applied(admin, 
     with pytest.raises(ApplyError, match="only a succeeded run"):
         apply_run(queued, actor=admin)
     assert LocalQueue.objects.count() == 4 and not PolicyChange.objects.exists()
+
+
+def test_given_the_demo_and_a_run_from_live_state_then_apply_over_the_api_writes_and_audits(admin, no_broker):
+    """Regression: the demo has monthly budgets and the apply's live policy export had no
+    ``clock.start``, so every apply of a live run was a 500 ("monthly renewal needs calendar dates")."""
+    from queues.demo import seed_demo
+    from tests.playground.test_api import client_for
+
+    seed_demo()
+    assert Budget.objects.filter(renewal=Budget.Renewal.MONTHLY).exists()
+    scenario = create_from_live(access_for(admin), options=LiveOptions(days=0))
+    run = finished_run(scenario, admin, ["namespaces.team-vision.weight=3", "budgets.vision-gpu-hours.allocatedHours=2500"])
+
+    applied = client_for(admin).post(f"/api/v1/playground/runs/{run.pk}/apply/")
+
+    assert applied.status_code == 201, applied.content
+    assert Namespace.objects.get(name="team-vision").weight == 3
+    assert Budget.objects.get(name="vision-gpu-hours").allocated_hours == 2500
+    changes = PolicyChange.objects.filter(surface=Surface.PLAYGROUND)
+    assert sorted(changes.values_list("object_type", flat=True)) == ["budget", "namespace"]
+    assert all(c.note.startswith(f"playground run {run.pk}") for c in changes)

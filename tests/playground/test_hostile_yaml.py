@@ -49,3 +49,27 @@ def test_given_a_scenario_with_aliases_when_uploaded_on_the_page_then_a_form_err
     assert any("anchors and aliases" in message for messages in errors.values() for message in messages)
     assert len(response.content) < 200_000
     assert not Scenario.objects.exists()
+
+
+def nested(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels - 1):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize("endpoint", ["simulations", "scenarios"])
+def test_given_a_json_body_nested_600_deep_then_a_400_names_the_limit_before_anything_copies_it(admin, endpoint, caplog):
+    """It was a RecursionError in ``copy.deepcopy`` (500, thousands of log lines) before validation."""
+    client = client_for(admin)
+    document = {"name": "deep", "extra": nested(600)}
+    body = {"scenario": document} if endpoint == "simulations" else {"source": "document", "document": document}
+
+    url = "/api/v1/simulations/" if endpoint == "simulations" else f"{BASE}/scenarios/"
+    response = client.post(url, body, format="json")
+
+    assert response.status_code == 400, response.content[:300]
+    assert "nested deeper than 64 levels" in response.content.decode()
+    assert len(response.content) < 1_000
+    assert not Scenario.objects.exists() and not Run.objects.exists()
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]

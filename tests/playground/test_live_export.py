@@ -233,3 +233,25 @@ def test_given_a_tenant_then_budgets_of_other_namespaces_are_renamed():
     assert [(b["name"], b["localQueue"]) for b in document["budgets"]] == [
         ("budget-1", "other-1/queue-1"), ("team-a-hours", "team-a/main")
     ]
+
+
+def test_a_workloads_priority_class_goes_into_the_live_export_and_its_scenario_parses(admin):
+    """The scenario contract's optional ``priorityClass``: what-if evictions name the class too."""
+    from django.utils import timezone as tz
+
+    from fairshare.simulation.scenario import parse_scenario
+    from playground.live_export import LiveOptions, export_live_state
+    from queues.models import Workload
+    from tests.playground.clusters import volcano_cluster
+    from tests.queues.loop_fixtures import submit
+
+    objects = volcano_cluster()
+    job = submit(objects["ns1/jobs"], "classy")
+    Workload.objects.filter(pk=job.pk).update(priority=100, priority_class="urgent")
+
+    document = export_live_state(now=tz.now(), options=LiveOptions(days=0))
+
+    entry = next(w for w in document["workloads"] if w["name"].endswith("classy"))
+    assert (entry["priority"], entry["priorityClass"]) == (100, "urgent")
+    spec = next(w for w in parse_scenario(document).workloads if w.name.endswith("classy"))
+    assert spec.priority_class == "urgent"

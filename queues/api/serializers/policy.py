@@ -31,7 +31,9 @@ from queues.models import (
     Namespace,
     NamespaceQuota,
     ResourceFlavor,
+    WorkloadPriorityClass,
 )
+from queues.models.namespace import MAX_PRIORITY_CLASSES
 
 MAX_QUOTA_ROWS = 64
 
@@ -137,6 +139,16 @@ class NamespaceSerializer(PolicySerializer[Namespace]):
     )
     hard_quota_formatted = FormattedResourcesField(lambda namespace: namespace.hard_quota())
     status = FairSharingStatusSerializer(source="*", read_only=True)
+    allowed_priority_classes = serializers.ListField(
+        child=serializers.CharField(max_length=63),
+        max_length=MAX_PRIORITY_CLASSES,
+        required=False,
+        help_text="WorkloadPriorityClass names its tenants may submit with (the default is always allowed)",
+    )
+    default_priority_class = NameField(
+        queryset=WorkloadPriorityClass.objects.all(), required=False, allow_null=True,
+        help_text="The class of a submission that names none; null: priority 0",
+    )
 
     class Meta:
         model = Namespace
@@ -145,6 +157,8 @@ class NamespaceSerializer(PolicySerializer[Namespace]):
             "name",
             "weight",
             "preemption_within_namespace",
+            "allowed_priority_classes",
+            "default_priority_class",
             "description",
             "hard_quota",
             "hard_quota_formatted",

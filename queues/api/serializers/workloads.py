@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -16,6 +17,7 @@ from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
 from queues.models import Workload
 from queues.models.workload import MAX_POD_SETS, total_requests
+from queues.services.workloads import resolve_priority
 
 MAX_POD_COUNT = 100_000
 INT32_MAX = 2**31 - 1
@@ -70,7 +72,19 @@ class WorkloadSubmitSerializer(serializers.Serializer):
 
     name = serializers.CharField(max_length=63, validators=[validate_dns_label], help_text="Unique in the namespace")
     local_queue = LocalQueueKeyField(scope=visible_local_queues, help_text="namespace/name")
-    priority = serializers.IntegerField(min_value=-INT32_MAX - 1, max_value=INT32_MAX, default=0)
+    priority_class = serializers.CharField(
+        max_length=63,
+        required=False,
+        validators=[validate_dns_label],
+        help_text="A WorkloadPriorityClass the namespace allows (Kueue's priorityClassName); default: the "
+        "namespace's default class",
+    )
+    priority = serializers.IntegerField(
+        min_value=-INT32_MAX - 1,
+        max_value=INT32_MAX,
+        required=False,
+        help_text="Admins only: a raw priority instead of a class (refused from tenants and executors)",
+    )
     pod_sets = PodSetSerializer(many=True, min_length=1, max_length=MAX_POD_SETS)  # type: ignore[call-arg]  # ListSerializer takes min_length/max_length with many=True
     duration_seconds = serializers.IntegerField(
         min_value=0,
@@ -87,6 +101,19 @@ class WorkloadSubmitSerializer(serializers.Serializer):
         help_text="CLUSTER_BACKEND=slurm: the shell command the job runs (a held sbatch --wrap job, released "
         "when admitted, with the requests as one task); refused by backends that run no commands",
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """Priority is policy: the class decides it (``resolve_priority``)."""
+        request = self.context.get("request")
+        is_admin = request is not None and request_access(request).is_admin
+        try:
+            attrs["priority"], attrs["priority_class"] = resolve_priority(
+                attrs["local_queue"], priority_class=attrs.get("priority_class"), priority=attrs.get("priority"),
+                is_admin=is_admin,
+            )
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.message_dict) from None
+        return attrs
 
     def validate_pod_sets(self, pod_sets: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for resource, total in total_requests(pod_sets).items():
@@ -125,6 +152,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "local_queue",
             "cluster_queue",
             "priority",
+            "priority_class",
             "state",
             "queue_position",
             "pending_reason",

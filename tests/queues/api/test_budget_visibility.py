@@ -5,7 +5,7 @@ from django.urls import reverse
 
 def test_given_tenant_when_reading_own_budget_then_alert_destinations_are_hidden(world, clients):
     world.budget_a.alert_emails = "ops@example.org"
-    world.budget_a.webhook_url = "https://hooks.example.org/secret-token"
+    world.budget_a.webhook_url = "https://93.184.215.14/secret-token"
     world.budget_a.save()
     url = reverse("budget-detail", args=[world.budget_a.pk])
 
@@ -14,7 +14,7 @@ def test_given_tenant_when_reading_own_budget_then_alert_destinations_are_hidden
 
     assert tenant["name"] == world.budget_a.name
     assert "alert_emails" not in tenant and "webhook_url" not in tenant
-    assert admin["webhook_url"] == "https://hooks.example.org/secret-token"
+    assert admin["webhook_url"] == "https://93.184.215.14/secret-token"
 
 
 def test_given_budget_when_read_then_status_of_the_current_period_comes_with_it(world, clients):
@@ -36,7 +36,7 @@ def test_given_a_budget_change_in_the_audit_trail_when_a_tenant_reads_it_then_st
     from budgets.services import update_budget
 
     update_budget(
-        world.budget_a, allocated_hours=150, webhook_url="https://hooks.example.org/secret-token",
+        world.budget_a, allocated_hours=150, webhook_url="https://93.184.215.14/secret-token",
         alert_emails="ops@example.org",
     )
     url = "/api/v1/policy-changes/?object_type=budget"
@@ -50,4 +50,4 @@ def test_given_a_budget_change_in_the_audit_trail_when_a_tenant_reads_it_then_st
     assert "alert_emails" not in tenant[0]["after"]
     assert "secret-token" not in clients["viewer_a"].get(f"/api/v1/policy-changes/{tenant[0]['id']}/").content.decode()
     assert admin[0]["changed_fields"] == ["alert_emails", "allocated_hours", "webhook_url"]
-    assert admin[0]["after"]["webhook_url"] == "https://hooks.example.org/secret-token"
+    assert admin[0]["after"]["webhook_url"] == "https://93.184.215.14/secret-token"

@@ -21,7 +21,6 @@ def body(name: str = "train-1", **overrides) -> dict:
     data = {
         "name": name,
         "local_queue": "team-a/main",
-        "priority": 10,
         "pod_sets": [{"count": 2, "requests": {"cpu": "500m", "memory": "2Gi", "nvidia.com/gpu": 1}}],
     }
     data.update(overrides)

@@ -129,6 +129,18 @@ CASES = [
         "not a valid Kubernetes quantity"),
     Bad("beyond-bigint", "patch", CQ, {"quotas": [quota(nominal="9E")]}, "quotas.0.nominal", "too large"),
     Bad("huge-priority", "post", WL, workload(priority=2**31), "priority", "less than or equal to"),
+    # budget periods and dates within what the accounting cycle can count (OverflowError, year 10000)
+    Bad("huge-renewal-days", "patch", "/api/v1/budgets/{w.budget_a.pk}/", {"renewal": "days", "renewal_days": 2147483647},
+        "renewal_days", "from 1 to 3660"),
+    Bad("year-9999-anchor", "patch", "/api/v1/budgets/{w.budget_a.pk}/",
+        {"renewal": "monthly", "anchor": "9999-12-15T00:00:00Z"}, "anchor", "between the years 1970 and 2200"),
+    Bad("year-1-anchor", "patch", "/api/v1/budgets/{w.budget_a.pk}/",
+        {"renewal": "monthly", "anchor": "0001-01-01T00:00:00Z"}, "anchor", "between the years 1970 and 2200"),
+    # webhooks reach public receivers only (tests/budgets/test_webhooks.py has the rest)
+    Bad("webhook-to-metadata", "patch", "/api/v1/budgets/{w.budget_a.pk}/",
+        {"webhook_url": "http://169.254.169.254/latest/meta-data/"}, "webhook_url", "may not reach"),
+    Bad("webhook-with-userinfo", "patch", "/api/v1/budgets/{w.budget_a.pk}/",
+        {"webhook_url": "https://user:pw@93.184.215.14/hook"}, "webhook_url", "user name or password"),
 ]
 # fmt: on
 

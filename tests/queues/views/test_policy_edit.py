@@ -297,6 +297,9 @@ def test_given_admin_when_budget_allocation_raised_then_it_is_stored_and_audited
         ({"alert_thresholds": "0, 100"}, "alert_thresholds", "between 0 and 1000"),
         ({"allocated_hours": "-5"}, "allocated_hours", "must not be negative"),
         ({"renewal": "days"}, "renewal_days", "required when renewal is every N days"),
+        ({"renewal": "days", "renewal_days": "2147483647"}, "renewal_days", "from 1 to 3660"),
+        ({"webhook_url": "http://127.0.0.1:6379/"}, "webhook_url", "may not reach"),
+        ({"webhook_url": "http://169.254.169.254/latest/meta-data/"}, "webhook_url", "may not reach"),
     ],
 )
 def test_given_bad_budget_input_when_saved_then_error_names_the_field_and_nothing_is_stored(
