@@ -189,8 +189,10 @@ services: postgres redis chromium prometheus podman slurm slapd oidc-provider
 # import contracts (fairshare pure and layered, queues below budgets/playground, no cycles: lint-imports).
 lint: install-test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	DEBUG=true $(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
+	DEBUG=true DATABASE_URL=sqlite:///:memory: $(PY) manage.py makemigrations --check --dry-run
 
 # DEBUG=true for the settings (plain static files, the development key); pytest-django still
 # runs every test with DEBUG off, as production does. `make lint` runs first (so in CI too).

@@ -177,7 +177,9 @@ def fill(rng: random.Random) -> None:
     namespaces = Namespace.objects.bulk_create(
         [Namespace(name=f"team-{n:04d}", weight=Decimal(rng.choice(["0.5", "1", "1", "2"]))) for n in range(NAMESPACES)]
     )
-    NamespaceQuota.objects.bulk_create([NamespaceQuota(namespace=ns, resource="cpu", hard=400 * CORE) for ns in namespaces])
+    NamespaceQuota.objects.bulk_create(
+        [NamespaceQuota(namespace=ns, resource="cpu", hard=400 * CORE) for ns in namespaces]
+    )
     # A namespace lives in one unit (hard quotas span units, and so would the passes' locks).
     local_queues = LocalQueue.objects.bulk_create(
         [
@@ -289,8 +291,15 @@ class Table:
     def __init__(self) -> None:
         self.rows: list[tuple[str, str, str, str, str, str]] = []
 
-    def add(self, label: str, seconds: float, baseline: float | None, target: str = "", note: str = "",
-            cpu: float | None = None) -> None:
+    def add(
+        self,
+        label: str,
+        seconds: float,
+        baseline: float | None,
+        target: str = "",
+        note: str = "",
+        cpu: float | None = None,
+    ) -> None:
         ratio = f"{seconds / baseline:.1f}x" if baseline else ""
         cpu_text = "" if cpu is None else f"{cpu * 1000:,.0f} ms"
         self.rows.append((label, f"{seconds * 1000:,.0f} ms", ratio, cpu_text, target, note))
@@ -338,11 +347,23 @@ def services_run(table: Table) -> None:
     )[0]
     table.add("baseline: plain SELECT of the 20,000 pending rows", read, read)
     seconds, results = timed(lambda: admission.run_all_admission_passes())
-    table.add("first pass after the fill (writes every pending reason)", seconds, read, "",
-              f"{sum(len(r.admitted) for r in results)} admitted", cpu=_LAST_CPU[0])
+    table.add(
+        "first pass after the fill (writes every pending reason)",
+        seconds,
+        read,
+        "",
+        f"{sum(len(r.admitted) for r in results)} admitted",
+        cpu=_LAST_CPU[0],
+    )
     seconds, results = timed(lambda: admission.run_all_admission_passes())
-    table.add("idle pass: 8 units, 20,000 pending, nothing fits", seconds, read, "<= 500 ms",
-              f"{sum(len(r.admitted) for r in results)} admitted", cpu=_LAST_CPU[0])
+    table.add(
+        "idle pass: 8 units, 20,000 pending, nothing fits",
+        seconds,
+        read,
+        "<= 500 ms",
+        f"{sum(len(r.admitted) for r in results)} admitted",
+        cpu=_LAST_CPU[0],
+    )
 
     snap_total = plan_total = snap_cpu = plan_cpu = 0.0
     for unit in bridge.admission_units():
@@ -364,13 +385,17 @@ def services_run(table: Table) -> None:
     seconds, done = timed(lambda: cluster.complete_due_workloads())
     table.add(f"complete_due_workloads ({len(done):,} finished)", seconds, base, "<= 1,000 ms", cpu=_LAST_CPU[0])
 
-    base = timed(lambda: _sql("UPDATE queues_workload SET wall_time_seconds = wall_time_seconds WHERE state = 'Admitted'"))[0]
+    base = timed(
+        lambda: _sql("UPDATE queues_workload SET wall_time_seconds = wall_time_seconds WHERE state = 'Admitted'")
+    )[0]
     table.add("baseline: plain UPDATE of the 90,000 admitted rows", base, base)
     if hasattr(cluster, "account_wall_time"):  # before issue 12: a task refreshed every running row
         seconds, _ = timed(lambda: cluster.account_wall_time())
         table.add("account_wall_time (90,000 admitted)", seconds, base, "<= 200 ms", cpu=_LAST_CPU[0])
     else:
-        table.add("wall-time accounting (90,000 admitted)", 0.0, base, "<= 200 ms", "derived on read: no task, no writes")
+        table.add(
+            "wall-time accounting (90,000 admitted)", 0.0, base, "<= 200 ms", "derived on read: no task, no writes"
+        )
 
     seconds, results = timed(lambda: admission.run_all_admission_passes())
     pass_cpu = _LAST_CPU[0]
@@ -380,14 +405,32 @@ def services_run(table: Table) -> None:
     base = timed(lambda: _sql("UPDATE queues_workload SET state = state WHERE id = ANY(%s)", [admitted_ids]))[0]
     table.add(f"baseline: plain UPDATE of the {len(admitted_ids):,} rows it admitted", base, base)
     rate = len(admitted_keys) / seconds if seconds else 0.0
-    table.add(f"pass after capacity frees: {len(admitted_keys):,} admitted", seconds, base,
-              f">= {ADMISSIONS_TARGET:,}/s", f"{rate:,.0f} admissions/s", cpu=pass_cpu)
+    table.add(
+        f"pass after capacity frees: {len(admitted_keys):,} admitted",
+        seconds,
+        base,
+        f">= {ADMISSIONS_TARGET:,}/s",
+        f"{rate:,.0f} admissions/s",
+        cpu=pass_cpu,
+    )
     seconds, results = timed(lambda: admission.run_all_admission_passes())
-    table.add("the next pass (rewrites the reasons the admissions changed)", seconds, read, "",
-              f"{sum(len(r.admitted) for r in results)} admitted", cpu=_LAST_CPU[0])
+    table.add(
+        "the next pass (rewrites the reasons the admissions changed)",
+        seconds,
+        read,
+        "",
+        f"{sum(len(r.admitted) for r in results)} admitted",
+        cpu=_LAST_CPU[0],
+    )
     seconds, results = timed(lambda: admission.run_all_admission_passes())
-    table.add("the pass after that (idle again)", seconds, read, "<= 500 ms", f"{sum(len(r.admitted) for r in results)} admitted",
-              cpu=_LAST_CPU[0])
+    table.add(
+        "the pass after that (idle again)",
+        seconds,
+        read,
+        "<= 500 ms",
+        f"{sum(len(r.admitted) for r in results)} admitted",
+        cpu=_LAST_CPU[0],
+    )
     if hasattr(transitions, "admit_many"):
         admission_writes(table)
 
@@ -411,10 +454,18 @@ def admission_writes(table: Table) -> None:
     table.add(f"baseline: plain UPDATE of {len(ids):,} pending rows to Admitted", base, base)
     claims = [transitions.Admit(pk, cq, {"cpu": "default", "memory": "default"}) for pk, cq in rows]
     with transaction.atomic():
-        seconds, done = timed(lambda: transitions.admit_many(claims, now=timezone.now(), started=True, flavor_ids=flavors))
+        seconds, done = timed(
+            lambda: transitions.admit_many(claims, now=timezone.now(), started=True, flavor_ids=flavors)
+        )
         transaction.set_rollback(True)
-    table.add(f"admit_many alone: {len(done):,} claimed, intervals and flavors written", seconds, base,
-              f">= {ADMISSIONS_TARGET:,}/s", f"{len(done) / seconds:,.0f} admissions/s (rolled back)", cpu=_LAST_CPU[0])
+    table.add(
+        f"admit_many alone: {len(done):,} claimed, intervals and flavors written",
+        seconds,
+        base,
+        f">= {ADMISSIONS_TARGET:,}/s",
+        f"{len(done) / seconds:,.0f} admissions/s (rolled back)",
+        cpu=_LAST_CPU[0],
+    )
 
 
 def _start_workers(count: int) -> list[subprocess.Popen]:
@@ -423,8 +474,19 @@ def _start_workers(count: int) -> list[subprocess.Popen]:
     for index in range(count):
         workers.append(
             subprocess.Popen(
-                [celery, "-A", "fairportal", "worker", "--pool=solo", "--loglevel=WARNING", "-n", f"bench-loop-{index}@%h",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                [
+                    celery,
+                    "-A",
+                    "fairportal",
+                    "worker",
+                    "--pool=solo",
+                    "--loglevel=WARNING",
+                    "-n",
+                    f"bench-loop-{index}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                ],
                 cwd=ROOT,
                 env=dict(os.environ),
                 stdout=subprocess.DEVNULL,

@@ -75,14 +75,23 @@ def main() -> None:
 
     def measure(label: str) -> None:
         active = Workload.objects.filter(state__in=(WorkloadState.PENDING, WorkloadState.ADMITTED)).count()
-        baseline = best(options.rounds, lambda: export_live_state(
-            now=timezone.now(), options=LiveOptions(days=0, lookahead_seconds=86400)))
+        baseline = best(
+            options.rounds,
+            lambda: export_live_state(now=timezone.now(), options=LiveOptions(days=0, lookahead_seconds=86400)),
+        )
         rows.append((f"{label}: live export alone (baseline)", f"{active}", f"{baseline * 1000:.0f}", "1.0x", ""))
         for hours in (6, 24):
             estimate.HORIZON = timedelta(hours=hours)
             seconds = best(options.rounds, estimate.replay_now)
-            rows.append((f"{label}: replay {hours} h ahead", f"{active}", f"{seconds * 1000:.0f}",
-                         f"{seconds / baseline:.0f}x", ""))
+            rows.append(
+                (
+                    f"{label}: replay {hours} h ahead",
+                    f"{active}",
+                    f"{seconds * 1000:.0f}",
+                    f"{seconds / baseline:.0f}x",
+                    "",
+                )
+            )
         estimate.HORIZON = timedelta(hours=24)
 
     measure("demo")
@@ -114,8 +123,11 @@ def main() -> None:
         for copy in range(1, options.scale):
             for lq_id, name, pod_sets, priority, duration in copies:
                 services.submit_workload(
-                    local_queue=queues[lq_id], name=f"{marker}-{copy}-{name}"[:63], pod_sets=pod_sets,
-                    priority=priority, duration_seconds=duration,
+                    local_queue=queues[lq_id],
+                    name=f"{marker}-{copy}-{name}"[:63],
+                    pod_sets=pod_sets,
+                    priority=priority,
+                    duration_seconds=duration,
                 )
     measure(f"x{options.scale} pending")
 

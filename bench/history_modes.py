@@ -36,7 +36,7 @@ def classes(document: dict[str, Any]) -> tuple[set[str], set[str]]:
         demand[w["localQueue"]] = demand.get(w["localQueue"], 0.0) + cpus * float(w["duration"].rstrip("s"))
     ordered = sorted(demand, key=lambda k: (demand[k], k))
     n = len(ordered)
-    return set(ordered[: n // 2]), set(ordered[n - max(1, n // 4):])
+    return set(ordered[: n // 2]), set(ordered[n - max(1, n // 4) :])
 
 
 def summarise(document: dict[str, Any], result: dict[str, Any], light: set[str], heavy: set[str]) -> dict[str, float]:
@@ -75,12 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parsed = history.read_history(content, fmt)
     if args.widen > 1:
         limit = parsed.max_procs or max(j.cpus for j in parsed.jobs) * args.widen
-        parsed = dataclasses.replace(parsed, jobs=tuple(
-            dataclasses.replace(j, cpus=min(limit, j.cpus * args.widen), runtime=max(1, j.runtime // args.widen))
-            for j in parsed.jobs
-        ))
+        parsed = dataclasses.replace(
+            parsed,
+            jobs=tuple(
+                dataclasses.replace(j, cpus=min(limit, j.cpus * args.widen), runtime=max(1, j.runtime // args.widen))
+                for j in parsed.jobs
+            ),
+        )
     capacity = history.parse_capacity(args.capacity) if args.capacity else None
-    print("| mode | light users' mean wait (h) | heavy users' mean wait (h) | all (h) | CPU utilisation | Jain index | makespan (days) | seconds |")
+    print(
+        "| mode | light users' mean wait (h) | heavy users' mean wait (h) | all (h) | CPU utilisation | Jain index | makespan (days) | seconds |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
         document = history.to_scenario(parsed, layout=args.layout, mode=mode, capacity=capacity)
@@ -89,8 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         result = simulate(parse_scenario(document))
         took = time.perf_counter() - started
         s = summarise(document, result, light, heavy)
-        print(f"| {mode} | {s['light_wait_h']:.2f} | {s['heavy_wait_h']:.2f} | {s['all_wait_h']:.2f} | "
-              f"{s['utilisation']:.3f} | {s['jain']:.3f} | {s['end_days']:.2f} | {took:.0f} |", flush=True)
+        print(
+            f"| {mode} | {s['light_wait_h']:.2f} | {s['heavy_wait_h']:.2f} | {s['all_wait_h']:.2f} | "
+            f"{s['utilisation']:.3f} | {s['jain']:.3f} | {s['end_days']:.2f} | {took:.0f} |",
+            flush=True,
+        )
     return 0
 
 

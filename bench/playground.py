@@ -65,7 +65,9 @@ def end_to_end(document: dict[str, Any]) -> dict[str, Any]:
     pages.force_login(admin)
     steps: dict[str, float] = {}
 
-    seconds, response = timed(lambda: api.post("/api/v1/playground/scenarios/", {"source": "document", "document": document}, format="json"))
+    seconds, response = timed(
+        lambda: api.post("/api/v1/playground/scenarios/", {"source": "document", "document": document}, format="json")
+    )
     assert response.status_code == 201, response.content[:500]
     steps["create the scenario (API)"] = seconds
     scenario_id = response.json()["id"]
@@ -112,11 +114,14 @@ def main() -> None:
         (
             f"engine alone: simulate the Kueue baseline once ({summary['workloads']['total']:,} workloads, "
             f"{summary['evictions']} evictions) (baseline)",
-            engine_seconds, "",
+            engine_seconds,
+            "",
         )
     ]
     rows += [(f"  {label}", seconds, "") for label, seconds in figures["steps"].items()]
-    rows.append(("playground end to end: create, run baseline + edited, compare, read", total, f"<= {TARGET_SECONDS:g} s"))
+    rows.append(
+        ("playground end to end: create, run baseline + edited, compare, read", total, f"<= {TARGET_SECONDS:g} s")
+    )
     width = max(len(label) for label, _, _ in rows)
     print(f"database: {connection.vendor}; edits: {', '.join(EDITS)}")
     print(f"{'measure'.ljust(width)}  {'seconds':>8}  {'vs engine':>9}  target")

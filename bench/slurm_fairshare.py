@@ -106,7 +106,17 @@ def prepare_slurm_accounts() -> None:
         if name not in existing:
             slurm("sacctmgr", "-i", "add", "account", name, "cluster=fairportal", f"fairshare={weight}")
             slurm("sacctmgr", "-i", "add", "user", "root", f"account={name}", "cluster=fairportal")
-        slurm("sacctmgr", "-i", "modify", "account", "where", f"name={name}", "cluster=fairportal", "set", f"fairshare={weight}")
+        slurm(
+            "sacctmgr",
+            "-i",
+            "modify",
+            "account",
+            "where",
+            f"name={name}",
+            "cluster=fairportal",
+            "set",
+            f"fairshare={weight}",
+        )
         slurm("sacctmgr", "-i", "modify", "account", "where", f"name={name}", "set", "RawUsage=0")
         slurm("sacctmgr", "-i", "modify", "user", "where", "name=root", f"account={name}", "set", "RawUsage=0")
 
@@ -132,8 +142,20 @@ def idle_cluster() -> None:
 
 
 def sbatch(job: TraceJob, *, held: bool) -> str:
-    args = ["sbatch", "--parsable", "-o", "/dev/null", "-e", "/dev/null", f"--account={account(job.tenant)}",
-            f"--cpus-per-task={job.cpus}", "--mem=512M", "--time=5", "-J", f"bench-{job.tenant}"]
+    args = [
+        "sbatch",
+        "--parsable",
+        "-o",
+        "/dev/null",
+        "-e",
+        "/dev/null",
+        f"--account={account(job.tenant)}",
+        f"--cpus-per-task={job.cpus}",
+        "--mem=512M",
+        "--time=5",
+        "-J",
+        f"bench-{job.tenant}",
+    ]
     if held:
         args += ["--hold", f"--comment=fairportal:{job.tenant}/main"]
     args.append(f"--wrap=sleep {job.seconds}")
@@ -287,7 +309,7 @@ def report(slurm_run: RunResult, portal_run: RunResult, loop: ControlLoop) -> No
     print("\nShare of the cluster's 32 CPUs per tenant over time (weights team-a 1, team-b 1, team-c 2):\n")
     header = "  t(s) | " + " | ".join(f"{name:^23}" for name in measures) + " | entitled (all waiting)"
     print(header)
-    print("       | " + " | ".join("  a     b     c    " .center(23) for _ in measures) + " |")
+    print("       | " + " | ".join("  a     b     c    ".center(23) for _ in measures) + " |")
     length = max(len(m["series"]) for m in measures.values())  # type: ignore[arg-type]
     for offset in range(0, length, 15):
         cells = []
@@ -316,13 +338,19 @@ def report(slurm_run: RunResult, portal_run: RunResult, loop: ControlLoop) -> No
         print(f"| {label} | {fmt.format(a[key])} | {fmt.format(b[key])} |")
     for tenant in TENANTS:
         entitled_share = TENANTS[tenant] / sum(TENANTS.values())
-        print(f"| share of CPU-seconds while all have work, {tenant} (entitled {entitled_share:.0%}) | "
-              f"{a['contended_share'][tenant]:.1%} | {b['contended_share'][tenant]:.1%} |")  # type: ignore[index]
+        print(
+            f"| share of CPU-seconds while all have work, {tenant} (entitled {entitled_share:.0%}) | "
+            f"{a['contended_share'][tenant]:.1%} | {b['contended_share'][tenant]:.1%} |"
+        )  # type: ignore[index]
     for tenant in TENANTS:
-        print(f"| wait p50 {tenant} (weight {TENANTS[tenant]}) (s) | {a['tenant_p50'][tenant]:.1f} | {b['tenant_p50'][tenant]:.1f} |")  # type: ignore[index]
-    print(f"\nRun time: Slurm alone {slurm_run.wall_seconds:.0f} s, fairportal {portal_run.wall_seconds:.0f} s; "
-          f"fairportal's loop: sync p50 {1000 * statistics.median(loop.sync_seconds):.0f} ms, "
-          f"admission passes p50 {1000 * statistics.median(loop.pass_seconds):.0f} ms per tick.")
+        print(
+            f"| wait p50 {tenant} (weight {TENANTS[tenant]}) (s) | {a['tenant_p50'][tenant]:.1f} | {b['tenant_p50'][tenant]:.1f} |"
+        )  # type: ignore[index]
+    print(
+        f"\nRun time: Slurm alone {slurm_run.wall_seconds:.0f} s, fairportal {portal_run.wall_seconds:.0f} s; "
+        f"fairportal's loop: sync p50 {1000 * statistics.median(loop.sync_seconds):.0f} ms, "
+        f"admission passes p50 {1000 * statistics.median(loop.pass_seconds):.0f} ms per tick."
+    )
 
 
 def main() -> None:
@@ -338,8 +366,10 @@ def main() -> None:
     trace = build_trace(arguments.seed)
     idle_cluster()
     check_slurm_half_life()
-    print(f"trace (seed {arguments.seed}): {len(trace)} jobs of 4 CPUs, {sum(j.seconds * j.cpus for j in trace)} CPU-seconds, "
-          f"on {CAPACITY_CPUS} CPUs; half-life {HALF_LIFE} on both sides")
+    print(
+        f"trace (seed {arguments.seed}): {len(trace)} jobs of 4 CPUs, {sum(j.seconds * j.cpus for j in trace)} CPU-seconds, "
+        f"on {CAPACITY_CPUS} CPUs; half-life {HALF_LIFE} on both sides"
+    )
     prepare_slurm_accounts()
     print("run 1: Slurm's multifactor fair share ...", flush=True)
     slurm_run = run_trace("Slurm", trace, held=False)

@@ -42,8 +42,20 @@ JOB_NAME = "bench-release"
 def submit_held(count: int, comment: str | None, name: str = JOB_NAME) -> list[str]:
     ids = []
     for _ in range(count):
-        args = ["sbatch", "--parsable", "--hold", "-o", "/dev/null", "-e", "/dev/null", "--cpus-per-task=1",
-                "--mem=64M", "--time=2", "-J", name]
+        args = [
+            "sbatch",
+            "--parsable",
+            "--hold",
+            "-o",
+            "/dev/null",
+            "-e",
+            "/dev/null",
+            "--cpus-per-task=1",
+            "--mem=64M",
+            "--time=2",
+            "-J",
+            name,
+        ]
         if comment:
             args.append(f"--comment={comment}")
         args.append("--wrap=sleep 1")
@@ -93,9 +105,12 @@ def plain_insert(job_ids: set[str]) -> int:
     with transaction.atomic():
         workloads = Workload.objects.bulk_create(
             Workload(
-                namespace=queue.namespace, local_queue=queue, name=f"plain-{job['job_id']}",
+                namespace=queue.namespace,
+                local_queue=queue,
+                name=f"plain-{job['job_id']}",
                 pod_sets=[{"name": "main", "count": 1, "requests": slurm_jobs.requests_of(job, resources)}],
-                max_runtime_seconds=slurm_jobs.max_runtime_seconds(job), created_at=now,
+                max_runtime_seconds=slurm_jobs.max_runtime_seconds(job),
+                created_at=now,
                 queued_at=slurm_jobs.submitted_at(job) or now,
             )
             for job in records
@@ -104,7 +119,8 @@ def plain_insert(job_ids: set[str]) -> int:
             WorkloadResource(workload=w, resource=r, amount=a) for w in workloads for r, a in w.requests.items()
         )
         ClusterJob.objects.bulk_create(
-            ClusterJob(backend="plain", external_id=str(job["job_id"]), workload=w) for job, w in zip(records, workloads)
+            ClusterJob(backend="plain", external_id=str(job["job_id"]), workload=w)
+            for job, w in zip(records, workloads)
         )
     return len(workloads)
 
@@ -112,7 +128,9 @@ def plain_insert(job_ids: set[str]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=400)
-    parser.add_argument("--profile", default="", help="write cProfile stats of the sync and the pass (FILE.sync, FILE.pass)")
+    parser.add_argument(
+        "--profile", default="", help="write cProfile stats of the sync and the pass (FILE.sync, FILE.pass)"
+    )
     arguments = parser.parse_args()
     count = arguments.jobs
     if not 1 <= count <= 5000:
@@ -175,7 +193,9 @@ def main() -> None:
 
     print(f"fairportal: admission pass admitting the {count} imported workloads, batched release ...", flush=True)
     calls_before = calls.total
-    results, pass_seconds = timed(admission.run_all_admission_passes, f"{arguments.profile}.pass" if arguments.profile else None)
+    results, pass_seconds = timed(
+        admission.run_all_admission_passes, f"{arguments.profile}.pass" if arguments.profile else None
+    )
     release_calls = calls.total - calls_before
     admitted = Workload.objects.filter(state=WorkloadState.ADMITTED).count()
     assert admitted == count, f"{admitted} of {count} admitted"
@@ -187,15 +207,23 @@ def main() -> None:
     print()
     print("| step | seconds | jobs/s | vs baseline |")
     print("|---|---:|---:|---:|")
-    print(f"| import baseline: `squeue --json` + plain bulk INSERT (no checks) | {plain_seconds:.2f} "
-          f"| {count / plain_seconds:.0f} | 1.0x |")
-    print(f"| import fairportal: one sync ({import_calls} Slurm call(s)) | {sync_seconds:.2f} "
-          f"| {count / sync_seconds:.0f} | {plain_seconds / sync_seconds:.2f}x |")
+    print(
+        f"| import baseline: `squeue --json` + plain bulk INSERT (no checks) | {plain_seconds:.2f} "
+        f"| {count / plain_seconds:.0f} | 1.0x |"
+    )
+    print(
+        f"| import fairportal: one sync ({import_calls} Slurm call(s)) | {sync_seconds:.2f} "
+        f"| {count / sync_seconds:.0f} | {plain_seconds / sync_seconds:.2f}x |"
+    )
     print(f"| release baseline: {count} x `scontrol release <id>` | {baseline:.2f} | {count / baseline:.0f} | 1.0x |")
-    print(f"| admit+release fairportal: one pass, release after its commit ({release_calls} Slurm call(s)) "
-          f"| {pass_seconds:.2f} | {count / pass_seconds:.0f} | {baseline / pass_seconds:.2f}x |")
-    print(f"| of which the release after the commit | {released:.3f} | {count / released:.0f} "
-          f"| {baseline / released:.1f}x |")
+    print(
+        f"| admit+release fairportal: one pass, release after its commit ({release_calls} Slurm call(s)) "
+        f"| {pass_seconds:.2f} | {count / pass_seconds:.0f} | {baseline / pass_seconds:.2f}x |"
+    )
+    print(
+        f"| of which the release after the commit | {released:.3f} | {count / released:.0f} "
+        f"| {baseline / released:.1f}x |"
+    )
     print(f"\n{len(results)} pass(es), {admitted} admitted.")
 
 

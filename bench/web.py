@@ -236,12 +236,17 @@ def store_queue_order() -> None:
 
     order: dict[int, list[int]] = {pk: [] for pk in ClusterQueue.objects.values_list("id", flat=True)}
     for pk, cq_id in (
-        Workload.objects.filter(state=WorkloadState.PENDING).order_by("id").values_list("id", "local_queue__cluster_queue_id")
+        Workload.objects.filter(state=WorkloadState.PENDING)
+        .order_by("id")
+        .values_list("id", "local_queue__cluster_queue_id")
     ):
         order[cq_id].append(pk)
     PendingOrder.objects.all().delete()
     PendingOrder.objects.bulk_create(
-        [PendingOrder(cluster_queue_id=cq_id, workload_ids=ids, planned_at=timezone.now()) for cq_id, ids in order.items()]
+        [
+            PendingOrder(cluster_queue_id=cq_id, workload_ids=ids, planned_at=timezone.now())
+            for cq_id, ids in order.items()
+        ]
     )
 
 
@@ -343,8 +348,12 @@ def main() -> None:
         ("ClusterQueue detail (admin)", admin, "/queues/cluster-queues/cq-000/", False),
         ("cohort detail (admin)", admin, "/queues/cohorts/division-0/", False),
         ("namespace detail (tenant)", tenant, "/namespaces/team-000/", False),
-        (f"why pending (admin, position {len(last.workload_ids):,})", admin,
-         f"/namespaces/{deep.namespace.name}/workloads/{deep.name}/", False),
+        (
+            f"why pending (admin, position {len(last.workload_ids):,})",
+            admin,
+            f"/namespaces/{deep.namespace.name}/workloads/{deep.name}/",
+            False,
+        ),
         ("why pending (tenant)", tenant, f"/namespaces/{own.namespace.name}/workloads/{own.name}/", False),
         ("audit log (admin)", admin, "/audit/", False),
         ("overview live poll (admin)", admin, "/?live=1", False),

@@ -78,7 +78,9 @@ def measure(mode: str) -> tuple[float, float]:
     bobs.refresh_from_db()
     assert bobs.status == Run.Status.SUCCEEDED, bobs.error
     durations = [
-        (run.finished_at - run.started_at).total_seconds() for run in Run.objects.all() if run.started_at and run.finished_at
+        (run.finished_at - run.started_at).total_seconds()
+        for run in Run.objects.all()
+        if run.started_at and run.finished_at
     ]
     return (bobs.started_at - bobs.created_at).total_seconds(), sum(durations) / len(durations)
 

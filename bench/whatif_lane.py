@@ -32,8 +32,12 @@ DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0
 BROKER_URL = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/0")
 SOFT_LIMIT = os.environ.get("BENCH_SOFT_LIMIT", "30s")
 os.environ.update(
-    DATABASE_URL=DATABASE_URL, CELERY_BROKER_URL=BROKER_URL, CELERY_RESULT_BACKEND=BROKER_URL, DEBUG="true",
-    WHATIF_SOFT_TIME_LIMIT=SOFT_LIMIT, ADMISSION_PASS_INTERVAL="1h",
+    DATABASE_URL=DATABASE_URL,
+    CELERY_BROKER_URL=BROKER_URL,
+    CELERY_RESULT_BACKEND=BROKER_URL,
+    DEBUG="true",
+    WHATIF_SOFT_TIME_LIMIT=SOFT_LIMIT,
+    ADMISSION_PASS_INTERVAL="1h",
 )
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "fairportal.settings")
 
@@ -65,7 +69,9 @@ def start(commands: list[list[str]]) -> list[subprocess.Popen]:
     with app.connection_for_write() as broker:
         broker.default_channel.client.flushdb()
     workers = [
-        subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         for command in commands
     ]
     if not wait_for(lambda: len(app.control.ping(timeout=0.5)) >= len(commands), timeout=120):

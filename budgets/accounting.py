@@ -236,7 +236,9 @@ def segments(budget_id: int, start: datetime, end: datetime | None) -> list[Segm
     return result
 
 
-def measure(budget: Budget, now: datetime, *, burn_window_seconds: int, previous: BudgetState | None) -> Measurement | None:
+def measure(
+    budget: Budget, now: datetime, *, burn_window_seconds: int, previous: BudgetState | None
+) -> Measurement | None:
     """Used, burn rate and exhaustion time of the period containing ``now`` (None before the anchor).
 
     The burn rate is what was charged over the last ``burn_window_seconds`` of the period,
@@ -266,6 +268,10 @@ def measure(budget: Budget, now: datetime, *, burn_window_seconds: int, previous
             stretches = ((s.start, s.end, s.rate) for s in segments(budget.pk, period.start, period.end))
             exhausted_at = first_crossing(stretches, budget.allocated_hours * 3600) or now
     return Measurement(
-        as_of=now, period_start=period.start, period_end=period.end, used=used, burn_rate=burn_rate,
+        as_of=now,
+        period_start=period.start,
+        period_end=period.end,
+        used=used,
+        burn_rate=burn_rate,
         exhausted_at=exhausted_at,
     )

@@ -34,13 +34,31 @@ class BudgetAdmin(AuditedAdmin):
 
 @admin.register(BudgetCharge)
 class BudgetChargeAdmin(ReadOnlyAdmin):
-    list_display = ("budget", "workload", "kind", "period_start", "charged_from", "charged_to", "quantity", "unit_seconds")
+    list_display = (
+        "budget",
+        "workload",
+        "kind",
+        "period_start",
+        "charged_from",
+        "charged_to",
+        "quantity",
+        "unit_seconds",
+    )
     list_filter = ("kind", "budget")
     list_select_related = ("budget", "workload__namespace")
 
 
 @admin.register(BudgetEvent)
 class BudgetEventAdmin(ReadOnlyAdmin):
-    list_display = ("at", "budget", "kind", "threshold", "used_hours", "allocated_hours", "email_sent_at", "webhook_status")
+    list_display = (
+        "at",
+        "budget",
+        "kind",
+        "threshold",
+        "used_hours",
+        "allocated_hours",
+        "email_sent_at",
+        "webhook_status",
+    )
     list_filter = ("kind", "webhook_status", "budget")
     list_select_related = ("budget",)

@@ -64,7 +64,10 @@ def record_event(
     }
     if kind == BudgetEvent.Kind.THRESHOLD:
         event, created = BudgetEvent.objects.get_or_create(
-            budget=budget, kind=kind, period_start=period_start, threshold=Decimal(str(threshold)),
+            budget=budget,
+            kind=kind,
+            period_start=period_start,
+            threshold=Decimal(str(threshold)),
             defaults=fields,
         )
     elif kind in (BudgetEvent.Kind.EXHAUSTED, BudgetEvent.Kind.RENEWED):
@@ -79,14 +82,22 @@ def record_event(
     return event
 
 
-def record_period_events(budget: Budget, status: BudgetStatus, *, previous_period_start: datetime | None,
-                         used_unit_seconds: Decimal, now: datetime) -> list[BudgetEvent]:
+def record_period_events(
+    budget: Budget,
+    status: BudgetStatus,
+    *,
+    previous_period_start: datetime | None,
+    used_unit_seconds: Decimal,
+    now: datetime,
+) -> list[BudgetEvent]:
     """Renewal, threshold crossings and exhaustion of the current period; each at most once."""
     events: list[BudgetEvent | None] = []
     if previous_period_start is not None and status.period_start != previous_period_start:
         events.append(
             record_event(
-                budget, BudgetEvent.Kind.RENEWED, status,
+                budget,
+                BudgetEvent.Kind.RENEWED,
+                status,
                 f"budget {budget.name} renewed: a new period started {status.period_start:%Y-%m-%d %H:%M %Z} "
                 f"with {format_hours(budget.allocated_hours)} {budget.unit_label}",
                 now=now,
@@ -96,17 +107,22 @@ def record_period_events(budget: Budget, status: BudgetStatus, *, previous_perio
         if threshold_reached(used_unit_seconds, budget.allocated_hours, threshold):
             events.append(
                 record_event(
-                    budget, BudgetEvent.Kind.THRESHOLD, status,
+                    budget,
+                    BudgetEvent.Kind.THRESHOLD,
+                    status,
                     f"budget {budget.name} reached {threshold}%: {format_hours(status.used_hours)} of "
                     f"{format_hours(budget.allocated_hours)} {budget.unit_label} used this period"
                     + (" (exhausted: new work is held)" if status.exhausted else ""),
-                    now=now, threshold=threshold,
+                    now=now,
+                    threshold=threshold,
                 )
             )
     if status.exhausted:
         events.append(
             record_event(
-                budget, BudgetEvent.Kind.EXHAUSTED, status,
+                budget,
+                BudgetEvent.Kind.EXHAUSTED,
+                status,
                 f"budget {budget.name} exhausted: {format_hours(status.used_hours)} of "
                 f"{format_hours(budget.allocated_hours)} {budget.unit_label} used this period",
                 now=now,
@@ -166,8 +182,10 @@ def webhook_payload(event: BudgetEvent) -> dict[str, Any]:
         "eventId": event.pk,
         "at": event.at.isoformat(),
         "budget": budget.name,
-        "target": {"kind": {"local_queue": "LocalQueue", "namespace": "Namespace", "cluster_queue": "ClusterQueue"}[field],
-                   "name": str(budget.target.key if field == "local_queue" else budget.target.name)},
+        "target": {
+            "kind": {"local_queue": "LocalQueue", "namespace": "Namespace", "cluster_queue": "ClusterQueue"}[field],
+            "name": str(budget.target.key if field == "local_queue" else budget.target.name),
+        },
         "kind": budget.kind,
         "unit": budget.unit_label,
         "periodStart": event.period_start.isoformat(),
@@ -184,8 +202,13 @@ def deliver_webhook(event_id: int, *, timeout: float) -> bool:
 
     Raises ``WebhookDeliveryError`` on a non-2xx answer or a network error (the task retries).
     """
-    event = BudgetEvent.objects.select_related("budget__local_queue__namespace", "budget__namespace",
-                                               "budget__cluster_queue", "budget__flavor").filter(pk=event_id).first()
+    event = (
+        BudgetEvent.objects.select_related(
+            "budget__local_queue__namespace", "budget__namespace", "budget__cluster_queue", "budget__flavor"
+        )
+        .filter(pk=event_id)
+        .first()
+    )
     if event is None or event.webhook_status != BudgetEvent.Delivery.PENDING or not event.budget.webhook_url:
         return False
     BudgetEvent.objects.filter(pk=event_id).update(webhook_attempts=F("webhook_attempts") + 1)
@@ -193,7 +216,9 @@ def deliver_webhook(event_id: int, *, timeout: float) -> bool:
     try:
         # resolved and checked again here, connected to the checked address, no redirects
         status = outbound.post_json(
-            event.budget.webhook_url, body, timeout=timeout,
+            event.budget.webhook_url,
+            body,
+            timeout=timeout,
             headers={"Content-Type": "application/json", "User-Agent": "fairportal-budgets/1"},
         )
     except outbound.OutboundError as error:

@@ -24,4 +24,6 @@ class BudgetsConfig(AppConfig):
         extensions.register(
             DEMO_EXTRAS, "budgets", DemoExtra(seed=budgets_demo.seed_budgets, after_history=budgets_demo.charge_history)
         )
-        extensions.register(METRICS_COLLECTORS, "budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics))
+        extensions.register(
+            METRICS_COLLECTORS, "budgets", lambda: BudgetCollector(budget_usage=selectors.usage_for_metrics)
+        )

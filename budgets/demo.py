@@ -13,16 +13,44 @@ from queues.demo import GPU
 from queues.models import ClusterQueue, LocalQueue, Namespace, ResourceFlavor
 
 BUDGETS: list[dict[str, Any]] = [
-    {"name": "vision-gpu-hours", "lq": ("team-vision", "training"), "kind": Budget.Kind.RESOURCE_HOURS,
-     "resource": GPU, "hours": "2000", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD},
-    {"name": "speech-wall-time", "lq": ("team-speech", "training"), "kind": Budget.Kind.WALL_TIME,
-     "resource": "", "hours": "300", "renewal": Budget.Renewal.MONTHLY, "action": Budget.Action.HOLD_AND_DRAIN},
-    {"name": "interns-weekly", "ns": "team-interns", "kind": Budget.Kind.WALL_TIME,
-     "resource": "", "hours": "40", "renewal": Budget.Renewal.WEEKLY, "action": Budget.Action.HOLD,
-     "thresholds": [50, 80, 100]},
-    {"name": "inference-a100-hours", "cq": "gpu-inference", "kind": Budget.Kind.RESOURCE_HOURS,
-     "resource": GPU, "flavor": "a100", "hours": "5000", "renewal": Budget.Renewal.MONTHLY,
-     "action": Budget.Action.HOLD},
+    {
+        "name": "vision-gpu-hours",
+        "lq": ("team-vision", "training"),
+        "kind": Budget.Kind.RESOURCE_HOURS,
+        "resource": GPU,
+        "hours": "2000",
+        "renewal": Budget.Renewal.MONTHLY,
+        "action": Budget.Action.HOLD,
+    },
+    {
+        "name": "speech-wall-time",
+        "lq": ("team-speech", "training"),
+        "kind": Budget.Kind.WALL_TIME,
+        "resource": "",
+        "hours": "300",
+        "renewal": Budget.Renewal.MONTHLY,
+        "action": Budget.Action.HOLD_AND_DRAIN,
+    },
+    {
+        "name": "interns-weekly",
+        "ns": "team-interns",
+        "kind": Budget.Kind.WALL_TIME,
+        "resource": "",
+        "hours": "40",
+        "renewal": Budget.Renewal.WEEKLY,
+        "action": Budget.Action.HOLD,
+        "thresholds": [50, 80, 100],
+    },
+    {
+        "name": "inference-a100-hours",
+        "cq": "gpu-inference",
+        "kind": Budget.Kind.RESOURCE_HOURS,
+        "resource": GPU,
+        "flavor": "a100",
+        "hours": "5000",
+        "renewal": Budget.Renewal.MONTHLY,
+        "action": Budget.Action.HOLD,
+    },
 ]
 
 

@@ -61,7 +61,9 @@ def reconcile_hold(
             return HoldChange.NONE
         lift_hold(hold, note=f"budget {budget.name}: {lift_reason or 'no longer exhausted'}", surface=surface)
         record_event(
-            budget, BudgetEvent.Kind.HOLD_LIFTED, status,
+            budget,
+            BudgetEvent.Kind.HOLD_LIFTED,
+            status,
             f"hold on {budget.target_label} lifted ({lift_reason or 'no longer exhausted'}): "
             f"{format_hours(status.used_hours)} of {format_hours(budget.allocated_hours)} {budget.unit_label} used",
             now=now,
@@ -77,8 +79,11 @@ def reconcile_hold(
         )
         audited_save(hold, surface=surface, note=message)
         record_event(
-            budget, BudgetEvent.Kind.HOLD_PLACED, status,
-            f"{'hold and drain' if drain else 'hold'} placed on {budget.target_label}: {message}", now=now,
+            budget,
+            BudgetEvent.Kind.HOLD_PLACED,
+            status,
+            f"{'hold and drain' if drain else 'hold'} placed on {budget.target_label}: {message}",
+            now=now,
         )
         _request_passes(budget)
         return HoldChange.PLACED

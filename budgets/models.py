@@ -55,10 +55,17 @@ class Budget(models.Model):
     cluster_queue = target_field("cluster_queue", related_name="budgets")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.WALL_TIME)
     resource = models.CharField(
-        max_length=253, blank=True, validators=[validate_resource_name], help_text="ResourceHours only, e.g. nvidia.com/gpu"
+        max_length=253,
+        blank=True,
+        validators=[validate_resource_name],
+        help_text="ResourceHours only, e.g. nvidia.com/gpu",
     )
     flavor = models.ForeignKey(
-        "queues.ResourceFlavor", null=True, blank=True, on_delete=models.PROTECT, help_text="ResourceHours only; empty = any"
+        "queues.ResourceFlavor",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        help_text="ResourceHours only; empty = any",
     )
     allocated_hours = models.DecimalField(
         max_digits=14, decimal_places=3, help_text="Hours of wall time, or resource-hours in base units (GPU-hours)"
@@ -202,7 +209,9 @@ class BudgetCharge(models.Model):
 
     budget = models.ForeignKey(Budget, on_delete=models.CASCADE, related_name="charges")
     workload = models.ForeignKey("queues.Workload", on_delete=models.CASCADE, related_name="budget_charges")
-    admission_record = models.ForeignKey("queues.AdmissionRecord", on_delete=models.CASCADE, related_name="budget_charges")
+    admission_record = models.ForeignKey(
+        "queues.AdmissionRecord", on_delete=models.CASCADE, related_name="budget_charges"
+    )
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.CHARGE)
     period_start = models.DateTimeField(help_text="Start of the budget period this line belongs to")
     charged_from = models.DateTimeField()
@@ -214,10 +223,14 @@ class BudgetCharge(models.Model):
     class Meta:
         ordering = ["charged_from", "id"]
         constraints = [
-            models.CheckConstraint(condition=models.Q(charged_to__gt=models.F("charged_from")), name="budget_charge_positive_length"),
+            models.CheckConstraint(
+                condition=models.Q(charged_to__gt=models.F("charged_from")), name="budget_charge_positive_length"
+            ),
             models.CheckConstraint(condition=models.Q(quantity__gt=0), name="budget_charge_quantity_gt_0"),
             models.CheckConstraint(
-                condition=(models.Q(kind="charge", unit_seconds__gt=0) | models.Q(kind="correction", unit_seconds__lt=0)),
+                condition=(
+                    models.Q(kind="charge", unit_seconds__gt=0) | models.Q(kind="correction", unit_seconds__lt=0)
+                ),
                 name="budget_charge_sign_matches_kind",
             ),
             # The database's own guard against double charging: two runs that both read the same
@@ -256,12 +269,16 @@ class BudgetState(models.Model):
     burn_rate = models.DecimalField(
         max_digits=32, decimal_places=9, default=Decimal(0), help_text="Units charged per second over the recent window"
     )
-    exhausted_at = models.DateTimeField(null=True, blank=True, help_text="When usage reached the allocation this period")
+    exhausted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When usage reached the allocation this period"
+    )
     allocated_hours = models.DecimalField(
         max_digits=14, decimal_places=3, null=True, blank=True, help_text="The allocation the last run measured against"
     )
     error = models.CharField(
-        max_length=300, blank=True, help_text="Why the last accounting run failed (the budget then shows 'error'); empty when it worked"
+        max_length=300,
+        blank=True,
+        help_text="Why the last accounting run failed (the budget then shows 'error'); empty when it worked",
     )
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -320,7 +337,8 @@ class BudgetEvent(models.Model):
                 name="budget_event_once_per_period",
             ),
             models.CheckConstraint(
-                condition=models.Q(kind="ThresholdCrossed", threshold__isnull=False) | ~models.Q(kind="ThresholdCrossed"),
+                condition=models.Q(kind="ThresholdCrossed", threshold__isnull=False)
+                | ~models.Q(kind="ThresholdCrossed"),
                 name="budget_event_threshold_given",
             ),
         ]

@@ -46,8 +46,9 @@ def gate(candidates: Sequence[Candidate], now: datetime) -> Mapping[str, tuple[s
     if not budgets:
         return {}
     runtimes = dict(
-        Workload.objects.filter(pk__in=[c.workload_id for c in candidates], max_runtime_seconds__isnull=False)
-        .values_list("id", "max_runtime_seconds")
+        Workload.objects.filter(
+            pk__in=[c.workload_id for c in candidates], max_runtime_seconds__isnull=False
+        ).values_list("id", "max_runtime_seconds")
     )
     if not runtimes:
         return {}
@@ -89,8 +90,11 @@ def _budgets_for(candidates: Sequence[Candidate]) -> list[Budget]:
 
 def _covers(budget: Budget, candidate: Candidate) -> bool:
     field, pk = budget.target_ref
-    return {"local_queue": candidate.local_queue_id, "namespace": candidate.namespace_id,
-            "cluster_queue": candidate.cluster_queue_id}[field] == pk
+    return {
+        "local_queue": candidate.local_queue_id,
+        "namespace": candidate.namespace_id,
+        "cluster_queue": candidate.cluster_queue_id,
+    }[field] == pk
 
 
 def _quantity(budget: Budget, requests: Mapping[str, int]) -> int:
@@ -107,8 +111,10 @@ def _room(budget: Budget, now: datetime) -> _Room | None:
     state = BudgetState.objects.filter(budget=budget).first()
     charged_until = state.as_of if state and state.as_of and state.period_start == period.start else period.start
     used = accounting.used_between(budget.pk, period.start, period.end)
-    running = accounting.records_under(budget).filter(ended_at__isnull=True).values_list(
-        "admitted_at", "requests", "assignment", "workload__max_runtime_seconds"
+    running = (
+        accounting.records_under(budget)
+        .filter(ended_at__isnull=True)
+        .values_list("admitted_at", "requests", "assignment", "workload__max_runtime_seconds")
     )
     ahead = Decimal(0)
     for admitted_at, requests, assignment, max_runtime in running:
@@ -141,4 +147,3 @@ def _message(room: _Room, need: Decimal, max_runtime: int) -> str:
         f"{max_runtime}s, but budget {budget.name} has {format_hours(to_hours(left))} of "
         f"{format_hours(budget.allocated_hours)} left this period"
     )
-

@@ -59,18 +59,27 @@ def reconcile_budget(budget_id: int, *, now: datetime | None = None) -> CycleRes
             budget, moment, burn_window_seconds=settings.BUDGET_BURN_RATE_WINDOW_SECONDS, previous=state
         )
         status = build_status(
-            budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
-            measurement=measurement, held=enforcement.current_hold(budget.pk) is not None,
+            budget_id=budget.pk,
+            name=budget.name,
+            unit=budget.unit_label,
+            allocated_hours=budget.allocated_hours,
+            measurement=measurement,
+            held=enforcement.current_hold(budget.pk) is not None,
             thresholds=[float(t) for t in budget.alert_thresholds or ()],
         )
         result = CycleResult(budget=budget.name, lines=charged.lines, corrections=charged.corrections, status=status)
         if measurement is not None:
             events = alerts.record_period_events(
-                budget, status, previous_period_start=state.period_start, used_unit_seconds=measurement.used,
+                budget,
+                status,
+                previous_period_start=state.period_start,
+                used_unit_seconds=measurement.used,
                 now=moment,
             )
             result.events = [event.kind for event in events]
-        change = enforcement.reconcile_hold(budget, status, now=moment, lift_reason=_lift_reason(budget, state, measurement))
+        change = enforcement.reconcile_hold(
+            budget, status, now=moment, lift_reason=_lift_reason(budget, state, measurement)
+        )
         result.hold = change.value
         held = change in (enforcement.HoldChange.PLACED, enforcement.HoldChange.UPDATED) or (
             status.held and change == enforcement.HoldChange.NONE
@@ -119,11 +128,18 @@ def _record_failure(budget_id: int, error: Exception, *, now: datetime) -> None:
         state.error = reason
         state.save(update_fields=["error", "updated_at"])
         status = build_status(
-            budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
-            measurement=None, held=enforcement.current_hold(budget.pk) is not None, error=reason,
+            budget_id=budget.pk,
+            name=budget.name,
+            unit=budget.unit_label,
+            allocated_hours=budget.allocated_hours,
+            measurement=None,
+            held=enforcement.current_hold(budget.pk) is not None,
+            error=reason,
         )
         alerts.record_event(
-            budget, BudgetEvent.Kind.ACCOUNTING_FAILED, status,
+            budget,
+            BudgetEvent.Kind.ACCOUNTING_FAILED,
+            status,
             f"budget {budget.name}: {reason}; it is not measured or enforced until this is fixed",
             now=now,
         )

@@ -187,15 +187,31 @@ def build_status(
     first_alert = min((float(t) for t in thresholds), default=None)
     if measurement is None:
         return BudgetStatus(
-            budget_id=budget_id, name=name, unit=unit, measured=False, as_of=None, period_start=None,
-            period_end=None, allocated_hours=allocated_hours, used_hours=Decimal(0),
-            remaining_hours=allocated_hours, percent=percent_used(Decimal(0), allocated_hours),
-            exhausted=False, exhausted_at=None, burn_rate_per_hour=Decimal(0), forecast_exhausted_at=None,
-            exhausts_before_reset=None, held=held, first_alert=first_alert, error=error,
+            budget_id=budget_id,
+            name=name,
+            unit=unit,
+            measured=False,
+            as_of=None,
+            period_start=None,
+            period_end=None,
+            allocated_hours=allocated_hours,
+            used_hours=Decimal(0),
+            remaining_hours=allocated_hours,
+            percent=percent_used(Decimal(0), allocated_hours),
+            exhausted=False,
+            exhausted_at=None,
+            burn_rate_per_hour=Decimal(0),
+            forecast_exhausted_at=None,
+            exhausts_before_reset=None,
+            held=held,
+            first_alert=first_alert,
+            error=error,
         )
     used_hours = to_hours(measurement.used)
     exhausted = is_exhausted(measurement.used, allocated_hours)
-    predicted = None if exhausted else forecast(measurement.as_of, measurement.used, allocated_hours, measurement.burn_rate)
+    predicted = (
+        None if exhausted else forecast(measurement.as_of, measurement.used, allocated_hours, measurement.burn_rate)
+    )
     before_reset = None
     if predicted is not None:
         before_reset = measurement.period_end is None or predicted < measurement.period_end

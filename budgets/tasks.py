@@ -50,6 +50,8 @@ def post_budget_webhook(self: Task, event_id: int) -> bool:
     except alerts.WebhookDeliveryError as error:
         if self.request.retries >= settings.BUDGET_WEBHOOK_MAX_RETRIES:
             alerts.mark_webhook_failed(event_id)
-            logger.warning("budget event %s: webhook failed after %d tries: %s", event_id, self.request.retries + 1, error)
+            logger.warning(
+                "budget event %s: webhook failed after %d tries: %s", event_id, self.request.retries + 1, error
+            )
             return False
         raise self.retry(exc=error, countdown=webhook_backoff(self.request.retries)) from error

@@ -38,7 +38,6 @@ from core.models import PolicyChange, TenantMembership
 EXECUTORS_GROUP = "executors"
 
 
-
 @dataclass(frozen=True)
 class Access:
     """One user's roles, loaded once per request (two queries)."""
@@ -107,7 +106,10 @@ def access_for(user: Any) -> Access:
     roles = dict(TenantMembership.objects.filter(user=user).values_list("namespace_id", "role"))
     is_executor = user.groups.filter(name=EXECUTORS_GROUP).exists()
     return Access(
-        is_authenticated=True, is_admin=is_admin, is_executor=is_executor, roles=MappingProxyType(roles),
+        is_authenticated=True,
+        is_admin=is_admin,
+        is_executor=is_executor,
+        roles=MappingProxyType(roles),
         user_id=user.pk,
     )
 

@@ -182,8 +182,13 @@ def audited_delete(
         instance.delete()
         instance.pk = pk  # the audit row names the deleted object's id
         record_change(
-            instance=instance, action=PolicyChange.Action.DELETE, before=before, after=None,
-            actor=actor, surface=surface, note=note,
+            instance=instance,
+            action=PolicyChange.Action.DELETE,
+            before=before,
+            after=None,
+            actor=actor,
+            surface=surface,
+            note=note,
         )
 
 

@@ -49,9 +49,7 @@ def apply_directory_groups(user: Any, groups: Iterable[str], source: str) -> Non
     roles = roles_for(group_list, settings.DIRECTORY_GROUP_MAP)
     namespace_model = TenantMembership._meta.get_field("namespace").related_model
     assert not isinstance(namespace_model, str)
-    found = dict(
-        namespace_model._default_manager.filter(name__in=list(roles.namespaces)).values_list("name", "id")
-    )
+    found = dict(namespace_model._default_manager.filter(name__in=list(roles.namespaces)).values_list("name", "id"))
     for name in roles.namespaces:
         if name not in found:
             _warn_unknown_namespace(name)
@@ -60,9 +58,7 @@ def apply_directory_groups(user: Any, groups: Iterable[str], source: str) -> Non
     memberships = TenantMembership.objects.filter(user=user)
     list(memberships.select_for_update().values_list("pk", flat=True))  # one sign-in at a time per user
     local = set(memberships.filter(source=TenantMembership.Source.LOCAL).values_list("namespace_id", flat=True))
-    current = dict(
-        memberships.filter(source=TenantMembership.Source.DIRECTORY).values_list("namespace_id", "role")
-    )
+    current = dict(memberships.filter(source=TenantMembership.Source.DIRECTORY).values_list("namespace_id", "role"))
     gone = [namespace_id for namespace_id in current if namespace_id not in wanted]
     if gone:
         memberships.filter(source=TenantMembership.Source.DIRECTORY, namespace_id__in=gone).delete()
@@ -97,15 +93,21 @@ def apply_directory_groups(user: Any, groups: Iterable[str], source: str) -> Non
     DirectoryIdentity.objects.update_or_create(
         user=user,
         defaults={
-            "source": source, "groups": group_list, "granted_staff": granted_staff,
-            "granted_executor": granted_executor, "synced_at": timezone.now(),
+            "source": source,
+            "groups": group_list,
+            "granted_staff": granted_staff,
+            "granted_executor": granted_executor,
+            "synced_at": timezone.now(),
         },
     )
     logger.info(
         "directory sign-in (%s) of %s: %d group(s), namespaces %s, admin=%s, executor=%s",
-        source, user.get_username(), len(group_list),
+        source,
+        user.get_username(),
+        len(group_list),
         ",".join(f"{name}:{role}" for name, role in sorted(roles.namespaces.items()) if name in found) or "-",
-        user.is_staff, roles.executor or is_executor,
+        user.is_staff,
+        roles.executor or is_executor,
     )
 
 
@@ -132,9 +134,13 @@ class LocalBackend(ModelBackend):
     """Django's password back end, restricted by ``LOCAL_LOGIN`` (break-glass admins only, or off,
     once the site's directory signs people in). Sessions and permissions work as ModelBackend's."""
 
-    def authenticate(self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any) -> Any:
+    def authenticate(
+        self, request: Any, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> Any:
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None and not local_login_allowed(user):
-            logger.info("local password sign-in of %s refused (LOCAL_LOGIN=%s)", user.get_username(), settings.LOCAL_LOGIN)
+            logger.info(
+                "local password sign-in of %s refused (LOCAL_LOGIN=%s)", user.get_username(), settings.LOCAL_LOGIN
+            )
             return None
         return user

@@ -20,7 +20,9 @@ logger = logging.getLogger(__name__)
 class DirectoryLDAPBackend(LDAPBackend):
     def authenticate_ldap_user(self, ldap_user: Any, password: str) -> Any:
         if is_unclaimed_local_account(ldap_user._username):
-            logger.warning("LDAP sign-in of %s refused: a local account with a password has that name", ldap_user._username)
+            logger.warning(
+                "LDAP sign-in of %s refused: a local account with a password has that name", ldap_user._username
+            )
             return None
         user = super().authenticate_ldap_user(ldap_user, password)
         if user is not None:

@@ -127,7 +127,9 @@ class DirectoryOIDCBackend(OIDCAuthenticationBackend):
 
     def verify_claims(self, claims: dict[str, Any]) -> bool:
         if not self._username(claims):
-            logger.warning("OpenID Connect sign-in refused: no %r claim", _claim("OIDC_USERNAME_CLAIM", "preferred_username"))
+            logger.warning(
+                "OpenID Connect sign-in refused: no %r claim", _claim("OIDC_USERNAME_CLAIM", "preferred_username")
+            )
             return False
         return True
 
@@ -205,4 +207,3 @@ class CallbackView(OIDCAuthenticationCallbackView):
     def login_failure(self) -> HttpResponse:
         messages.error(self.request, f"Sign-in with {_provider_name()} failed.")
         return HttpResponseRedirect(reverse("login"))
-

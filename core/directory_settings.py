@@ -47,7 +47,9 @@ def _search(env: Mapping[str, str], name: str, default_filter: str) -> tuple[str
     raw = env.get(name, "").strip()
     base, _, search_filter = raw.partition("?")
     if not base.strip():
-        raise DirectorySettingsError(f"{name}: expected BASE_DN or BASE_DN?(FILTER), e.g. ou=people,dc=example,dc=org?(uid=%(user)s)")
+        raise DirectorySettingsError(
+            f"{name}: expected BASE_DN or BASE_DN?(FILTER), e.g. ou=people,dc=example,dc=org?(uid=%(user)s)"
+        )
     search_filter = search_filter.strip() or default_filter
     if not (search_filter.startswith("(") and search_filter.endswith(")")):
         raise DirectorySettingsError(f"{name}: the filter must be in parentheses, got {search_filter!r}")
@@ -88,9 +90,13 @@ def ldap_settings(env: Mapping[str, str]) -> dict[str, Any]:
         if not Path(ca_file).is_file():
             raise DirectorySettingsError(f"LDAP_CA_CERT_FILE: no file {ca_file}")
         # the site's CA for ldaps:// and StartTLS; a new TLS context (last) makes it count
-        options.update({
-            ldap.OPT_X_TLS_CACERTFILE: ca_file, ldap.OPT_X_TLS_REQUIRE_CERT: ldap.OPT_X_TLS_DEMAND, ldap.OPT_X_TLS_NEWCTX: 0,
-        })
+        options.update(
+            {
+                ldap.OPT_X_TLS_CACERTFILE: ca_file,
+                ldap.OPT_X_TLS_REQUIRE_CERT: ldap.OPT_X_TLS_DEMAND,
+                ldap.OPT_X_TLS_NEWCTX: 0,
+            }
+        )
     return {
         "AUTH_LDAP_SERVER_URI": uri,
         "AUTH_LDAP_BIND_DN": env.get("LDAP_BIND_DN", "").strip(),
@@ -143,7 +149,9 @@ def local_login_mode(env: Mapping[str, str], *, directory: bool) -> str:
     if raw not in {"true", "false", "admins"}:
         raise DirectorySettingsError(f"LOCAL_LOGIN={raw!r}: expected true, false or admins")
     if raw == "false" and not directory:
-        raise DirectorySettingsError("LOCAL_LOGIN=false but no directory (LDAP_SERVER_URI, OIDC_ISSUER): nobody could sign in")
+        raise DirectorySettingsError(
+            "LOCAL_LOGIN=false but no directory (LDAP_SERVER_URI, OIDC_ISSUER): nobody could sign in"
+        )
     return raw
 
 

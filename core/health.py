@@ -59,7 +59,9 @@ def heartbeat_check() -> str | None:
         return "no heartbeat yet: are beat and a control worker (queue celery) running?"
     age = timezone.now() - row.at
     if age > timedelta(seconds=limit):
-        return f"last heartbeat {int(age.total_seconds())}s ago (limit {limit}s): are beat and a control worker running?"
+        return (
+            f"last heartbeat {int(age.total_seconds())}s ago (limit {limit}s): are beat and a control worker running?"
+        )
     return None
 
 

@@ -128,7 +128,9 @@ def check_url(url: str) -> None:
     try:
         resolve(parse_target(url))
     except OutboundError as error:
-        raise OutboundError(str(error).split(": ", 1)[-1] if str(error).startswith("delivery ") else str(error)) from None
+        raise OutboundError(
+            str(error).split(": ", 1)[-1] if str(error).startswith("delivery ") else str(error)
+        ) from None
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):

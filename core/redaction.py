@@ -33,7 +33,6 @@ def redact_policy_state(access: Access, object_type: str, state: Mapping[str, An
     return {name: value for name, value in state.items() if name not in hidden}
 
 
-
 # -- other tenants' names in reasons ---------------------------------------------------------------
 
 OTHER_TENANT_QUEUE = "another tenant's queue"
@@ -93,4 +92,3 @@ def reason_redactor(access: Access) -> Callable[[str], str]:
         return redact_names(text, hidden)
 
     return redact
-

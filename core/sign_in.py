@@ -19,5 +19,7 @@ class SignInView(LoginView):
             **super().get_context_data(**kwargs),
             "demo_logins": bool(settings.DEBUG) and local == "true",
             "password_form": settings.LDAP_ENABLED or local != "false",
-            "oidc_provider": (getattr(settings, "OIDC_PROVIDER_NAME", "") or "single sign-on") if settings.OIDC_ISSUER else "",
+            "oidc_provider": (getattr(settings, "OIDC_PROVIDER_NAME", "") or "single sign-on")
+            if settings.OIDC_ISSUER
+            else "",
         }

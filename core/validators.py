@@ -38,6 +38,4 @@ def validate_non_negative_weight(value: Decimal) -> None:
 
 def validate_positive_weight(value: Decimal) -> None:
     if value is None or value <= 0:
-        raise ValidationError(
-            "weight must be greater than 0, got %(value)s", params={"value": value}, code="min_value"
-        )
+        raise ValidationError("weight must be greater than 0, got %(value)s", params={"value": value}, code="min_value")

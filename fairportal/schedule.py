@@ -9,13 +9,16 @@ CONTROL_QUEUE = "celery"  # Celery's default: admission, cluster, usage and budg
 WHATIF_QUEUE = "whatif"
 WHATIF_TASKS = ("playground.run",)  # playground runs, /api/v1/simulations/ runs among them
 
+
 def task_routes() -> dict[str, dict[str, str]]:
     return {name: {"queue": WHATIF_QUEUE} for name in WHATIF_TASKS}
+
 
 def whatif_annotations(soft_time_limit: int, time_limit: int) -> dict[str, dict[str, int]]:
     """Celery task options of every what-if task: the soft limit raises in the task (the run is
     marked failed), the hard one kills the process (the reaper fails the run)."""
     return {name: {"soft_time_limit": soft_time_limit, "time_limit": time_limit} for name in WHATIF_TASKS}
+
 
 def beat_schedule(
     *,

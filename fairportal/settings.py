@@ -87,7 +87,9 @@ BIND_ADDRESS = os.environ.get("BIND_ADDRESS", "127.0.0.1").strip()
 try:
     BIND_IS_LOOPBACK = BIND_ADDRESS == "localhost" or ipaddress.ip_address(BIND_ADDRESS.strip("[]")).is_loopback
 except ValueError:
-    raise ImproperlyConfigured(f"BIND_ADDRESS={BIND_ADDRESS!r}: expected an IP address such as 127.0.0.1 or 0.0.0.0") from None
+    raise ImproperlyConfigured(
+        f"BIND_ADDRESS={BIND_ADDRESS!r}: expected an IP address such as 127.0.0.1 or 0.0.0.0"
+    ) from None
 
 # Served over HTTPS (TLS here or at a proxy): secure cookies, redirect to https, HSTS.
 HTTPS = env_bool("HTTPS", False)
@@ -282,9 +284,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CLUSTER_BACKENDS = ("simulated", "external", "slurm")
 CLUSTER_BACKEND = os.environ.get("CLUSTER_BACKEND", "simulated").strip()
 if CLUSTER_BACKEND not in CLUSTER_BACKENDS:
-    raise ImproperlyConfigured(
-        f"CLUSTER_BACKEND={CLUSTER_BACKEND!r}: must be one of {', '.join(CLUSTER_BACKENDS)}"
-    )
+    raise ImproperlyConfigured(f"CLUSTER_BACKEND={CLUSTER_BACKEND!r}: must be one of {', '.join(CLUSTER_BACKENDS)}")
 
 
 def env_mapping(name: str, default: str) -> dict[str, str]:

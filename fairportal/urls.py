@@ -44,8 +44,6 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),
     path("budgets/", include("budgets.urls")),
     path("playground/", include("playground.urls")),
-    path(
-        "namespaces/<str:namespace>/workloads/<str:name>/estimate/", workload_estimate, name="workload-estimate"
-    ),
+    path("namespaces/<str:namespace>/workloads/<str:name>/estimate/", workload_estimate, name="workload-estimate"),
     path("", include("queues.urls")),
 ]

@@ -149,4 +149,3 @@ def to_base_units(millis: int | float) -> int | float:
     if isinstance(millis, int) and millis % MILLIS_PER_UNIT == 0:
         return millis // MILLIS_PER_UNIT
     return millis / MILLIS_PER_UNIT
-

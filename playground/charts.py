@@ -16,8 +16,18 @@ from queues.ui.charts import GRID, THEME  # the dashboard's look
 Figure = dict[str, Any]
 
 PALETTE = [
-    "#4055d8", "#16845b", "#b26a00", "#9c36b5", "#0b7285", "#c2255c", "#5c940d", "#e8590c",
-    "#1864ab", "#862e9c", "#087f5b", "#a61e4d",
+    "#4055d8",
+    "#16845b",
+    "#b26a00",
+    "#9c36b5",
+    "#0b7285",
+    "#c2255c",
+    "#5c940d",
+    "#e8590c",
+    "#1864ab",
+    "#862e9c",
+    "#087f5b",
+    "#a61e4d",
 ]
 OTHERS_COLOR = "#adb5bd"
 SIDE_COLORS = {"baseline": "#8a94a6", "edited": "#4055d8"}
@@ -36,10 +46,21 @@ def base_layout(*, x_title: str, y_title: str, height: int = 300) -> dict[str, A
         "margin": {"l": 56, "r": 16, "t": 30, "b": 84},
         **THEME,
         # automargin: long tick labels push the titles out instead of clipping them.
-        "xaxis": {"title": {"text": x_title, "standoff": 6}, "gridcolor": GRID, "zeroline": False, "automargin": True,
-                  "ticklabelstandoff": 4},
-        "yaxis": {"title": {"text": y_title, "standoff": 6}, "gridcolor": GRID, "rangemode": "tozero",
-                  "zeroline": False, "automargin": True, "ticklabelstandoff": 4},
+        "xaxis": {
+            "title": {"text": x_title, "standoff": 6},
+            "gridcolor": GRID,
+            "zeroline": False,
+            "automargin": True,
+            "ticklabelstandoff": 4,
+        },
+        "yaxis": {
+            "title": {"text": y_title, "standoff": 6},
+            "gridcolor": GRID,
+            "rangemode": "tozero",
+            "zeroline": False,
+            "automargin": True,
+            "ticklabelstandoff": 4,
+        },
     }
 
 
@@ -48,8 +69,15 @@ def empty_figure(message: str) -> Figure:
     layout["xaxis"] = {"visible": False}
     layout["yaxis"] = {"visible": False}
     layout["annotations"] = [
-        {"text": message, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
-         "font": {"color": "#8a94a6", "size": 13}}
+        {
+            "text": message,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"color": "#8a94a6", "size": 13},
+        }
     ]
     return {"data": [], "layout": layout}
 
@@ -137,13 +165,21 @@ def allocation_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]
         stacked = [sum(values) for values in zip(*(trace["y"] for trace in data), strict=True)] if data else []
         return data, max(stacked, default=0.0)
 
-    return _pair(view, resource, empty=f"Nothing was allocated {resource}", y_title=f"admitted {resource}", traces=traces)
+    return _pair(
+        view, resource, empty=f"Nothing was allocated {resource}", y_title=f"admitted {resource}", traces=traces
+    )
 
 
 def _area(name: str, x: list[float], y: Sequence[float], color: str) -> dict[str, Any]:
     return {
-        "type": "scatter", "mode": "lines", "name": name, "x": x, "y": list(y), "stackgroup": "one",
-        "line": {"color": color, "width": 1, "shape": "hv"}, "hovertemplate": "%{y:.4g}",
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": x,
+        "y": list(y),
+        "stackgroup": "one",
+        "line": {"color": color, "width": 1, "shape": "hv"},
+        "hovertemplate": "%{y:.4g}",
     }
 
 
@@ -170,8 +206,13 @@ def usage_pair(view: Mapping[str, Any], resource: str) -> dict[str, Figure]:
 
 def _line(name: str, x: list[float], y: Sequence[float], color: str, *, dash: str = "solid") -> dict[str, Any]:
     return {
-        "type": "scatter", "mode": "lines", "name": name, "x": x, "y": list(y),
-        "line": {"color": color, "width": 2, "dash": dash}, "hovertemplate": "%{y:.4g}",
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": x,
+        "y": list(y),
+        "line": {"color": color, "width": 2, "dash": dash},
+        "hovertemplate": "%{y:.4g}",
     }
 
 
@@ -183,11 +224,18 @@ def utilization_figure(view: Mapping[str, Any]) -> Figure:
         for resource, values in series["utilization"].items():
             data.append(
                 {
-                    "type": "scatter", "mode": "lines", "name": f"{SIDE_LABELS[side]} {resource}",
-                    "x": _x(series["t"], divisor), "y": values,
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{SIDE_LABELS[side]} {resource}",
+                    "x": _x(series["t"], divisor),
+                    "y": values,
                     # the baseline wider underneath: where both runs agree, both stay visible
-                    "line": {"color": SIDE_COLORS[side], "width": 5 if side == "baseline" else 2, "shape": "hv",
-                             "dash": "solid" if resource == (resources_of(view) or [""])[0] else "dot"},
+                    "line": {
+                        "color": SIDE_COLORS[side],
+                        "width": 5 if side == "baseline" else 2,
+                        "shape": "hv",
+                        "dash": "solid" if resource == (resources_of(view) or [""])[0] else "dot",
+                    },
                     "hovertemplate": "%{y:.1%}",
                 }
             )
@@ -211,14 +259,17 @@ def wait_figure(view: Mapping[str, Any]) -> Figure:
         rows = [(row["tenant"], row[side]) for row in tenants if row[side]]
         data.append(
             {
-                "type": "box", "name": SIDE_LABELS[side], "x": [tenant for tenant, _ in rows],
+                "type": "box",
+                "name": SIDE_LABELS[side],
+                "x": [tenant for tenant, _ in rows],
                 "q1": [stats["q1"] / divisor for _, stats in rows],
                 "median": [stats["median"] / divisor for _, stats in rows],
                 "q3": [stats["q3"] / divisor for _, stats in rows],
                 "lowerfence": [stats["min"] / divisor for _, stats in rows],
                 "upperfence": [stats["max"] / divisor for _, stats in rows],
                 "mean": [stats["mean"] / divisor for _, stats in rows],
-                "boxmean": True, "marker": {"color": SIDE_COLORS[side]},
+                "boxmean": True,
+                "marker": {"color": SIDE_COLORS[side]},
             }
         )
     layout = base_layout(x_title="tenant (namespace)", y_title=f"wait ({unit})")
@@ -231,8 +282,11 @@ def moved_figure(view: Mapping[str, Any]) -> Figure:
     """How many workloads started earlier, at the same time, later, or in one run only."""
     counts = view["moved"]["counts"]
     labels = [
-        ("earlier", "earlier", "#16845b"), ("same", "same time", "#8a94a6"), ("later", "later", "#c2255c"),
-        ("onlyEdited", "only when edited", "#4055d8"), ("onlyBaseline", "only in baseline", "#b26a00"),
+        ("earlier", "earlier", "#16845b"),
+        ("same", "same time", "#8a94a6"),
+        ("later", "later", "#c2255c"),
+        ("onlyEdited", "only when edited", "#4055d8"),
+        ("onlyBaseline", "only in baseline", "#b26a00"),
         ("neither", "in neither", "#dee2e6"),
     ]
     shown = [(key, text, color) for key, text, color in labels if counts.get(key)]
@@ -244,8 +298,15 @@ def moved_figure(view: Mapping[str, Any]) -> Figure:
     layout["legend"] = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
     return {
         "data": [
-            {"type": "bar", "orientation": "h", "name": text, "y": ["starts"], "x": [counts[key]],
-             "marker": {"color": color}, "hovertemplate": f"{text}: %{{x}}<extra></extra>"}
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": text,
+                "y": ["starts"],
+                "x": [counts[key]],
+                "marker": {"color": color},
+                "hovertemplate": f"{text}: %{{x}}<extra></extra>",
+            }
             for key, text, color in shown
         ],
         "layout": layout,

@@ -177,7 +177,10 @@ def budget_rows(labels: Sequence[str], baseline: Result, edited: Result) -> list
         b, a = before.get(label), after.get(label)
         rows.append(
             {
-                "budget": label, "baseline": b, "edited": a, "delta": None if a is None or b is None else _num(a - b),
+                "budget": label,
+                "baseline": b,
+                "edited": a,
+                "delta": None if a is None or b is None else _num(a - b),
                 "baselineForecast": forecast_after_end(baseline, label) if b is None else None,
                 "editedForecast": forecast_after_end(edited, label) if a is None else None,
             }
@@ -274,14 +277,25 @@ def within_noise(before: float | None, after: float | None, unit: str) -> bool:
     return delta <= floor if floor else delta == 0
 
 
-def _kpi(key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = "") -> dict[str, Any]:
+def _kpi(
+    key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = ""
+) -> dict[str, Any]:
     delta = None if before is None or after is None else _num(after - before)
     noise = within_noise(before, after, unit)
     verdict = None
     if delta and better and not noise:
         verdict = "better" if (delta > 0) == (better == "higher") else "worse"
-    return {"key": key, "label": label, "baseline": before, "edited": after, "delta": delta, "unit": unit,
-            "better": better, "verdict": verdict, "noise": noise}
+    return {
+        "key": key,
+        "label": label,
+        "baseline": before,
+        "edited": after,
+        "delta": delta,
+        "unit": unit,
+        "better": better,
+        "verdict": verdict,
+        "noise": noise,
+    }
 
 
 def censored(result: Result) -> int:
@@ -296,16 +310,26 @@ def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]])
     rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher", "index")]
     for resource in sorted(set(b["utilization"]) | set(e["utilization"])):
         rows.append(
-            _kpi(f"utilization.{resource}", f"Utilisation {resource}", b["utilization"].get(resource),
-                 e["utilization"].get(resource), "higher", "ratio")
+            _kpi(
+                f"utilization.{resource}",
+                f"Utilisation {resource}",
+                b["utilization"].get(resource),
+                e["utilization"].get(resource),
+                "higher",
+                "ratio",
+            )
         )
     cut = {"baseline": censored(baseline), "edited": censored(edited)}
     for key, label in (("p50", "Wait p50"), ("p95", "Wait p95")):
         row = _kpi(f"wait.{key}", label, b["waitSeconds"][key], e["waitSeconds"][key], "lower", "seconds")
         row["censored"] = cut  # the waits include these still-pending workloads' time so far
         rows.append(row)
-    rows.append(_kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher"))
-    rows.append(_kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower"))
+    rows.append(
+        _kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher")
+    )
+    rows.append(
+        _kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower")
+    )
     rows.append(_kpi("evictions", "Evictions", b["evictions"], e["evictions"], "lower"))
     exhausted = [sum(row[side] is not None for row in budgets) for side in SIDES]
     if budgets:
@@ -317,16 +341,16 @@ def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]])
 # under the verdict of a run whose baseline or edited side uses the mode.
 MODE_LEVELS = {
     "NoAdmissionFairSharing": "FIFO acts on no level: priority, then queue timestamp, so a light user waits behind "
-                              "every older job of every heavy user.",
+    "every older job of every heavy user.",
     "UsageBasedAdmissionFairSharing": "UsageBased acts on decayed past usage (half-life usageHalfLifeTime): a user "
-                                      "who ran little recently goes first even when the heavy users have nothing "
-                                      "running, so it cuts light users' waits the most.",
+    "who ran little recently goes first even when the heavy users have nothing "
+    "running, so it cuts light users' waits the most.",
     "DominantResourceShare": "DominantResourceShare acts on the current allocation only (KEP-752, no memory): it "
-                             "helps a light user only against users holding resources now; against idle users "
-                             "with a backlog it ties at share 0 and falls back to FIFO.",
+    "helps a light user only against users holding resources now; against idle users "
+    "with a backlog it ties at share 0 and falls back to FIFO.",
     "TimeAware": "TimeAware acts on the allocation against a fair share shaped by windowed usage (KAI); queues at "
-                 "the same ratio (for example all idle ones) are ordered by their windowed usage, so light users "
-                 "go first within the usage window and FIFO returns once the window forgets.",
+    "the same ratio (for example all idle ones) are ordered by their windowed usage, so light users "
+    "go first within the usage window and FIFO returns once the window forgets.",
 }
 
 
@@ -340,8 +364,14 @@ def mode_levels(baseline_modes: Sequence[str], edited_modes: Sequence[str]) -> l
     """One row per mode either side uses: which sides, and the sentence of ``MODE_LEVELS``."""
     rows = []
     for mode in sorted(set(baseline_modes) | set(edited_modes)):
-        rows.append({"mode": mode, "baseline": mode in baseline_modes, "edited": mode in edited_modes,
-                     "level": MODE_LEVELS.get(mode, "")})
+        rows.append(
+            {
+                "mode": mode,
+                "baseline": mode in baseline_modes,
+                "edited": mode in edited_modes,
+                "level": MODE_LEVELS.get(mode, ""),
+            }
+        )
     return rows
 
 

@@ -41,7 +41,6 @@ class EditError(Exception):
         return f"edits[{self.index}]"
 
 
-
 def read_text(content: str | bytes, filename: str = "") -> dict[str, Any]:
     """The mapping in an uploaded YAML or JSON text; errors name ``document``."""
     if isinstance(content, bytes):
@@ -85,9 +84,7 @@ def validate(document: dict[str, Any]) -> Scenario:
         raise ValidationError("workloads", f"at most {MAX_WORKLOADS:,} workloads in a run, got {count:,}")
     clock = scenario.clock
     if clock.horizon_seconds is not None and clock.horizon_seconds // clock.tick_seconds > MAX_TICKS:
-        raise ValidationError(
-            "clock.tick", f"at most {MAX_TICKS:,} ticks per run (horizon / tick); use a longer tick"
-        )
+        raise ValidationError("clock.tick", f"at most {MAX_TICKS:,} ticks per run (horizon / tick); use a longer tick")
     if clock.horizon_seconds is None and any(w.duration_seconds is None for w in scenario.workloads):
         # The simulator's own rule, checked here so the error comes before a run is queued.
         raise ValidationError("clock.horizon", "is required when a workload has no duration (it would never finish)")

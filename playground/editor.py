@@ -55,69 +55,172 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
     fields: list[EditableField] = []
     policy = scenario.policy
     knobs = (
-        ("usageHalfLifeTime", "half-life", format_duration(policy.usage_half_life_seconds), "decay of past usage, e.g. 30m"),
+        (
+            "usageHalfLifeTime",
+            "half-life",
+            format_duration(policy.usage_half_life_seconds),
+            "decay of past usage, e.g. 30m",
+        ),
         ("usageSamplingInterval", "sampling interval", format_duration(policy.usage_sampling_interval_seconds), ""),
-        ("resetInactivityPeriod", "reset after inactivity", format_duration(policy.reset_inactivity_seconds), "0s: never"),
+        (
+            "resetInactivityPeriod",
+            "reset after inactivity",
+            format_duration(policy.reset_inactivity_seconds),
+            "0s: never",
+        ),
         ("kValue", "kValue", _number(policy.k_value), "TimeAware: weight of history (0: plain weights)"),
         ("usageWindow.size", "window size", format_duration(policy.usage_window.size_seconds), "TimeAware"),
     )
     for key, label, initial, hint in knobs:
         fields.append(EditableField(f"policy.{key}", "Fair sharing", "policy", label, initial, hint=hint))
     fields.append(
-        EditableField("policy.usageWindow.type", "Fair sharing", "policy", "window type", policy.usage_window.type,
-                      choices=(("sliding", "sliding"), ("tumbling", "tumbling")))
+        EditableField(
+            "policy.usageWindow.type",
+            "Fair sharing",
+            "policy",
+            "window type",
+            policy.usage_window.type,
+            choices=(("sliding", "sliding"), ("tumbling", "tumbling")),
+        )
     )
     fields.append(
-        EditableField("policy.inPassAccounting", "Fair sharing", "policy", "in-pass accounting",
-                      policy.in_pass_accounting, choices=tuple((v, v) for v in IN_PASS_ACCOUNTINGS),
-                      hint="UsageBased: what an admission adds to its queue's score for the rest of the pass")
+        EditableField(
+            "policy.inPassAccounting",
+            "Fair sharing",
+            "policy",
+            "in-pass accounting",
+            policy.in_pass_accounting,
+            choices=tuple((v, v) for v in IN_PASS_ACCOUNTINGS),
+            hint="UsageBased: what an admission adds to its queue's score for the rest of the pass",
+        )
     )
     fields.append(
-        EditableField("policy.cohortDominantShare", "Fair sharing", "policy", "cohort dominant share",
-                      policy.cohort_dominant_share, choices=tuple((v, v) for v in COHORT_DOMINANT_SHARES),
-                      hint="DominantResourceShare between ClusterQueues: Kueue's borrowing, or allocation")
+        EditableField(
+            "policy.cohortDominantShare",
+            "Fair sharing",
+            "policy",
+            "cohort dominant share",
+            policy.cohort_dominant_share,
+            choices=tuple((v, v) for v in COHORT_DOMINANT_SHARES),
+            hint="DominantResourceShare between ClusterQueues: Kueue's borrowing, or allocation",
+        )
     )
     for resource in _resources(scenario):
         fields.append(
-            EditableField(f"policy.resourceWeights.{resource}", "Fair sharing", "policy", f"weight of {resource}",
-                          _number(policy.resource_weight(resource)))
+            EditableField(
+                f"policy.resourceWeights.{resource}",
+                "Fair sharing",
+                "policy",
+                f"weight of {resource}",
+                _number(policy.resource_weight(resource)),
+            )
         )
     for cohort in scenario.cohorts:
         base = f"cohorts.{cohort.name}"
         fields.append(EditableField(f"{base}.weight", "Cohorts", cohort.name, "weight", _number(cohort.weight)))
-        fields.append(EditableField(f"{base}.admissionScope.admissionMode", "Cohorts", cohort.name, "admission mode",
-                                    cohort.admission_mode or NO_MODE, choices=_mode_choices()))
+        fields.append(
+            EditableField(
+                f"{base}.admissionScope.admissionMode",
+                "Cohorts",
+                cohort.name,
+                "admission mode",
+                cohort.admission_mode or NO_MODE,
+                choices=_mode_choices(),
+            )
+        )
         fields.extend(_quota_fields(base, "Cohorts", cohort.name, cohort.quotas, limits=cohort.parent is not None))
     for queue in scenario.cluster_queues:
         base = f"clusterQueues.{queue.name}"
         fields.append(EditableField(f"{base}.weight", "ClusterQueues", queue.name, "weight", _number(queue.weight)))
-        fields.append(EditableField(f"{base}.admissionScope.admissionMode", "ClusterQueues", queue.name,
-                                    "admission mode", queue.admission_mode or NO_MODE, choices=_mode_choices()))
-        fields.append(EditableField(f"{base}.queueingStrategy", "ClusterQueues", queue.name, "queueing",
-                                    queue.queueing_strategy, choices=tuple((s, s) for s in QUEUEING_STRATEGIES)))
-        fields.append(EditableField(f"{base}.preemption.withinClusterQueue", "ClusterQueues", queue.name,
-                                    "preempt within", queue.preemption.within_cluster_queue,
-                                    choices=tuple((p, p) for p in WITHIN_CLUSTER_QUEUE_POLICIES)))
-        fields.append(EditableField(f"{base}.preemption.reclaimWithinCohort", "ClusterQueues", queue.name,
-                                    "reclaim in cohort", queue.preemption.reclaim_within_cohort,
-                                    choices=tuple((p, p) for p in RECLAIM_WITHIN_COHORT_POLICIES)))
+        fields.append(
+            EditableField(
+                f"{base}.admissionScope.admissionMode",
+                "ClusterQueues",
+                queue.name,
+                "admission mode",
+                queue.admission_mode or NO_MODE,
+                choices=_mode_choices(),
+            )
+        )
+        fields.append(
+            EditableField(
+                f"{base}.queueingStrategy",
+                "ClusterQueues",
+                queue.name,
+                "queueing",
+                queue.queueing_strategy,
+                choices=tuple((s, s) for s in QUEUEING_STRATEGIES),
+            )
+        )
+        fields.append(
+            EditableField(
+                f"{base}.preemption.withinClusterQueue",
+                "ClusterQueues",
+                queue.name,
+                "preempt within",
+                queue.preemption.within_cluster_queue,
+                choices=tuple((p, p) for p in WITHIN_CLUSTER_QUEUE_POLICIES),
+            )
+        )
+        fields.append(
+            EditableField(
+                f"{base}.preemption.reclaimWithinCohort",
+                "ClusterQueues",
+                queue.name,
+                "reclaim in cohort",
+                queue.preemption.reclaim_within_cohort,
+                choices=tuple((p, p) for p in RECLAIM_WITHIN_COHORT_POLICIES),
+            )
+        )
         fields.extend(_quota_fields(base, "ClusterQueues", queue.name, queue.quotas, limits=queue.cohort is not None))
     for namespace in scenario.namespaces:
-        fields.append(EditableField(f"namespaces.{namespace.name}.weight", "Namespaces", namespace.name, "weight",
-                                    _number(namespace.weight)))
-        fields.append(EditableField(f"namespaces.{namespace.name}.preemption.withinNamespace", "Namespaces",
-                                    namespace.name, "preempt for quota", namespace.within_namespace,
-                                    choices=tuple((p, p) for p in WITHIN_NAMESPACE_POLICIES),
-                                    hint="a workload over the namespace quota may evict the namespace's own work"))
+        fields.append(
+            EditableField(
+                f"namespaces.{namespace.name}.weight", "Namespaces", namespace.name, "weight", _number(namespace.weight)
+            )
+        )
+        fields.append(
+            EditableField(
+                f"namespaces.{namespace.name}.preemption.withinNamespace",
+                "Namespaces",
+                namespace.name,
+                "preempt for quota",
+                namespace.within_namespace,
+                choices=tuple((p, p) for p in WITHIN_NAMESPACE_POLICIES),
+                hint="a workload over the namespace quota may evict the namespace's own work",
+            )
+        )
     for local_queue in scenario.local_queues:
-        fields.append(EditableField(f"localQueues.{local_queue.key}.weight", "LocalQueues", local_queue.key, "weight",
-                                    _number(local_queue.weight)))
+        fields.append(
+            EditableField(
+                f"localQueues.{local_queue.key}.weight",
+                "LocalQueues",
+                local_queue.key,
+                "weight",
+                _number(local_queue.weight),
+            )
+        )
     for index, budget in enumerate(scenario.budgets):
         key = budget.name or str(index)
-        fields.append(EditableField(f"budgets.{key}.allocatedHours", "Budgets", budget.label, "allocated hours",
-                                    _number(budget.allocated_hours)))
-        fields.append(EditableField(f"budgets.{key}.action", "Budgets", budget.label, "when exhausted", budget.action,
-                                    choices=(("Hold", "Hold"), ("HoldAndDrain", "HoldAndDrain"))))
+        fields.append(
+            EditableField(
+                f"budgets.{key}.allocatedHours",
+                "Budgets",
+                budget.label,
+                "allocated hours",
+                _number(budget.allocated_hours),
+            )
+        )
+        fields.append(
+            EditableField(
+                f"budgets.{key}.action",
+                "Budgets",
+                budget.label,
+                "when exhausted",
+                budget.action,
+                choices=(("Hold", "Hold"), ("HoldAndDrain", "HoldAndDrain")),
+            )
+        )
     return fields
 
 
@@ -127,12 +230,23 @@ def _quota_fields(base: str, group: str, owner: str, quotas, *, limits: bool) ->
         for resource, quota in sorted(flavor_quotas.resources.items()):
             path = f"{base}.quotas.{flavor_quotas.flavor}.{resource}"
             where = f"{resource} ({flavor_quotas.flavor})"
-            fields.append(EditableField(f"{path}.nominal", group, owner, f"{where} nominal",
-                                        format_quantity(quota.nominal, resource)))
+            fields.append(
+                EditableField(
+                    f"{path}.nominal", group, owner, f"{where} nominal", format_quantity(quota.nominal, resource)
+                )
+            )
             if limits:
                 borrowing = "" if quota.borrowing_limit is None else format_quantity(quota.borrowing_limit, resource)
-                fields.append(EditableField(f"{path}.borrowingLimit", group, owner, f"{where} borrowing limit",
-                                            borrowing, hint="empty: unlimited"))
+                fields.append(
+                    EditableField(
+                        f"{path}.borrowingLimit",
+                        group,
+                        owner,
+                        f"{where} borrowing limit",
+                        borrowing,
+                        hint="empty: unlimited",
+                    )
+                )
     return fields
 
 

@@ -10,8 +10,17 @@ from playground.compare import workload_moves
 from playground.models import Run
 
 CSV_COLUMNS = (
-    "workload", "tenant", "localQueue", "submitAt", "baselineStart", "editedStart", "delta",
-    "baselineWait", "editedWait", "baselineState", "editedState",
+    "workload",
+    "tenant",
+    "localQueue",
+    "submitAt",
+    "baselineStart",
+    "editedStart",
+    "delta",
+    "baselineWait",
+    "editedWait",
+    "baselineState",
+    "editedState",
 )
 
 

@@ -13,31 +13,41 @@ from playground.editor import EditableField
 from playground.live_export import MAX_DAYS
 from playground.presets import PRESETS
 
-SOURCES = (("preset", "A preset"), ("live", "Today's cluster"), ("upload", "A scenario file"),
-           ("history", "Slurm history / SWF trace"))
+SOURCES = (
+    ("preset", "A preset"),
+    ("live", "Today's cluster"),
+    ("upload", "A scenario file"),
+    ("history", "Slurm history / SWF trace"),
+)
 
 
 class StartForm(forms.Form):
     source = forms.ChoiceField(choices=SOURCES, widget=forms.HiddenInput)
     preset = forms.ChoiceField(choices=[(p.slug, p.title) for p in PRESETS], required=False)
     days = forms.FloatField(
-        min_value=0, max_value=MAX_DAYS, initial=1, required=False, label="Days of history to replay",
+        min_value=0,
+        max_value=MAX_DAYS,
+        initial=1,
+        required=False,
+        label="Days of history to replay",
         help_text="0 starts from now: pending and running work only",
     )
     lookahead = forms.CharField(initial="6h", required=False, max_length=20, label="Then simulate ahead for")
     file = forms.FileField(required=False, label="Scenario file (YAML or JSON)")
-    text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-                           label="…or paste it")
+    text = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}), label="…or paste it"
+    )
     focus = forms.CharField(required=False, widget=forms.HiddenInput)
     history_file = forms.FileField(required=False, label="sacct --json or .swf file")
-    history_format = forms.ChoiceField(choices=(("", "guess"), *((f, f) for f in history.FORMATS)), required=False,
-                                       label="Format")
+    history_format = forms.ChoiceField(
+        choices=(("", "guess"), *((f, f) for f in history.FORMATS)), required=False, label="Format"
+    )
     history_layout = forms.ChoiceField(
         choices=(("account", "namespace per account, LocalQueue per user"), ("user", "one LocalQueue per user")),
-        required=False, label="Layout",
+        required=False,
+        label="Layout",
     )
-    history_mode = forms.ChoiceField(choices=[(m, m) for m in ADMISSION_MODES], required=False,
-                                     label="Admission mode")
+    history_mode = forms.ChoiceField(choices=[(m, m) for m in ADMISSION_MODES], required=False, label="Admission mode")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -75,13 +85,20 @@ class EditForm(forms.Form):
 
     title = forms.CharField(required=False, max_length=200, label="Name this try (optional)")
     extra = forms.CharField(
-        required=False, label="More edits, one path=value per line",
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false",
-                                     "placeholder": "clusterQueues.gpu-training.quotas.a100.nvidia.com/gpu.nominal=24"}),
+        required=False,
+        label="More edits, one path=value per line",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "spellcheck": "false",
+                "placeholder": "clusterQueues.gpu-training.quotas.a100.nvidia.com/gpu.nominal=24",
+            }
+        ),
     )
 
-    def __init__(self, *args: Any, editable: list[EditableField], prefill: dict[str, str] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, editable: list[EditableField], prefill: dict[str, str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.editable = editable
         self.by_path: dict[str, str] = {}
@@ -91,8 +108,9 @@ class EditForm(forms.Form):
             self.by_path[spec.path] = name
             attrs = {"data-path": spec.path, "data-initial": spec.initial, "aria-label": f"{spec.owner} {spec.label}"}
             if spec.choices:
-                field: forms.Field = forms.ChoiceField(choices=spec.choices, required=False,
-                                                       widget=forms.Select(attrs=attrs))
+                field: forms.Field = forms.ChoiceField(
+                    choices=spec.choices, required=False, widget=forms.Select(attrs=attrs)
+                )
             else:
                 field = forms.CharField(required=False, max_length=200, widget=forms.TextInput(attrs=attrs))
             field.initial = prefill.get(spec.path, spec.initial)

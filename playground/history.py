@@ -58,16 +58,36 @@ LAYOUTS = ("account", "user")
 POOL = "pool"
 DEFAULT_TICK = "1h"
 SWF_FIELDS = (
-    "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
-    "used memory", "requested processors", "requested time", "requested memory", "status", "user id",
-    "group id", "executable", "queue number", "partition number", "preceding job", "think time",
+    "job number",
+    "submit time",
+    "wait time",
+    "run time",
+    "allocated processors",
+    "average CPU time",
+    "used memory",
+    "requested processors",
+    "requested time",
+    "requested memory",
+    "status",
+    "user id",
+    "group id",
+    "executable",
+    "queue number",
+    "partition number",
+    "preceding job",
+    "think time",
 )
 _RESOURCES = {"cpu": "cpu", "mem": "memory", "gres/gpu": "nvidia.com/gpu"}
 _LABEL = re.compile(r"[^a-z0-9-]+")
 _MAX_PROCS = re.compile(r"^;\s*MaxProcs:\s*(\d+)\s*$", re.IGNORECASE)
 _UNIX_START = re.compile(r"^;\s*UnixStartTime:\s*(\d+)\s*$", re.IGNORECASE)
-_MODE_ALIASES = {"fifo": NO_FAIR_SHARING, "none": NO_FAIR_SHARING, "usage": "UsageBasedAdmissionFairSharing",
-                 "drs": "DominantResourceShare", "timeaware": "TimeAware"}
+_MODE_ALIASES = {
+    "fifo": NO_FAIR_SHARING,
+    "none": NO_FAIR_SHARING,
+    "usage": "UsageBasedAdmissionFairSharing",
+    "drs": "DominantResourceShare",
+    "timeaware": "TimeAware",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +118,9 @@ def parse_mode(value: str) -> str:
     """An admission mode by its name or a short alias (fifo, usage, drs, timeaware)."""
     mode = _MODE_ALIASES.get(value.strip().lower(), value.strip())
     if mode not in ADMISSION_MODES:
-        raise ValidationError("mode", f"one of {', '.join(ADMISSION_MODES)} (or fifo, usage, drs, timeaware), got {value[:40]!r}")
+        raise ValidationError(
+            "mode", f"one of {', '.join(ADMISSION_MODES)} (or fifo, usage, drs, timeaware), got {value[:40]!r}"
+        )
     return mode
 
 
@@ -122,7 +144,9 @@ def parse_date(value: str, field_name: str) -> int:
     try:
         moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValidationError(field_name, f"expected a date like 2026-11-01 or 2026-11-01T08:00:00Z, got {value[:40]!r}") from None
+        raise ValidationError(
+            field_name, f"expected a date like 2026-11-01 or 2026-11-01T08:00:00Z, got {value[:40]!r}"
+        ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp())
@@ -241,8 +265,10 @@ def _sacct_sizes(record: Mapping[str, Any], where: str) -> tuple[int, int, int] 
         if not isinstance(items, list):
             continue
         counted = [
-            item for item in items
-            if isinstance(item, Mapping) and (str(item.get("type") or "") + (f"/{item['name']}" if item.get("name") else "")) in _RESOURCES
+            item
+            for item in items
+            if isinstance(item, Mapping)
+            and (str(item.get("type") or "") + (f"/{item['name']}" if item.get("name") else "")) in _RESOURCES
         ]
         if not counted:
             continue
@@ -291,9 +317,13 @@ def read_swf(content: str | bytes) -> History:
             try:
                 value = float(raw)
             except ValueError:
-                raise ValidationError(f"line {number} field {position + 1} ({SWF_FIELDS[position]})", f"not a number: {raw[:40]!r}") from None
+                raise ValidationError(
+                    f"line {number} field {position + 1} ({SWF_FIELDS[position]})", f"not a number: {raw[:40]!r}"
+                ) from None
             if not math.isfinite(value) or abs(value) > 1e12:
-                raise ValidationError(f"line {number} field {position + 1} ({SWF_FIELDS[position]})", f"out of range: {raw[:40]!r}")
+                raise ValidationError(
+                    f"line {number} field {position + 1} ({SWF_FIELDS[position]})", f"out of range: {raw[:40]!r}"
+                )
             values.append(value)
         if len(rows) >= MAX_HISTORY_JOBS:
             raise ValidationError(f"line {number}", f"at most {MAX_HISTORY_JOBS:,} jobs")
@@ -305,11 +335,17 @@ def read_swf(content: str | bytes) -> History:
             skipped += 1  # cancelled before it ran, or no size: nothing to replay
             continue
         if runtime > MAX_RUNTIME:
-            raise ValidationError(f"line {number} field 4 (run time)", f"at most {MAX_RUNTIME} seconds, got {parts[3]!r}")
+            raise ValidationError(
+                f"line {number} field 4 (run time)", f"at most {MAX_RUNTIME} seconds, got {parts[3]!r}"
+            )
         if procs > MAX_SIZE:
-            raise ValidationError(f"line {number} field 5 (allocated processors)", f"at most {MAX_SIZE:,}, got {parts[4]!r}")
+            raise ValidationError(
+                f"line {number} field 5 (allocated processors)", f"at most {MAX_SIZE:,}, got {parts[4]!r}"
+            )
         if wait > MAX_RUNTIME * 10:
-            raise ValidationError(f"line {number} field 3 (wait time)", f"at most {MAX_RUNTIME * 10} seconds, got {parts[2]!r}")
+            raise ValidationError(
+                f"line {number} field 3 (wait time)", f"at most {MAX_RUNTIME * 10} seconds, got {parts[2]!r}"
+            )
         memory_kb = values[6] if values[6] > 0 else values[9]
         user = int(values[11]) if values[11] >= 0 else 0
         group = int(values[12]) if values[12] >= 0 else 0
@@ -375,7 +411,9 @@ def to_scenario(
                 resources[resource] = {"nominal": _quantity(resource, amount)}
         too_big = next((j for j in jobs if j.partition == flavor and j.cpus > _cpu_amount(resources)), None)
         if too_big is not None:
-            raise ValidationError("capacity.cpu", f"{_cpu_amount(resources)} CPUs is less than job {too_big.name}'s {too_big.cpus}")
+            raise ValidationError(
+                "capacity.cpu", f"{_cpu_amount(resources)} CPUs is less than job {too_big.name}'s {too_big.cpus}"
+            )
         quotas.append({"flavor": flavor, "resources": resources})
     queues: dict[str, str] = {}
     for job in jobs:
@@ -387,13 +425,15 @@ def to_scenario(
             requests["memory"] = _quantity("memory", job.memory)
         if job.gpus:
             requests["nvidia.com/gpu"] = str(job.gpus)
-        workloads.append({
-            "name": job.name,
-            "localQueue": _queue(job, layout),
-            "submitAt": f"{job.submit - origin}s",
-            "duration": f"{max(1, job.runtime)}s",
-            "podSets": [{"count": 1, "requests": requests}],
-        })
+        workloads.append(
+            {
+                "name": job.name,
+                "localQueue": _queue(job, layout),
+                "submitAt": f"{job.submit - origin}s",
+                "duration": f"{max(1, job.runtime)}s",
+                "podSets": [{"count": 1, "requests": requests}],
+            }
+        )
     return {
         "name": label(name, "name"),
         "description": (
@@ -402,12 +442,14 @@ def to_scenario(
         ),
         "clock": {"tick": tick, "start": datetime.fromtimestamp(origin, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")},
         "resourceFlavors": [{"name": f} for f in flavors],
-        "clusterQueues": [{
-            "name": POOL,
-            "queueingStrategy": "BestEffortFIFO",
-            "admissionScope": {"admissionMode": mode},
-            "quotas": quotas,
-        }],
+        "clusterQueues": [
+            {
+                "name": POOL,
+                "queueingStrategy": "BestEffortFIFO",
+                "admissionScope": {"admissionMode": mode},
+                "quotas": quotas,
+            }
+        ],
         "namespaces": [{"name": ns} for ns in sorted(set(queues.values()))],
         "localQueues": [{"name": key, "clusterQueue": POOL} for key in sorted(queues)],
         "workloads": workloads,
@@ -447,9 +489,7 @@ def _peak(jobs: list[HistoryJob]) -> dict[tuple[str, str], int]:
     return peak
 
 
-def history_scenario(
-    content: str | bytes, fmt: str | None = None, **options: Any
-) -> dict[str, Any]:
+def history_scenario(content: str | bytes, fmt: str | None = None, **options: Any) -> dict[str, Any]:
     """``read_history`` then ``to_scenario`` (``fmt`` None: guessed from the first character)."""
     return to_scenario(read_history(content, fmt or guess_format(content)), **options)
 

@@ -115,7 +115,9 @@ def export_live_state(
             "timeZone": settings.TIME_ZONE,
         },
         "policy": settings.FAIR_SHARING.to_mapping(),
-        "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
+        "resourceFlavors": [
+            {"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)
+        ],
         "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
         "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
     }
@@ -138,7 +140,9 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
         # calendar dates, as in a live export: a monthly budget's renewal is counted on them
         "clock": {"start": now.isoformat(), "timeZone": settings.TIME_ZONE},
         "policy": settings.FAIR_SHARING.to_mapping(),
-        "resourceFlavors": [{"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)],
+        "resourceFlavors": [
+            {"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)
+        ],
         "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
         "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
         "namespaces": _namespaces(names, structure),
@@ -192,7 +196,9 @@ def _local_queues(names: _Names, structure: ClusterStructure, *, replay: bool) -
             key = f"{names.namespaces[namespace_id]}/{row['name']}"
         names.local_queues[lq_id] = key
         initial = (row.get("usage_at_start") or {}) if replay else usage.consumed
-        result.append(to_document.local_queue(replace(queue, key=key, namespace=names.namespaces[namespace_id]), initial))
+        result.append(
+            to_document.local_queue(replace(queue, key=key, namespace=names.namespaces[namespace_id]), initial)
+        )
     result.sort(key=lambda entry: entry["name"])
     return result
 
@@ -210,18 +216,41 @@ def _workloads(names: _Names, *, start: datetime, now: datetime, horizon: int) -
         Workload.objects.filter(relevant)
         .order_by("queued_at", "id")
         .values_list(
-            "namespace_id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at",
-            "finished_at", "duration_seconds", "max_runtime_seconds", "pod_sets", "priority_class",
+            "namespace_id",
+            "local_queue_id",
+            "name",
+            "priority",
+            "queued_at",
+            "state",
+            "admitted_at",
+            "finished_at",
+            "duration_seconds",
+            "max_runtime_seconds",
+            "pod_sets",
+            "priority_class",
         )
     )
     count = rows.count()
     if count > MAX_WORKLOADS:
         raise ValidationError(
-            "days", f"the window holds {count:,} workloads, more than the {MAX_WORKLOADS:,} a run may have; replay fewer days"
+            "days",
+            f"the window holds {count:,} workloads, more than the {MAX_WORKLOADS:,} a run may have; replay fewer days",
         )
     result = []
-    for (namespace_id, lq_id, name, priority, queued_at, state, admitted_at, finished_at, duration, max_runtime,
-         pod_sets, priority_class) in rows.iterator(chunk_size=2000):
+    for (
+        namespace_id,
+        lq_id,
+        name,
+        priority,
+        queued_at,
+        state,
+        admitted_at,
+        finished_at,
+        duration,
+        max_runtime,
+        pod_sets,
+        priority_class,
+    ) in rows.iterator(chunk_size=2000):
         created = (queued_at - start).total_seconds()
         entry: dict[str, Any] = {
             "name": names.workload(namespace_id, name),

@@ -97,7 +97,7 @@ class Run(models.Model):
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="playground_runs")
     title = models.CharField(max_length=200, blank=True)
-    edits = models.JSONField(default=list, help_text="--set edits: [\"localQueues.team-a/main.weight=3\"]")
+    edits = models.JSONField(default=list, help_text='--set edits: ["localQueues.team-a/main.weight=3"]')
     deltas = models.JSONField(default=list, help_text="What the edits change, object by object (policy_diff)")
     environment = models.JSONField(
         default=list, blank=True, help_text="VARIABLE=value lines for the fair-sharing knobs the edits change"
@@ -118,7 +118,8 @@ class Run(models.Model):
         indexes = [models.Index(fields=["owner", "created_at"], name="playground_run_owner")]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(status__in=["queued", "running", "succeeded", "failed"]), name="playground_run_status"
+                condition=models.Q(status__in=["queued", "running", "succeeded", "failed"]),
+                name="playground_run_status",
             ),
             models.CheckConstraint(
                 condition=models.Q(progress__gte=0) & models.Q(progress__lte=1), name="playground_run_progress_range"
@@ -137,7 +138,9 @@ class Application(models.Model):
     """A run's edits made real policy: who, when, what, and the audit rows it wrote."""
 
     run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="applications")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     actor_name = models.CharField(max_length=150, blank=True)
     applied_at = models.DateTimeField(auto_now_add=True)
     deltas = models.JSONField(default=list, help_text="The database changes written")

@@ -163,9 +163,7 @@ def _policy_fields(policy: FairSharingPolicy) -> dict[str, Any]:
     return policy.to_mapping()
 
 
-def _compare_objects(
-    kind: str, before: Mapping[str, Any], after: Mapping[str, Any], fields: Any
-) -> list[PolicyDelta]:
+def _compare_objects(kind: str, before: Mapping[str, Any], after: Mapping[str, Any], fields: Any) -> list[PolicyDelta]:
     deltas: list[PolicyDelta] = []
     for name in sorted(set(before) | set(after)):
         if name not in after:
@@ -199,7 +197,9 @@ def policy_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDelta]:
         if old_policy[field] != value:
             variable = POLICY_ENV.get(field, "")
             deltas.append(
-                PolicyDelta(ENVIRONMENT, "policy", "", field, old_policy[field], value, f"set {variable}" if variable else "")
+                PolicyDelta(
+                    ENVIRONMENT, "policy", "", field, old_policy[field], value, f"set {variable}" if variable else ""
+                )
             )
     deltas.extend(_scenario_only_deltas(baseline, edited))
     return deltas
@@ -214,7 +214,12 @@ def _budget_deltas(before_list: tuple[BudgetSpec, ...], after_list: tuple[Budget
             removed = name not in after
             deltas.append(
                 PolicyDelta(
-                    SIMULATION, "budget", name, "", "exists" if removed else None, None if removed else "exists",
+                    SIMULATION,
+                    "budget",
+                    name,
+                    "",
+                    "exists" if removed else None,
+                    None if removed else "exists",
                     "removed in the simulation only" if removed else "added in the simulation only",
                 )
             )
@@ -241,21 +246,45 @@ def _scenario_only_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDe
     deltas: list[PolicyDelta] = []
     if baseline.flavors != edited.flavors:
         deltas.append(
-            PolicyDelta(SIMULATION, "resourceFlavor", "", "", list(baseline.flavors), list(edited.flavors),
-                        "flavors are created in the admin")
+            PolicyDelta(
+                SIMULATION,
+                "resourceFlavor",
+                "",
+                "",
+                list(baseline.flavors),
+                list(edited.flavors),
+                "flavors are created in the admin",
+            )
         )
     if baseline.clock != edited.clock:
         deltas.append(
-            PolicyDelta(SIMULATION, "scenario", "", "clock", _clock_form(baseline), _clock_form(edited), "the simulated time span")
+            PolicyDelta(
+                SIMULATION,
+                "scenario",
+                "",
+                "clock",
+                _clock_form(baseline),
+                _clock_form(edited),
+                "the simulated time span",
+            )
         )
     if dict(baseline.initial_usage) != dict(edited.initial_usage):
         deltas.append(
-            PolicyDelta(SIMULATION, "scenario", "", "initialUsage", _usage_form(baseline), _usage_form(edited),
-                        "the usage the replay starts from")
+            PolicyDelta(
+                SIMULATION,
+                "scenario",
+                "",
+                "initialUsage",
+                _usage_form(baseline),
+                _usage_form(edited),
+                "the usage the replay starts from",
+            )
         )
     if baseline.workloads != edited.workloads or baseline.generators != edited.generators:
         deltas.append(
-            PolicyDelta(SIMULATION, "scenario", "", "workloads", _count(baseline), _count(edited), "the simulated demand")
+            PolicyDelta(
+                SIMULATION, "scenario", "", "workloads", _count(baseline), _count(edited), "the simulated demand"
+            )
         )
     return deltas
 

@@ -100,8 +100,10 @@ def start(request: HttpRequest) -> HttpResponse:
         elif data["source"] == "history":
             upload = data["history_file"]
             document = history.history_scenario(
-                upload.read(history.MAX_HISTORY_BYTES + 1), data.get("history_format") or None,
-                name=(upload.name or "history").rsplit(".", 1)[0], layout=data.get("history_layout") or "account",
+                upload.read(history.MAX_HISTORY_BYTES + 1),
+                data.get("history_format") or None,
+                name=(upload.name or "history").rsplit(".", 1)[0],
+                layout=data.get("history_layout") or "account",
                 mode=data.get("history_mode") or "NoAdmissionFairSharing",
             )
             scenario = scenarios.create_from_document(document, owner=request.user)
@@ -173,9 +175,11 @@ def _prefill(request: HttpRequest, scenario: Scenario, editable: list[editor.Edi
     edits: list[str] = []
     previous = request.GET.get("run")
     if previous:
-        run = selectors.visible_runs(_access(request)).filter(pk=previous, scenario=scenario).first() if _is_uuid(
-            previous
-        ) else None
+        run = (
+            selectors.visible_runs(_access(request)).filter(pk=previous, scenario=scenario).first()
+            if _is_uuid(previous)
+            else None
+        )
         edits = list(run.edits) if run else []
     elif scenario.preset and not scenario.runs.exists():
         preset = get_preset(scenario.preset)
@@ -201,7 +205,9 @@ def _facts(parsed: Any) -> dict[str, Any]:
         "local_queues": len(parsed.local_queues),
         "budgets": len(parsed.budgets),
         "workloads": documents.workload_count(parsed),
-        "horizon": "until the work is done" if clock.horizon_seconds is None else format_duration(clock.horizon_seconds),
+        "horizon": "until the work is done"
+        if clock.horizon_seconds is None
+        else format_duration(clock.horizon_seconds),
         "tick": format_duration(clock.tick_seconds),
     }
 
@@ -233,8 +239,11 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
     deltas = by_target(PolicyDelta.from_dict(d) for d in run.deltas)
     applications = list(run.applications.all())
     can_apply = (
-        _access(request).can_apply_runs and run.status == Run.Status.SUCCEEDED and bool(deltas[DATABASE])
-        and not run.scenario.redacted and not applications
+        _access(request).can_apply_runs
+        and run.status == Run.Status.SUCCEEDED
+        and bool(deltas[DATABASE])
+        and not run.scenario.redacted
+        and not applications
     )
     context = {
         "run": run,
@@ -260,7 +269,9 @@ def run_detail(request: HttpRequest, pk: Any) -> HttpResponse:
 
 
 def _stuck(run: Run) -> bool:
-    return run.status == Run.Status.QUEUED and (timezone.now() - run.created_at).total_seconds() > RESENDABLE_AFTER_SECONDS
+    return (
+        run.status == Run.Status.QUEUED and (timezone.now() - run.created_at).total_seconds() > RESENDABLE_AFTER_SECONDS
+    )
 
 
 @require_GET

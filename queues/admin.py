@@ -97,8 +97,14 @@ class CohortAdmin(AuditedAdmin):
 @admin.register(ClusterQueue)
 class ClusterQueueAdmin(AuditedAdmin):
     list_display = (
-        "name", "cohort", "weight", "queueing_strategy", "admission_mode", "stop_policy",
-        "local_queue_count", "pending_count",
+        "name",
+        "cohort",
+        "weight",
+        "queueing_strategy",
+        "admission_mode",
+        "stop_policy",
+        "local_queue_count",
+        "pending_count",
     )
     list_filter = ("cohort", "queueing_strategy", "admission_mode", "stop_policy")
     search_fields = ("name", "description")
@@ -154,7 +160,12 @@ class LocalQueueAdmin(AuditedAdmin):
     list_filter = ("cluster_queue", "stop_policy", "namespace")
     search_fields = ("name", "namespace__name", "cluster_queue__name")
     readonly_fields = (
-        "stop_level", "stopped_by", "consumed_resources", "entry_penalty", "usage_last_update", "weighted_share",
+        "stop_level",
+        "stopped_by",
+        "consumed_resources",
+        "entry_penalty",
+        "usage_last_update",
+        "weighted_share",
     )
     list_select_related = ("namespace", "cluster_queue")
 
@@ -187,8 +198,15 @@ class WorkloadResourceInline(admin.TabularInline):
 class WorkloadAdmin(admin.ModelAdmin):
     form = WorkloadAdminForm
     list_display = (
-        "name", "namespace", "local_queue", "state", "priority", "queued_at", "admitted_at",
-        "queue_position", "pending_reason_code",
+        "name",
+        "namespace",
+        "local_queue",
+        "state",
+        "priority",
+        "queued_at",
+        "admitted_at",
+        "queue_position",
+        "pending_reason_code",
     )
     list_filter = ("state", "pending_reason_code", "local_queue__cluster_queue", "namespace")
     search_fields = ("name", "namespace__name", "local_queue__name", "pending_reason_message")
@@ -196,9 +214,19 @@ class WorkloadAdmin(admin.ModelAdmin):
     date_hierarchy = "queued_at"
     inlines = [WorkloadResourceInline]
     readonly_fields = (
-        "admitted_at", "started_at", "finished_at", "cluster_queue", "flavor_assignment",
-        "wall_time_seconds", "accumulated_past_execution_seconds", "eviction_count", "last_evicted_at",
-        "last_eviction_reason", "pending_reason_code", "pending_reason_message", "queue_position",
+        "admitted_at",
+        "started_at",
+        "finished_at",
+        "cluster_queue",
+        "flavor_assignment",
+        "wall_time_seconds",
+        "accumulated_past_execution_seconds",
+        "eviction_count",
+        "last_evicted_at",
+        "last_eviction_reason",
+        "pending_reason_code",
+        "pending_reason_message",
+        "queue_position",
     )
 
     def get_queryset(self, request: HttpRequest) -> Any:

@@ -57,7 +57,11 @@ FLAVORS = {
 }
 
 # Kueue WorkloadPriorityClasses for the priorities the demo workloads use.
-PRIORITY_CLASSES = {"urgent": (100, "Deadline today"), "high": (10, "Ahead of routine work"), "normal": (0, "Routine work")}
+PRIORITY_CLASSES = {
+    "urgent": (100, "Deadline today"),
+    "high": (10, "Ahead of routine work"),
+    "normal": (0, "Routine work"),
+}
 # What the teams may submit with (the interns: routine work only), and the class of a submission naming none.
 ALLOWED_PRIORITY_CLASSES = {"team-interns": ["normal"]}
 DEFAULT_ALLOWED_CLASSES = ["high", "normal", "urgent"]
@@ -124,20 +128,31 @@ CLUSTER_QUEUES: dict[str, dict[str, Any]] = {
 # namespace -> weight, hard quota, local queues [(name, cluster queue, weight)]
 NAMESPACES: dict[str, tuple[str, dict[str, str], list[tuple[str, str, str]]]] = {
     "team-vision": ("2", {GPU: "24", "cpu": "192"}, [("training", "gpu-training", "2"), ("batch", "cpu-batch", "1")]),
-    "team-nlp": ("2", {GPU: "24", "cpu": "192"}, [("training", "gpu-training", "1"), ("serving", "gpu-inference", "1")]),
+    "team-nlp": (
+        "2",
+        {GPU: "24", "cpu": "192"},
+        [("training", "gpu-training", "1"), ("serving", "gpu-inference", "1")],
+    ),
     "team-speech": ("1", {GPU: "12"}, [("training", "gpu-training", "1"), ("batch", "cpu-batch", "1")]),
     "team-robotics": ("1", {GPU: "8", "cpu": "96"}, [("sim", "cpu-batch", "1"), ("training", "gpu-training", "1")]),
     "team-recsys": ("1.5", {GPU: "8"}, [("serving", "gpu-inference", "1"), ("etl", "cpu-batch", "1")]),
     "team-platform": ("1", {"cpu": "64"}, [("ci", "cpu-interactive", "1"), ("nightly", "cpu-batch", "0.5")]),
-    "team-interns": ("0.5", {GPU: "4", "cpu": "32"}, [("sandbox", "cpu-interactive", "1"), ("gpu", "gpu-inference", "1")]),
+    "team-interns": (
+        "0.5",
+        {GPU: "4", "cpu": "32"},
+        [("sandbox", "cpu-interactive", "1"), ("gpu", "gpu-inference", "1")],
+    ),
 }
 
 # Demo logins. The password is the username only with DEBUG=true (a development machine);
 # otherwise each user gets a random one, printed once when it is created.
 USERS: list[dict[str, Any]] = [
     {"username": "admin", "staff": True, "memberships": []},
-    {"username": "alice", "staff": False,
-     "memberships": [("team-vision", TenantMembership.Role.EDITOR), ("team-nlp", TenantMembership.Role.VIEWER)]},
+    {
+        "username": "alice",
+        "staff": False,
+        "memberships": [("team-vision", TenantMembership.Role.EDITOR), ("team-nlp", TenantMembership.Role.VIEWER)],
+    },
     {"username": "bob", "staff": False, "memberships": [("team-speech", TenantMembership.Role.EDITOR)]},
 ]
 
@@ -185,7 +200,11 @@ def _seed_policy() -> dict[str, LocalQueue]:
     for name, (parent, weight, mode, quotas) in COHORTS.items():
         cohort, _ = Cohort.objects.update_or_create(
             name=name,
-            defaults={"parent": cohorts.get(parent) if parent else None, "weight": Decimal(weight), "admission_mode": mode},
+            defaults={
+                "parent": cohorts.get(parent) if parent else None,
+                "weight": Decimal(weight),
+                "admission_mode": mode,
+            },
         )
         cohorts[name] = cohort
         for flavor, resource, nominal in quotas:
@@ -275,7 +294,11 @@ def _seed_users() -> list[tuple[str, str]]:
     for spec in USERS:
         user, created = user_model.objects.get_or_create(
             username=spec["username"],
-            defaults={"is_staff": spec["staff"], "is_superuser": spec["staff"], "email": f"{spec['username']}@example.org"},
+            defaults={
+                "is_staff": spec["staff"],
+                "is_superuser": spec["staff"],
+                "email": f"{spec['username']}@example.org",
+            },
         )
         password = KEPT_PASSWORD
         if created:
@@ -320,8 +343,14 @@ def _build_workloads(local_queues: dict[str, LocalQueue], arrival_seconds: int =
                 continue
             normalised = normalise_pod_sets(pod_sets)
             workload = new_workload(
-                lq, name, normalised, priority=priority, priority_class=CLASS_OF_PRIORITY[priority], duration_seconds=duration,
-                created_at=queued_at, queued_at=queued_at,
+                lq,
+                name,
+                normalised,
+                priority=priority,
+                priority_class=CLASS_OF_PRIORITY[priority],
+                duration_seconds=duration,
+                created_at=queued_at,
+                queued_at=queued_at,
             )
             assignment: dict[str, str] = {}
             if finished:
@@ -347,7 +376,9 @@ def _save_workloads(items: list[NewWorkload]) -> int:
         WorkloadResource.objects.bulk_create(
             [
                 WorkloadResource(
-                    workload=workload, resource=resource, amount=amount,
+                    workload=workload,
+                    resource=resource,
+                    amount=amount,
                     flavor_id=flavor_ids.get(assignment.get(resource, "")),
                 )
                 for workload, (_, totals, assignment) in zip(created, items)
@@ -358,10 +389,15 @@ def _save_workloads(items: list[NewWorkload]) -> int:
         AdmissionRecord.objects.bulk_create(
             [
                 AdmissionRecord(  # type: ignore[misc]  # the demo's history rows were all admitted
-                    workload=workload, namespace_id=workload.namespace_id, local_queue_id=workload.local_queue_id,
-                    cluster_queue_id=workload.cluster_queue_id, assignment=workload.flavor_assignment,
-                    requests=total_requests(workload.pod_sets), admitted_at=workload.admitted_at,
-                    ended_at=workload.finished_at, end_reason=AdmissionRecord.EndReason.FINISHED,
+                    workload=workload,
+                    namespace_id=workload.namespace_id,
+                    local_queue_id=workload.local_queue_id,
+                    cluster_queue_id=workload.cluster_queue_id,
+                    assignment=workload.flavor_assignment,
+                    requests=total_requests(workload.pod_sets),
+                    admitted_at=workload.admitted_at,
+                    ended_at=workload.finished_at,
+                    end_reason=AdmissionRecord.EndReason.FINISHED,
                 )
                 for workload in created
                 if workload.state == WorkloadState.FINISHED
@@ -392,7 +428,7 @@ def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime |
     samples = 0
     while moment <= end:
         due = [item for item in waiting if item[0].queued_at <= moment]
-        waiting = waiting[len(due):]
+        waiting = waiting[len(due) :]
         _save_workloads(due)
         complete_due_workloads(now=moment)
         run_all_admission_passes(now=moment)

@@ -41,7 +41,9 @@ class QuantityFormField(forms.CharField):
         try:
             return parse_millis(value, "")
         except EngineValidationError as error:
-            raise ValidationError(self.error_messages["invalid"], code="invalid", params={"problem": error.message}) from error
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"problem": error.message}
+            ) from error
 
 
 class QuantityField(models.BigIntegerField):
@@ -53,7 +55,9 @@ class QuantityField(models.BigIntegerField):
         """``QuantityFormField`` with a text input everywhere, the Django admin included: the admin
         gives integer columns a number input, in which a browser empties "1Ti" or "512Gi"."""
         widget = kwargs.get("widget")
-        if isinstance(widget, forms.NumberInput) or (isinstance(widget, type) and issubclass(widget, forms.NumberInput)):
+        if isinstance(widget, forms.NumberInput) or (
+            isinstance(widget, type) and issubclass(widget, forms.NumberInput)
+        ):
             del kwargs["widget"]
         field = super().formfield(**{"form_class": QuantityFormField, **kwargs})
         assert field is not None  # a concrete, editable column always has a form field

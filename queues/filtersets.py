@@ -69,7 +69,8 @@ class ResourceFlavorFilterSet(NamedFilterSet):
 class CohortFilterSet(NamedFilterSet):
     parent = django_filters.CharFilter(field_name="parent__name", help_text="Name of the parent cohort")
     root = django_filters.ChoiceFilter(
-        choices=[("true", "true"), ("false", "false")], method="filter_root",
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_root",
         help_text="true: only top-level cohorts; false: only nested ones",
     )
     admission_mode = django_filters.ChoiceFilter(choices=AdmissionMode.choices)

@@ -84,7 +84,10 @@ class WithoutTenantLabels(Collector):
 def exposition() -> bytes:
     """The whole ``/metrics`` body: database state, then the control loop's counters."""
     state = CollectorRegistry(auto_describe=False)
-    collectors: list[Collector] = [DatabaseCollector(), *(factory() for _, factory in extensions.items(METRICS_COLLECTORS))]
+    collectors: list[Collector] = [
+        DatabaseCollector(),
+        *(factory() for _, factory in extensions.items(METRICS_COLLECTORS)),
+    ]
     for collector in collectors:
         state.register(collector if settings.METRICS_TENANT_LABELS else WithoutTenantLabels(collector))
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

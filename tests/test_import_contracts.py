@@ -16,9 +16,13 @@ def graph(*imports: tuple[str, str]) -> grimp.ImportGraph:
 
 def test_given_two_separate_cycles_then_each_is_a_group_and_a_chain_is_not():
     imports = graph(
-        ("app.alerts", "app.tasks"), ("app.tasks", "app.services"), ("app.services", "app.alerts"),
-        ("app.runs", "app.worker"), ("app.worker", "app.runs"),
-        ("app.views", "app.services"), ("app.services", "app.models"),
+        ("app.alerts", "app.tasks"),
+        ("app.tasks", "app.services"),
+        ("app.services", "app.alerts"),
+        ("app.runs", "app.worker"),
+        ("app.worker", "app.runs"),
+        ("app.views", "app.services"),
+        ("app.services", "app.models"),
     )
 
     groups = strongly_connected(imports.modules, imports)

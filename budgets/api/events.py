@@ -23,7 +23,9 @@ class BudgetEventSerializer(serializers.ModelSerializer):
 class BudgetEventFilterSet(django_filters.FilterSet):
     budget = django_filters.CharFilter(field_name="budget__name")
     kind = django_filters.ChoiceFilter(choices=BudgetEvent.Kind.choices)
-    since = UtcIsoDateTimeFilter(field_name="at", lookup_expr="gte", help_text="ISO 8601 time, e.g. 2026-11-01T00:00:00Z")
+    since = UtcIsoDateTimeFilter(
+        field_name="at", lookup_expr="gte", help_text="ISO 8601 time, e.g. 2026-11-01T00:00:00Z"
+    )
 
     class Meta:
         model = BudgetEvent

@@ -56,7 +56,8 @@ class BudgetStatusSerializer(serializers.Serializer):
     exhausts_before_reset = serializers.BooleanField(allow_null=True)
     held = serializers.BooleanField()
     state = serializers.ChoiceField(
-        choices=["error", "held", "exhausted", "at_risk", "ok"], read_only=True,
+        choices=["error", "held", "exhausted", "at_risk", "ok"],
+        read_only=True,
         help_text="The one state every page shows (budgets.status.classify)",
     )
     state_reason = serializers.CharField(read_only=True)

@@ -42,15 +42,23 @@ def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
     measurement = None
     if state is not None and state.as_of is not None and state.period_start is not None:
         measurement = Measurement(
-            as_of=state.as_of, period_start=state.period_start, period_end=state.period_end,
-            used=state.used_unit_seconds, burn_rate=state.burn_rate,
+            as_of=state.as_of,
+            period_start=state.period_start,
+            period_end=state.period_end,
+            used=state.used_unit_seconds,
+            burn_rate=state.burn_rate,
             exhausted_at=state.exhausted_at,
         )
     if held is None:
         held = QueueHold.objects.filter(source=f"budget:{budget.pk}").exists()
     return build_status(
-        budget_id=budget.pk, name=budget.name, unit=budget.unit_label, allocated_hours=budget.allocated_hours,
-        measurement=measurement, held=held, thresholds=[float(t) for t in budget.alert_thresholds or ()],
+        budget_id=budget.pk,
+        name=budget.name,
+        unit=budget.unit_label,
+        allocated_hours=budget.allocated_hours,
+        measurement=measurement,
+        held=held,
+        thresholds=[float(t) for t in budget.alert_thresholds or ()],
         error=state.error if state is not None else "",
     )
 
@@ -100,15 +108,25 @@ def top_consumers(budget: Budget, status: BudgetStatus, viewer: Access, *, limit
             continue
         consumers.append(
             Consumer(
-                label=workload.name, namespace=workload.namespace.name,
-                local_queue=f"{workload.namespace.name}/{workload.local_queue.name}", hours=to_hours(amount),
-                percent_of_used=_share(amount, used), workload_id=workload_id,
+                label=workload.name,
+                namespace=workload.namespace.name,
+                local_queue=f"{workload.namespace.name}/{workload.local_queue.name}",
+                hours=to_hours(amount),
+                percent_of_used=_share(amount, used),
+                workload_id=workload_id,
             )
         )
     result = consumers[:limit]
     if hidden > 0:
-        result.append(Consumer(label="other namespaces", namespace="", local_queue="", hours=to_hours(hidden),
-                               percent_of_used=_share(hidden, used)))
+        result.append(
+            Consumer(
+                label="other namespaces",
+                namespace="",
+                local_queue="",
+                hours=to_hours(hidden),
+                percent_of_used=_share(hidden, used),
+            )
+        )
     return result
 
 
@@ -134,7 +152,9 @@ def usage_for_metrics(budgets: list[Budget]) -> dict[int, Any]:
         status = budget_status(budget, held=f"budget:{budget.pk}" in held)
         forecast = status.forecast_exhausted_at
         result[budget.pk] = MetricState(
-            used_hours=float(status.used_hours), exhausted=status.exhausted, at_risk=status.state == "at_risk",
+            used_hours=float(status.used_hours),
+            exhausted=status.exhausted,
+            at_risk=status.state == "at_risk",
             forecast_exhausted_at=forecast.timestamp() if forecast else None,
         )
     return result

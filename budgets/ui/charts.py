@@ -82,8 +82,11 @@ def burn_down_figure(
     figure = go.Figure()
     figure.add_trace(
         go.Scatter(
-            x=[t for t, _ in used_points], y=[allocated - used for _, used in used_points], mode="lines",
-            name="remaining", line={"color": "#2f6fdf", "width": 2},
+            x=[t for t, _ in used_points],
+            y=[allocated - used for _, used in used_points],
+            mode="lines",
+            name="remaining",
+            line={"color": "#2f6fdf", "width": 2},
             hovertemplate="%{x}<br>%{y:.2f} " + status.unit + " left<extra></extra>",
         )
     )
@@ -91,7 +94,10 @@ def burn_down_figure(
     if forecast:
         figure.add_trace(
             go.Scatter(
-                x=[t for t, _ in forecast], y=[v for _, v in forecast], mode="lines", name="forecast",
+                x=[t for t, _ in forecast],
+                y=[v for _, v in forecast],
+                mode="lines",
+                name="forecast",
                 line={"color": "#d9822b", "dash": "dash"},
                 hovertemplate="%{x}<br>%{y:.2f} " + status.unit + " left (forecast)<extra></extra>",
             )
@@ -99,15 +105,19 @@ def burn_down_figure(
     for threshold in sorted(thresholds):
         level = float(status.allocated_hours * (100 - Decimal(str(threshold))) / 100)
         figure.add_hline(
-            y=level, line={"color": "#a33" if threshold >= 100 else "#999", "dash": "dot", "width": 1},
-            annotation_text=f"{threshold:g}% used", annotation_position="top left",
+            y=level,
+            line={"color": "#a33" if threshold >= 100 else "#999", "dash": "dot", "width": 1},
+            annotation_text=f"{threshold:g}% used",
+            annotation_position="top left",
         )
     if status.exhausted_at is not None:
         figure.add_vline(x=status.exhausted_at, line={"color": "#a33", "width": 1})
         figure.add_annotation(x=status.exhausted_at, y=0, text="exhausted", showarrow=True, arrowhead=2)
     end = status.period_end or (forecast[-1][0] if forecast else status.as_of)
     figure.update_layout(
-        margin={"l": 50, "r": 20, "t": 30, "b": 40}, height=360, template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 30, "b": 40},
+        height=360,
+        template="plotly_white",
         legend={"orientation": "h", "y": 1.1},
         yaxis={"title": f"{status.unit} remaining", "rangemode": "tozero"},
         xaxis={"range": [status.period_start, end] if status.period_start and end else None},

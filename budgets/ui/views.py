@@ -99,5 +99,3 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
         "non_field_errors": list(form.non_field_errors()),
     }
     return render(request, "queues/policy/edit.html", context, status=400 if request.method == "POST" else 200)
-
-

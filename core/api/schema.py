@@ -46,8 +46,13 @@ VALIDATOR_SCHEMAS: dict[Any, dict[str, Any]] = {
 
 QUANTITY_IN = {
     "oneOf": [
-        {"type": "string", "pattern": QUANTITY_PATTERN, "minLength": 1, "maxLength": MAX_QUANTITY_TEXT,
-         "example": "2Gi"},
+        {
+            "type": "string",
+            "pattern": QUANTITY_PATTERN,
+            "minLength": 1,
+            "maxLength": MAX_QUANTITY_TEXT,
+            "example": "2Gi",
+        },
         {"type": "number", "minimum": 0, "maximum": MAX_MILLIS // 1000, "example": 4},
     ],
     "description": 'Kubernetes quantity ("500m", "2Gi") or a number in base units (cores, bytes, GPUs), '
@@ -88,7 +93,8 @@ class ValidatedAutoSchema(AutoSchema):
             # rounding is half a unit of the last place below 10**(max_digits - decimal_places).
             if schema.get("exclusiveMaximum") and field.max_digits is not None and field.decimal_places is not None:
                 schema["maximum"] = float(
-                    Decimal(10) ** (field.max_digits - field.decimal_places) - Decimal("0.5").scaleb(-field.decimal_places)
+                    Decimal(10) ** (field.max_digits - field.decimal_places)
+                    - Decimal("0.5").scaleb(-field.decimal_places)
                 )
         if isinstance(field, serializers.URLField):
             # Django's URLValidator takes http(s) and ftp(s) URLs only; "format: uri" alone allows any scheme.
@@ -260,7 +266,10 @@ CONDITIONAL_REQUIREMENTS: dict[str, dict[str, Any]] = {
                 "oneOf": [
                     {"properties": {"renewal": {"enum": ["none", "weekly", "monthly"]}}},
                     {
-                        "properties": {"renewal": {"enum": ["days"]}, "renewal_days": {"minimum": 1, "nullable": False}},
+                        "properties": {
+                            "renewal": {"enum": ["days"]},
+                            "renewal_days": {"minimum": 1, "nullable": False},
+                        },
                         "required": ["renewal", "renewal_days"],
                     },
                 ]
@@ -270,9 +279,7 @@ CONDITIONAL_REQUIREMENTS: dict[str, dict[str, Any]] = {
 }
 
 
-def add_conditional_requirements(
-    result: dict[str, Any], generator: Any, request: Any, public: bool
-) -> dict[str, Any]:
+def add_conditional_requirements(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """Postprocessing hook: ``CONDITIONAL_REQUIREMENTS`` into their components, and a request body
     is required wherever its JSON form has required fields (drf-spectacular leaves ``required``
     out when a body also has a plain-text form, as the Kueue import does)."""

@@ -21,7 +21,9 @@ class TenantMembership(models.Model):
     namespace = models.ForeignKey("queues.Namespace", on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
     source = models.CharField(
-        max_length=10, choices=Source.choices, default=Source.LOCAL,
+        max_length=10,
+        choices=Source.choices,
+        default=Source.LOCAL,
         help_text="Directory rows are replaced at each directory sign-in; local rows are never touched by it",
     )
 

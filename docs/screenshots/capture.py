@@ -15,8 +15,14 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 OVERFLOW = """() => [...document.querySelectorAll('table')]
     .filter(t => t.offsetParent && (t.parentElement.scrollWidth > t.parentElement.clientWidth + 1
                                     || t.getBoundingClientRect().right > document.documentElement.clientWidth))
@@ -45,13 +51,25 @@ def main() -> None:
         page.fill("#id_password", options.user)
         page.click("button[type=submit]")
         page.wait_for_url("**/")
-        pages = {"overview": "/", "local-queue": "/namespaces/team-vision/queues/training/",
-                 "pending-workload": pending_workload(page)}
+        pages = {
+            "overview": "/",
+            "local-queue": "/namespaces/team-vision/queues/training/",
+            "pending-workload": pending_workload(page),
+        }
         if options.all:
-            pages.update({"tree": "/queues/", "workloads": "/workloads/", "budgets": "/budgets/",
-                          "cluster-queue": "/queues/cluster-queues/gpu-training/", "cohort": "/queues/cohorts/org/",
-                          "namespace": "/namespaces/team-vision/", "flavors": "/queues/flavors/",
-                          "audit": "/audit/", "playground": "/playground/"})
+            pages.update(
+                {
+                    "tree": "/queues/",
+                    "workloads": "/workloads/",
+                    "budgets": "/budgets/",
+                    "cluster-queue": "/queues/cluster-queues/gpu-training/",
+                    "cohort": "/queues/cohorts/org/",
+                    "namespace": "/namespaces/team-vision/",
+                    "flavors": "/queues/flavors/",
+                    "audit": "/audit/",
+                    "playground": "/playground/",
+                }
+            )
         for name, url in pages.items():
             page.goto(url)
             page.wait_for_load_state("networkidle")

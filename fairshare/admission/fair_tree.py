@@ -167,7 +167,9 @@ class FairTree:
             if parent_scope is not None and parent_scope.fair:
                 node.fair_parent = True
                 node.use_score = True
-                node.score, node.tie = self.scoring.cohort_score(name, parent_scope.mode, self.scoring.capacity(parent_scope))
+                node.score, node.tie = self.scoring.cohort_score(
+                    name, parent_scope.mode, self.scoring.capacity(parent_scope)
+                )
                 node.borrowing_score = self._borrowing_mode(parent_scope.mode)
         return node
 

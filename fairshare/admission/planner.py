@@ -647,7 +647,9 @@ class _Planner:
                 parent_name = self.cohorts[node.name].parent if node.name in self.cohorts else None
                 scope = self.cohort_scopes.get(parent_name) if parent_name is not None else None
                 if scope is not None:
-                    node.score, node.tie = self.scoring.cohort_score(node.name, scope.mode, self.scoring.capacity(scope))
+                    node.score, node.tie = self.scoring.cohort_score(
+                        node.name, scope.mode, self.scoring.capacity(scope)
+                    )
             node = node.parent
         if refresh:
             start = leaf or ns_node or cq_node

@@ -336,7 +336,9 @@ class PreemptionRules:
         return attempts
 
     def _over_share_ratio(self, nid: str) -> float:
-        return fair_share_ratio(self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.alloc.get(nid, {}))
+        return fair_share_ratio(
+            self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.alloc.get(nid, {})
+        )
 
     def _victim_path(self, item: Running) -> tuple[str, ...]:
         local = self.state.locals[item.local_queue]

@@ -165,7 +165,9 @@ class Scoring:
             return weighted(dominant_share(self.state.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
             ratio = fair_share_ratio(
-                self.state.alloc.get(local.nid, {}), self.state.shares.get(local.nid, {}), self.state.ta_demand.get(local.nid, {})
+                self.state.alloc.get(local.nid, {}),
+                self.state.shares.get(local.nid, {}),
+                self.state.ta_demand.get(local.nid, {}),
             )
             return ratio, self.history_tie((local.spec.key,), local.spec.weight)
         return 0.0, 0.0
@@ -188,7 +190,9 @@ class Scoring:
     def namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
         if mode == TIME_AWARE:
             ratio = fair_share_ratio(
-                self.state.alloc.get(ns_nid, {}), self.state.shares.get(ns_nid, {}), self.state.ta_demand.get(ns_nid, {})
+                self.state.alloc.get(ns_nid, {}),
+                self.state.shares.get(ns_nid, {}),
+                self.state.ta_demand.get(ns_nid, {}),
             )
             return ratio, self.history_tie(self.ns_members.get(ns_nid, []), namespace.weight)
         if mode == NO_FAIR_SHARING:
@@ -229,7 +233,9 @@ class Scoring:
                 return self.share_of(borrowed, parent, weight) if parent is not None else (0.0, 0.0)
             return weighted(dominant_share(self.state.alloc.get(nid, {}), capacity), weight)
         if mode == TIME_AWARE:
-            ratio = fair_share_ratio(self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.ta_demand.get(nid, {}))
+            ratio = fair_share_ratio(
+                self.state.alloc.get(nid, {}), self.state.shares.get(nid, {}), self.state.ta_demand.get(nid, {})
+            )
             return ratio, 0.0
         return 0.0, 0.0
 

@@ -77,7 +77,9 @@ def cluster_queue(spec: ClusterQueue) -> dict[str, Any]:
 def namespace(spec: Namespace) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": spec.name, "weight": number(spec.weight)}
     if spec.quota:
-        entry["quota"] = {resource: format_quantity(amount, resource) for resource, amount in sorted(spec.quota.items())}
+        entry["quota"] = {
+            resource: format_quantity(amount, resource) for resource, amount in sorted(spec.quota.items())
+        }
     if spec.within_namespace != PREEMPT_NEVER:
         entry["preemption"] = {"withinNamespace": spec.within_namespace}
     return entry

@@ -772,9 +772,12 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
             raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
         return None
     if renewal == "days":
-        return _integer(
-            _required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1, maximum=MAX_RENEWAL_DAYS
-        ) * 86400
+        return (
+            _integer(
+                _required(entry, "renewalDays", where), _join(where, "renewalDays"), minimum=1, maximum=MAX_RENEWAL_DAYS
+            )
+            * 86400
+        )
     if days is not None:
         raise ValidationError(_join(where, "renewalDays"), "only used with renewal: days")
     return 7 * 86400 if renewal == "weekly" else None
@@ -783,7 +786,15 @@ def _budget_renewal(entry: Mapping[str, Any], where: str) -> int | None:
 def _workloads(value: Any, locals_by_key: Mapping[str, LocalQueue]) -> tuple[WorkloadSpec, ...]:
     result: list[WorkloadSpec] = []
     known = (
-        "name", "localQueue", "priority", "priorityClass", "createdAt", "submitAt", "duration", "maxRuntime", "podSets"
+        "name",
+        "localQueue",
+        "priority",
+        "priorityClass",
+        "createdAt",
+        "submitAt",
+        "duration",
+        "maxRuntime",
+        "podSets",
     )
     for index, entry in enumerate(_list(value, "workloads")):
         where = f"workloads[{index}]"

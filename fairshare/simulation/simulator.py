@@ -165,7 +165,12 @@ class Simulation:
         self.jobs: dict[str, _Job] = {}
         for spec in specs:
             workload = Workload(
-                spec.name, spec.local_queue, spec.requests, spec.priority, float(spec.created_at), spec.pod_sets,
+                spec.name,
+                spec.local_queue,
+                spec.requests,
+                spec.priority,
+                float(spec.created_at),
+                spec.pod_sets,
                 priority_class=spec.priority_class,
             )
             self.jobs[spec.name] = _Job(spec, workload, path=self.paths[spec.local_queue])

@@ -30,8 +30,20 @@ class ScenarioSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Scenario
-        fields = ["id", "name", "description", "source", "preset", "owner", "workload_count", "live_as_of",
-                  "live_options", "redacted", "created_at", "page"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "source",
+            "preset",
+            "owner",
+            "workload_count",
+            "live_as_of",
+            "live_options",
+            "redacted",
+            "created_at",
+            "page",
+        ]
         read_only_fields = fields
 
     def get_page(self, obj: Scenario) -> str:
@@ -39,7 +51,9 @@ class ScenarioSerializer(serializers.ModelSerializer):
 
 
 class ScenarioDetailSerializer(ScenarioSerializer):
-    document = serializers.JSONField(read_only=True, help_text="The scenario document (docs/design.md \"Scenario files\")")
+    document = serializers.JSONField(
+        read_only=True, help_text='The scenario document (docs/design.md "Scenario files")'
+    )
 
     class Meta(ScenarioSerializer.Meta):
         fields = [*ScenarioSerializer.Meta.fields, "document"]
@@ -51,15 +65,23 @@ class ScenarioCreateSerializer(serializers.Serializer):
 
     source = serializers.ChoiceField(choices=["preset", "live", "document"])  # type: ignore[assignment]  # a field named like Field.source, as the API's
     preset = serializers.ChoiceField(
-        choices=[preset.slug for preset in PRESETS], required=False, help_text="source=preset: a slug from /presets/",
+        choices=[preset.slug for preset in PRESETS],
+        required=False,
+        help_text="source=preset: a slug from /presets/",
         error_messages={"invalid_choice": "unknown preset: one of the slugs of /api/v1/playground/presets/"},
     )
     days = serializers.FloatField(
-        required=False, default=1.0, min_value=0, max_value=MAX_DAYS,
+        required=False,
+        default=1.0,
+        min_value=0,
+        max_value=MAX_DAYS,
         help_text="source=live: days of finished work to replay (0: start from now)",
     )
     lookahead = serializers.RegexField(
-        DURATION_SYNTAX, required=False, default="6h", max_length=20,
+        DURATION_SYNTAX,
+        required=False,
+        default="6h",
+        max_length=20,
         error_messages={"invalid": "not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"},
         help_text="source=live: how far past now to simulate, e.g. 6h (more than 0s, at most 30d)",
     )
@@ -85,7 +107,8 @@ class ApplicationSerializer(serializers.ModelSerializer):
 
 class DeltaSerializer(serializers.Serializer):
     target = serializers.ChoiceField(
-        choices=["database", "environment", "simulation"], read_only=True,
+        choices=["database", "environment", "simulation"],
+        read_only=True,
         help_text="database: apply writes it; environment: set the variable; simulation: not policy",
     )
     kind = serializers.CharField(read_only=True)
@@ -115,8 +138,24 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "scenario", "owner", "title", "edits", "deltas", "environment", "status", "phase",
-                  "progress", "error", "created_at", "started_at", "finished_at", "applications", "page"]
+        fields = [
+            "id",
+            "scenario",
+            "owner",
+            "title",
+            "edits",
+            "deltas",
+            "environment",
+            "status",
+            "phase",
+            "progress",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "applications",
+            "page",
+        ]
         read_only_fields = fields
 
     def get_page(self, obj: Run) -> str:
@@ -126,8 +165,9 @@ class RunSerializer(serializers.ModelSerializer):
 class RunCreateSerializer(serializers.Serializer):
     scenario = serializers.UUIDField(help_text="A scenario you may see")
     edits = serializers.ListField(
-        child=serializers.CharField(max_length=500), max_length=100,
-        help_text="--set edits: [\"localQueues.team-a/main.weight=3\"]",
+        child=serializers.CharField(max_length=500),
+        max_length=100,
+        help_text='--set edits: ["localQueues.team-a/main.weight=3"]',
     )
     title = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
 

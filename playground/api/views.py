@@ -95,7 +95,7 @@ class ScenarioViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Playgrou
         request=ScenarioCreateSerializer,
         responses={201: ScenarioDetailSerializer},
         summary="Create a scenario from a preset, today's cluster or a document",
-        description="Errors in a posted document come back under \"document\", keyed by the field path "
+        description='Errors in a posted document come back under "document", keyed by the field path '
         "(e.g. clusterQueues[0].quotas[0].resources.cpu.nominal).",
     )
     def create(self, request: Request) -> Response:
@@ -108,7 +108,9 @@ class ScenarioViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Playgrou
             elif data["source"] == "document":
                 scenario = scenarios.create_from_document(data["document"], owner=request.user)
             else:
-                options = LiveOptions(days=data["days"], lookahead_seconds=parse_duration(data["lookahead"], "lookahead"))
+                options = LiveOptions(
+                    days=data["days"], lookahead_seconds=parse_duration(data["lookahead"], "lookahead")
+                )
                 scenario = scenarios.create_from_live(self.access, options=options)
         except EngineValidationError as error:
             raise ValidationError(_scenario_error(data["source"], error)) from None
@@ -139,7 +141,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
         responses={202: OpenApiResponse(RunSerializer, description="Queued; poll the run until it succeeded")},
         summary="Run a what-if: the scenario as it is against the scenario with the edits",
         description="An edit that cannot be applied, or that makes the scenario invalid, is a 400 under "
-        "\"edits\" keyed by its position.",
+        '"edits" keyed by its position.',
     )
     def create(self, request: Request) -> Response:
         payload = RunCreateSerializer(data=request.data)
@@ -236,7 +238,9 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
     ordering_fields = ["created_at", "status"]
     tenant_scoped = True  # a user's own runs (admins: all), the playground's rule
     tenant_write_actions = frozenset({"create"})
-    max_body_bytes = 1024 * 1024  # scenarios list workloads; 1 MiB is thousands of them (ScenarioLimits bound the counts)
+    max_body_bytes = (
+        1024 * 1024
+    )  # scenarios list workloads; 1 MiB is thousands of them (ScenarioLimits bound the counts)
 
     def base_queryset(self) -> QuerySet:
         rows = selectors.simulation_runs()
@@ -270,6 +274,7 @@ class SimulationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiVie
         body = SimulationRunSerializer(run).data
         if run.status == Run.Status.FAILED:  # the broker refused the message: nothing will run
             return Response(
-                {"detail": run.error, "code": "queue_unavailable", "run": body}, status=status.HTTP_503_SERVICE_UNAVAILABLE
+                {"detail": run.error, "code": "queue_unavailable", "run": body},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
             )
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": f"{request.path}{run.pk}/"})

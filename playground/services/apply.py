@@ -96,8 +96,11 @@ class _Target:
 _MODEL_FIELDS = {
     "cohort": {"weight": "weight", "admissionMode": "admission_mode", "parent": "parent"},
     "clusterQueue": {
-        "cohort": "cohort", "weight": "weight", "queueingStrategy": "queueing_strategy",
-        "admissionMode": "admission_mode", "stopPolicy": "stop_policy",
+        "cohort": "cohort",
+        "weight": "weight",
+        "queueingStrategy": "queueing_strategy",
+        "admissionMode": "admission_mode",
+        "stopPolicy": "stop_policy",
         "preemption.withinClusterQueue": "preemption_within_cluster_queue",
         "preemption.reclaimWithinCohort": "reclaim_within_cohort",
     },
@@ -115,7 +118,9 @@ def apply_run(run: Run, *, actor: Any) -> Application:
     if run.status != Run.Status.SUCCEEDED:
         raise RunNotFinished([f"only a succeeded run can be applied; this one is {run.status}"])
     if run.scenario.redacted:
-        raise ApplyError(["this scenario is a tenant's view of the cluster (other namespaces renamed): apply from an admin's run"])
+        raise ApplyError(
+            ["this scenario is a tenant's view of the cluster (other namespaces renamed): apply from an admin's run"]
+        )
     baseline = documents.validate(run.scenario.document)
     _, edited = documents.apply_edits(run.scenario.document, run.edits)
     deltas = policy_deltas(baseline, edited)
@@ -200,7 +205,9 @@ def _still_to_do(deltas: Iterable[PolicyDelta], live: EngineScenario) -> list[Po
         if value == delta.after:
             continue  # already the edited value: nothing to write
         if value != delta.before:
-            conflicts.append(f"{delta.label} is {value!r} now, the run assumed {delta.before!r}: re-run from today's cluster")
+            conflicts.append(
+                f"{delta.label} is {value!r} now, the run assumed {delta.before!r}: re-run from today's cluster"
+            )
             continue
         todo.append(delta)
     if conflicts:
@@ -252,7 +259,9 @@ def _write_budget(target: _Target, actor: Any) -> None:
     if budget is None:
         raise ApplyConflict([f"Budget {target.name} does not exist in the database"])
     changes = {
-        _MODEL_FIELDS["budget"][delta.field]: Decimal(str(delta.after)) if delta.field == "allocatedHours" else delta.after
+        _MODEL_FIELDS["budget"][delta.field]: Decimal(str(delta.after))
+        if delta.field == "allocatedHours"
+        else delta.after
         for delta in target.deltas
     }
     try:
@@ -307,7 +316,9 @@ def _by_name(model: type[models.Model], name: str, label: str) -> models.Model:
 def _quota_rows(kind: str, engine_object: Any) -> list[QuotaRow]:
     """Unsaved quota rows for the edited quotas (amounts in millis, flavors in their order)."""
     if kind == "namespace":
-        return [NamespaceQuota(resource=resource, hard=amount) for resource, amount in sorted(engine_object.quota.items())]
+        return [
+            NamespaceQuota(resource=resource, hard=amount) for resource, amount in sorted(engine_object.quota.items())
+        ]
     flavors = {flavor.name: flavor for flavor in ResourceFlavor.objects.all()}
     rows: list[QuotaRow] = []
     for order, flavor_quotas in enumerate(engine_object.quotas):
@@ -316,8 +327,11 @@ def _quota_rows(kind: str, engine_object: Any) -> list[QuotaRow]:
             raise ApplyConflict([f"ResourceFlavor {flavor_quotas.flavor} does not exist in the database"])
         for resource, quota in sorted(flavor_quotas.resources.items()):
             fields: dict[str, Any] = {
-                "flavor": flavor, "resource": resource, "nominal": quota.nominal,
-                "borrowing_limit": quota.borrowing_limit, "lending_limit": quota.lending_limit,
+                "flavor": flavor,
+                "resource": resource,
+                "nominal": quota.nominal,
+                "borrowing_limit": quota.borrowing_limit,
+                "lending_limit": quota.lending_limit,
             }
             if kind == "clusterQueue":
                 rows.append(ClusterQueueQuota(flavor_order=order, **fields))

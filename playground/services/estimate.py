@@ -77,7 +77,11 @@ def assumptions(replay: Replay) -> list[str]:
         "Policy, quotas, weights, admission modes, decayed usage and budgets stay as they are now.",
         "Running workloads keep running and finish after their declared duration or maximum runtime; "
         "pending ones run that long once admitted"
-        + (f" ({replay.open_ended} declare neither and are assumed to run past the horizon)." if replay.open_ended else "."),
+        + (
+            f" ({replay.open_ended} declare neither and are assumed to run past the horizon)."
+            if replay.open_ended
+            else "."
+        ),
         "No new submissions, cancellations or failures; no eviction other than what the policy itself does.",
         f"Looks {duration(HORIZON.total_seconds())} ahead over {replay.workloads:,} pending and running workloads "
         f"(estimates stop at {MAX_WORKLOADS:,}).",
@@ -94,7 +98,10 @@ def replay_now(now: datetime | None = None) -> Replay:
     document = export_live_state(
         now=moment, options=LiveOptions(days=0, lookahead_seconds=int(HORIZON.total_seconds()))
     )
-    running = {f"{ns}/{name}" for ns, name in active.filter(state=WorkloadState.ADMITTED).values_list("namespace__name", "name")}
+    running = {
+        f"{ns}/{name}"
+        for ns, name in active.filter(state=WorkloadState.ADMITTED).values_list("namespace__name", "name")
+    }
     open_ended = 0
     for entry in document.get("workloads", []):
         if entry["name"] not in running:

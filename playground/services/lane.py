@@ -170,6 +170,8 @@ def prune_finished_runs(now: datetime | None = None) -> int:
         Scenario.objects.filter(source=Scenario.Source.API, runs__isnull=True).delete()
         Scenario.objects.filter(created_at__lt=scenario_cutoff, runs__isnull=True).delete()
         Outcome.objects.filter(created_at__lt=cutoff).exclude(
-            models.Exists(Run.objects.filter(models.Q(baseline=models.OuterRef("pk")) | models.Q(edited=models.OuterRef("pk"))))
+            models.Exists(
+                Run.objects.filter(models.Q(baseline=models.OuterRef("pk")) | models.Q(edited=models.OuterRef("pk")))
+            )
         ).delete()
     return deleted

@@ -110,7 +110,9 @@ class _ProgressWriter:
         Run.objects.filter(pk=self.run_id).update(progress=round(low + (high - low) * fraction, 4))
 
 
-def _outcome(scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, progress: Callable[[float], None]) -> Outcome:
+def _outcome(
+    scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, progress: Callable[[float], None]
+) -> Outcome:
     key = edits_key(edits)
     stored = Outcome.objects.filter(scenario=scenario, edits_key=key).first()
     if stored is not None:
@@ -121,7 +123,9 @@ def _outcome(scenario: Scenario, edits: Sequence[str], parsed: EngineScenario, p
     seconds = time.perf_counter() - started
     try:
         with transaction.atomic():
-            return Outcome.objects.create(scenario=scenario, edits_key=key, edits=list(edits), data=data, seconds=seconds)
+            return Outcome.objects.create(
+                scenario=scenario, edits_key=key, edits=list(edits), data=data, seconds=seconds
+            )
     except IntegrityError:  # another worker stored the same outcome meanwhile
         return Outcome.objects.get(scenario=scenario, edits_key=key)
 
@@ -141,7 +145,9 @@ def fair_order() -> QuerySet[Run]:
     another user's queued runs delay a user's next run by at most one run each."""
     same_owner = Run.objects.filter(owner=OuterRef("owner"))
     last_started = same_owner.filter(started_at__isnull=False).order_by("-started_at").values("started_at")[:1]
-    running = same_owner.filter(status=Run.Status.RUNNING).order_by().values("owner").annotate(n=Count("pk")).values("n")
+    running = (
+        same_owner.filter(status=Run.Status.RUNNING).order_by().values("owner").annotate(n=Count("pk")).values("n")
+    )
     earlier = same_owner.filter(status=Run.Status.QUEUED, created_at__lt=OuterRef("created_at"))
     return (
         Run.objects.filter(status=Run.Status.QUEUED)
@@ -156,9 +162,7 @@ def claim_next() -> Any | None:
     workers never wait on, or take, the same run), then the conditional UPDATE. None: no work."""
     for _ in range(5):  # a run claimed meanwhile by a direct execute_run: look again, boundedly
         with transaction.atomic():
-            run_id = (
-                fair_order().select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True).first()
-            )
+            run_id = fair_order().select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True).first()
             if run_id is None:
                 return None
             if _claim(run_id):
@@ -244,4 +248,3 @@ def _drop_interrupted_connection() -> None:
 
 def _finish(run_id: Any, **fields: Any) -> None:
     Run.objects.filter(pk=run_id).update(finished_at=timezone.now(), **fields)
-

@@ -58,9 +58,7 @@ def create_from_document(document: Any, *, owner: Any) -> Scenario:
     return _store(document, owner=owner, source=Scenario.Source.UPLOAD)
 
 
-def create_from_live(
-    access: Access, *, options: LiveOptions, now: datetime | None = None
-) -> Scenario:
+def create_from_live(access: Access, *, options: LiveOptions, now: datetime | None = None) -> Scenario:
     """Today's cluster as the user may see it: everything for admins; for a tenant, other
     namespaces renamed (see ``live_export``). Users who are neither see nothing live."""
     if not access.can_use_playground:

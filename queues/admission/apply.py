@@ -63,7 +63,9 @@ def apply_plan(
         )
     )
     for eviction in plan.evictions:
-        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(eviction.workload)
+        (result.evicted if loaded.workload_ids[eviction.workload] in evicted else result.skipped).append(
+            eviction.workload
+        )
 
     claimed = set(
         transitions.admit_many(
@@ -123,10 +125,14 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
         (LocalQueue, "localQueue", loaded.local_queue_ids),
     )
     for model, kind, ids in targets:
-        wanted = {ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties}
+        wanted = {
+            ids[name]: penalties[engine.node_id(kind, name)] for name in ids if engine.node_id(kind, name) in penalties
+        }
         if not wanted:
             continue
-        current = model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+        current = (
+            model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+        )
         rows = []
         for pk, penalty in current:
             merged = dict(penalty or {})

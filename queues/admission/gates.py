@@ -90,4 +90,3 @@ def apply_gates(loaded: LoadedSnapshot, now: datetime) -> dict[str, tuple[str, s
             snapshot, workloads=tuple(w for w in snapshot.workloads if w.key not in gated)
         )
     return gated
-

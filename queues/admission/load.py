@@ -182,11 +182,24 @@ def _flavor_quotas(rows: Iterable[Mapping[str, Any]], owner: str) -> dict[int, t
 _COHORT_COLUMNS = ("id", "name", "parent__name", "weight", "admission_mode")
 _COHORT_QUOTA_COLUMNS = ("cohort", "flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit")
 _CQ_COLUMNS = (
-    "id", "name", "cohort__name", "weight", "queueing_strategy", "admission_mode",
-    "preemption_within_cluster_queue", "reclaim_within_cohort", "stop_policy",
+    "id",
+    "name",
+    "cohort__name",
+    "weight",
+    "queueing_strategy",
+    "admission_mode",
+    "preemption_within_cluster_queue",
+    "reclaim_within_cohort",
+    "stop_policy",
 )
 _CQ_QUOTA_COLUMNS = (
-    "cluster_queue", "flavor__name", "flavor_order", "resource", "nominal", "borrowing_limit", "lending_limit"
+    "cluster_queue",
+    "flavor__name",
+    "flavor_order",
+    "resource",
+    "nominal",
+    "borrowing_limit",
+    "lending_limit",
 )
 _NAMESPACE_COLUMNS = ("id", "name", "weight", "preemption_within_namespace")
 
@@ -201,7 +214,9 @@ def _cohort(row: Mapping[str, Any], quotas: Mapping[int, tuple[engine.FlavorQuot
     )
 
 
-def _cluster_queue(row: Mapping[str, Any], quotas: Mapping[int, tuple[engine.FlavorQuotas, ...]]) -> engine.ClusterQueue:
+def _cluster_queue(
+    row: Mapping[str, Any], quotas: Mapping[int, tuple[engine.FlavorQuotas, ...]]
+) -> engine.ClusterQueue:
     return engine.ClusterQueue(
         name=row["name"],
         cohort=row["cohort__name"],
@@ -255,7 +270,9 @@ def _usage_state(row: Mapping[str, Any]) -> engine.UsageState:
 _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
 
 
-def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_admitted: bool = True) -> LoadedSnapshot:
+def build_snapshot(
+    unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_admitted: bool = True
+) -> LoadedSnapshot:
     """The engine's view of ``unit``: a fixed number of queries, whatever the workload count.
 
     Admitted workloads the pass cannot evict come as per-queue totals (``aggregate_admitted``;
@@ -303,12 +320,19 @@ def build_snapshot(unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_
     holds = _holds(loaded)
     namespace_preempts = any(ns.within_namespace != engine.PREEMPT_NEVER for ns in namespaces)
     individual = (
-        _individual_local_queues(loaded, lq_rows, cq_rows, holds) if aggregate_admitted and not namespace_preempts else None
+        _individual_local_queues(loaded, lq_rows, cq_rows, holds)
+        if aggregate_admitted and not namespace_preempts
+        else None
     )
     workloads = _workloads(loaded, unit, lq_rows, individual, versioned)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
-        flavors=tuple(sorted({fq.flavor for cq in cluster_queues for fq in cq.quotas} | {fq.flavor for c in cohorts for fq in c.quotas})),
+        flavors=tuple(
+            sorted(
+                {fq.flavor for cq in cluster_queues for fq in cq.quotas}
+                | {fq.flavor for c in cohorts for fq in c.quotas}
+            )
+        ),
         cohorts=tuple(sorted(cohorts, key=lambda c: c.name)),
         cluster_queues=tuple(sorted(cluster_queues, key=lambda c: c.name)),
         namespaces=namespaces,
@@ -348,7 +372,8 @@ def load_structure(*, local_queue_annotations: Mapping[str, Any] | None = None) 
     for namespace_id, resource, amount in NamespaceQuota.objects.values_list("namespace_id", "resource", "hard"):
         hard[namespace_id][resource] = amount
     namespaces = {
-        row["id"]: _namespace(row, hard[row["id"]]) for row in Namespace.objects.order_by("id").values(*_NAMESPACE_COLUMNS)
+        row["id"]: _namespace(row, hard[row["id"]])
+        for row in Namespace.objects.order_by("id").values(*_NAMESPACE_COLUMNS)
     }
     rows = LocalQueue.objects.order_by("id")
     if local_queue_annotations:
@@ -356,8 +381,15 @@ def load_structure(*, local_queue_annotations: Mapping[str, Any] | None = None) 
     local_queues = {
         row["id"]: (_local_queue(row), _usage_state(row), row)
         for row in rows.values(
-            "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy",
-            *_STATUS_FIELDS, *(local_queue_annotations or ()),
+            "id",
+            "name",
+            "namespace_id",
+            "namespace__name",
+            "cluster_queue__name",
+            "weight",
+            "stop_policy",
+            *_STATUS_FIELDS,
+            *(local_queue_annotations or ()),
         )
     }
     return ClusterStructure(cohorts, cluster_queues, namespaces, local_queues)
@@ -386,11 +418,17 @@ def _namespaces(
         )
     )
     elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
-    for row in () if not spanning else (
-        WorkloadResource.objects.filter(workload__namespace_id__any_of=spanning, workload__state=WorkloadState.ADMITTED)
-        .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
-        .values("workload__namespace_id", "resource")
-        .annotate(total=Sum("amount"))
+    for row in (
+        ()
+        if not spanning
+        else (
+            WorkloadResource.objects.filter(
+                workload__namespace_id__any_of=spanning, workload__state=WorkloadState.ADMITTED
+            )
+            .exclude(workload__cluster_queue_id__in=unit.cluster_queue_ids)
+            .values("workload__namespace_id", "resource")
+            .annotate(total=Sum("amount"))
+        )
     ):
         elsewhere[row["workload__namespace_id"]][row["resource"]] = row["total"]
     namespaces = []
@@ -410,8 +448,9 @@ def _namespaces(
 AGGREGATE_PREFIX = "~admitted/"
 
 
-def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any]], cq_rows: list[dict[str, Any]],
-                             holds: tuple[engine.Hold, ...]) -> set[int] | None:
+def _individual_local_queues(
+    loaded: LoadedSnapshot, lq_rows: list[dict[str, Any]], cq_rows: list[dict[str, Any]], holds: tuple[engine.Hold, ...]
+) -> set[int] | None:
     """LocalQueues whose admitted workloads the engine may evict, so must see one by one.
 
     None means every one of them: some ClusterQueue of the unit may preempt (within itself,
@@ -422,7 +461,8 @@ def _individual_local_queues(loaded: LoadedSnapshot, lq_rows: list[dict[str, Any
     their namespace or their ClusterQueue).
     """
     if any(
-        row["preemption_within_cluster_queue"] != engine.PREEMPT_NEVER or row["reclaim_within_cohort"] != engine.PREEMPT_NEVER
+        row["preemption_within_cluster_queue"] != engine.PREEMPT_NEVER
+        or row["reclaim_within_cohort"] != engine.PREEMPT_NEVER
         for row in cq_rows
     ):
         return None
@@ -465,8 +505,17 @@ class _Seen:
 _SEEN: dict[str, dict[int, _Seen]] = {}
 
 _ROW_COLUMNS = (
-    "id", "local_queue_id", "name", "priority", "queued_at", "state", "admitted_at", "cluster_queue_id",
-    "pending_reason_code", "pending_reason_message", "created_at",
+    "id",
+    "local_queue_id",
+    "name",
+    "priority",
+    "queued_at",
+    "state",
+    "admitted_at",
+    "cluster_queue_id",
+    "pending_reason_code",
+    "pending_reason_message",
+    "created_at",
 )
 
 
@@ -509,7 +558,14 @@ class _SeenQueue:
 _SEEN_QUEUES: dict[str, dict[int, _SeenQueue]] = {}
 
 _LQ_COLUMNS = (
-    "id", "name", "namespace_id", "namespace__name", "cluster_queue__name", "weight", "stop_policy", "historical_share",
+    "id",
+    "name",
+    "namespace_id",
+    "namespace__name",
+    "cluster_queue__name",
+    "weight",
+    "stop_policy",
+    "historical_share",
     *_STATUS_FIELDS,
 )
 
@@ -604,12 +660,16 @@ def _workloads(
             fresh[pk] = known
         else:
             unknown.append(pk)
-    details = {
-        pk: (pod_sets, assignment, priority_class)
-        for pk, pod_sets, assignment, priority_class in Workload.objects.filter(id__any_of=unknown).values_list(
-            "id", "pod_sets", "flavor_assignment", "priority_class"
-        )
-    } if unknown else {}
+    details = (
+        {
+            pk: (pod_sets, assignment, priority_class)
+            for pk, pod_sets, assignment, priority_class in Workload.objects.filter(id__any_of=unknown).values_list(
+                "id", "pod_sets", "flavor_assignment", "priority_class"
+            )
+        }
+        if unknown
+        else {}
+    )
     workloads = []
     workload_ids = loaded.workload_ids
     current_reasons = loaded.current_reasons
@@ -624,7 +684,19 @@ def _workloads(
             workloads.append(entry.workload)
             kept[pk] = entry
             continue
-        lq_id, name, priority, queued_at, state, admitted_at, cq_id, reason_code, reason_message, created_at, *version = read[pk][1:]
+        (
+            lq_id,
+            name,
+            priority,
+            queued_at,
+            state,
+            admitted_at,
+            cq_id,
+            reason_code,
+            reason_message,
+            created_at,
+            *version,
+        ) = read[pk][1:]
         if pk not in fresh and pk not in details:
             continue  # deleted between the two reads: it is not there to plan
         namespace, lq_key = lq_keys[lq_id]
@@ -652,7 +724,9 @@ def _workloads(
                 priority_class=priority_class,
             )
         if not admitted:
-            kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload)
+            kept[pk] = _Seen(
+                created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload
+            )
         workloads.append(workload)
     _SEEN[unit.key] = loaded.seen = kept
     if individual is not None:
@@ -678,7 +752,9 @@ def clear_caches() -> None:
 
 def _admitted_digest(rows: Any) -> str:
     """MD5 over the ``id.xmin`` of the rows, and their count (see ``_versions_identify_rows``)."""
-    sql, params = rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    sql, params = (
+        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT md5(coalesce(string_agg(t.id::text || '.' || t.row_version::text, ',' ORDER BY t.id), '')), count(*) "
@@ -723,7 +799,9 @@ def _admitted_totals(
         return decoded[text]
 
     for lq_id, cq_id, assignment_text, pod_sets_text, count in (
-        rows.annotate(assignment_text=Cast("flavor_assignment", TextField()), pod_sets_text=Cast("pod_sets", TextField()))
+        rows.annotate(
+            assignment_text=Cast("flavor_assignment", TextField()), pod_sets_text=Cast("pod_sets", TextField())
+        )
         .values_list("local_queue_id", "cluster_queue_id", "assignment_text", "pod_sets_text")
         .annotate(workloads=Count("id"))
         .order_by()
@@ -762,12 +840,16 @@ def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:
         | Q(namespace_id__in=in_unit.values("namespace_id"))
         | Q(cluster_queue_id__in=cq_ids)
     )
-    for row in rows.order_by("id").values("local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain"):
+    for row in rows.order_by("id").values(
+        "local_queue_id", "namespace_id", "cluster_queue_id", "code", "message", "drain"
+    ):
         if row["local_queue_id"]:
             kind, target = "localQueue", lq_names[row["local_queue_id"]]
         elif row["namespace_id"]:
             kind, target = "namespace", ns_names[row["namespace_id"]]
         else:
             kind, target = "clusterQueue", cq_names[row["cluster_queue_id"]]
-        holds.append(engine.Hold(target_kind=kind, target=target, code=row["code"], message=row["message"], drain=row["drain"]))
+        holds.append(
+            engine.Hold(target_kind=kind, target=target, code=row["code"], message=row["message"], drain=row["drain"])
+        )
     return tuple(holds)

@@ -41,7 +41,9 @@ class PassResult:
     backed_off: bool = False  # the cluster does not answer: nothing was decided
 
 
-def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: FairSharingPolicy | None = None) -> PassResult:
+def run_admission_pass(
+    unit_key: str, *, now: datetime | None = None, policy: FairSharingPolicy | None = None
+) -> PassResult:
     """One pass over one unit, in one transaction: all its decisions land, or none do."""
     started = time.perf_counter()
     policy = policy or settings.FAIR_SHARING
@@ -55,7 +57,11 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
         advisory_xact_lock(f"admission:{unit.key}")
         # Namespace hard quotas span units: lock the unit's namespaces too, always in name order.
         namespaces = sorted(
-            set(LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values_list("namespace__name", flat=True))
+            set(
+                LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values_list(
+                    "namespace__name", flat=True
+                )
+            )
         )
         advisory_xact_locks([f"namespace:{namespace}" for namespace in namespaces])
         moment = now or timezone.now()
@@ -82,7 +88,11 @@ def run_admission_pass(unit_key: str, *, now: datetime | None = None, policy: Fa
     if result.admitted or result.evicted:
         logger.info(
             "admission pass %s: admitted %d, evicted %d, pending %d in %.3fs",
-            unit.key, len(result.admitted), len(result.evicted), result.pending, result.seconds,
+            unit.key,
+            len(result.admitted),
+            len(result.evicted),
+            result.pending,
+            result.seconds,
         )
     return result
 
@@ -95,7 +105,9 @@ def _observe(decisions: Plan, result: PassResult) -> None:
     admitted = set(result.admitted)
     for admission in decisions.admissions:
         if admission.workload in admitted:
-            metrics.ADMISSIONS.labels(cluster_queue=admission.cluster_queue, admission_mode=modes[admission.cluster_queue]).inc()
+            metrics.ADMISSIONS.labels(
+                cluster_queue=admission.cluster_queue, admission_mode=modes[admission.cluster_queue]
+            ).inc()
     evicted = set(result.evicted)
     for eviction in decisions.evictions:
         if eviction.workload in evicted:

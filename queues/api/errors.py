@@ -28,8 +28,10 @@ def idempotency_key_reused(exc: IdempotencyKeyReused) -> Response:
 
 def backend_unavailable(exc: BackendUnavailable) -> Response:
     return Response(
-        {"detail": f"the cluster did not answer; nothing was submitted, retry later ({str(exc)[:200]})",
-         "code": "cluster_unavailable"},
+        {
+            "detail": f"the cluster did not answer; nothing was submitted, retry later ({str(exc)[:200]})",
+            "code": "cluster_unavailable",
+        },
         status=status.HTTP_503_SERVICE_UNAVAILABLE,
     )
 

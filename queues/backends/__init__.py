@@ -24,5 +24,11 @@ def current() -> ClusterBackend:
 
 
 __all__ = [
-    "REGISTRY", "BackendUnavailable", "ClusterBackend", "CommandRunner", "SubmissionRefused", "SyncReport", "current",
+    "REGISTRY",
+    "BackendUnavailable",
+    "ClusterBackend",
+    "CommandRunner",
+    "SubmissionRefused",
+    "SyncReport",
+    "current",
 ]

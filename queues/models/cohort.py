@@ -16,9 +16,7 @@ from queues.models.status import FairSharingStatus
 
 class Cohort(FairSharingStatus, KueueObject):
     name = models.CharField(max_length=63, unique=True, validators=[validate_dns_label])
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
-    )
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
     weight = models.DecimalField(
         max_digits=12, decimal_places=4, default=Decimal(1), validators=[validate_non_negative_weight]
     )

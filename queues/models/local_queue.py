@@ -16,9 +16,7 @@ from queues.models.status import FairSharingStatus
 class LocalQueue(FairSharingStatus, KueueObject):
     namespace = models.ForeignKey("queues.Namespace", on_delete=models.PROTECT, related_name="local_queues")
     name = models.CharField(max_length=63, validators=[validate_dns_label])
-    cluster_queue = models.ForeignKey(
-        "queues.ClusterQueue", on_delete=models.PROTECT, related_name="local_queues"
-    )
+    cluster_queue = models.ForeignKey("queues.ClusterQueue", on_delete=models.PROTECT, related_name="local_queues")
     weight = models.DecimalField(
         max_digits=12,
         decimal_places=4,
@@ -28,7 +26,10 @@ class LocalQueue(FairSharingStatus, KueueObject):
     )
     stop_policy = models.CharField(max_length=20, choices=StopPolicy.choices, default=StopPolicy.NONE)
     stop_level = models.CharField(
-        max_length=10, choices=StopLevel.choices, blank=True, editable=False,
+        max_length=10,
+        choices=StopLevel.choices,
+        blank=True,
+        editable=False,
         help_text="Who set the stop: only this level or a higher one may change or lift it",
     )
     stopped_by = models.CharField(max_length=150, blank=True, editable=False, help_text="User who set the stop")

@@ -77,17 +77,23 @@ class Namespace(FairSharingStatus):
 
         super().clean()
         names = self.allowed_priority_classes
-        if not isinstance(names, list) or len(names) > MAX_PRIORITY_CLASSES or not all(
-            isinstance(name, str) and 0 < len(name) <= 63 for name in names
+        if (
+            not isinstance(names, list)
+            or len(names) > MAX_PRIORITY_CLASSES
+            or not all(isinstance(name, str) and 0 < len(name) <= 63 for name in names)
         ):
             raise ValidationError(
-                {"allowed_priority_classes": f"expected a list of at most {MAX_PRIORITY_CLASSES} WorkloadPriorityClass names"}
+                {
+                    "allowed_priority_classes": f"expected a list of at most {MAX_PRIORITY_CLASSES} WorkloadPriorityClass names"
+                }
             )
         known = set(WorkloadPriorityClass.objects.filter(name__in=names).values_list("name", flat=True))
         missing = sorted(set(names) - known)
         if missing:
             raise ValidationError(
-                {"allowed_priority_classes": f"no WorkloadPriorityClass named {', '.join(repr(m[:63]) for m in missing[:5])}"}
+                {
+                    "allowed_priority_classes": f"no WorkloadPriorityClass named {', '.join(repr(m[:63]) for m in missing[:5])}"
+                }
             )
 
 

@@ -89,7 +89,11 @@ def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
 
     rows = list(workloads)
     waiting = [w.pk for w in rows if w.state == WorkloadState.PENDING]
-    found = dict(PendingPosition.objects.filter(workload_id__in=waiting).values_list("workload_id", "position")) if waiting else {}
+    found = (
+        dict(PendingPosition.objects.filter(workload_id__in=waiting).values_list("workload_id", "position"))
+        if waiting
+        else {}
+    )
     for workload in rows:
         workload.queue_position = found.get(workload.pk)
     return rows
@@ -101,7 +105,9 @@ class Workload(models.Model):
     name = models.CharField(max_length=63, validators=[validate_dns_label])
     priority = models.IntegerField(default=0)
     priority_class = models.CharField(
-        max_length=63, blank=True, help_text="The WorkloadPriorityClass its priority came from (empty: set by an admin or none)"
+        max_length=63,
+        blank=True,
+        help_text="The WorkloadPriorityClass its priority came from (empty: set by an admin or none)",
     )
     pod_sets = models.JSONField(blank=True, help_text="[{name, count, requests: {resource: millis}}]")
     state = models.CharField(max_length=12, choices=WorkloadState.choices, default=WorkloadState.PENDING)
@@ -206,9 +212,7 @@ class Workload(models.Model):
         except EngineValidationError as error:
             errors["pod_sets"] = str(error)
         if self.local_queue_id and self.namespace_id and self.local_queue.namespace_id != self.namespace_id:
-            errors["local_queue"] = (
-                f"LocalQueue {self.local_queue.key} is not in namespace {self.namespace.name}"
-            )
+            errors["local_queue"] = f"LocalQueue {self.local_queue.key} is not in namespace {self.namespace.name}"
         if self.pk is not None and "pod_sets" not in errors:
             stored = Workload.objects.filter(pk=self.pk).values_list("pod_sets", "local_queue_id").first()
             if stored and stored[0] != self.pod_sets:

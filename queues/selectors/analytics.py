@@ -165,7 +165,9 @@ def starved_and_reclaimable(
     names = dict(Namespace.objects.filter(id__in=[i for i, _s, _p in starved_ids]).values_list("id", "name"))
     summary.tenants = sorted(
         (
-            StarvedTenant(names[ns_id], share, pending, sorted(structure.cluster_queues[q].name for q in ns_queues[ns_id]))
+            StarvedTenant(
+                names[ns_id], share, pending, sorted(structure.cluster_queues[q].name for q in ns_queues[ns_id])
+            )
             for ns_id, share, pending in starved_ids
         ),
         key=lambda t: (t.share.ratio or 0.0, t.namespace),
@@ -213,4 +215,6 @@ def _borrowed(
     structure: ClusterStructure, cq_id: int, used: Mapping[int, Mapping[tuple[str, str], int]]
 ) -> dict[tuple[str, str], int]:
     nominal = {(c.flavor, c.resource): c.nominal for c in structure.cluster_queues[cq_id].quotas}
-    return {key: amount - nominal.get(key, 0) for key, amount in used.get(cq_id, {}).items() if amount > nominal.get(key, 0)}
+    return {
+        key: amount - nominal.get(key, 0) for key, amount in used.get(cq_id, {}).items() if amount > nominal.get(key, 0)
+    }

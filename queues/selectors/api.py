@@ -20,6 +20,7 @@ from queues.models import (
 
 # -- API lists: related rows joined or prefetched, so a page costs the same at any size ------
 
+
 def resource_flavors() -> QuerySet[ResourceFlavor]:
     return ResourceFlavor.objects.all()
 
@@ -55,10 +56,14 @@ def namespaces_with_quotas() -> QuerySet[Namespace]:
 
 def local_queues_with_status() -> QuerySet[LocalQueue]:
     """LocalQueues with namespace, ClusterQueue and pending/admitted counts (1 query)."""
-    return LocalQueue.objects.select_related("namespace", "cluster_queue").annotate(
-        pending_count=Count("workloads", filter=Q(workloads__state=WorkloadState.PENDING)),
-        admitted_count=Count("workloads", filter=Q(workloads__state=WorkloadState.ADMITTED)),
-    ).order_by("namespace__name", "name")
+    return (
+        LocalQueue.objects.select_related("namespace", "cluster_queue")
+        .annotate(
+            pending_count=Count("workloads", filter=Q(workloads__state=WorkloadState.PENDING)),
+            admitted_count=Count("workloads", filter=Q(workloads__state=WorkloadState.ADMITTED)),
+        )
+        .order_by("namespace__name", "name")
+    )
 
 
 def workloads_with_queues() -> QuerySet[Workload]:

@@ -50,7 +50,9 @@ class ChangeRow:
         if kind == "localqueue" and "/" in label:
             return "queues:local-queue", label.split("/", 1)
         if kind in ("namespace", "clusterqueue", "cohort"):
-            return {"namespace": "queues:namespace", "clusterqueue": "queues:cluster-queue", "cohort": "queues:cohort"}[kind], [label]
+            return {"namespace": "queues:namespace", "clusterqueue": "queues:cluster-queue", "cohort": "queues:cohort"}[
+                kind
+            ], [label]
         return None
 
 
@@ -113,4 +115,3 @@ def change_markers(
         who = change.actor_name or change.surface
         markers.append(Marker(change.at, f"{change.object_repr}: {what} ({who}, {change.at:%H:%M})"))
     return markers
-

@@ -103,9 +103,7 @@ def _figures(
     ``admissions``, and its policy changes as markers (``object_type``, unless not ``show_changes``)."""
     window = history.window(range_name)
     series = history.object_series(series_kind, object_id, window.start)
-    markers = (
-        change_markers(viewer, window.start, object_type=object_type, object_id=object_id) if show_changes else []
-    )
+    markers = change_markers(viewer, window.start, object_type=object_type, object_id=object_id) if show_changes else []
     if limit_series:
         limits = series.capacity
     else:
@@ -178,7 +176,10 @@ def local_queue_detail(
 
 
 def _usage(
-    allocated: Mapping[str, float], consumed: Mapping[str, float] | None, entitlement: dict[str, Any], counts: Iterable[Any]
+    allocated: Mapping[str, float],
+    consumed: Mapping[str, float] | None,
+    entitlement: dict[str, Any],
+    counts: Iterable[Any],
 ) -> dict[str, Any]:
     """What every queue page shows alike: admitted usage, decayed usage and the entitlement,
     the dominant shares of both, and the workloads admitted and pending (``live.Counts``)."""
@@ -237,9 +238,15 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
         figures=_figures(
-            viewer, range_name, Kind.CLUSTER_QUEUE, "clusterqueue", queue.id,
-            {r: float(v) for r, v in capacity.items()}, Q(cluster_queue_id=queue.id),
-            show_changes=viewer.is_admin, limit_series=True,
+            viewer,
+            range_name,
+            Kind.CLUSTER_QUEUE,
+            "clusterqueue",
+            queue.id,
+            {r: float(v) for r, v in capacity.items()},
+            Q(cluster_queue_id=queue.id),
+            show_changes=viewer.is_admin,
+            limit_series=True,
         ),
         can_edit=viewer.is_admin,
     )
@@ -266,7 +273,13 @@ def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, ran
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "namespace", namespace.id),
         figures=_figures(
-            viewer, range_name, Kind.NAMESPACE, "namespace", namespace.id, entitlement, Q(namespace_id=namespace.id),
+            viewer,
+            range_name,
+            Kind.NAMESPACE,
+            "namespace",
+            namespace.id,
+            entitlement,
+            Q(namespace_id=namespace.id),
             limit={r: float(v) for r, v in hard.items()},
             limit_name="Hard quota",
         ),
@@ -306,7 +319,13 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
         figures=_figures(
-            viewer, range_name, Kind.COHORT, "cohort", cohort.id, capacity, Q(cluster_queue_id__in=sorted(inside)),
+            viewer,
+            range_name,
+            Kind.COHORT,
+            "cohort",
+            cohort.id,
+            capacity,
+            Q(cluster_queue_id__in=sorted(inside)),
             limit_series=True,
             limit_name="Subtree nominal quota",
         ),

@@ -63,7 +63,9 @@ class FlavorSummary:
 
 def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | None = None) -> list[FlavorSummary]:
     """Every flavor (or the one named) with its capacity, use and the ClusterQueues on it."""
-    flavors = list(ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name))
+    flavors = list(
+        ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name)
+    )
     used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
     running = dict(
         WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)

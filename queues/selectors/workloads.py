@@ -40,7 +40,10 @@ SORTS = {
     "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
     # a queue's page: everything that waits first (in queue order), then what runs
     "waiting-first": (
-        F("state").desc(), "local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"
+        F("state").desc(),
+        "local_queue__cluster_queue__name",
+        F("queue_position").asc(nulls_last=True),
+        "-id",
     ),
 }
 AHEAD_SHOWN = 2
@@ -126,9 +129,7 @@ def workload_page(
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
     # rows with their queues; the count needs no queue order.
     counted: Any = _Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows)  # pages like a queryset
-    page = Paginator(counted, page_size).get_page(
-        params.get("page", 1)
-    )
+    page = Paginator(counted, page_size).get_page(params.get("page", 1))
     ids = list(page.object_list)
     by_id = {workload.id: workload for workload in attach_queue_positions(_base(viewer).filter(id__in=ids))}
     workloads = [by_id[i] for i in ids if i in by_id]
@@ -213,20 +214,30 @@ def _fill_ahead(
     while walking each order once; then the LocalQueues found (one query).
     """
     cq_ids = sorted({w.local_queue.cluster_queue_id for _row, w in pending})
-    orders = dict(PendingOrder.objects.filter(cluster_queue_id__in=cq_ids).values_list("cluster_queue_id", "workload_ids"))
+    orders = dict(
+        PendingOrder.objects.filter(cluster_queue_id__in=cq_ids).values_list("cluster_queue_id", "workload_ids")
+    )
     depth = dict.fromkeys(cq_ids, 0)
     for _row, w in pending:
         cq_id = w.local_queue.cluster_queue_id
         depth[cq_id] = max(depth[cq_id], w.queue_position - 1)  # type: ignore[operator]  # pending rows have one
     ahead_ids = [pk for cq_id in cq_ids for pk in (orders.get(cq_id) or [])[: depth[cq_id]]]
-    queue_of = dict(
-        Workload.objects.filter(id__any_of=ahead_ids, state=WorkloadState.PENDING).values_list("id", "local_queue_id")
-    ) if ahead_ids else {}
+    queue_of = (
+        dict(
+            Workload.objects.filter(id__any_of=ahead_ids, state=WorkloadState.PENDING).values_list(
+                "id", "local_queue_id"
+            )
+        )
+        if ahead_ids
+        else {}
+    )
     # counts[index][local queue id]: pending ahead of row ``index`` in that LocalQueue
     counts: list[dict[int, int]] = [{} for _ in pending]
     for cq_id in cq_ids:
         rows_here = sorted(
-            (w.queue_position, index) for index, (_row, w) in enumerate(pending) if w.local_queue.cluster_queue_id == cq_id
+            (w.queue_position, index)
+            for index, (_row, w) in enumerate(pending)
+            if w.local_queue.cluster_queue_id == cq_id
         )
         running: dict[int, int] = {}
         walked = 0

@@ -67,9 +67,7 @@ def backend_reachable() -> bool:
 def backing_off(now: datetime | None = None) -> bool:
     """True while the cluster is unreachable and its next retry is not due yet."""
     moment = now or timezone.now()
-    return BackendHealth.objects.filter(
-        backend=settings.CLUSTER_BACKEND, reachable=False, retry_at__gt=moment
-    ).exists()
+    return BackendHealth.objects.filter(backend=settings.CLUSTER_BACKEND, reachable=False, retry_at__gt=moment).exists()
 
 
 def _record_failure(error: BackendUnavailable, now: datetime) -> None:
@@ -84,8 +82,13 @@ def _record_failure(error: BackendUnavailable, now: datetime) -> None:
         row.retry_at = now + timedelta(seconds=delay)
         row.last_error = str(error)[:300]
         row.save()
-    logger.warning("cluster backend %s unreachable (%d in a row), retry in %ss: %s",
-                   row.backend, row.failures, delay, row.last_error)
+    logger.warning(
+        "cluster backend %s unreachable (%d in a row), retry in %ss: %s",
+        row.backend,
+        row.failures,
+        delay,
+        row.last_error,
+    )
 
 
 def _record_success(now: datetime) -> None:

@@ -112,7 +112,11 @@ def _validate_quota_rows(owner: models.Model, rows: Sequence[QuotaRow]) -> dict[
         flavor_id = row.flavor_id if isinstance(row, FlavorResourceQuota) else None
         identity = (flavor_id, row.resource)
         if identity in seen:
-            where = f"{row.flavor.name}/{row.resource}" if isinstance(row, FlavorResourceQuota) and flavor_id else row.resource
+            where = (
+                f"{row.flavor.name}/{row.resource}"
+                if isinstance(row, FlavorResourceQuota) and flavor_id
+                else row.resource
+            )
             row_errors.setdefault("resource", []).append(f"{where} is listed more than once")
         seen.add(identity)
         if not row_errors:

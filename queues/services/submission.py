@@ -36,7 +36,9 @@ class Submission:
 def covered_resources(cluster_queue_ids: Iterable[int]) -> dict[int, set[str]]:
     """The resources each ClusterQueue has a quota row for (one query for all of them)."""
     covered: dict[int, set[str]] = {cluster_queue_id: set() for cluster_queue_id in cluster_queue_ids}
-    rows = ClusterQueueQuota.objects.filter(cluster_queue_id__in=list(covered)).values_list("cluster_queue_id", "resource")
+    rows = ClusterQueueQuota.objects.filter(cluster_queue_id__in=list(covered)).values_list(
+        "cluster_queue_id", "resource"
+    )
     for cluster_queue_id, resource in rows:
         covered[cluster_queue_id].add(resource)
     return covered
@@ -103,7 +105,9 @@ def submit_checked_many(
     checked: list[Mapping[str, Any]] = []
     for entry in entries:
         try:
-            check_requests_covered(entry["local_queue"], entry.get("pod_sets") or [], covered[entry["local_queue"].cluster_queue_id])
+            check_requests_covered(
+                entry["local_queue"], entry.get("pod_sets") or [], covered[entry["local_queue"].cluster_queue_id]
+            )
         except ValidationError as error:
             outcomes.append(error)
         else:

@@ -96,13 +96,21 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
         "SELECT workload, namespace, local_queue, cluster_queue, assignment, requests, %s, '', '' FROM a",
         "a",
         (
-            ("workload", "bigint"), ("namespace", "bigint"), ("local_queue", "bigint"), ("cluster_queue", "bigint"),
-            ("assignment", "jsonb"), ("requests", "jsonb"),
+            ("workload", "bigint"),
+            ("namespace", "bigint"),
+            ("local_queue", "bigint"),
+            ("cluster_queue", "bigint"),
+            ("assignment", "jsonb"),
+            ("requests", "jsonb"),
         ),
         [
             (
-                workload_id, namespace_id, local_queue_id, by_id[workload_id].cluster_queue_id,
-                dict(by_id[workload_id].assignment), total_requests(json_value(pod_sets)),
+                workload_id,
+                namespace_id,
+                local_queue_id,
+                by_id[workload_id].cluster_queue_id,
+                dict(by_id[workload_id].assignment),
+                total_requests(json_value(pod_sets)),
             )
             for workload_id, namespace_id, local_queue_id, pod_sets in claimed
         ],
@@ -128,7 +136,9 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
 def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime | None]:
     """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
     return dict(
-        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list("id", "admitted_at")
+        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list(
+            "id", "admitted_at"
+        )
     )
 
 
@@ -168,15 +178,21 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         """,
         "v",
         (
-            ("id", "bigint"), ("admitted_at", "timestamptz"), ("elapsed", "integer"),
-            ("reason", "text"), ("code", "text"), ("message", "text"),
+            ("id", "bigint"),
+            ("admitted_at", "timestamptz"),
+            ("elapsed", "integer"),
+            ("reason", "text"),
+            ("code", "text"),
+            ("message", "text"),
         ),
         rows,
         [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
     )
     evicted = [row[0] for row in claimed]
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
-    _close_many([(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted])
+    _close_many(
+        [(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted]
+    )
     if evicted:
         from queues.models import WorkloadResource
 
@@ -217,7 +233,13 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
         RETURNING queues_workload.id
         """,
         "v",
-        (("id", "bigint"), ("admitted_at", "timestamptz"), ("at", "timestamptz"), ("outcome", "text"), ("seconds", "integer")),
+        (
+            ("id", "bigint"),
+            ("admitted_at", "timestamptz"),
+            ("at", "timestamptz"),
+            ("outcome", "text"),
+            ("seconds", "integer"),
+        ),
         rows,
         [WorkloadState.ADMITTED],
     )

@@ -77,7 +77,12 @@ def admitted_usage(cohort_chains: Mapping[int, tuple[int, ...]]) -> dict[str, di
     of the path (the engine's ``path_nodes``: the cohorts of ``cohort_chains`` included, so a
     cohort's amount is the sum over the ClusterQueues of its whole subtree).
     """
-    usage: dict[str, dict[int, Usage]] = {Kind.LOCAL_QUEUE: {}, Kind.NAMESPACE: {}, Kind.CLUSTER_QUEUE: {}, Kind.COHORT: {}}
+    usage: dict[str, dict[int, Usage]] = {
+        Kind.LOCAL_QUEUE: {},
+        Kind.NAMESPACE: {},
+        Kind.CLUSTER_QUEUE: {},
+        Kind.COHORT: {},
+    }
     rows = (
         WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
         .values_list("workload__local_queue_id", "workload__namespace_id", "workload__cluster_queue_id", "resource")
@@ -118,11 +123,16 @@ def capacities(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> tup
     return per_queue, per_cohort
 
 
-def _decay(rows: list[Any], current: Mapping[int, Usage], now: float, policy: FairSharingPolicy, weight_attr: str = "weight") -> None:
+def _decay(
+    rows: list[Any], current: Mapping[int, Usage], now: float, policy: FairSharingPolicy, weight_attr: str = "weight"
+) -> None:
     last_update = datetime.fromtimestamp(now, tz=timezone.get_current_timezone())
     for row in rows:
         state = engine_usage.sample(
-            usage_state(row.consumed_resources, row.entry_penalty, row.usage_last_update), current.get(row.id, {}), now, policy
+            usage_state(row.consumed_resources, row.entry_penalty, row.usage_last_update),
+            current.get(row.id, {}),
+            now,
+            policy,
         )
         row.consumed_resources = dict(state.consumed)
         row.entry_penalty = {}
@@ -150,8 +160,14 @@ def _write_status(model: type[Model], rows: list[Any], moment: datetime) -> None
 
 
 _SERIES_COLUMNS = (
-    ("kind", "text"), ("object_id", "bigint"), ("allocated", "jsonb"), ("consumed", "jsonb"), ("capacity", "jsonb"),
-    ("weighted_share", "float8"), ("admitted_count", "integer"), ("pending_count", "integer"),
+    ("kind", "text"),
+    ("object_id", "bigint"),
+    ("allocated", "jsonb"),
+    ("consumed", "jsonb"),
+    ("capacity", "jsonb"),
+    ("weighted_share", "float8"),
+    ("admitted_count", "integer"),
+    ("pending_count", "integer"),
 )
 
 
@@ -207,13 +223,21 @@ def sample_usage(*, now: datetime | None = None, policy: FairSharingPolicy | Non
             _decay(rows, usage[kind], now_s, policy)
             for row in rows:
                 admitted, pending = counts.get((kind, row.id), (0, 0))
-                capacity = queue_capacity.get(row.id, {}) if kind == Kind.CLUSTER_QUEUE else (
-                    cohort_capacity.get(row.id, {}) if kind == Kind.COHORT else {}
+                capacity = (
+                    queue_capacity.get(row.id, {})
+                    if kind == Kind.CLUSTER_QUEUE
+                    else (cohort_capacity.get(row.id, {}) if kind == Kind.COHORT else {})
                 )
                 series.append(
                     (
-                        kind, row.id, dict(usage[kind].get(row.id, {})), row.consumed_resources, dict(capacity),
-                        row.weighted_share, admitted, pending,
+                        kind,
+                        row.id,
+                        dict(usage[kind].get(row.id, {})),
+                        row.consumed_resources,
+                        dict(capacity),
+                        row.weighted_share,
+                        admitted,
+                        pending,
                     )
                 )
         _write_series(moment, series)
@@ -288,7 +312,9 @@ def time_aware_scopes(cohorts: list[Cohort], cluster_queues: list[ClusterQueue])
     return scopes
 
 
-def _series(kind: str, object_ids: Iterable[int], since: datetime, field: str) -> dict[int, dict[str, list[tuple[float, float]]]]:
+def _series(
+    kind: str, object_ids: Iterable[int], since: datetime, field: str
+) -> dict[int, dict[str, list[tuple[float, float]]]]:
     """Step-function samples per object and resource, from ``since`` (one row earlier included)."""
     out: dict[int, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     rows = (
@@ -349,7 +375,11 @@ def _update_historical_shares(
             shares = {}
             for resource, samples in sorted(usage.get(lq.id, {}).items()):
                 share = engine_usage.windowed_share(
-                    samples, scope_capacity.get(resource, []), now.timestamp(), window.size_seconds, window.type,
+                    samples,
+                    scope_capacity.get(resource, []),
+                    now.timestamp(),
+                    window.size_seconds,
+                    window.type,
                     policy.usage_half_life_seconds,
                 )
                 if share:

@@ -38,10 +38,21 @@ def sync_workload_resources(workload: Workload) -> None:
 
 
 _COLUMN_TYPES = {
-    "AutoField": "bigint", "BigAutoField": "bigint", "ForeignKey": "bigint", "OneToOneField": "bigint",
-    "IntegerField": "bigint", "BigIntegerField": "bigint", "PositiveIntegerField": "bigint",
-    "PositiveBigIntegerField": "bigint", "PositiveSmallIntegerField": "bigint", "SmallIntegerField": "bigint",
-    "CharField": "text", "TextField": "text", "JSONField": "jsonb", "DateTimeField": "timestamptz", "BooleanField": "boolean",
+    "AutoField": "bigint",
+    "BigAutoField": "bigint",
+    "ForeignKey": "bigint",
+    "OneToOneField": "bigint",
+    "IntegerField": "bigint",
+    "BigIntegerField": "bigint",
+    "PositiveIntegerField": "bigint",
+    "PositiveBigIntegerField": "bigint",
+    "PositiveSmallIntegerField": "bigint",
+    "SmallIntegerField": "bigint",
+    "CharField": "text",
+    "TextField": "text",
+    "JSONField": "jsonb",
+    "DateTimeField": "timestamptz",
+    "BooleanField": "boolean",
 }
 
 
@@ -131,11 +142,15 @@ def validate_new_workloads(workloads: Sequence[Workload]) -> list[ValidationErro
                     str(field.error_messages["invalid"])
                     % {
                         "model": field.related_model._meta.verbose_name,  # type: ignore[union-attr]  # as above
-                        "pk": value, "field": field.remote_field.field_name, "value": value,  # type: ignore[union-attr]  # as above
+                        "pk": value,
+                        "field": field.remote_field.field_name,  # type: ignore[union-attr]  # as above
+                        "value": value,
                     }
                 ]
         try:
-            workload.full_clean(exclude=[field.name for field in relations], validate_unique=False, validate_constraints=False)
+            workload.full_clean(
+                exclude=[field.name for field in relations], validate_unique=False, validate_constraints=False
+            )
         except ValidationError as error:
             for field_name, messages in error.message_dict.items():
                 problems.setdefault(field_name, []).extend(messages)
@@ -180,9 +195,14 @@ def submit_workload(
     importing many jobs asks once per ClusterQueue, not once per job). ``priority`` is taken as
     given: who may set it, and which class it comes from, is decided before (``resolve_priority``)."""
     fields = {
-        "local_queue": local_queue, "name": name, "pod_sets": pod_sets, "priority": priority,
+        "local_queue": local_queue,
+        "name": name,
+        "pod_sets": pod_sets,
+        "priority": priority,
         "priority_class": priority_class,
-        "duration_seconds": duration_seconds, "max_runtime_seconds": max_runtime_seconds, "queued_at": queued_at,
+        "duration_seconds": duration_seconds,
+        "max_runtime_seconds": max_runtime_seconds,
+        "queued_at": queued_at,
     }
     (outcome,) = submit_workloads([fields], request_pass=request_pass)
     if isinstance(outcome, ValidationError):
@@ -204,10 +224,15 @@ def submit_workloads(
     now = timezone.now()
     workloads = [
         new_workload(
-            entry["local_queue"], entry["name"], entry["pod_sets"], priority=entry.get("priority", 0),
+            entry["local_queue"],
+            entry["name"],
+            entry["pod_sets"],
+            priority=entry.get("priority", 0),
             priority_class=entry.get("priority_class", ""),
-            duration_seconds=entry.get("duration_seconds"), max_runtime_seconds=entry.get("max_runtime_seconds"),
-            created_at=now, queued_at=entry.get("queued_at") or now,
+            duration_seconds=entry.get("duration_seconds"),
+            max_runtime_seconds=entry.get("max_runtime_seconds"),
+            created_at=now,
+            queued_at=entry.get("queued_at") or now,
         )
         for entry in entries
     ]

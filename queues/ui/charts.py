@@ -90,33 +90,85 @@ def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[
     first = _first_time(figure)
     if first is not None and first > start + (end - start) / 100:
         shapes.append(
-            {"type": "rect", "xref": "x", "yref": "paper", "x0": start.isoformat(), "x1": first.isoformat(),
-             "y0": 0, "y1": 1, "fillcolor": "rgba(138,148,166,0.10)", "line": {"width": 0}, "layer": "below"}
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": start.isoformat(),
+                "x1": first.isoformat(),
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": "rgba(138,148,166,0.10)",
+                "line": {"width": 0},
+                "layer": "below",
+            }
         )
         notes.append(
-            {"text": f"data from {first:%b %-d %H:%M}", "showarrow": False, "xref": "x", "yref": "paper",
-             "x": first.isoformat(), "y": 1, "xanchor": "right", "yanchor": "top",
-             "font": {"size": 10, "color": "#8a94a6"}}
+            {
+                "text": f"data from {first:%b %-d %H:%M}",
+                "showarrow": False,
+                "xref": "x",
+                "yref": "paper",
+                "x": first.isoformat(),
+                "y": 1,
+                "xanchor": "right",
+                "yanchor": "top",
+                "font": {"size": 10, "color": "#8a94a6"},
+            }
         )
     shapes.append(
-        {"type": "line", "xref": "x", "yref": "paper", "x0": end.isoformat(), "x1": end.isoformat(), "y0": 0, "y1": 1,
-         "line": {"color": "#172033", "width": 1}}
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": end.isoformat(),
+            "x1": end.isoformat(),
+            "y0": 0,
+            "y1": 1,
+            "line": {"color": "#172033", "width": 1},
+        }
     )
     notes.append(
-        {"text": "now", "showarrow": False, "xref": "x", "yref": "paper", "x": end.isoformat(), "y": 1,
-         "xanchor": "right", "yanchor": "bottom", "font": {"size": 10, "color": "#172033"}}
+        {
+            "text": "now",
+            "showarrow": False,
+            "xref": "x",
+            "yref": "paper",
+            "x": end.isoformat(),
+            "y": 1,
+            "xanchor": "right",
+            "yanchor": "bottom",
+            "font": {"size": 10, "color": "#172033"},
+        }
     )
     for marker in markers:
         if not start <= marker.at <= end:
             continue
         shapes.append(
-            {"type": "line", "xref": "x", "yref": "paper", "x0": marker.at.isoformat(), "x1": marker.at.isoformat(),
-             "y0": 0, "y1": 1, "line": {"color": "#9c36b5", "width": 1, "dash": "dot"}}
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": marker.at.isoformat(),
+                "x1": marker.at.isoformat(),
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#9c36b5", "width": 1, "dash": "dot"},
+            }
         )
         notes.append(
-            {"text": "✎", "hovertext": marker.text, "showarrow": False, "xref": "x", "yref": "paper",
-             "x": marker.at.isoformat(), "y": 1, "yanchor": "bottom", "font": {"size": 11, "color": "#9c36b5"},
-             "captureevents": True}
+            {
+                "text": "✎",
+                "hovertext": marker.text,
+                "showarrow": False,
+                "xref": "x",
+                "yref": "paper",
+                "x": marker.at.isoformat(),
+                "y": 1,
+                "yanchor": "bottom",
+                "font": {"size": 11, "color": "#9c36b5"},
+                "captureevents": True,
+            }
         )
     return figure
 
@@ -436,12 +488,26 @@ def wait_figure(times: Sequence[datetime], p50: Sequence[float], p95: Sequence[f
     layout["xaxis"]["type"] = "date"
     return {
         "data": [
-            {"type": "scatter", "mode": "lines+markers", "name": "p50", "x": x, "y": [v / divisor for v in p50],
-             "line": {"color": "#4055d8", "width": 2, "shape": "hv"}, "marker": {"size": 4},
-             "hovertemplate": f"%{{y:.1f}} {unit} (p50, per {width_label})"},
-            {"type": "scatter", "mode": "lines+markers", "name": "p95", "x": x, "y": [v / divisor for v in p95],
-             "line": {"color": "#b26a00", "width": 2, "shape": "hv", "dash": "dot"}, "marker": {"size": 4},
-             "hovertemplate": f"%{{y:.1f}} {unit} (p95, per {width_label})"},
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "p50",
+                "x": x,
+                "y": [v / divisor for v in p50],
+                "line": {"color": "#4055d8", "width": 2, "shape": "hv"},
+                "marker": {"size": 4},
+                "hovertemplate": f"%{{y:.1f}} {unit} (p50, per {width_label})",
+            },
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "p95",
+                "x": x,
+                "y": [v / divisor for v in p95],
+                "line": {"color": "#b26a00", "width": 2, "shape": "hv", "dash": "dot"},
+                "marker": {"size": 4},
+                "hovertemplate": f"%{{y:.1f}} {unit} (p95, per {width_label})",
+            },
         ],
         "layout": layout,
     }
@@ -461,9 +527,14 @@ def evictions_figure(times: Sequence[datetime], by_reason: Mapping[str, Sequence
         layout["yaxis"].pop("dtick")
     return {
         "data": [
-            {"type": "bar", "name": reason, "x": iso(times), "y": list(counts),
-             "marker": {"color": EVICTION_COLORS.get(reason, "#0b7285")},
-             "hovertemplate": f"%{{y}} {reason} (per {width_label})<extra></extra>"}
+            {
+                "type": "bar",
+                "name": reason,
+                "x": iso(times),
+                "y": list(counts),
+                "marker": {"color": EVICTION_COLORS.get(reason, "#0b7285")},
+                "hovertemplate": f"%{{y}} {reason} (per {width_label})<extra></extra>",
+            }
             for reason, counts in by_reason.items()
         ],
         "layout": layout,

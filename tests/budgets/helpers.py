@@ -30,7 +30,9 @@ def cluster(
     cq = make_cluster_queue(f"cq-{namespace}", cpu=cpu)
     if memory is not None:
         ClusterQueueQuota.objects.create(
-            cluster_queue=cq, flavor=ResourceFlavor.objects.get(name="default"), resource="memory",
+            cluster_queue=cq,
+            flavor=ResourceFlavor.objects.get(name="default"),
+            resource="memory",
             nominal=parse_millis(memory),
         )
     return cq, make_local_queue(namespace, queue, cq)
@@ -38,7 +40,9 @@ def cluster(
 
 def add_gpu_quota(cq: ClusterQueue, gpus: str, flavor: str = "default") -> None:
     ClusterQueueQuota.objects.create(
-        cluster_queue=cq, flavor=ResourceFlavor.objects.get_or_create(name=flavor)[0], resource="nvidia.com/gpu",
+        cluster_queue=cq,
+        flavor=ResourceFlavor.objects.get_or_create(name=flavor)[0],
+        resource="nvidia.com/gpu",
         nominal=parse_millis(gpus),
     )
 
@@ -55,11 +59,22 @@ def budget(target: LocalQueue | Any, *, hours: str = "1", **fields: Any) -> Budg
     return created
 
 
-def submit(lq: LocalQueue, name: str, *, cpu: str = "1", requests: dict[str, str] | None = None,
-           duration: int | None = None, max_runtime: int | None = None, count: int = 1) -> Workload:
+def submit(
+    lq: LocalQueue,
+    name: str,
+    *,
+    cpu: str = "1",
+    requests: dict[str, str] | None = None,
+    duration: int | None = None,
+    max_runtime: int | None = None,
+    count: int = 1,
+) -> Workload:
     return queue_services.submit_workload(
-        local_queue=lq, name=name, pod_sets=[{"count": count, "requests": requests or {"cpu": cpu}}],
-        duration_seconds=duration, max_runtime_seconds=max_runtime,
+        local_queue=lq,
+        name=name,
+        pod_sets=[{"count": count, "requests": requests or {"cpu": cpu}}],
+        duration_seconds=duration,
+        max_runtime_seconds=max_runtime,
     )
 
 

@@ -128,7 +128,9 @@ def test_given_a_finish_reported_with_an_earlier_time_than_already_charged_then_
     assert result.corrections == 1
     correction = BudgetCharge.objects.get(budget=team, kind=BudgetCharge.Kind.CORRECTION)
     assert (correction.charged_from, correction.charged_to, correction.unit_seconds) == (
-        at(minutes=30), at(minutes=50), Decimal(-1200)
+        at(minutes=30),
+        at(minutes=50),
+        Decimal(-1200),
     )
     assert charged_seconds(team) == Decimal(1800)
     assert reconcile(team, at(hours=2)).lines == 0  # settled: no further lines
@@ -181,11 +183,13 @@ def test_given_a_gpu_hours_budget_on_one_flavor_then_only_requests_placed_on_tha
     cq, lq = cluster()
     a100, h100 = ResourceFlavor.objects.create(name="a100"), ResourceFlavor.objects.create(name="h100")
     for order, (flavor, gpus) in enumerate(((a100, "2"), (h100, "4")), start=1):  # a100 is tried first
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, flavor_order=order, resource="nvidia.com/gpu",
-                                         nominal=parse_millis(gpus))
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=flavor, flavor_order=order, resource="nvidia.com/gpu", nominal=parse_millis(gpus)
+        )
     all_gpus = budget(lq, name="all-gpus", hours="100", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu")
-    a100_only = budget(lq, name="a100-gpus", hours="100", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu",
-                       flavor=a100)
+    a100_only = budget(
+        lq, name="a100-gpus", hours="100", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu", flavor=a100
+    )
     first = submit(lq, "train-1", requests={"cpu": "1", "nvidia.com/gpu": "2"})
     second = submit(lq, "train-2", requests={"cpu": "1", "nvidia.com/gpu": "2"})
     submit(lq, "cpu-only")

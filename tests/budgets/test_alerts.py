@@ -71,8 +71,14 @@ def test_given_usage_climbing_then_each_threshold_mails_once_per_period_and_agai
     eager_tasks, django_capture_on_commit_callbacks
 ):
     cq, lq = cluster()
-    team = budget(lq, hours="2", alert_thresholds=[50, 80, 100], alert_emails="lead@example.org, ops@example.org",
-                  renewal=Budget.Renewal.DAYS, renewal_days=1)
+    team = budget(
+        lq,
+        hours="2",
+        alert_thresholds=[50, 80, 100],
+        alert_emails="lead@example.org, ops@example.org",
+        renewal=Budget.Renewal.DAYS,
+        renewal_days=1,
+    )
     submit(lq, "long", duration=10 * 3600)
     admission_pass(cq, at())
 
@@ -82,7 +88,9 @@ def test_given_usage_climbing_then_each_threshold_mails_once_per_period_and_agai
 
     fired = list(BudgetEvent.objects.filter(kind="ThresholdCrossed").order_by("at").values_list("threshold", "at"))
     assert [(int(threshold), moment) for threshold, moment in fired] == [
-        (50, at(minutes=61)), (80, at(minutes=97)), (100, at(minutes=121)),
+        (50, at(minutes=61)),
+        (80, at(minutes=97)),
+        (100, at(minutes=121)),
     ]
     assert [message.subject for message in mail.outbox] == [
         "[fairportal] budget team-budget reached 50%: 1.02 of 2 hours used this period",
@@ -136,7 +144,11 @@ def test_given_a_webhook_that_fails_once_then_the_task_retries_and_delivers_the_
     assert len(receiver.bodies) == 2
     body = receiver.bodies[-1]
     assert {k: body[k] for k in ("event", "budget", "threshold", "allocatedHours", "unit")} == {
-        "event": "ThresholdCrossed", "budget": "team-budget", "threshold": 80.0, "allocatedHours": 1.0, "unit": "hours",
+        "event": "ThresholdCrossed",
+        "budget": "team-budget",
+        "threshold": 80.0,
+        "allocatedHours": 1.0,
+        "unit": "hours",
     }
     assert body["target"] == {"kind": "LocalQueue", "name": "team-a/main"}
     assert body["eventId"] == event.pk

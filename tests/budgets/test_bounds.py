@@ -84,10 +84,16 @@ def _scenario(clock_start: str, **budget: object) -> dict:
     [
         (_scenario("9999-12-15T00:00:00Z", renewal="monthly"), "clock.start", "between the years 1970 and 2200"),
         (_scenario("0001-01-01T00:00:00Z", renewal="monthly"), "clock.start", "between the years 1970 and 2200"),
-        (_scenario("2026-01-01T00:00:00Z", renewal="monthly", anchor="9999-01-01T00:00:00Z"), "budgets[0].anchor",
-         "between the years"),
-        (_scenario("2026-01-01T00:00:00Z", renewal="days", renewalDays=2147483647), "budgets[0].renewalDays",
-         "at most 3660"),
+        (
+            _scenario("2026-01-01T00:00:00Z", renewal="monthly", anchor="9999-01-01T00:00:00Z"),
+            "budgets[0].anchor",
+            "between the years",
+        ),
+        (
+            _scenario("2026-01-01T00:00:00Z", renewal="days", renewalDays=2147483647),
+            "budgets[0].renewalDays",
+            "at most 3660",
+        ),
     ],
     ids=["clock-9999", "clock-1", "anchor-9999", "renewal-days"],
 )

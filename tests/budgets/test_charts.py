@@ -17,10 +17,17 @@ def hours(n: float) -> datetime:
 
 
 def status_for(used_hours: int, rate_per_hour: int, allocated: int, period_end: datetime | None = None):
-    measurement = Measurement(as_of=hours(2), period_start=T, period_end=period_end, used=Decimal(used_hours * 3600),
-                              burn_rate=Decimal(rate_per_hour), exhausted_at=None)
-    return build_status(budget_id=1, name="b", unit="GPU-hours", allocated_hours=Decimal(allocated),
-                        measurement=measurement, held=False)
+    measurement = Measurement(
+        as_of=hours(2),
+        period_start=T,
+        period_end=period_end,
+        used=Decimal(used_hours * 3600),
+        burn_rate=Decimal(rate_per_hour),
+        exhausted_at=None,
+    )
+    return build_status(
+        budget_id=1, name="b", unit="GPU-hours", allocated_hours=Decimal(allocated), measurement=measurement, held=False
+    )
 
 
 def test_given_overlapping_stretches_then_the_curve_has_a_corner_wherever_the_rate_changes():

@@ -107,8 +107,16 @@ def test_given_two_lines_starting_at_the_same_point_then_the_database_refuses_th
     job = submit(lq, "job")
     admission_pass(cq, at())
     record = AdmissionRecord.objects.get()
-    line = {"budget": team, "workload": job, "admission_record": record, "period_start": at(), "charged_from": at(),
-                "charged_to": at(minutes=1), "quantity": 1000, "unit_seconds": Decimal(60)}
+    line = {
+        "budget": team,
+        "workload": job,
+        "admission_record": record,
+        "period_start": at(),
+        "charged_from": at(),
+        "charged_to": at(minutes=1),
+        "quantity": 1000,
+        "unit_seconds": Decimal(60),
+    }
     BudgetCharge.objects.create(**line)
 
     with pytest.raises(IntegrityError), transaction.atomic():

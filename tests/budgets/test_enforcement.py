@@ -50,7 +50,10 @@ def test_given_hold_when_budget_is_exhausted_then_new_work_waits_while_running_w
     assert (hold.local_queue_id, hold.drain) == (lq.pk, False)
     assert PolicyChange.objects.filter(object_type="queuehold", action="create", surface=Surface.SYSTEM).count() == 1
     assert list(BudgetEvent.objects.values_list("kind", flat=True).order_by("id")) == [
-        "ThresholdCrossed", "ThresholdCrossed", "Exhausted", "HoldPlaced",
+        "ThresholdCrossed",
+        "ThresholdCrossed",
+        "Exhausted",
+        "HoldPlaced",
     ]
 
 
@@ -124,8 +127,14 @@ def test_given_an_exhausted_budget_when_the_allocation_is_raised_then_the_hold_l
 def test_given_a_gpu_hours_budget_then_the_hold_message_names_budget_used_allocated_and_reset_date():
     cq, lq = cluster()
     add_gpu_quota(cq, "8")
-    gpus = budget(lq, name="vision-gpu-hours", hours="20", kind=Budget.Kind.RESOURCE_HOURS, resource="nvidia.com/gpu",
-                  renewal=Budget.Renewal.MONTHLY)
+    gpus = budget(
+        lq,
+        name="vision-gpu-hours",
+        hours="20",
+        kind=Budget.Kind.RESOURCE_HOURS,
+        resource="nvidia.com/gpu",
+        renewal=Budget.Renewal.MONTHLY,
+    )
     submit(lq, "train", requests={"cpu": "1", "nvidia.com/gpu": "8"}, duration=36000)
     admission_pass(cq, at())
 

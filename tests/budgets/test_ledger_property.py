@@ -34,15 +34,27 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(events=steps, renewal=st.sampled_from(["none", "days"]), micros=st.integers(min_value=0, max_value=999_999))
 # Always tried, whatever is generated: a finish reported earlier than a run already charged
 # (a correction), the same down to a zero-length interval (found by this test), and an
 # eviction and re-admission across two day boundaries.
 @example(events=[(0, "admit", 60, 0), (0, "account", 1800, 0), (0, "finish", 60, 1200)], renewal="none", micros=7)
 @example(events=[(0, "admit", 1, 0), (0, "account", 9, 0), (0, "finish", 1, 10)], renewal="none", micros=0)
-@example(events=[(0, "admit", 79_000, 0), (1, "admit", 5, 0), (0, "evict", 20_000, 0), (0, "account", 30, 0),
-                 (0, "admit", 70_000, 0), (1, "finish", 10, 100)], renewal="days", micros=0)
+@example(
+    events=[
+        (0, "admit", 79_000, 0),
+        (1, "admit", 5, 0),
+        (0, "evict", 20_000, 0),
+        (0, "account", 30, 0),
+        (0, "admit", 70_000, 0),
+        (1, "finish", 10, 100),
+    ],
+    renewal="days",
+    micros=0,
+)
 def test_given_any_event_sequence_then_the_ledger_equals_the_admitted_intervals(events, renewal, micros):
     with transaction.atomic():
         run_sequence(events, renewal, micros)
@@ -59,13 +71,20 @@ def run_sequence(events: list[tuple[int, str, int, int]], renewal: str, micros: 
         clock += timedelta(seconds=advance)
         workload_id = workloads[index].pk
         if action == "admit":
-            transitions.admit(workload_id=workload_id, cluster_queue_id=cq.pk, assignment={"cpu": "default"},
-                              flavor_ids=flavor_ids, now=clock, started=True)
+            transitions.admit(
+                workload_id=workload_id,
+                cluster_queue_id=cq.pk,
+                assignment={"cpu": "default"},
+                flavor_ids=flavor_ids,
+                now=clock,
+                started=True,
+            )
         elif action == "evict":
             transitions.evict(workload_id=workload_id, now=clock, message="test")
         elif action == "finish":
-            finished = transitions.finish(workload_id=workload_id, at=clock - timedelta(seconds=back),
-                                          outcome=WorkloadState.FINISHED)
+            finished = transitions.finish(
+                workload_id=workload_id, at=clock - timedelta(seconds=back), outcome=WorkloadState.FINISHED
+            )
             if finished:  # the slot gets a fresh workload, so the sequence keeps going
                 workloads[index] = submit(lq, f"w-{index}-{len(AdmissionRecord.objects.all())}")
         else:
@@ -88,9 +107,11 @@ def run_sequence(events: list[tuple[int, str, int, int]], renewal: str, micros: 
         for period_start, total in BudgetCharge.objects.values_list("period_start").annotate(total=Sum("unit_seconds")):
             day_end = period_start + timedelta(days=1)
             inside = sum(
-                (exact_unit_seconds(1000, max(r.admitted_at, period_start), min(r.ended_at or end, end, day_end))
-                 for r in AdmissionRecord.objects.all()
-                 if max(r.admitted_at, period_start) < min(r.ended_at or end, end, day_end)),
+                (
+                    exact_unit_seconds(1000, max(r.admitted_at, period_start), min(r.ended_at or end, end, day_end))
+                    for r in AdmissionRecord.objects.all()
+                    if max(r.admitted_at, period_start) < min(r.ended_at or end, end, day_end)
+                ),
                 Decimal(0),
             )
             assert total == inside

@@ -52,8 +52,11 @@ def test_given_every_n_days_without_n_then_rejected():
 
 def test_given_valid_gpu_hours_budget_then_accepted():
     budget = Budget(
-        name="gpu-hours", local_queue=LocalQueueFactory(), kind=Budget.Kind.RESOURCE_HOURS,
-        resource="nvidia.com/gpu", allocated_hours=Decimal(100),
+        name="gpu-hours",
+        local_queue=LocalQueueFactory(),
+        kind=Budget.Kind.RESOURCE_HOURS,
+        resource="nvidia.com/gpu",
+        allocated_hours=Decimal(100),
     )
     budget.full_clean()
     assert budget.target_label.startswith("LocalQueue ")

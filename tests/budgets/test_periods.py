@@ -21,7 +21,13 @@ def test_given_no_renewal_then_one_endless_period_from_the_anchor():
 def test_given_monthly_on_the_31st_then_short_months_clamp_and_long_months_return_to_the_31st():
     rule = Renewal("monthly", utc(2026, 1, 31, 9))
     starts = [rule.boundary(i) for i in range(5)]
-    assert starts == [utc(2026, 1, 31, 9), utc(2026, 2, 28, 9), utc(2026, 3, 31, 9), utc(2026, 4, 30, 9), utc(2026, 5, 31, 9)]
+    assert starts == [
+        utc(2026, 1, 31, 9),
+        utc(2026, 2, 28, 9),
+        utc(2026, 3, 31, 9),
+        utc(2026, 4, 30, 9),
+        utc(2026, 5, 31, 9),
+    ]
 
 
 def test_given_monthly_then_the_period_containing_a_moment_is_found_both_ways_of_a_boundary():

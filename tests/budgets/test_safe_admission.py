@@ -24,7 +24,10 @@ def test_given_safe_admission_then_a_worst_case_that_does_not_fit_waits_and_smal
     admission_pass(cq, at())
 
     assert [state_of(w) for w in (big, too_big, small, unbounded)] == [
-        WorkloadState.ADMITTED, WorkloadState.PENDING, WorkloadState.ADMITTED, WorkloadState.ADMITTED,
+        WorkloadState.ADMITTED,
+        WorkloadState.PENDING,
+        WorkloadState.ADMITTED,
+        WorkloadState.ADMITTED,
     ]
     too_big.refresh_from_db()
     assert too_big.pending_reason_code == "BudgetInsufficient"

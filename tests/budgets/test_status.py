@@ -27,10 +27,17 @@ def test_given_no_burn_or_nothing_left_then_there_is_no_forecast():
 
 
 def test_given_a_forecast_after_the_period_end_then_status_says_it_will_not_run_out_before_reset():
-    measurement = Measurement(as_of=T, period_start=T - timedelta(days=1), period_end=T + timedelta(hours=2),
-                              used=Decimal(3600), burn_rate=Decimal(1), exhausted_at=None)
-    status = build_status(budget_id=1, name="b", unit="hours", allocated_hours=Decimal(10), measurement=measurement,
-                          held=False)
+    measurement = Measurement(
+        as_of=T,
+        period_start=T - timedelta(days=1),
+        period_end=T + timedelta(hours=2),
+        used=Decimal(3600),
+        burn_rate=Decimal(1),
+        exhausted_at=None,
+    )
+    status = build_status(
+        budget_id=1, name="b", unit="hours", allocated_hours=Decimal(10), measurement=measurement, held=False
+    )
     assert status.forecast_exhausted_at == T + timedelta(hours=9)
     assert status.exhausts_before_reset is False
     assert (status.used_hours, status.remaining_hours, status.percent) == (Decimal("1.000000"), Decimal(9), 10.0)
@@ -159,11 +166,24 @@ def test_given_jobs_coming_and_going_then_the_forecast_moves_little_between_runs
 def test_given_a_measurement_then_one_state_is_classified_from_thresholds_forecast_and_holds(
     used, rate, period_end, held, state
 ):
-    measurement = Measurement(as_of=T, period_start=T - timedelta(days=1), period_end=period_end, used=used,
-                              burn_rate=rate, exhausted_at=T if used >= 36000 else None)
+    measurement = Measurement(
+        as_of=T,
+        period_start=T - timedelta(days=1),
+        period_end=period_end,
+        used=used,
+        burn_rate=rate,
+        exhausted_at=T if used >= 36000 else None,
+    )
 
-    status = build_status(budget_id=1, name="b", unit="hours", allocated_hours=Decimal(10), measurement=measurement,
-                          held=held, thresholds=[100, 80])
+    status = build_status(
+        budget_id=1,
+        name="b",
+        unit="hours",
+        allocated_hours=Decimal(10),
+        measurement=measurement,
+        held=held,
+        thresholds=[100, 80],
+    )
 
     assert status.state == state
     assert bool(status.state_reason) == (state != "ok")

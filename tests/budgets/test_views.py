@@ -72,7 +72,9 @@ def test_given_a_tenant_then_its_budget_page_has_chart_forecast_events_and_top_c
     assert 'id="hold"' not in body
 
 
-def test_given_an_exhausted_budget_then_its_page_shows_the_hold_and_the_exhaustion(client, two_teams, django_user_model):
+def test_given_an_exhausted_budget_then_its_page_shows_the_hold_and_the_exhaustion(
+    client, two_teams, django_user_model
+):
     client.force_login(django_user_model.objects.create_user("root", is_staff=True))
 
     response = page(client, "team-b-hours")

@@ -50,12 +50,18 @@ def world():
     }
     for budget in budgets.values():
         BudgetEvent.objects.create(
-            budget=budget, kind=BudgetEvent.Kind.EXHAUSTED, message=budget.name, at=timezone.now(),
-            period_start=budget.anchor, used_hours=Decimal(1), allocated_hours=Decimal(1),
+            budget=budget,
+            kind=BudgetEvent.Kind.EXHAUSTED,
+            message=budget.name,
+            at=timezone.now(),
+            period_start=budget.anchor,
+            used_hours=Decimal(1),
+            allocated_hours=Decimal(1),
         )
     for instance, note in ((lq_a, "lq-a"), (lq_b, "lq-b"), (budgets["on-shared"], "budget-shared"), (cohort, "cohort")):
-        record_change(instance=instance, action=PolicyChange.Action.CREATE, before=None,
-                      after=policy_state(instance), note=note)
+        record_change(
+            instance=instance, action=PolicyChange.Action.CREATE, before=None, after=policy_state(instance), note=note
+        )
     samples = ((SAMPLE.NAMESPACE, ns_a.pk), (SAMPLE.LOCAL_QUEUE, lq_b.pk), (SAMPLE.CLUSTER_QUEUE, shared.pk))
     for kind, object_id in samples:
         UsageSample.objects.create(kind=kind, object_id=object_id, sampled_at=timezone.now())
@@ -70,8 +76,9 @@ def world():
     TenantMembership.objects.create(user=users["viewer_b"], namespace=ns_b, role=TenantMembership.Role.VIEWER)
     users["executor"].groups.add(Group.objects.get_or_create(name=EXECUTORS_GROUP)[0])
     for role in ("editor_a", "viewer_b"):
-        scenario = Scenario.objects.create(name=f"{role}-scenario", owner=users[role], document={},
-                                           source=Scenario.Source.PRESET)
+        scenario = Scenario.objects.create(
+            name=f"{role}-scenario", owner=users[role], document={}, source=Scenario.Source.PRESET
+        )
         Run.objects.create(scenario=scenario, owner=users[role], title=f"{role}-run")
     users["anonymous"] = AnonymousUser()
     return SimpleNamespace(users=users, lq_a=lq_a, lq_b=lq_b, budgets=budgets)
@@ -79,27 +86,94 @@ def world():
 
 # What each role sees, by model, as the rows' labels. Admins see every row.
 TABLE = {
-    Namespace: ("name", {"anonymous": set(), "no_role": set(), "editor_a": {"team-a"}, "viewer_b": {"team-b"},
-                         "executor": set()}),
-    LocalQueue: ("key", {"anonymous": set(), "no_role": set(), "editor_a": {"team-a/main"},
-                         "viewer_b": {"team-b/main", "team-b/alone"}, "executor": set()}),
-    Workload: ("name", {"anonymous": set(), "no_role": set(), "editor_a": {"wa"}, "viewer_b": {"wb"},
-                        "executor": {"wa", "wb"}}),
-    ClusterQueue: ("name", {"anonymous": set(), "no_role": {"shared", "solo"}, "editor_a": {"shared", "solo"},
-                            "viewer_b": {"shared", "solo"}, "executor": {"shared", "solo"}}),
-    Budget: ("name", {"anonymous": set(), "no_role": set(), "editor_a": {"on-ns-a", "on-shared"},
-                      "viewer_b": {"on-lq-b", "on-shared", "on-solo"}, "executor": set()}),
-    BudgetEvent: ("message", {"anonymous": set(), "no_role": set(), "editor_a": {"on-ns-a", "on-shared"},
-                              "viewer_b": {"on-lq-b", "on-shared", "on-solo"}, "executor": set()}),
-    PolicyChange: ("note", {"anonymous": set(), "no_role": set(), "editor_a": {"lq-a", "budget-shared"},
-                            "viewer_b": {"lq-b", "budget-shared"}, "executor": set()}),
-    UsageSample: ("kind", {"anonymous": set(), "no_role": {SAMPLE.CLUSTER_QUEUE},
-                           "editor_a": {SAMPLE.NAMESPACE, SAMPLE.CLUSTER_QUEUE},
-                           "viewer_b": {SAMPLE.LOCAL_QUEUE, SAMPLE.CLUSTER_QUEUE}, "executor": {SAMPLE.CLUSTER_QUEUE}}),
-    Scenario: ("name", {"anonymous": set(), "no_role": set(), "editor_a": {"editor_a-scenario"},
-                        "viewer_b": {"viewer_b-scenario"}, "executor": set()}),
-    Run: ("title", {"anonymous": set(), "no_role": set(), "editor_a": {"editor_a-run"},
-                    "viewer_b": {"viewer_b-run"}, "executor": set()}),
+    Namespace: (
+        "name",
+        {"anonymous": set(), "no_role": set(), "editor_a": {"team-a"}, "viewer_b": {"team-b"}, "executor": set()},
+    ),
+    LocalQueue: (
+        "key",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"team-a/main"},
+            "viewer_b": {"team-b/main", "team-b/alone"},
+            "executor": set(),
+        },
+    ),
+    Workload: (
+        "name",
+        {"anonymous": set(), "no_role": set(), "editor_a": {"wa"}, "viewer_b": {"wb"}, "executor": {"wa", "wb"}},
+    ),
+    ClusterQueue: (
+        "name",
+        {
+            "anonymous": set(),
+            "no_role": {"shared", "solo"},
+            "editor_a": {"shared", "solo"},
+            "viewer_b": {"shared", "solo"},
+            "executor": {"shared", "solo"},
+        },
+    ),
+    Budget: (
+        "name",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"on-ns-a", "on-shared"},
+            "viewer_b": {"on-lq-b", "on-shared", "on-solo"},
+            "executor": set(),
+        },
+    ),
+    BudgetEvent: (
+        "message",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"on-ns-a", "on-shared"},
+            "viewer_b": {"on-lq-b", "on-shared", "on-solo"},
+            "executor": set(),
+        },
+    ),
+    PolicyChange: (
+        "note",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"lq-a", "budget-shared"},
+            "viewer_b": {"lq-b", "budget-shared"},
+            "executor": set(),
+        },
+    ),
+    UsageSample: (
+        "kind",
+        {
+            "anonymous": set(),
+            "no_role": {SAMPLE.CLUSTER_QUEUE},
+            "editor_a": {SAMPLE.NAMESPACE, SAMPLE.CLUSTER_QUEUE},
+            "viewer_b": {SAMPLE.LOCAL_QUEUE, SAMPLE.CLUSTER_QUEUE},
+            "executor": {SAMPLE.CLUSTER_QUEUE},
+        },
+    ),
+    Scenario: (
+        "name",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"editor_a-scenario"},
+            "viewer_b": {"viewer_b-scenario"},
+            "executor": set(),
+        },
+    ),
+    Run: (
+        "title",
+        {
+            "anonymous": set(),
+            "no_role": set(),
+            "editor_a": {"editor_a-run"},
+            "viewer_b": {"viewer_b-run"},
+            "executor": set(),
+        },
+    ),
 }
 
 

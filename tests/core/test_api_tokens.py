@@ -52,7 +52,9 @@ def test_given_the_command_then_it_prints_a_working_key_with_the_asked_lifetime(
     key = out.getvalue().split()[2]
     assert client_with(key).get(LIST).status_code == 200
     expiry = AuthToken.objects.get(user__username="ci").expiry
-    assert expiry is not None and expiry - AuthToken.objects.get(user__username="ci").created < timedelta(hours=2, minutes=1)
+    assert expiry is not None and expiry - AuthToken.objects.get(user__username="ci").created < timedelta(
+        hours=2, minutes=1
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -60,7 +62,9 @@ def test_given_a_plain_text_key_from_before_when_migrated_then_it_still_works_an
     user = UserFactory(username="legacy", is_staff=True)
     old_key = "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b"  # a DRF authtoken key: 40 hex characters
     with connection.cursor() as cursor:
-        cursor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id bigint, created timestamptz)")
+        cursor.execute(
+            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id bigint, created timestamptz)"
+        )
         cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, now())", [old_key, user.pk])
     try:
         migration = importlib.import_module("core.migrations.0001_hash_existing_api_tokens")

@@ -95,8 +95,14 @@ def test_given_a_caller_when_it_writes_then_exactly_one_row_names_actor_and_surf
 def test_given_the_admin_when_a_local_queue_is_changed_then_one_row_with_the_admin_surface(client, world):
     client.force_login(world["admin"])
     lq = world["lq"]
-    fields = {"namespace": lq.namespace_id, "name": lq.name, "cluster_queue": lq.cluster_queue_id, "weight": "4",
-              "stop_policy": "None", "description": ""}
+    fields = {
+        "namespace": lq.namespace_id,
+        "name": lq.name,
+        "cluster_queue": lq.cluster_queue_id,
+        "weight": "4",
+        "stop_policy": "None",
+        "description": "",
+    }
 
     response = client.post(reverse("admin:queues_localqueue_change", args=[lq.pk]), fields)
 

@@ -129,7 +129,10 @@ def test_given_only_metrics_token_then_readyz_uses_it(monkeypatch):
         monkeypatch.setenv(name, value)
     out = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; print(settings.READYZ_TOKEN)"],
-        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
         env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "fairportal.settings"},
     ).stdout.strip()
     assert out == "metrics-token-value"

@@ -42,9 +42,15 @@ def test_given_rows_written_before_the_move_when_migrated_then_core_models_read_
         Namespace = old_apps.get_model("queues", "Namespace")
         namespace = Namespace.objects.create(name="team-a")
         change = OldPolicyChange.objects.create(
-            actor_id=user.pk, actor_name="auditor", surface="api", action="update",
-            object_type="namespace", object_id=str(namespace.pk), object_repr="team-a",
-            before={"weight": "1"}, after={"weight": "2"},
+            actor_id=user.pk,
+            actor_name="auditor",
+            surface="api",
+            action="update",
+            object_type="namespace",
+            object_id=str(namespace.pk),
+            object_repr="team-a",
+            before={"weight": "1"},
+            after={"weight": "2"},
         )
         membership = OldMembership.objects.create(user_id=user.pk, namespace_id=namespace.pk, role="editor")
         ContentType.objects.get_or_create(app_label="queues", model="policychange")

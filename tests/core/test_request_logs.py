@@ -60,8 +60,14 @@ def test_given_a_request_then_its_log_lines_are_json_with_the_request_id(client,
     access = [entry for entry in lines(json_log) if entry["logger"] == "fairportal.request"]
     assert access[0]["request_id"] == "req-0001"
     assert access[0] | {"time": None} == {
-        "time": None, "level": "INFO", "logger": "fairportal.request", "message": "GET /healthz 200",
-        "request_id": "req-0001", "method": "GET", "path": "/healthz", "status": 200,
+        "time": None,
+        "level": "INFO",
+        "logger": "fairportal.request",
+        "message": "GET /healthz 200",
+        "request_id": "req-0001",
+        "method": "GET",
+        "path": "/healthz",
+        "status": 200,
         "duration_ms": access[0]["duration_ms"],
     }
     assert access[1]["request_id"] == fresh["X-Request-ID"]
@@ -72,8 +78,9 @@ def control_worker() -> Iterator[None]:
     assert app.conf.broker_url == BROKER, "run through `make test` or set CELERY_BROKER_URL to TEST_CELERY_BROKER_URL"
     with app.connection_for_write() as connection:
         connection.default_channel.client.flushdb()
-    with start_worker(app, pool="solo", queues=[CONTROL_QUEUE], perform_ping_check=False, loglevel="WARNING",
-                      shutdown_timeout=10):
+    with start_worker(
+        app, pool="solo", queues=[CONTROL_QUEUE], perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10
+    ):
         yield
 
 

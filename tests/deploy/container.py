@@ -17,7 +17,9 @@ def podman_env() -> dict[str, str]:
     return {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
 
 
-def podman(*args: str, check: bool = True, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def podman(
+    *args: str, check: bool = True, timeout: float = 120, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         ["podman", *args], capture_output=True, text=True, env=podman_env(), timeout=timeout, input=input, check=False
     )
@@ -38,7 +40,11 @@ def build_image() -> float:
     started = time.monotonic()
     result = subprocess.run(
         [str(ROOT / "deploy" / "container" / "build-image.sh")],
-        capture_output=True, text=True, env={**podman_env(), "IMAGE": IMAGE}, timeout=1500, check=False,
+        capture_output=True,
+        text=True,
+        env={**podman_env(), "IMAGE": IMAGE},
+        timeout=1500,
+        check=False,
     )
     assert result.returncode == 0, f"image build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return time.monotonic() - started

@@ -95,8 +95,14 @@ def stack(tmp_path_factory) -> Iterator[dict]:
         alice_password = secrets.token_urlsafe(16)
         setup = podman(*run, "--rm", "--env", f"ALICE_PASSWORD={alice_password}", IMAGE, "manage", "shell", "-c", SETUP)
         yield {
-            "env": env, "run": run, "start": start, "names": names, "base": f"http://127.0.0.1:{port}",
-            "alice_password": alice_password, "setup_output": setup.stdout, "build_seconds": build_seconds,
+            "env": env,
+            "run": run,
+            "start": start,
+            "names": names,
+            "base": f"http://127.0.0.1:{port}",
+            "alice_password": alice_password,
+            "setup_output": setup.stdout,
+            "build_seconds": build_seconds,
         }
     finally:
         for container in names:
@@ -141,7 +147,10 @@ def test_given_the_image_then_web_worker_and_beat_serve_readyz_login_and_admissi
     stack["start"]("beat")
     _wait(lambda: _get(f"{base}/readyz", token)[0] == 200, 90, "/readyz 200 with worker and beat")
     assert json.loads(_get(f"{base}/readyz", token)[1])["checks"] == {
-        "database": "ok", "broker": "ok", "control_worker": "ok", "cluster": "ok",
+        "database": "ok",
+        "broker": "ok",
+        "control_worker": "ok",
+        "cluster": "ok",
     }
 
     # Sign in through the login form (CSRF cookie and field), then a page behind the login.

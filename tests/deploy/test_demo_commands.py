@@ -29,29 +29,42 @@ def demo_var(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("demo")
     made = subprocess.run(
         ["make", "-s", "-C", str(home), "-f", str(ROOT / "Makefile"), str(home / "var" / "secret_key")],
-        capture_output=True, text=True, preexec_fn=_umask_022,
+        capture_output=True,
+        text=True,
+        preexec_fn=_umask_022,
     )
     assert made.returncode == 0, made.stderr
     return home / "var"
 
 
 def demo_env(var: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "DEBUG", "SECRET_KEY", "SECRET_KEY_FILE"}}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "DEBUG", "SECRET_KEY", "SECRET_KEY_FILE"}
+    }
     return {**env, "FAIRPORTAL_VAR_DIR": str(var)}
 
 
 def run(args: list[str], var: Path, **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=demo_env(var), preexec_fn=_umask_022,
-                          timeout=300, **kwargs)
+    return subprocess.run(
+        args, capture_output=True, text=True, cwd=ROOT, env=demo_env(var), preexec_fn=_umask_022, timeout=300, **kwargs
+    )
 
 
 @pytest.fixture(scope="module")
 def migrated(demo_var: Path) -> Path:
     result = run(["bin/manage", "migrate", "--noinput", "-v", "0"], demo_var)
     assert result.returncode == 0, result.stderr
-    created = run(["bin/manage", "shell", "-c",
-                   "from django.contrib.auth import get_user_model; get_user_model().objects.create_user('alice', password='first-Password-1')"],
-                  demo_var)
+    created = run(
+        [
+            "bin/manage",
+            "shell",
+            "-c",
+            "from django.contrib.auth import get_user_model; get_user_model().objects.create_user('alice', password='first-Password-1')",
+        ],
+        demo_var,
+    )
     assert created.returncode == 0, created.stderr
     return demo_var
 
@@ -86,7 +99,9 @@ def test_given_make_token_then_only_the_key_is_printed_and_the_readme_recipe_exp
     assert re.fullmatch(r"[0-9a-f]{32,}\n", made.stdout), made.stdout
 
     # The README's recipe, the line as written there.
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("FAIRPORTAL_TOKEN=$("))
+    line = next(
+        line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("FAIRPORTAL_TOKEN=$(")
+    )
     recipe = f"{line} && printenv FAIRPORTAL_TOKEN"
     shell = run(["bash", "-c", recipe], migrated)
     assert shell.returncode == 0 and re.fullmatch(r"[0-9a-f]{32,}\n", shell.stdout), shell.stderr
@@ -111,11 +126,21 @@ def test_given_no_user_then_make_token_says_how_to_call_it(migrated: Path):
 
 def test_given_make_changepassword_then_the_new_password_works(migrated: Path):
     # No controlling terminal (a new session): Django's getpass reads the two answers from stdin.
-    changed = run(["make", "changepassword", "USER=alice"], migrated, input="second-Password-2\nsecond-Password-2\n",
-                  start_new_session=True)
+    changed = run(
+        ["make", "changepassword", "USER=alice"],
+        migrated,
+        input="second-Password-2\nsecond-Password-2\n",
+        start_new_session=True,
+    )
     assert changed.returncode == 0, changed.stdout + changed.stderr
-    check = run(["bin/manage", "shell", "-c",
-                 "from django.contrib.auth import authenticate; from django.test import RequestFactory; "
-                 "print(authenticate(RequestFactory().get('/'), username='alice', password='second-Password-2'))"],
-                migrated)
+    check = run(
+        [
+            "bin/manage",
+            "shell",
+            "-c",
+            "from django.contrib.auth import authenticate; from django.test import RequestFactory; "
+            "print(authenticate(RequestFactory().get('/'), username='alice', password='second-Password-2'))",
+        ],
+        migrated,
+    )
     assert check.stdout.strip().splitlines()[-1] == "alice", check.stdout + check.stderr

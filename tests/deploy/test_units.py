@@ -21,9 +21,15 @@ ROLES = ("web", "worker", "whatif", "beat")
 def run_role_command(role: str, var_dir: str = "/var/lib/fairportal") -> list[str]:
     out = subprocess.run(
         [str(ROOT / "deploy" / "run-role"), role],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "FAIRPORTAL_PRINT_COMMAND": "1", "FAIRPORTAL_VENV": "/opt/fairportal/venv",
-             "FAIRPORTAL_VAR_DIR": var_dir},
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            **os.environ,
+            "FAIRPORTAL_PRINT_COMMAND": "1",
+            "FAIRPORTAL_VENV": "/opt/fairportal/venv",
+            "FAIRPORTAL_VAR_DIR": var_dir,
+        },
     ).stdout
     return out.split()
 
@@ -54,7 +60,10 @@ def test_given_compose_yaml_then_it_runs_the_four_roles_beside_postgres_and_redi
         assert service["build"] == {"context": ".", "dockerfile": "Containerfile"}
         assert service["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
         env = service["environment"]
-        assert env["DATABASE_URL"].startswith("postgres://fairportal:") and env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
+        assert (
+            env["DATABASE_URL"].startswith("postgres://fairportal:")
+            and env["CELERY_BROKER_URL"] == "redis://redis:6379/0"
+        )
         assert env["LOG_FORMAT"] == "json"
     assert services["migrate"]["command"] == ["migrate"]
     assert services["beat"]["deploy"]["replicas"] == 1
@@ -108,16 +117,22 @@ def test_given_the_units_then_systemd_analyze_verify_finds_nothing(tmp_path):
 
     # docs/deploying.md's `systemctl enable fairportal.target`, offline in the same root: the
     # target is wanted by multi-user.target and wants the four services.
-    enabled = subprocess.run(["systemctl", f"--root={tmp_path}", "enable", "fairportal.target", *names[:-1]],
-                             capture_output=True, text=True)
+    enabled = subprocess.run(
+        ["systemctl", f"--root={tmp_path}", "enable", "fairportal.target", *names[:-1]], capture_output=True, text=True
+    )
     assert enabled.returncode == 0, enabled.stderr
     assert (etc / "multi-user.target.wants" / "fairportal.target").is_symlink()
     wants = sorted(path.name for path in (etc / "fairportal.target.wants").iterdir())
     assert wants == names[:-1]
 
     # The check bites: a unit with a typo is reported.
-    (etc / "fairportal-beat.service").write_text((etc / "fairportal-beat.service").read_text().replace("UMask", "UMsak"))
+    (etc / "fairportal-beat.service").write_text(
+        (etc / "fairportal-beat.service").read_text().replace("UMask", "UMsak")
+    )
     broken = subprocess.run(
-        [systemd_analyze, "verify", f"--root={tmp_path}", "fairportal-beat.service"], capture_output=True, text=True, cwd=etc
+        [systemd_analyze, "verify", f"--root={tmp_path}", "fairportal-beat.service"],
+        capture_output=True,
+        text=True,
+        cwd=etc,
     )
     assert "Unknown key" in broken.stderr and "UMsak" in broken.stderr

@@ -57,7 +57,10 @@ def page(browser, live_server) -> Iterator[object]:
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     refused: list[str] = []  # the Content-Security-Policy refused a script, style or eval
-    page.on("console", lambda message: refused.append(message.text[:300]) if "Content Security Policy" in message.text else None)
+    page.on(
+        "console",
+        lambda message: refused.append(message.text[:300]) if "Content Security Policy" in message.text else None,
+    )
     yield page
     context.close()
     assert not outside, f"pages tried to load from the internet: {outside}"

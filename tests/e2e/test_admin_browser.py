@@ -47,8 +47,12 @@ def test_given_a_cluster_queue_with_binary_quantities_when_saved_untouched_then_
     cq = ClusterQueue.objects.create(name="big-memory", cohort=cohort)
     for resource, nominal, borrowing, lending in (("memory", "1Ti", "256Gi", "512Gi"), ("cpu", "500m", None, "250m")):
         ClusterQueueQuota.objects.create(
-            cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis(nominal),
-            borrowing_limit=borrowing and parse_millis(borrowing), lending_limit=lending and parse_millis(lending),
+            cluster_queue=cq,
+            flavor=flavor,
+            resource=resource,
+            nominal=parse_millis(nominal),
+            borrowing_limit=borrowing and parse_millis(borrowing),
+            lending_limit=lending and parse_millis(lending),
         )
     stored = quotas(cq)
     sign_in(page)
@@ -69,7 +73,11 @@ def test_given_cohort_and_namespace_quotas_in_notation_when_saved_untouched_then
     if model == "cohort":
         owner = Cohort.objects.create(name="org")
         CohortQuota.objects.create(
-            cohort=owner, flavor=flavor, resource="memory", nominal=parse_millis("2Ti"), lending_limit=parse_millis("1Ti")
+            cohort=owner,
+            flavor=flavor,
+            resource="memory",
+            nominal=parse_millis("2Ti"),
+            lending_limit=parse_millis("1Ti"),
         )
     else:
         owner = Namespace.objects.create(name="team-a")

@@ -72,8 +72,13 @@ def test_given_a_tenant_at_1440x900_then_its_pages_fit_too(cluster, page):
     sign_in(page, "alice")
 
     overflowing = {}
-    for url in (reverse("queues:home"), reverse("queues:queue-tree"), reverse("queues:local-queue", args=["team-a", "train"]),
-                reverse("queues:workloads") + "?state=Pending", reverse("queues:flavors")):
+    for url in (
+        reverse("queues:home"),
+        reverse("queues:queue-tree"),
+        reverse("queues:local-queue", args=["team-a", "train"]),
+        reverse("queues:workloads") + "?state=Pending",
+        reverse("queues:flavors"),
+    ):
         page.goto(url)
         page.wait_for_load_state("networkidle")
         found = page.evaluate(OVERFLOWING_TABLES)
@@ -132,9 +137,11 @@ def test_given_the_tree_when_a_cluster_queue_is_collapsed_and_a_column_sorted_th
 
     page.locator("th[data-sort]", has_text="Usage score").click()
     scores = [
-        float(v) for v in page.eval_on_selector_all(
+        float(v)
+        for v in page.eval_on_selector_all(
             "tr.lvl-localQueue td[data-v]:nth-child(7)", "cells => cells.map(c => c.getAttribute('data-v'))"
-        ) if v
+        )
+        if v
     ]
     parents = page.eval_on_selector_all("tr.lvl-namespace", "rows => rows.map(r => r.getAttribute('data-parent'))")
     assert scores and len(parents) > 1

@@ -21,8 +21,16 @@ from fairportal.secret_key import DEVELOPMENT_KEY, SecretKeyError, read_secret_k
 from tests.procfile import ROOT, procfile_command
 
 STRONG_KEY = "4f9c2b7e1d8a6f3c0b5e9d2a7c4f1e8b3d6a9c0f5e2b7d4a1c8f3e6b9d0a5c2f7e"
-PROFILE_VARIABLES = ("DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "HTTPS", "BIND_ADDRESS", "METRICS_TOKEN", "PORT",
-                     "DJANGO_ALLOW_ASYNC_UNSAFE")  # the browser tests set the last one for themselves
+PROFILE_VARIABLES = (
+    "DEBUG",
+    "SECRET_KEY",
+    "SECRET_KEY_FILE",
+    "HTTPS",
+    "BIND_ADDRESS",
+    "METRICS_TOKEN",
+    "PORT",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+)  # the browser tests set the last one for themselves
 
 
 def clean_environment(**overrides: str) -> dict[str, str]:
@@ -33,8 +41,9 @@ def clean_environment(**overrides: str) -> dict[str, str]:
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=180)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 def test_given_the_deployment_settings_then_check_deploy_reports_no_warnings():
@@ -133,8 +142,14 @@ def make_run_web(tmp_path):
     )
     collected = manage("collectstatic", "--noinput", "-v", "0", env=env)
     assert collected.returncode == 0, collected.stderr
-    server = subprocess.Popen(procfile_command("web"), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        procfile_command("web"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -158,8 +173,11 @@ def test_make_run_serves_on_loopback_only_with_branded_errors_and_compressed_sta
 
     _, headers, _ = fetch(f"{base}/accounts/login/")
     csrf_cookie = headers["Set-Cookie"].split(";")[0]  # csrftoken=...: the POST gets as far as its body
-    status, headers, body = fetch(f"{base}/accounts/login/", data=b"username=x&password=" + b"y" * 3_000_000,
-                                  headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": csrf_cookie})
+    status, headers, body = fetch(
+        f"{base}/accounts/login/",
+        data=b"username=x&password=" + b"y" * 3_000_000,
+        headers={"Content-Type": "application/x-www-form-urlencoded", "Cookie": csrf_cookie},
+    )
     page = body.decode()
     assert status == 400 and "fairportal" in page and "Bad request" in page
     for leak in ("Traceback", "DATABASE", "CELERY_BROKER", "SECRET_KEY", "settings", "URLconf"):

@@ -6,9 +6,7 @@ from fairportal.schedule import beat_schedule
 
 
 def test_given_sampling_interval_then_usage_sample_runs_at_that_period():
-    schedule = beat_schedule(
-        sampling_interval_seconds=120, admission_pass_seconds=3, cluster_tick_seconds=4
-    )
+    schedule = beat_schedule(sampling_interval_seconds=120, admission_pass_seconds=3, cluster_tick_seconds=4)
     assert schedule["usage-sample"]["schedule"] == 120.0
     assert schedule["admission-passes"]["schedule"] == 3.0
     assert schedule["admission-passes"]["options"]["expires"] == 3.0

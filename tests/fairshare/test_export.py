@@ -13,7 +13,12 @@ from tests.fairshare.builders import cq, lq, quotas, snapshot, wl
 
 def test_plan_carries_the_mode_each_cluster_queue_was_planned_under():
     s = snapshot(
-        [cq("a", cohort="org", mode="DominantResourceShare"), cq("b", cohort="org"), cq("solo", mode="TimeAware"), cq("plain")],
+        [
+            cq("a", cohort="org", mode="DominantResourceShare"),
+            cq("b", cohort="org"),
+            cq("solo", mode="TimeAware"),
+            cq("plain"),
+        ],
         [lq("t/a", "a"), lq("t/b", "b"), lq("t/solo", "solo"), lq("t/plain", "plain")],
         [wl("t/w", "t/a")],
         cohorts=[Cohort("org", admission_mode="UsageBasedAdmissionFairSharing")],
@@ -27,7 +32,10 @@ def test_plan_carries_the_mode_each_cluster_queue_was_planned_under():
 
 
 def test_highest_mode_is_the_last_node_with_a_mode_on_the_path():
-    assert highest_mode([(1, "TimeAware"), (2, None), (3, "DominantResourceShare"), (4, None)]) == (3, "DominantResourceShare")
+    assert highest_mode([(1, "TimeAware"), (2, None), (3, "DominantResourceShare"), (4, None)]) == (
+        3,
+        "DominantResourceShare",
+    )
     assert highest_mode([(1, None), (2, None)]) is None
 
 
@@ -48,7 +56,9 @@ def test_exported_entries_load_back_as_the_same_engine_types():
     assert document["cohorts"][0]["weight"] == 2 and "borrowingLimit" not in str(document["cohorts"][0])
     assert document["localQueues"][0]["initialUsage"] == {"cpu": "1500m"}
     scenario = parse_scenario(document)
-    assert scenario.cohorts[0] == Cohort("org", weight=2.0, admission_mode="UsageBasedAdmissionFairSharing", quotas=quotas(cpu=8))
+    assert scenario.cohorts[0] == Cohort(
+        "org", weight=2.0, admission_mode="UsageBasedAdmissionFairSharing", quotas=quotas(cpu=8)
+    )
     assert scenario.cohorts[1] == child
     assert scenario.cluster_queues == (queue,)
     assert scenario.namespaces == (namespace,)

@@ -192,13 +192,15 @@ def test_kueue_dominant_resource_share_cases():
     assert kueue_share({gpu: 7}, {}, weight=0.5) == pytest.approx(400)  # "above nominal with decimal weight"
     # "A resource with zero lendable": gpu lends nothing, so only cpu counts
     assert kueue_share(
-        {cpu: 1, gpu: 1}, {cpu: 4, gpu: 4},
+        {cpu: 1, gpu: 1},
+        {cpu: 4, gpu: 4},
         cq_quota={"default": {"cpu": (2, None), GPU: (2, 0)}},
         lender_quota={"default": {"cpu": (8, None), GPU: (64, 0)}},
     ) == pytest.approx(300)
     # "multiple flavors": ((15 + 10 - 20) + 0) * 1000 / 200
     assert kueue_share(
-        {("on-demand", "cpu"): 15, ("spot", "cpu"): 5}, {("on-demand", "cpu"): 10},
+        {("on-demand", "cpu"): 15, ("spot", "cpu"): 5},
+        {("on-demand", "cpu"): 10},
         cq_quota={"on-demand": {"cpu": (20, None)}, "spot": {"cpu": (80, None)}},
         lender_quota={"default": {"cpu": (100, None)}},
     ) == pytest.approx(25)

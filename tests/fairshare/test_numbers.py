@@ -25,7 +25,9 @@ def test_given_python_only_number_syntax_or_no_number_when_parsed_then_refused(b
 def test_given_a_scenario_weight_in_arabic_indic_digits_then_the_loader_names_the_field():
     document = {
         "resourceFlavors": [{"name": "default"}],
-        "clusterQueues": [{"name": "cq", "weight": "١٢", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}],
+        "clusterQueues": [
+            {"name": "cq", "weight": "١٢", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}
+        ],
     }
 
     with pytest.raises(ValidationError, match=r"clusterQueues\[0\]\.weight: expected a number"):

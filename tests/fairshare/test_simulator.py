@@ -301,8 +301,15 @@ def test_progress_without_a_horizon_follows_finished_work():
 def test_a_run_that_starts_mid_period_renews_at_the_first_renewal_given():
     document = scenario(workloads=[job("a1", duration="2h"), job("late", submit="40m", duration="10m")])
     document["budgets"] = [
-        {"localQueue": "a/main", "kind": "WallTime", "allocatedHours": 1, "usedHours": 0.5, "renewal": "days",
-         "renewalDays": 1, "firstRenewalAt": "1h"}
+        {
+            "localQueue": "a/main",
+            "kind": "WallTime",
+            "allocatedHours": 1,
+            "usedHours": 0.5,
+            "renewal": "days",
+            "renewalDays": 1,
+            "firstRenewalAt": "1h",
+        }
     ]
     result = run(document)
     kinds = [(e["t"], e["type"]) for e in result["events"] if e["type"] in ("held", "resumed")]

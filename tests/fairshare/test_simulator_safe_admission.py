@@ -25,17 +25,31 @@ workloads: []
 """
 
 
-def job(name: str, *, gpus: str = "1", duration: str = "1h", max_runtime: str | None = None, submit: str = "0s") -> dict:
-    entry = {"name": name, "localQueue": "a/main", "submitAt": submit, "duration": duration,
-             "podSets": [{"count": 1, "requests": {"cpu": "1", "nvidia.com/gpu": gpus}}]}
+def job(
+    name: str, *, gpus: str = "1", duration: str = "1h", max_runtime: str | None = None, submit: str = "0s"
+) -> dict:
+    entry = {
+        "name": name,
+        "localQueue": "a/main",
+        "submitAt": submit,
+        "duration": duration,
+        "podSets": [{"count": 1, "requests": {"cpu": "1", "nvidia.com/gpu": gpus}}],
+    }
     if max_runtime is not None:
         entry["maxRuntime"] = max_runtime
     return entry
 
 
 def gpu_budget(hours: float = 2, **extra: object) -> dict:
-    return {"name": "gpus", "localQueue": "a/main", "kind": "ResourceHours", "resource": "nvidia.com/gpu",
-            "allocatedHours": hours, "safeAdmission": True, **extra}
+    return {
+        "name": "gpus",
+        "localQueue": "a/main",
+        "kind": "ResourceHours",
+        "resource": "nvidia.com/gpu",
+        "allocatedHours": hours,
+        "safeAdmission": True,
+        **extra,
+    }
 
 
 def run(workloads: list[dict], budgets: list[dict]) -> dict:

@@ -170,5 +170,9 @@ def test_node_paths_run_from_the_local_queue_to_the_root_cohort():
         "team/a": ("localQueue:team/a", "namespace:team", "clusterQueue:cq", "cohort:team-org", "cohort:org")
     }
     assert path_nodes(7, 3, 2, (5, 1)) == (
-        ("localQueue", 7), ("namespace", 3), ("clusterQueue", 2), ("cohort", 5), ("cohort", 1)
+        ("localQueue", 7),
+        ("namespace", 3),
+        ("clusterQueue", 2),
+        ("cohort", 5),
+        ("cohort", 1),
     )

@@ -61,7 +61,11 @@ def test_a_full_what_if_over_the_api(admin, no_broker):
     run = run_and_execute(client, scenario["id"], ["clusterQueues.q2.weight=3"])
     assert run["status"] == "queued" and run["deltas"][0]["label"] == "ClusterQueue q2 weight"
     polled = client.get(f"{BASE}/runs/{run['id']}/").json()
-    assert (polled["status"], polled["progress"], polled["page"]) == ("succeeded", 1.0, f"/playground/runs/{run['id']}/")
+    assert (polled["status"], polled["progress"], polled["page"]) == (
+        "succeeded",
+        1.0,
+        f"/playground/runs/{run['id']}/",
+    )
 
     comparison = client.get(f"{BASE}/runs/{run['id']}/comparison/").json()
     assert {"kpis", "tenants", "localQueues", "budgets", "moved", "series"} <= set(comparison)
@@ -76,8 +80,11 @@ def test_a_full_what_if_over_the_api(admin, no_broker):
 
 
 def test_a_document_with_a_bad_field_is_a_400_naming_its_path(admin):
-    document = {"name": "x", "resourceFlavors": [{"name": "default"}],
-                "clusterQueues": [{"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": "-1"}}}]}]}
+    document = {
+        "name": "x",
+        "resourceFlavors": [{"name": "default"}],
+        "clusterQueues": [{"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": "-1"}}}]}],
+    }
     response = client_for(admin).post(f"{BASE}/scenarios/", {"source": "document", "document": document}, format="json")
     assert response.status_code == 400
     assert response.json() == {
@@ -90,9 +97,15 @@ def test_a_document_with_a_bad_field_is_a_400_naming_its_path(admin):
     "payload, errors",
     [
         ({"source": "preset"}, {"preset": ["required when source is preset"]}),
-        ({"source": "preset", "preset": "nope"}, {"preset": ["unknown preset: one of the slugs of /api/v1/playground/presets/"]}),
+        (
+            {"source": "preset", "preset": "nope"},
+            {"preset": ["unknown preset: one of the slugs of /api/v1/playground/presets/"]},
+        ),
         ({"source": "live", "days": 31}, {"days": ["Ensure this value is less than or equal to 30."]}),
-        ({"source": "live", "lookahead": "soon"}, {"lookahead": ["not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]}),
+        (
+            {"source": "live", "lookahead": "soon"},
+            {"lookahead": ["not a duration (use e.g. 90s, 5m, 2h, 7d or 1h30m)"]},
+        ),
         ({"source": "document"}, {"document": ["required when source is document"]}),
     ],
 )
@@ -104,7 +117,8 @@ def test_bad_scenario_requests_are_400s_naming_the_field(admin, payload, errors)
 def test_a_bad_edit_is_a_400_keyed_by_its_position(admin):
     scenario = create_preset(client_for(admin))
     response = client_for(admin).post(
-        f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["namespaces.ns1.weight=2", "namespaces.ns2.weight=0"]},
+        f"{BASE}/runs/",
+        {"scenario": scenario["id"], "edits": ["namespaces.ns1.weight=2", "namespaces.ns2.weight=0"]},
         format="json",
     )
     assert response.status_code == 400
@@ -115,8 +129,9 @@ def test_a_bad_edit_is_a_400_keyed_by_its_position(admin):
 def test_the_comparison_of_an_unfinished_run_is_a_409_with_its_status(admin, no_broker):
     client = client_for(admin)
     scenario = create_preset(client)
-    run = client.post(f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=3"]},
-                      format="json").json()
+    run = client.post(
+        f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=3"]}, format="json"
+    ).json()
     response = client.get(f"{BASE}/runs/{run['id']}/comparison/")
     assert (response.status_code, response.json()["status"]) == (409, "queued")
     assert client.post(f"{BASE}/runs/{run['id']}/apply/").status_code == 409
@@ -137,16 +152,20 @@ def test_a_tenant_runs_what_ifs_but_cannot_apply_and_never_sees_others(tenant, o
     assert others.post(f"{BASE}/runs/{run['id']}/apply/").status_code == 404
     assert others.get(f"{BASE}/scenarios/{scenario['id']}/").status_code == 404
     assert others.get(f"{BASE}/runs/").json()["count"] == 0
-    refused = others.post(f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=2"]},
-                          format="json")
+    refused = others.post(
+        f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=2"]}, format="json"
+    )
     assert refused.status_code == 400 and "scenario" in refused.json()
     assert client_for(admin).get(f"{BASE}/runs/").json()["count"] == 1  # admins see every run
 
 
 def test_a_tenants_live_scenario_is_its_redacted_view(tenant):
     volcano_cluster()
-    body = client_for(tenant).post(f"{BASE}/scenarios/", {"source": "live", "days": 0, "lookahead": "1h"},
-                                   format="json").json()
+    body = (
+        client_for(tenant)
+        .post(f"{BASE}/scenarios/", {"source": "live", "days": 0, "lookahead": "1h"}, format="json")
+        .json()
+    )
     assert body["redacted"] is True
     assert {ns["name"] for ns in body["document"]["namespaces"]} >= {"other-1"}
 
@@ -154,22 +173,33 @@ def test_a_tenants_live_scenario_is_its_redacted_view(tenant):
 def test_anonymous_callers_get_401_and_users_without_a_role_403(stranger):
     assert client_for(None).get(f"{BASE}/runs/").status_code == 401
     assert client_for(stranger).get(f"{BASE}/runs/").status_code == 403
-    assert client_for(stranger).post(f"{BASE}/scenarios/", {"source": "preset", "preset": "volcano-16cpu"},
-                                     format="json").status_code == 403
+    assert (
+        client_for(stranger)
+        .post(f"{BASE}/scenarios/", {"source": "preset", "preset": "volcano-16cpu"}, format="json")
+        .status_code
+        == 403
+    )
 
 
 def test_the_schema_documents_the_playground(client):
     paths = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
-    for path in (f"{BASE}/scenarios/", f"{BASE}/runs/", f"{BASE}/runs/{{id}}/comparison/", f"{BASE}/runs/{{id}}/apply/",
-                 f"{BASE}/runs/{{id}}/results/", f"{BASE}/presets/"):
+    for path in (
+        f"{BASE}/scenarios/",
+        f"{BASE}/runs/",
+        f"{BASE}/runs/{{id}}/comparison/",
+        f"{BASE}/runs/{{id}}/apply/",
+        f"{BASE}/runs/{{id}}/results/",
+        f"{BASE}/presets/",
+    ):
         assert path in paths
 
 
 def test_every_409_of_the_playground_carries_a_machine_readable_code(admin, no_broker):
     client = client_for(admin)
     scenario = create_preset(client)
-    run = client.post(f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=3"]},
-                      format="json").json()
+    run = client.post(
+        f"{BASE}/runs/", {"scenario": scenario["id"], "edits": ["clusterQueues.q2.weight=3"]}, format="json"
+    ).json()
 
     answers = [
         client.get(f"{BASE}/runs/{run['id']}/comparison/"),

@@ -44,20 +44,27 @@ def weights() -> dict[str, Decimal]:
     return found
 
 
-def test_given_an_admin_when_applying_then_the_weights_change_and_each_object_gets_a_linked_audit_row(volcano_run, admin):
+def test_given_an_admin_when_applying_then_the_weights_change_and_each_object_gets_a_linked_audit_row(
+    volcano_run, admin
+):
     application = apply_run(volcano_run, actor=admin)
 
     assert weights() == {"q1": 1, "q2": 3, "ns1": 3, "ns2": 1, "ns3": 2, "ns4": 6}
     changes = list(application.policy_changes.order_by("id"))
     assert [(c.object_type, c.object_repr) for c in changes] == [
-        ("clusterqueue", "q2"), ("namespace", "ns1"), ("namespace", "ns3"), ("namespace", "ns4")
+        ("clusterqueue", "q2"),
+        ("namespace", "ns1"),
+        ("namespace", "ns3"),
+        ("namespace", "ns4"),
     ]
     assert {c.surface for c in changes} == {Surface.PLAYGROUND}
     assert {c.actor_id for c in changes} == {admin.pk}
     assert all(c.note == f"playground run {volcano_run.pk}: try it" for c in changes)
     assert (changes[0].before["weight"], changes[0].after["weight"]) == ("1", "3")
     assert [(d["kind"], d["name"], d["field"], d["after"]) for d in application.deltas] == [
-        ("clusterQueue", "q2", "weight", 3), ("namespace", "ns1", "weight", 3), ("namespace", "ns3", "weight", 2),
+        ("clusterQueue", "q2", "weight", 3),
+        ("namespace", "ns1", "weight", 3),
+        ("namespace", "ns3", "weight", 2),
         ("namespace", "ns4", "weight", 6),
     ]
     assert application.environment == [] and application.actor_name == admin.username
@@ -141,16 +148,21 @@ def test_given_only_fair_sharing_knobs_then_apply_points_to_the_environment(admi
 
 def test_given_a_live_run_then_quotas_modes_and_budgets_are_applied_with_their_environment_lines(admin, no_broker):
     objects = volcano_cluster()
-    Budget.objects.create(name="ns1-hours", local_queue=objects["ns1/jobs"], allocated_hours=Decimal(10),
-                          anchor=timezone.now())
+    Budget.objects.create(
+        name="ns1-hours", local_queue=objects["ns1/jobs"], allocated_hours=Decimal(10), anchor=timezone.now()
+    )
     scenario = create_from_live(access_for(admin), options=LiveOptions(days=0))
-    run = finished_run(scenario, admin, [
-        "clusterQueues.q1.quotas.default.cpu.nominal=4",
-        "clusterQueues.q1.quotas.default.cpu.lendingLimit=2",
-        "cohorts.cluster.admissionScope.admissionMode=UsageBasedAdmissionFairSharing",
-        "budgets.ns1-hours.allocatedHours=25.5",
-        "policy.usageHalfLifeTime=30m",
-    ])
+    run = finished_run(
+        scenario,
+        admin,
+        [
+            "clusterQueues.q1.quotas.default.cpu.nominal=4",
+            "clusterQueues.q1.quotas.default.cpu.lendingLimit=2",
+            "cohorts.cluster.admissionScope.admissionMode=UsageBasedAdmissionFairSharing",
+            "budgets.ns1-hours.allocatedHours=25.5",
+            "policy.usageHalfLifeTime=30m",
+        ],
+    )
     application = apply_run(run, actor=admin)
 
     quota = ClusterQueueQuota.objects.get(cluster_queue__name="q1")
@@ -167,8 +179,9 @@ def test_a_tenants_redacted_view_and_an_unfinished_run_cannot_be_applied(admin, 
     run = finished_run(redacted, tenant, ["clusterQueues.q2.weight=2"])
     with pytest.raises(ApplyError, match="tenant's view"):
         apply_run(run, actor=admin)
-    queued = runs.start_run(create_from_preset("volcano-16cpu", owner=admin), edits=["clusterQueues.q2.weight=2"],
-                            owner=admin)
+    queued = runs.start_run(
+        create_from_preset("volcano-16cpu", owner=admin), edits=["clusterQueues.q2.weight=2"], owner=admin
+    )
     with pytest.raises(ApplyError, match="only a succeeded run"):
         apply_run(queued, actor=admin)
     assert LocalQueue.objects.count() == 4 and not PolicyChange.objects.exists()
@@ -183,7 +196,9 @@ def test_given_the_demo_and_a_run_from_live_state_then_apply_over_the_api_writes
     seed_demo()
     assert Budget.objects.filter(renewal=Budget.Renewal.MONTHLY).exists()
     scenario = create_from_live(access_for(admin), options=LiveOptions(days=0))
-    run = finished_run(scenario, admin, ["namespaces.team-vision.weight=3", "budgets.vision-gpu-hours.allocatedHours=2500"])
+    run = finished_run(
+        scenario, admin, ["namespaces.team-vision.weight=3", "budgets.vision-gpu-hours.allocatedHours=2500"]
+    )
 
     applied = client_for(admin).post(f"/api/v1/playground/runs/{run.pk}/apply/")
 

@@ -33,7 +33,10 @@ def test_allocation_pair_stacks_every_queue_with_the_same_colour_and_y_range_on_
 
 
 def test_short_runs_are_drawn_in_minutes_long_ones_in_hours(volcano, kai):
-    assert charts.allocation_pair(volcano, "cpu")["baseline"]["layout"]["xaxis"]["title"]["text"] == "minutes from the start"
+    assert (
+        charts.allocation_pair(volcano, "cpu")["baseline"]["layout"]["xaxis"]["title"]["text"]
+        == "minutes from the start"
+    )
     assert charts.allocation_pair(kai, "nvidia.com/gpu")["baseline"]["layout"]["xaxis"]["title"]["text"] == (
         "hours from the start"
     )
@@ -79,17 +82,28 @@ def test_moved_figure_counts_earlier_and_later_starts(volcano):
 def test_all_figures_name_the_element_ids_of_the_page(volcano):
     figures = charts.all_figures(volcano)
     assert set(figures) == {
-        "chart-utilization", "chart-waits", "chart-moved", "chart-allocation-baseline", "chart-allocation-edited",
-        "chart-usage-baseline", "chart-usage-edited",
+        "chart-utilization",
+        "chart-waits",
+        "chart-moved",
+        "chart-allocation-baseline",
+        "chart-allocation-edited",
+        "chart-usage-baseline",
+        "chart-usage-edited",
     }
     assert charts.default_resource(volcano) == "cpu"
 
 
 def test_an_empty_run_draws_notes_instead_of_axes():
-    view = {"series": {"baseline": {"t": [], "allocation": {}, "usage": {}, "fairShare": {}, "utilization": {}},
-                       "edited": {"t": [], "allocation": {}, "usage": {}, "fairShare": {}, "utilization": {}}},
-            "end": {"baseline": 0, "edited": 0}, "tenants": [], "utilization": {},
-            "moved": {"counts": {"earlier": 0}}}
+    view = {
+        "series": {
+            "baseline": {"t": [], "allocation": {}, "usage": {}, "fairShare": {}, "utilization": {}},
+            "edited": {"t": [], "allocation": {}, "usage": {}, "fairShare": {}, "utilization": {}},
+        },
+        "end": {"baseline": 0, "edited": 0},
+        "tenants": [],
+        "utilization": {},
+        "moved": {"counts": {"earlier": 0}},
+    }
     figures = charts.all_figures(view)
     assert all(figure["data"] == [] for figure in figures.values())
     assert figures["chart-waits"]["layout"]["annotations"][0]["text"] == "No workloads were submitted"

@@ -13,12 +13,20 @@ def result(events: list[dict], workloads: dict, *, jain: float = 1.0, utilizatio
     return {
         "events": events,
         "workloads": workloads,
-        "series": {"t": [0, 60, 120], "allocation": {"a/q": {"cpu": [1, 2, 2]}, "b/q": {"cpu": [1, 0, 2]}},
-                   "usage": {"a/q": {"cpu": [0.5, 1, 1.5]}}, "fairShare": {}},
+        "series": {
+            "t": [0, 60, 120],
+            "allocation": {"a/q": {"cpu": [1, 2, 2]}, "b/q": {"cpu": [1, 0, 2]}},
+            "usage": {"a/q": {"cpu": [0.5, 1, 1.5]}},
+            "fairShare": {},
+        },
         "summary": {
-            "utilization": {"cpu": utilization}, "jainIndex": jain, "waitSeconds": {"p50": 0, "p95": 60},
-            "perLocalQueue": {"a/q": {"submitted": 1}}, "endSeconds": 120,
-            "workloads": {"total": 2, "finished": 1, "admitted": 1, "pending": 0, "notSubmitted": 0}, "evictions": 0,
+            "utilization": {"cpu": utilization},
+            "jainIndex": jain,
+            "waitSeconds": {"p50": 0, "p95": 60},
+            "perLocalQueue": {"a/q": {"submitted": 1}},
+            "endSeconds": 120,
+            "workloads": {"total": 2, "finished": 1, "admitted": 1, "pending": 0, "notSubmitted": 0},
+            "evictions": 0,
         },
     }
 
@@ -37,10 +45,14 @@ def test_a_workload_start_is_its_first_admission_even_after_a_preemption():
 
 
 def test_moves_say_how_much_earlier_or_later_each_workload_started():
-    baseline = result([admitted(0, "x"), admitted(60, "y"), admitted(0, "z")],
-                      {"x": entry("a/q", 0), "y": entry("b/q", 60), "z": entry("a/q", 0)})
-    edited = result([admitted(30, "x"), admitted(0, "y")],
-                    {"x": entry("a/q", 30), "y": entry("b/q", 0), "z": entry("a/q", 120, "Pending")})
+    baseline = result(
+        [admitted(0, "x"), admitted(60, "y"), admitted(0, "z")],
+        {"x": entry("a/q", 0), "y": entry("b/q", 60), "z": entry("a/q", 0)},
+    )
+    edited = result(
+        [admitted(30, "x"), admitted(0, "y")],
+        {"x": entry("a/q", 30), "y": entry("b/q", 0), "z": entry("a/q", 120, "Pending")},
+    )
     rows = {row["workload"]: row for row in compare.workload_moves(baseline, edited)}
     assert (rows["x"]["delta"], rows["y"]["delta"], rows["z"]["delta"]) == (30, -60, None)
     assert rows["y"]["tenant"] == "b"
@@ -60,8 +72,16 @@ def test_moved_rows_are_capped_and_the_rest_counted():
 
 def test_distribution_uses_nearest_rank_like_the_simulator():
     stats = compare.distribution([10, 20, 30, 40])
-    assert stats == {"count": 4, "mean": 25.0, "min": 10.0, "q1": 10.0, "median": 20.0, "q3": 30.0, "p95": 40.0,
-                     "max": 40.0}
+    assert stats == {
+        "count": 4,
+        "mean": 25.0,
+        "min": 10.0,
+        "q1": 10.0,
+        "median": 20.0,
+        "q3": 30.0,
+        "p95": 40.0,
+        "max": 40.0,
+    }
     assert compare.distribution([])["count"] == 0
 
 
@@ -77,10 +97,22 @@ def test_budget_rows_give_exhaustion_times_and_the_shift():
     later = dict(held, t=5400)
     rows = compare.budget_rows(["hours", "never"], {"events": [held]}, {"events": [later]})
     assert rows == [
-        {"budget": "hours", "baseline": 3600, "edited": 5400, "delta": 1800, "baselineForecast": None,
-         "editedForecast": None},
-        {"budget": "never", "baseline": None, "edited": None, "delta": None, "baselineForecast": None,
-         "editedForecast": None},
+        {
+            "budget": "hours",
+            "baseline": 3600,
+            "edited": 5400,
+            "delta": 1800,
+            "baselineForecast": None,
+            "editedForecast": None,
+        },
+        {
+            "budget": "never",
+            "baseline": None,
+            "edited": None,
+            "delta": None,
+            "baselineForecast": None,
+            "editedForecast": None,
+        },
     ]
 
 
@@ -150,8 +182,15 @@ def test_given_workloads_still_pending_at_the_end_then_the_wait_figures_say_how_
     assert kpis["wait.p95"]["censored"] == {"baseline": 1, "edited": 0}
 
 
-@pytest.mark.parametrize(("value", "unit", "text"), [(-0.00004, "ratio", "no change"), (0.0123, "ratio", "+1.2 pts"),
-                                                      (0.2, "seconds", "no change"), (-5400, "seconds", "−1 h 30 min")])
+@pytest.mark.parametrize(
+    ("value", "unit", "text"),
+    [
+        (-0.00004, "ratio", "no change"),
+        (0.0123, "ratio", "+1.2 pts"),
+        (0.2, "seconds", "no change"),
+        (-5400, "seconds", "−1 h 30 min"),
+    ],
+)
 def test_given_a_tiny_difference_then_it_reads_no_change_not_minus_zero(value, unit, text):
     from playground.templatetags.playground import kpi_delta
 
@@ -160,10 +199,13 @@ def test_given_a_tiny_difference_then_it_reads_no_change_not_minus_zero(value, u
 
 def test_given_a_budget_burning_at_the_end_of_a_replay_then_its_forecast_is_the_live_pages_computation():
     # 10 of 40 hours used when the replay ends at 6 h, burning 5 per hour: 30 h left -> 6 h later.
-    summary = {"endSeconds": 6 * 3600, "budgets": [
-        {"budget": "team-hours", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 5},
-        {"budget": "idle", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 0},
-    ]}
+    summary = {
+        "endSeconds": 6 * 3600,
+        "budgets": [
+            {"budget": "team-hours", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 5},
+            {"budget": "idle", "allocatedHours": 40, "usedHours": 10, "burnRatePerHour": 0},
+        ],
+    }
     result = {"events": [], "summary": summary}
 
     [row, idle] = compare.budget_rows(["team-hours", "idle"], result, result)

@@ -30,11 +30,21 @@ def one_slot_cluster(running_for: int | None):
     cq = make_cluster_queue("cq", cpu="1")
     lq = make_local_queue("team-a", "main", cq)
     started = timezone.now() - timedelta(seconds=100)
-    first = services.submit_workload(local_queue=lq, name="first", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
-                                     duration_seconds=running_for, queued_at=started - timedelta(seconds=5))
+    first = services.submit_workload(
+        local_queue=lq,
+        name="first",
+        pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
+        duration_seconds=running_for,
+        queued_at=started - timedelta(seconds=5),
+    )
     admission.run_admission_pass(snapshot.unit_for_cluster_queue(cq.id).key, now=started)
-    second = services.submit_workload(local_queue=lq, name="second", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
-                                      duration_seconds=300, queued_at=started)
+    second = services.submit_workload(
+        local_queue=lq,
+        name="second",
+        pod_sets=[{"count": 1, "requests": {"cpu": "1"}}],
+        duration_seconds=300,
+        queued_at=started,
+    )
     admission.run_admission_pass(snapshot.unit_for_cluster_queue(cq.id).key, now=timezone.now())
     return Workload.objects.get(pk=first.pk), Workload.objects.get(pk=second.pk)
 
@@ -78,8 +88,9 @@ def test_given_the_workload_page_when_its_estimate_is_fetched_then_it_renders_wi
 def test_given_another_tenant_then_the_estimate_is_a_404_and_its_own_member_gets_it(client, tenant):
     one_slot_cluster(running_for=600)
     other = UserFactory(username="pg-other")
-    TenantMembership.objects.create(user=other, namespace=Namespace.objects.create(name="team-b"),
-                                    role=TenantMembership.Role.EDITOR)
+    TenantMembership.objects.create(
+        user=other, namespace=Namespace.objects.create(name="team-b"), role=TenantMembership.Role.EDITOR
+    )
     url = "/namespaces/team-a/workloads/second/estimate/"
 
     client.force_login(other)

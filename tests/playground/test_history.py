@@ -89,7 +89,10 @@ def test_given_the_swf_sample_then_users_groups_partitions_times_and_sizes_are_k
     by_name = {w["name"]: w for w in document["workloads"]}
     assert set(by_name) == {"job-1", "job-2", "job-4", "job-5", "job-6"}
     assert by_name["job-2"] == {
-        "name": "job-2", "localQueue": "g1/u2", "submitAt": "10s", "duration": "300s",
+        "name": "job-2",
+        "localQueue": "g1/u2",
+        "submitAt": "10s",
+        "duration": "300s",
         "podSets": [{"count": 1, "requests": {"cpu": "2", "memory": "2Mi"}}],
     }
     assert by_name["job-4"]["podSets"][0]["requests"] == {"cpu": "8"}  # requested processors when allocated is -1
@@ -149,7 +152,10 @@ def test_the_synthetic_trace_is_seeded_and_of_the_promised_shape():
     assert {j.cpus for j in parsed.jobs} <= {1, 2, 4, 8, 16, 32, 64, 128} and max(j.cpus for j in parsed.jobs) == 128
     first = min(j.submit for j in parsed.jobs)
     assert first >= 1_793_577_600  # 2026-11-02, the header's UnixStartTime
-    assert max(j.runtime for j in parsed.jobs) <= 17 * 3600 and max(j.submit for j in parsed.jobs) - first < 10 * 86400 + 60
+    assert (
+        max(j.runtime for j in parsed.jobs) <= 17 * 3600
+        and max(j.submit for j in parsed.jobs) - first < 10 * 86400 + 60
+    )
 
 
 def test_converting_a_5_mib_trace_takes_under_a_few_seconds():
@@ -169,7 +175,9 @@ def test_import_history_writes_a_scenario_simulate_runs(tmp_path):
     trace = tmp_path / "site.swf"
     trace.write_text(SWF_SAMPLE)
     out = tmp_path / "site.yaml"
-    call_command("import_history", str(trace), "--mode", "usage", "--layout", "user", "-o", str(out), stderr=io.StringIO())
+    call_command(
+        "import_history", str(trace), "--mode", "usage", "--layout", "user", "-o", str(out), stderr=io.StringIO()
+    )
     document = yaml.safe_load(out.read_text())
     assert document["name"] == "site"
     assert document["clusterQueues"][0]["admissionScope"]["admissionMode"] == "UsageBasedAdmissionFairSharing"
@@ -194,9 +202,15 @@ def test_given_an_uploaded_trace_then_it_becomes_a_scenario(admin_client):
     assert "Slurm history / SWF trace" in admin_client.get(reverse("playground:index")).content.decode()
 
     upload = SimpleUploadedFile("site.swf", SWF_SAMPLE.encode(), content_type="text/plain")
-    response = admin_client.post(reverse("playground:start"), {
-        "source": "history", "history_file": upload, "history_layout": "user", "history_mode": "DominantResourceShare",
-    })
+    response = admin_client.post(
+        reverse("playground:start"),
+        {
+            "source": "history",
+            "history_file": upload,
+            "history_layout": "user",
+            "history_mode": "DominantResourceShare",
+        },
+    )
     assert response.status_code == 302, response.context["form"].errors
     stored = Scenario.objects.get()
     assert [q["name"] for q in stored.document["localQueues"]] == ["u1/jobs", "u2/jobs", "u3/jobs"]
@@ -222,16 +236,36 @@ def _contended(mode: str) -> dict:
     Every job needs the whole machine, so whenever room frees every user has nothing running."""
     heavy = [f"h{i}" for i in range(1, 7)]
     workloads = [
-        {"name": f"{user}-{n}", "localQueue": f"{user}/jobs", "submitAt": f"{n}s", "duration": "1h",
-         "podSets": [{"requests": {"cpu": "4"}}]}
-        for n in range(3) for user in heavy
+        {
+            "name": f"{user}-{n}",
+            "localQueue": f"{user}/jobs",
+            "submitAt": f"{n}s",
+            "duration": "1h",
+            "podSets": [{"requests": {"cpu": "4"}}],
+        }
+        for n in range(3)
+        for user in heavy
     ]
-    workloads.append({"name": "light-0", "localQueue": "light/jobs", "submitAt": "30m", "duration": "1h",
-                      "podSets": [{"requests": {"cpu": "4"}}]})
+    workloads.append(
+        {
+            "name": "light-0",
+            "localQueue": "light/jobs",
+            "submitAt": "30m",
+            "duration": "1h",
+            "podSets": [{"requests": {"cpu": "4"}}],
+        }
+    )
     return {
-        "name": "contended", "clock": {"tick": "1h"}, "resourceFlavors": [{"name": "default"}],
-        "clusterQueues": [{"name": "pool", "admissionScope": {"admissionMode": mode},
-                           "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}],
+        "name": "contended",
+        "clock": {"tick": "1h"},
+        "resourceFlavors": [{"name": "default"}],
+        "clusterQueues": [
+            {
+                "name": "pool",
+                "admissionScope": {"admissionMode": mode},
+                "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}],
+            }
+        ],
         "localQueues": [{"name": f"{u}/jobs", "clusterQueue": "pool"} for u in [*heavy, "light"]],
         "workloads": workloads,
     }
@@ -253,8 +287,11 @@ def test_drs_helps_a_light_user_against_users_holding_resources_now():
     document = _contended("DominantResourceShare")
     document["clusterQueues"][0]["quotas"][0]["resources"]["cpu"]["nominal"] = 8  # one heavy user holds it all
     document["workloads"] = [w for w in document["workloads"] if w["name"].startswith(("h1-", "light"))]
-    document["workloads"] += [{**w, "name": w["name"].replace("h1-", "h1-more-"), "submitAt": "3s"}
-                              for w in document["workloads"] if w["name"].startswith("h1-")]
+    document["workloads"] += [
+        {**w, "name": w["name"].replace("h1-", "h1-more-"), "submitAt": "3s"}
+        for w in document["workloads"]
+        if w["name"].startswith("h1-")
+    ]
     drs = simulate(parse_scenario(document))["workloads"]["light-0"]["waitSeconds"]
     document["clusterQueues"][0]["admissionScope"]["admissionMode"] = "NoAdmissionFairSharing"
     fifo = simulate(parse_scenario(document))["workloads"]["light-0"]["waitSeconds"]
@@ -264,7 +301,13 @@ def test_drs_helps_a_light_user_against_users_holding_resources_now():
 def test_the_verdict_says_at_which_level_each_mode_acts():
     rows = mode_levels(["NoAdmissionFairSharing"], ["DominantResourceShare"])
     assert [(r["mode"], r["baseline"], r["edited"]) for r in rows] == [
-        ("DominantResourceShare", False, True), ("NoAdmissionFairSharing", True, False),
+        ("DominantResourceShare", False, True),
+        ("NoAdmissionFairSharing", True, False),
     ]
-    assert set(MODE_LEVELS) == {"NoAdmissionFairSharing", "UsageBasedAdmissionFairSharing", "DominantResourceShare", "TimeAware"}
+    assert set(MODE_LEVELS) == {
+        "NoAdmissionFairSharing",
+        "UsageBasedAdmissionFairSharing",
+        "DominantResourceShare",
+        "TimeAware",
+    }
     assert "current allocation" in rows[0]["level"]

@@ -59,7 +59,9 @@ def nested(levels: int) -> dict:
 
 
 @pytest.mark.parametrize("endpoint", ["simulations", "scenarios"])
-def test_given_a_json_body_nested_600_deep_then_a_400_names_the_limit_before_anything_copies_it(admin, endpoint, caplog):
+def test_given_a_json_body_nested_600_deep_then_a_400_names_the_limit_before_anything_copies_it(
+    admin, endpoint, caplog
+):
     """It was a RecursionError in ``copy.deepcopy`` (500, thousands of log lines) before validation."""
     client = client_for(admin)
     document = {"name": "deep", "extra": nested(600)}

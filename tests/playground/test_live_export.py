@@ -32,15 +32,28 @@ from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue
 pytestmark = pytest.mark.django_db
 
 
-def make_workload(lq: LocalQueue, name: str, *, state: str, queued: timedelta, admitted: timedelta | None = None,
-                  finished: timedelta | None = None, duration: int | None = None, cpu: str = "1",
-                  now=None) -> Workload:
+def make_workload(
+    lq: LocalQueue,
+    name: str,
+    *,
+    state: str,
+    queued: timedelta,
+    admitted: timedelta | None = None,
+    finished: timedelta | None = None,
+    duration: int | None = None,
+    cpu: str = "1",
+    now=None,
+) -> Workload:
     """A workload with explicit timestamps (ago = before ``now``)."""
     now = now or timezone.now()
     return Workload.objects.create(
-        namespace=lq.namespace, local_queue=lq, name=name, state=state,
+        namespace=lq.namespace,
+        local_queue=lq,
+        name=name,
+        state=state,
         pod_sets=[{"name": "main", "count": 2, "requests": {"cpu": parse_millis(cpu), "memory": parse_millis("1Gi")}}],
-        queued_at=now - queued, created_at=now - queued,
+        queued_at=now - queued,
+        created_at=now - queued,
         admitted_at=None if admitted is None else now - admitted,
         finished_at=None if finished is None else now - finished,
         cluster_queue=lq.cluster_queue if admitted is not None else None,
@@ -61,19 +74,26 @@ def test_given_the_demo_when_exported_then_the_loader_accepts_it_and_it_reproduc
     for row in ClusterQueue.objects.prefetch_related("quotas__flavor"):
         exported = queues[row.name]
         assert (exported.weight, exported.queueing_strategy, exported.admission_mode, exported.stop_policy) == (
-            float(row.weight), row.queueing_strategy, row.admission_mode or None, row.stop_policy)
+            float(row.weight),
+            row.queueing_strategy,
+            row.admission_mode or None,
+            row.stop_policy,
+        )
         assert exported.preemption.reclaim_within_cohort == row.reclaim_within_cohort
         quotas = {(fq.flavor, r): q.nominal for fq in exported.quotas for r, q in fq.resources.items()}
         assert quotas == {(q.flavor.name, q.resource): q.nominal for q in row.quotas.all()}
     for quota in CohortQuota.objects.select_related("cohort", "flavor"):
         [cohort] = [c for c in scenario.cohorts if c.name == quota.cohort.name]
-        assert {fq.flavor: fq.resources for fq in cohort.quotas}[quota.flavor.name][quota.resource].nominal == quota.nominal
+        assert {fq.flavor: fq.resources for fq in cohort.quotas}[quota.flavor.name][
+            quota.resource
+        ].nominal == quota.nominal
     assert {n.name: (n.weight, dict(n.quota)) for n in scenario.namespaces} == {
         n.name: (float(n.weight), {q.resource: q.hard for q in NamespaceQuota.objects.filter(namespace=n)})
         for n in Namespace.objects.all()
     }
     assert {lq.key: (lq.cluster_queue, lq.weight) for lq in scenario.local_queues} == {
-        lq.key: (lq.cluster_queue.name, float(lq.weight)) for lq in LocalQueue.objects.select_related("namespace", "cluster_queue")
+        lq.key: (lq.cluster_queue.name, float(lq.weight))
+        for lq in LocalQueue.objects.select_related("namespace", "cluster_queue")
     }
     live = Workload.objects.filter(state__in=(WorkloadState.PENDING, WorkloadState.ADMITTED)).count()
     assert len(scenario.workloads) == live > 0
@@ -99,14 +119,35 @@ def test_given_the_demo_when_a_day_is_replayed_then_finished_work_is_in_and_the_
 def test_given_known_timestamps_then_workloads_are_placed_on_the_replay_timeline():
     now = timezone.now()
     lq = make_local_queue("team-a", "main", make_cluster_queue("cq", cpu="8"))
-    make_workload(lq, "done", state=WorkloadState.FINISHED, queued=timedelta(hours=10), admitted=timedelta(hours=9),
-                  finished=timedelta(hours=8), now=now)
-    make_workload(lq, "old-news", state=WorkloadState.FINISHED, queued=timedelta(days=3), admitted=timedelta(days=3),
-                  finished=timedelta(days=2), now=now)
+    make_workload(
+        lq,
+        "done",
+        state=WorkloadState.FINISHED,
+        queued=timedelta(hours=10),
+        admitted=timedelta(hours=9),
+        finished=timedelta(hours=8),
+        now=now,
+    )
+    make_workload(
+        lq,
+        "old-news",
+        state=WorkloadState.FINISHED,
+        queued=timedelta(days=3),
+        admitted=timedelta(days=3),
+        finished=timedelta(days=2),
+        now=now,
+    )
     make_workload(lq, "waiting", state=WorkloadState.PENDING, queued=timedelta(hours=2), duration=600, now=now)
     make_workload(lq, "open-ended", state=WorkloadState.PENDING, queued=timedelta(hours=1), now=now)
-    make_workload(lq, "long-runner", state=WorkloadState.ADMITTED, queued=timedelta(hours=30),
-                  admitted=timedelta(hours=26), duration=30 * 3600, now=now)
+    make_workload(
+        lq,
+        "long-runner",
+        state=WorkloadState.ADMITTED,
+        queued=timedelta(hours=30),
+        admitted=timedelta(hours=26),
+        duration=30 * 3600,
+        now=now,
+    )
 
     document = export_live_state(now=now, options=LiveOptions(days=1, lookahead_seconds=7200))
     workloads = {w.name: w for w in parse_scenario(document).workloads}
@@ -126,8 +167,12 @@ def test_given_usage_samples_then_initial_usage_is_the_last_sample_at_the_window
     now = timezone.now()
     lq = make_local_queue("team-a", "main", make_cluster_queue("cq", cpu="8"))
     for hours_ago, cpu in ((30, 1500.0), (25, 2500.4), (20, 9000.0)):
-        UsageSample.objects.create(sampled_at=now - timedelta(hours=hours_ago), kind=UsageSample.Kind.LOCAL_QUEUE,
-                                   object_id=lq.id, consumed={"cpu": cpu})
+        UsageSample.objects.create(
+            sampled_at=now - timedelta(hours=hours_ago),
+            kind=UsageSample.Kind.LOCAL_QUEUE,
+            object_id=lq.id,
+            consumed={"cpu": cpu},
+        )
     LocalQueue.objects.filter(pk=lq.pk).update(consumed_resources={"cpu": 7000.0})
 
     replay = parse_scenario(export_live_state(now=now, options=LiveOptions(days=1)))
@@ -144,8 +189,9 @@ def test_given_a_tenant_then_other_namespaces_are_renamed_everywhere():
     mine = make_local_queue("team-a", "main", cq, weight="2")
     theirs = make_local_queue("secret-lab", "nlp-training", cq, ns_quota="4")
     make_workload(mine, "my-job", state=WorkloadState.PENDING, queued=timedelta(minutes=5), duration=60, now=now)
-    make_workload(theirs, "confidential-model", state=WorkloadState.PENDING, queued=timedelta(minutes=5), duration=60,
-                  now=now)
+    make_workload(
+        theirs, "confidential-model", state=WorkloadState.PENDING, queued=timedelta(minutes=5), duration=60, now=now
+    )
 
     document = export_live_state(now=now, options=LiveOptions(days=0), visible_namespaces={mine.namespace_id})
     text = json.dumps(document)
@@ -198,8 +244,17 @@ def test_given_a_charged_budget_then_it_starts_the_replay_with_what_its_period_h
     a_day_back = export_live_state(now=at(hours=6), options=LiveOptions(days=1))
 
     assert from_now["budgets"] == [
-        {"name": "team-budget", "localQueue": "team-a/main", "kind": "WallTime", "allocatedHours": 10,
-         "action": "Hold", "usedHours": 3, "renewal": "days", "renewalDays": 7, "firstRenewalAt": "6d18h"}
+        {
+            "name": "team-budget",
+            "localQueue": "team-a/main",
+            "kind": "WallTime",
+            "allocatedHours": 10,
+            "action": "Hold",
+            "usedHours": 3,
+            "renewal": "days",
+            "renewalDays": 7,
+            "firstRenewalAt": "6d18h",
+        }
     ]
     assert three_hours_back["budgets"][0]["usedHours"] == 2  # 1h..3h; the last hour is replayed
     assert "usedHours" not in a_day_back["budgets"][0] and "renewal" not in a_day_back["budgets"][0]
@@ -229,9 +284,12 @@ def test_given_a_tenant_then_budgets_of_other_namespaces_are_renamed():
     theirs = make_local_queue("secret-lab", "nlp", cq)
     budget(mine, name="team-a-hours")
     budget(theirs, name="secret-lab-gpu-hours")
-    document = export_live_state(now=timezone.now(), options=LiveOptions(days=0), visible_namespaces={mine.namespace_id})
+    document = export_live_state(
+        now=timezone.now(), options=LiveOptions(days=0), visible_namespaces={mine.namespace_id}
+    )
     assert [(b["name"], b["localQueue"]) for b in document["budgets"]] == [
-        ("budget-1", "other-1/queue-1"), ("team-a-hours", "team-a/main")
+        ("budget-1", "other-1/queue-1"),
+        ("team-a-hours", "team-a/main"),
     ]
 
 

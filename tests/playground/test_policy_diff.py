@@ -33,8 +33,10 @@ def test_given_a_quota_edit_then_the_quotas_before_and_after_are_quantities():
 def test_given_admission_mode_and_preemption_edits_then_they_are_database_changes():
     deltas = deltas_for(
         "volcano-16cpu",
-        ["cohorts.cluster.admissionScope.admissionMode=UsageBasedAdmissionFairSharing",
-         "clusterQueues.q1.preemption.reclaimWithinCohort=Any"],
+        [
+            "cohorts.cluster.admissionScope.admissionMode=UsageBasedAdmissionFairSharing",
+            "clusterQueues.q1.preemption.reclaimWithinCohort=Any",
+        ],
     )
     assert [(d.target, d.kind, d.field, d.before, d.after) for d in deltas] == [
         (DATABASE, "cohort", "admissionMode", "DominantResourceShare", "UsageBasedAdmissionFairSharing"),
@@ -52,8 +54,12 @@ def test_given_a_budget_edit_then_allocation_is_a_database_change_of_the_named_b
 
 def test_given_fair_sharing_knobs_then_they_are_environment_changes_with_the_variable_to_set():
     document = get_preset("kai-two-queues").document()
-    edits = ["policy.kValue=0.5", "policy.usageHalfLifeTime=30m", "policy.usageWindow.type=tumbling",
-             "policy.resourceWeights.nvidia.com/gpu=10"]
+    edits = [
+        "policy.kValue=0.5",
+        "policy.usageHalfLifeTime=30m",
+        "policy.usageWindow.type=tumbling",
+        "policy.resourceWeights.nvidia.com/gpu=10",
+    ]
     _edited_document, edited = documents.apply_edits(document, edits)
     deltas = policy_deltas(documents.validate(document), edited)
     assert {d.target for d in deltas} == {ENVIRONMENT}

@@ -66,8 +66,11 @@ def test_kep28_the_budget_holds_team_a_and_twenty_hours_hold_it_later(admin, no_
     assert 9 * 3600 < budget["edited"] < 10 * 3600
     held = [e for e in run.baseline.data["events"] if e["type"] == "held"]
     assert [(e["localQueue"], e["action"]) for e in held] == [("team-a/main", "Hold")]
-    after_hold = [e for e in run.baseline.data["events"]
-                  if e["type"] == "admitted" and e["t"] > budget["baseline"] and e["localQueue"] == "team-a/main"]
+    after_hold = [
+        e
+        for e in run.baseline.data["events"]
+        if e["type"] == "admitted" and e["t"] > budget["baseline"] and e["localQueue"] == "team-a/main"
+    ]
     assert after_hold == []  # held: nothing new starts for team-a
 
 

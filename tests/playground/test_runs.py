@@ -35,10 +35,16 @@ def test_given_valid_edits_when_started_then_the_run_is_queued_with_its_deltas_a
     [
         ([], "edits[0]", "add at least one edit"),
         (["clusterQueues.q9.weight=3"], "edits[0]", "no clusterQueues entry named 'q9'"),
-        (["namespaces.ns1.weight=2", "namespaces.ns2.weight=0"], "edits[1]", "namespaces[1].weight: must be greater than 0"),
+        (
+            ["namespaces.ns1.weight=2", "namespaces.ns2.weight=0"],
+            "edits[1]",
+            "namespaces[1].weight: must be greater than 0",
+        ),
     ],
 )
-def test_given_bad_edits_when_started_then_the_edit_is_named_and_nothing_is_stored(volcano, admin, edits, field, problem):
+def test_given_bad_edits_when_started_then_the_edit_is_named_and_nothing_is_stored(
+    volcano, admin, edits, field, problem
+):
     with pytest.raises(EditError) as caught:
         runs.start_run(volcano, edits=edits, owner=admin)
     assert caught.value.field == field and problem in caught.value.problem
@@ -88,7 +94,9 @@ def test_progress_is_written_to_the_run_as_the_simulations_advance(volcano, admi
 def test_the_baseline_of_a_scenario_is_simulated_once_for_many_runs(volcano, admin, no_broker, monkeypatch):
     calls: list[str] = []
     real_simulate = runs.simulate
-    monkeypatch.setattr(runs, "simulate", lambda scenario, progress: calls.append(scenario.name) or real_simulate(scenario))
+    monkeypatch.setattr(
+        runs, "simulate", lambda scenario, progress: calls.append(scenario.name) or real_simulate(scenario)
+    )
     first = runs.start_run(volcano, edits=["clusterQueues.q2.weight=3"], owner=admin)
     second = runs.start_run(volcano, edits=["clusterQueues.q2.weight=2"], owner=admin)
     runs.execute_run(first.pk)

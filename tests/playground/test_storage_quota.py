@@ -27,7 +27,9 @@ def test_given_a_user_at_the_scenario_quota_when_creating_one_over_the_api_then_
     create_from_preset("volcano-16cpu", owner=admin)
     create_from_document(tiny_scenario(), owner=admin)
 
-    response = client_for(admin).post(f"{BASE}/scenarios/", {"source": "preset", "preset": "volcano-16cpu"}, format="json")
+    response = client_for(admin).post(
+        f"{BASE}/scenarios/", {"source": "preset", "preset": "volcano-16cpu"}, format="json"
+    )
 
     assert response.status_code == 429
     assert response.json()["code"] == "storage_quota"
@@ -84,18 +86,14 @@ def test_given_a_user_at_the_scenario_quota_when_starting_from_the_page_then_a_f
     assert Scenario.objects.filter(owner=admin_user).count() == 1
 
 
-def test_given_old_scenarios_without_runs_then_pruned_whatever_the_source_keeping_applied_and_recent(
-    admin, settings
-):
+def test_given_old_scenarios_without_runs_then_pruned_whatever_the_source_keeping_applied_and_recent(admin, settings):
     settings.WHATIF_SCENARIO_RETENTION_SECONDS = 7 * 86400
     old = timezone.now() - timedelta(days=8)
     old_preset = create_from_preset("volcano-16cpu", owner=admin)
     old_upload = create_from_document(tiny_scenario(), owner=admin)
     recent_upload = create_from_document(tiny_scenario(name="recent"), owner=admin)
     applied_scenario = create_from_document(tiny_scenario(name="applied"), owner=admin)
-    applied = Run.objects.create(
-        scenario=applied_scenario, owner=admin, edits=["x"], status=Run.Status.SUCCEEDED
-    )
+    applied = Run.objects.create(scenario=applied_scenario, owner=admin, edits=["x"], status=Run.Status.SUCCEEDED)
     Application.objects.create(run=applied, actor=admin, actor_name=admin.username)
     Run.objects.filter(pk=applied.pk).update(created_at=old)
     Scenario.objects.filter(pk__in=[old_preset.pk, old_upload.pk, applied_scenario.pk]).update(created_at=old)

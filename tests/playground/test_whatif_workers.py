@@ -49,8 +49,14 @@ def procfile_workers(tmp_path) -> Iterator[Callable[[], str]]:
     }
     logs = {name: tmp_path / f"{name}.log" for name in ("worker", "whatif")}
     workers = [
-        subprocess.Popen(procfile_command(name), cwd=ROOT, env=env, start_new_session=True,
-                         stdout=log.open("w"), stderr=subprocess.STDOUT)
+        subprocess.Popen(
+            procfile_command(name),
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
         for name, log in logs.items()
     ]
 
@@ -80,8 +86,14 @@ def long_scenario() -> dict:
         "clusterQueues": [{"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": 64}}}]}],
         "localQueues": [{"name": f"team-{i}/main", "clusterQueue": "cq"} for i in range(20)],
         "generators": [
-            {"localQueue": f"team-{i}/main", "count": 1000, "seed": i, "interarrival": "1m", "duration": "10m",
-             "podSets": [{"count": 1, "requests": {"cpu": "1"}}]}
+            {
+                "localQueue": f"team-{i}/main",
+                "count": 1000,
+                "seed": i,
+                "interarrival": "1m",
+                "duration": "10m",
+                "podSets": [{"count": 1, "requests": {"cpu": "1"}}],
+            }
             for i in range(20)
         ],
     }
@@ -99,7 +111,9 @@ def test_given_a_long_what_if_running_when_a_workload_is_submitted_then_it_is_ad
     monkeypatch.setattr(run_playground, "_exec_options", None)
     lq = make_local_queue("team-a", "main", make_cluster_queue(cpu="4"))
     client = client_for(UserFactory(username="tenant-with-a-big-question", is_staff=True))
-    queued = client.post("/api/v1/simulations/", {"scenario": long_scenario(), "run_in_background": True}, format="json")
+    queued = client.post(
+        "/api/v1/simulations/", {"scenario": long_scenario(), "run_in_background": True}, format="json"
+    )
     assert queued.status_code == 202, queued.json()
     run_id = queued.json()["id"]
     assert wait_for(lambda: Run.objects.get(pk=run_id).status == "running", timeout=30), procfile_workers()

@@ -41,7 +41,9 @@ def make_cluster_queue(
     return cq
 
 
-def make_local_queue(namespace: str, name: str, cq: ClusterQueue, *, weight: str = "1", ns_quota: str | None = None) -> LocalQueue:
+def make_local_queue(
+    namespace: str, name: str, cq: ClusterQueue, *, weight: str = "1", ns_quota: str | None = None
+) -> LocalQueue:
     ns, _ = Namespace.objects.get_or_create(name=namespace)
     if ns_quota is not None:
         NamespaceQuota.objects.update_or_create(namespace=ns, resource="cpu", defaults={"hard": parse_millis(ns_quota)})

@@ -41,8 +41,13 @@ def every_model_has_a_row(demo, admin_user):
     record_change(instance=lq, action="update", before={"weight": "1"}, after={"weight": "2"}, actor=admin_user)
     budget = Budget.objects.first()
     BudgetEvent.objects.create(
-        budget=budget, kind=BudgetEvent.Kind.HOLD_LIFTED, at=timezone.now(), period_start=budget.anchor,
-        used_hours=Decimal(0), allocated_hours=budget.allocated_hours, message="admin page check",
+        budget=budget,
+        kind=BudgetEvent.Kind.HOLD_LIFTED,
+        at=timezone.now(),
+        period_start=budget.anchor,
+        used_hours=Decimal(0),
+        allocated_hours=budget.allocated_hours,
+        message="admin page check",
     )
     ClusterJob.objects.create(backend="slurm", external_id="1", workload=Workload.objects.first())
     BackendHealth.objects.create(backend="slurm", reachable=False, last_error="admin page check")
@@ -69,7 +74,9 @@ def test_given_anonymous_user_then_admin_redirects_to_login(client):
 
 
 def test_given_staff_when_weight_changed_in_admin_then_audit_row_records_before_and_after(admin_client, demo):
-    lq = LocalQueue.objects.select_related("namespace", "cluster_queue").get(namespace__name="team-vision", name="training")
+    lq = LocalQueue.objects.select_related("namespace", "cluster_queue").get(
+        namespace__name="team-vision", name="training"
+    )
     url = reverse("admin:queues_localqueue_change", args=[lq.pk])
     response = admin_client.post(
         url,
@@ -96,20 +103,34 @@ def test_given_staff_when_quota_edited_inline_then_audit_row_shows_quota_in_kube
     quotas = list(cq.quotas.order_by("id"))
     url = reverse("admin:queues_clusterqueue_change", args=[cq.pk])
     data = {
-        "name": cq.name, "cohort": cq.cohort_id, "weight": "1", "queueing_strategy": cq.queueing_strategy,
-        "admission_mode": cq.admission_mode, "preemption_within_cluster_queue": "Never",
-        "reclaim_within_cohort": "Never", "stop_policy": "None", "description": "",
-        "quotas-TOTAL_FORMS": str(len(quotas)), "quotas-INITIAL_FORMS": str(len(quotas)),
-        "quotas-MIN_NUM_FORMS": "0", "quotas-MAX_NUM_FORMS": "1000",
+        "name": cq.name,
+        "cohort": cq.cohort_id,
+        "weight": "1",
+        "queueing_strategy": cq.queueing_strategy,
+        "admission_mode": cq.admission_mode,
+        "preemption_within_cluster_queue": "Never",
+        "reclaim_within_cohort": "Never",
+        "stop_policy": "None",
+        "description": "",
+        "quotas-TOTAL_FORMS": str(len(quotas)),
+        "quotas-INITIAL_FORMS": str(len(quotas)),
+        "quotas-MIN_NUM_FORMS": "0",
+        "quotas-MAX_NUM_FORMS": "1000",
     }
     for index, quota in enumerate(quotas):
         nominal = "96" if quota.resource == "cpu" else "256Gi"
-        data.update({
-            f"quotas-{index}-id": quota.pk, f"quotas-{index}-cluster_queue": cq.pk,
-            f"quotas-{index}-flavor_order": quota.flavor_order, f"quotas-{index}-flavor": quota.flavor_id,
-            f"quotas-{index}-resource": quota.resource, f"quotas-{index}-nominal": nominal,
-            f"quotas-{index}-borrowing_limit": "0", f"quotas-{index}-lending_limit": "",
-        })
+        data.update(
+            {
+                f"quotas-{index}-id": quota.pk,
+                f"quotas-{index}-cluster_queue": cq.pk,
+                f"quotas-{index}-flavor_order": quota.flavor_order,
+                f"quotas-{index}-flavor": quota.flavor_id,
+                f"quotas-{index}-resource": quota.resource,
+                f"quotas-{index}-nominal": nominal,
+                f"quotas-{index}-borrowing_limit": "0",
+                f"quotas-{index}-lending_limit": "",
+            }
+        )
     response = admin_client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     change = PolicyChange.objects.get(object_type="clusterqueue")
@@ -124,13 +145,27 @@ def test_given_staff_when_quota_is_negative_in_admin_then_form_error_and_nothing
     quota = cq.quotas.get(resource="cpu")
     url = reverse("admin:queues_clusterqueue_change", args=[cq.pk])
     data = {
-        "name": cq.name, "cohort": cq.cohort_id, "weight": "1", "queueing_strategy": cq.queueing_strategy,
-        "admission_mode": "", "preemption_within_cluster_queue": "Never", "reclaim_within_cohort": "Never",
-        "stop_policy": "None", "description": "",
-        "quotas-TOTAL_FORMS": "1", "quotas-INITIAL_FORMS": "1", "quotas-MIN_NUM_FORMS": "0", "quotas-MAX_NUM_FORMS": "1000",
-        "quotas-0-id": quota.pk, "quotas-0-cluster_queue": cq.pk, "quotas-0-flavor_order": 0,
-        "quotas-0-flavor": quota.flavor_id, "quotas-0-resource": "cpu", "quotas-0-nominal": "-4",
-        "quotas-0-borrowing_limit": "", "quotas-0-lending_limit": "",
+        "name": cq.name,
+        "cohort": cq.cohort_id,
+        "weight": "1",
+        "queueing_strategy": cq.queueing_strategy,
+        "admission_mode": "",
+        "preemption_within_cluster_queue": "Never",
+        "reclaim_within_cohort": "Never",
+        "stop_policy": "None",
+        "description": "",
+        "quotas-TOTAL_FORMS": "1",
+        "quotas-INITIAL_FORMS": "1",
+        "quotas-MIN_NUM_FORMS": "0",
+        "quotas-MAX_NUM_FORMS": "1000",
+        "quotas-0-id": quota.pk,
+        "quotas-0-cluster_queue": cq.pk,
+        "quotas-0-flavor_order": 0,
+        "quotas-0-flavor": quota.flavor_id,
+        "quotas-0-resource": "cpu",
+        "quotas-0-nominal": "-4",
+        "quotas-0-borrowing_limit": "",
+        "quotas-0-lending_limit": "",
     }
     response = admin_client.post(url, data)
     assert response.status_code == 200
@@ -143,8 +178,12 @@ def test_given_staff_when_quota_is_negative_in_admin_then_form_error_and_nothing
 def test_given_staff_when_a_local_queue_is_stopped_in_admin_then_the_stop_is_an_admins(admin_client, demo):
     lq = LocalQueue.objects.select_related("namespace").get(namespace__name="team-vision", name="training")
     data = {
-        "namespace": lq.namespace_id, "name": lq.name, "cluster_queue": lq.cluster_queue_id, "weight": "2",
-        "stop_policy": "Hold", "description": "",
+        "namespace": lq.namespace_id,
+        "name": lq.name,
+        "cluster_queue": lq.cluster_queue_id,
+        "weight": "2",
+        "stop_policy": "Hold",
+        "description": "",
     }
 
     response = admin_client.post(reverse("admin:queues_localqueue_change", args=[lq.pk]), data)

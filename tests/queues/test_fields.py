@@ -28,7 +28,9 @@ def test_given_millis_when_displayed_then_notation_fits_the_resource():
     assert format_for_humans(64 * 2**30 * 1000) == "64Gi"
 
 
-@pytest.mark.parametrize(("typed", "message"), [("1e999999", "out of range"), ("١٢", "not a valid"), ("1_000", "not a valid")])
+@pytest.mark.parametrize(
+    ("typed", "message"), [("1e999999", "out of range"), ("١٢", "not a valid"), ("1_000", "not a valid")]
+)
 def test_given_overflowing_or_non_kubernetes_numbers_when_cleaned_then_a_form_error(typed, message):
     with pytest.raises(ValidationError, match=message):
         QuantityFormField().clean(typed)

@@ -23,17 +23,26 @@ pytestmark = pytest.mark.django_db
 def busy_unit(mode: str, rng: random.Random) -> snapshot.AdmissionUnit:
     """Three ClusterQueues borrowing in one cohort, namespaces with hard quotas, work admitted and waiting."""
     cohort = Cohort.objects.create(name="org")
-    queues = [make_cluster_queue(f"cq-{i}", cpu=str(12 + 4 * i), cohort=cohort, mode=mode, borrowing_limit="4") for i in range(3)]
+    queues = [
+        make_cluster_queue(f"cq-{i}", cpu=str(12 + 4 * i), cohort=cohort, mode=mode, borrowing_limit="4")
+        for i in range(3)
+    ]
     local_queues = [
         make_local_queue(f"team-{n}", f"q{i}", queues[(n + i) % 3], weight=str(1 + i), ns_quota=str(14 + n))
         for n in range(4)
         for i in range(2)
     ]
     for index in range(60):
-        submit(rng.choice(local_queues), f"job-{index}", cpu=str(rng.choice([1, 1, 2, 3])), priority=rng.choice([0, 0, 5]))
+        submit(
+            rng.choice(local_queues), f"job-{index}", cpu=str(rng.choice([1, 1, 2, 3])), priority=rng.choice([0, 0, 5])
+        )
     unit = snapshot.unit_for_cluster_queue(queues[0].id)
     admission.run_admission_pass(unit.key, now=timezone.now() - timedelta(minutes=30))
-    ending = [pk for pk in Workload.objects.filter(state=WorkloadState.ADMITTED).values_list("id", flat=True) if rng.random() < 0.3]
+    ending = [
+        pk
+        for pk in Workload.objects.filter(state=WorkloadState.ADMITTED).values_list("id", flat=True)
+        if rng.random() < 0.3
+    ]
     transitions.finish_many([transitions.Finish(pk, timezone.now() - timedelta(minutes=5)) for pk in ending])
     for index in range(60, 80):
         submit(rng.choice(local_queues), f"job-{index}", cpu=str(rng.choice([1, 2])))
@@ -84,7 +93,8 @@ def test_given_a_queue_that_may_preempt_then_every_running_workload_is_loaded():
     assert loaded.aggregated == 0
     admitted = {w.key for w in loaded.snapshot.workloads if w.admitted}
     assert admitted == {
-        f"{w.namespace.name}/{w.name}" for w in Workload.objects.filter(state=WorkloadState.ADMITTED).select_related("namespace")
+        f"{w.namespace.name}/{w.name}"
+        for w in Workload.objects.filter(state=WorkloadState.ADMITTED).select_related("namespace")
     }
 
 
@@ -96,7 +106,9 @@ def test_given_a_draining_hold_then_that_queue_runs_one_by_one_and_is_evicted():
 
     result = admission.run_admission_pass(unit.key)
 
-    assert {Workload.objects.get(namespace__name=key.split("/")[0], name=key.split("/")[1]).id for key in result.evicted} == running_there
+    assert {
+        Workload.objects.get(namespace__name=key.split("/")[0], name=key.split("/")[1]).id for key in result.evicted
+    } == running_there
     assert not held.workloads.filter(state=WorkloadState.ADMITTED).exists()
 
 
@@ -114,12 +126,16 @@ def test_given_a_priority_raised_between_passes_then_the_next_pass_sees_it():
     Workload.objects.filter(pk=newer.pk).update(priority=100)
     admission.run_admission_pass(key)
 
-    positions = dict(Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).values_list("name", "queue_position"))
+    positions = dict(
+        Workload.objects.with_queue_position().filter(state=WorkloadState.PENDING).values_list("name", "queue_position")
+    )
     assert positions == {"newer": 1, "older": 2}
     assert older.pk != newer.pk
 
 
-needs_row_versions = pytest.mark.skipif(connection.vendor != "postgresql", reason="row versions (xmin) are PostgreSQL's")
+needs_row_versions = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="row versions (xmin) are PostgreSQL's"
+)
 
 
 @needs_row_versions

@@ -36,7 +36,9 @@ def celery_worker() -> Iterator[None]:
         connection.default_channel.client.flushdb()  # no stale messages from earlier tests
     # One in-process worker serves both lanes here (production runs one per queue: the Procfile).
     lanes = [CONTROL_QUEUE, WHATIF_QUEUE]
-    with start_worker(app, pool="solo", queues=lanes, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10):
+    with start_worker(
+        app, pool="solo", queues=lanes, perform_ping_check=False, loglevel="WARNING", shutdown_timeout=10
+    ):
         yield
 
 

@@ -71,12 +71,15 @@ class Slapd:
         # -d 0: stay in the foreground (so the test owns the process), no debug output.
         self.process = subprocess.Popen(
             [SLAPD, "-h", self.uri, "-f", str(conf), "-d", "0"],
-            stdout=subprocess.DEVNULL, stderr=(self.tmp / "slapd.log").open("wb"),
+            stdout=subprocess.DEVNULL,
+            stderr=(self.tmp / "slapd.log").open("wb"),
         )
         deadline = began + timeout
         while True:
             if self.process.poll() is not None:
-                raise RuntimeError(f"slapd exited with {self.process.returncode}: {(self.tmp / 'slapd.log').read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"slapd exited with {self.process.returncode}: {(self.tmp / 'slapd.log').read_text()[-2000:]}"
+                )
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
                     break
@@ -94,7 +97,10 @@ class Slapd:
         password_file.chmod(0o600)
         subprocess.run(
             [tool, "-x", "-H", self.uri, "-D", ROOT_DN, "-y", str(password_file)],
-            input=ldif.encode(), check=True, capture_output=True, timeout=30,
+            input=ldif.encode(),
+            check=True,
+            capture_output=True,
+            timeout=30,
         )
 
     def add(self, ldif: str) -> None:
@@ -159,12 +165,16 @@ def make_certificates(tmp: Path) -> None:
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
             .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
         )
         if not ca:
-            builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+            )
         return builder.sign(issuer_key, hashes.SHA256())
 
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -174,7 +184,9 @@ def make_certificates(tmp: Path) -> None:
     (tmp / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     (tmp / "server.pem").write_bytes(server.public_bytes(serialization.Encoding.PEM))
     key_file = tmp / "server.key"
-    key_file.write_bytes(server_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ))
+    key_file.write_bytes(
+        server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     key_file.chmod(0o600)

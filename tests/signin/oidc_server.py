@@ -54,9 +54,14 @@ class OIDCProvider:
         if not (self.tmp / "users.json").exists():
             self.set_users({})
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OIDC_PROVIDER_MODULE": str(MODULE),
-            "USERS_FILE": str(self.tmp / "users.json"), "ISSUER": self.issuer, "PORT": str(self.port),
-            "CLIENT_ID": self.client_id, "CLIENT_SECRET": self.client_secret, "REDIRECT_URI": self.redirect_uri,
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "OIDC_PROVIDER_MODULE": str(MODULE),
+            "USERS_FILE": str(self.tmp / "users.json"),
+            "ISSUER": self.issuer,
+            "PORT": str(self.port),
+            "CLIENT_ID": self.client_id,
+            "CLIENT_SECRET": self.client_secret,
+            "REDIRECT_URI": self.redirect_uri,
             "COOKIE_KEY": secrets.token_urlsafe(24),
         }
         began = time.monotonic()

@@ -86,13 +86,17 @@ def test_openldap_example_signs_in_against_slapd(client, settings, slapd, tmp_pa
 def run(block: str) -> subprocess.CompletedProcess:
     db = connection.settings_dict
     env = {
-        **os.environ, "DEBUG": "true",
+        **os.environ,
+        "DEBUG": "true",
         "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-        if connection.vendor == "postgresql" else f"sqlite:///{db['NAME']}",
+        if connection.vendor == "postgresql"
+        else f"sqlite:///{db['NAME']}",
     }
     for name in ("LDAP_SERVER_URI", "OIDC_ISSUER", "DIRECTORY_GROUP_MAP", "LOCAL_LOGIN"):
         env.pop(name, None)
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -109,4 +113,7 @@ def test_make_install_ldap_as_shown():
     (block,) = [block for block in commands() if "make " in block]
     result = run(block)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert subprocess.run([str(ROOT / ".venv/bin/python"), "-c", "import django_auth_ldap, ldap"], timeout=60).returncode == 0
+    assert (
+        subprocess.run([str(ROOT / ".venv/bin/python"), "-c", "import django_auth_ldap, ldap"], timeout=60).returncode
+        == 0
+    )

@@ -35,7 +35,9 @@ def test_settings_from_the_environment(ldap_site, slapd):
     assert ldap_site["AUTH_LDAP_SERVER_URI"] == slapd.uri
     assert ldap_site["AUTH_LDAP_BIND_PASSWORD"] == slapd.service_password  # read from the _FILE, newline stripped
     assert ldap_site["AUTHENTICATION_BACKENDS"] == [
-        "axes.backends.AxesStandaloneBackend", "core.directory_ldap.DirectoryLDAPBackend", "core.directory.LocalBackend",
+        "axes.backends.AxesStandaloneBackend",
+        "core.directory_ldap.DirectoryLDAPBackend",
+        "core.directory.LocalBackend",
     ]
     assert ldap_site["LOCAL_LOGIN"] == "admins"  # a directory is configured: break-glass admins only
 
@@ -111,8 +113,7 @@ def test_admin_and_executor_follow_their_groups(client, ldap_site, slapd, namesp
 def replace_member(slapd, group: str, old: str, new: str) -> None:
     """groupOfNames needs a member: add the new one, then delete the old, in one change."""
     slapd.modify(
-        f"dn: cn={group},{GROUPS}\nchangetype: modify\nadd: member\nmember: {new}\n-\n"
-        f"delete: member\nmember: {old}\n"
+        f"dn: cn={group},{GROUPS}\nchangetype: modify\nadd: member\nmember: {new}\n-\ndelete: member\nmember: {old}\n"
     )
 
 
@@ -125,9 +126,15 @@ def test_hand_made_staff_stays_staff(client, ldap_site, slapd, namespaces):
 
 
 def test_posix_groups(client, settings, slapd, tmp_path, namespaces):
-    apply_env(settings, ldap_env(
-        slapd, tmp_path, LDAP_GROUP_TYPE="posixGroup", LDAP_GROUP_SEARCH="ou=posixgroups,dc=example,dc=org",
-    ))
+    apply_env(
+        settings,
+        ldap_env(
+            slapd,
+            tmp_path,
+            LDAP_GROUP_TYPE="posixGroup",
+            LDAP_GROUP_SEARCH="ou=posixgroups,dc=example,dc=org",
+        ),
+    )
     assert sign_in(client, "dave", slapd.passwords["dave"]).status_code == 302
     assert client.get("/namespaces/physics/").status_code == 200
     assert client.get("/namespaces/chemistry/").status_code == 404

@@ -58,6 +58,7 @@ def test_sign_in_page_without_a_directory(client, settings):
 
 # -- the mapping applied (what both back ends call) -------------------------------------------------
 
+
 @pytest.fixture
 def mapped(settings):
     from core.directory_map import parse_group_map

@@ -11,7 +11,9 @@ PHYSICS = "cn=hpc-physics,ou=groups,dc=example,dc=org"
 
 
 def test_text_form_splits_at_the_last_equals_sign():
-    mapping = parse_group_map(f"{PHYSICS}=editor:physics; {PHYSICS}=viewer:chemistry\nCN=Admins,DC=x=admin;ops=executor")
+    mapping = parse_group_map(
+        f"{PHYSICS}=editor:physics; {PHYSICS}=viewer:chemistry\nCN=Admins,DC=x=admin;ops=executor"
+    )
     assert mapping == {
         PHYSICS: (Grant("editor", "physics"), Grant("viewer", "chemistry")),
         "cn=admins,dc=x": (Grant("admin"),),
@@ -21,7 +23,10 @@ def test_text_form_splits_at_the_last_equals_sign():
 
 def test_json_form():
     mapping = parse_group_map('{"Physics": "editor:physics", "chem": ["viewer:chemistry", "executor"]}')
-    assert mapping == {"physics": (Grant("editor", "physics"),), "chem": (Grant("viewer", "chemistry"), Grant("executor"))}
+    assert mapping == {
+        "physics": (Grant("editor", "physics"),),
+        "chem": (Grant("viewer", "chemistry"), Grant("executor")),
+    }
 
 
 @pytest.mark.parametrize(
@@ -70,10 +75,41 @@ def test_without_a_directory_only_local_passwords():
     ("env", "message"),
     [
         ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1"}, "LDAP_USER_SEARCH"),
-        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_GROUP_TYPE": "nis"}, "LDAP_GROUP_TYPE"),
-        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x?uid=%(user)s", "LDAP_GROUP_SEARCH": "dc=x"}, "parentheses"),
-        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_BIND_PASSWORD_FILE": "/nonexistent/pw"}, "LDAP_BIND_PASSWORD_FILE"),
-        ({"LDAP_SERVER_URI": "ldap://127.0.0.1:1", "LDAP_USER_SEARCH": "dc=x", "LDAP_GROUP_SEARCH": "dc=x", "LDAP_CA_CERT_FILE": "/nonexistent/ca.pem"}, "LDAP_CA_CERT_FILE"),
+        (
+            {
+                "LDAP_SERVER_URI": "ldap://127.0.0.1:1",
+                "LDAP_USER_SEARCH": "dc=x",
+                "LDAP_GROUP_SEARCH": "dc=x",
+                "LDAP_GROUP_TYPE": "nis",
+            },
+            "LDAP_GROUP_TYPE",
+        ),
+        (
+            {
+                "LDAP_SERVER_URI": "ldap://127.0.0.1:1",
+                "LDAP_USER_SEARCH": "dc=x?uid=%(user)s",
+                "LDAP_GROUP_SEARCH": "dc=x",
+            },
+            "parentheses",
+        ),
+        (
+            {
+                "LDAP_SERVER_URI": "ldap://127.0.0.1:1",
+                "LDAP_USER_SEARCH": "dc=x",
+                "LDAP_GROUP_SEARCH": "dc=x",
+                "LDAP_BIND_PASSWORD_FILE": "/nonexistent/pw",
+            },
+            "LDAP_BIND_PASSWORD_FILE",
+        ),
+        (
+            {
+                "LDAP_SERVER_URI": "ldap://127.0.0.1:1",
+                "LDAP_USER_SEARCH": "dc=x",
+                "LDAP_GROUP_SEARCH": "dc=x",
+                "LDAP_CA_CERT_FILE": "/nonexistent/ca.pem",
+            },
+            "LDAP_CA_CERT_FILE",
+        ),
         ({"OIDC_ISSUER": "https://sso.example.org"}, "OIDC_CLIENT_ID"),
         ({"DIRECTORY_GROUP_MAP": "g=root"}, "DIRECTORY_GROUP_MAP"),
     ],
@@ -90,5 +126,10 @@ def test_secrets_are_not_in_errors(tmp_path):
 
 
 def test_provider_name_defaults_to_the_issuer_host():
-    values = sign_in_settings({"OIDC_ISSUER": "https://sso.example.org/realms/hpc/", "OIDC_CLIENT_ID": "c", "OIDC_CLIENT_SECRET": "s"})
-    assert values["OIDC_PROVIDER_NAME"] == "sso.example.org" and values["OIDC_ISSUER"] == "https://sso.example.org/realms/hpc"
+    values = sign_in_settings(
+        {"OIDC_ISSUER": "https://sso.example.org/realms/hpc/", "OIDC_CLIENT_ID": "c", "OIDC_CLIENT_SECRET": "s"}
+    )
+    assert (
+        values["OIDC_PROVIDER_NAME"] == "sso.example.org"
+        and values["OIDC_ISSUER"] == "https://sso.example.org/realms/hpc"
+    )

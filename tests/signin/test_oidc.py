@@ -83,7 +83,8 @@ def test_authorization_code_flow_signs_in_with_groups(oidc_site, provider, site)
     olivia = get_user_model().objects.get(username="olivia")
     assert olivia.email == "olivia@example.org" and not olivia.has_usable_password()
     assert dict(TenantMembership.objects.filter(user=olivia).values_list("namespace__name", "role")) == {
-        "physics": "editor", "chemistry": "viewer",
+        "physics": "editor",
+        "chemistry": "viewer",
     }
     assert DirectoryIdentity.objects.get(user=olivia).source == "oidc"
     assert browser.get(f"{site}/namespaces/physics/", timeout=30).status_code == 200

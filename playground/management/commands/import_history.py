@@ -28,16 +28,31 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=history.FORMATS, help="default: sacct when the file starts with '{'")
         parser.add_argument("--from", dest="start", help="only jobs submitted at or after (2026-11-01[T08:00:00Z])")
         parser.add_argument("--to", dest="end", help="only jobs submitted before")
-        parser.add_argument("--mode", default="NoAdmissionFairSharing",
-                            help="the pool's admission mode (fifo, usage, drs, timeaware or the full name)")
-        parser.add_argument("--layout", choices=history.LAYOUTS, default="account",
-                            help="account: namespace per account, LocalQueue account/user; user: one LocalQueue per user")
-        parser.add_argument("--capacity", action="append", default=[], metavar="cpu=N",
-                            help="the pool's capacity (repeatable); default the largest concurrent allocation")
+        parser.add_argument(
+            "--mode",
+            default="NoAdmissionFairSharing",
+            help="the pool's admission mode (fifo, usage, drs, timeaware or the full name)",
+        )
+        parser.add_argument(
+            "--layout",
+            choices=history.LAYOUTS,
+            default="account",
+            help="account: namespace per account, LocalQueue account/user; user: one LocalQueue per user",
+        )
+        parser.add_argument(
+            "--capacity",
+            action="append",
+            default=[],
+            metavar="cpu=N",
+            help="the pool's capacity (repeatable); default the largest concurrent allocation",
+        )
         parser.add_argument("--name", default="", help="the scenario's name (default: the file's)")
         parser.add_argument("-o", "--output", help="write the scenario here (default: stdout)")
-        parser.add_argument("--synthetic", action="store_true",
-                            help="write the seeded synthetic SWF trace (43 users, 3,200 jobs, 10 days) to FILE and stop")
+        parser.add_argument(
+            "--synthetic",
+            action="store_true",
+            help="write the seeded synthetic SWF trace (43 users, 3,200 jobs, 10 days) to FILE and stop",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
@@ -50,7 +65,9 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"{path}: {error.strerror}") from None
         if size > history.MAX_HISTORY_BYTES:
-            raise CommandError(f"{path}: larger than {history.MAX_HISTORY_BYTES // (1024 * 1024)} MiB; cut it with --starttime/--endtime")
+            raise CommandError(
+                f"{path}: larger than {history.MAX_HISTORY_BYTES // (1024 * 1024)} MiB; cut it with --starttime/--endtime"
+            )
         try:
             content = path.read_bytes()
             fmt = options["format"] or history.guess_format(content)

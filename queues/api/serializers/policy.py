@@ -146,7 +146,9 @@ class NamespaceSerializer(PolicySerializer[Namespace]):
         help_text="WorkloadPriorityClass names its tenants may submit with (the default is always allowed)",
     )
     default_priority_class = NameField(
-        queryset=WorkloadPriorityClass.objects.all(), required=False, allow_null=True,
+        queryset=WorkloadPriorityClass.objects.all(),
+        required=False,
+        allow_null=True,
         help_text="The class of a submission that names none; null: priority 0",
     )
 

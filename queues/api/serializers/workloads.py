@@ -108,7 +108,9 @@ class WorkloadSubmitSerializer(serializers.Serializer):
         is_admin = request is not None and request_access(request).is_admin
         try:
             attrs["priority"], attrs["priority_class"] = resolve_priority(
-                attrs["local_queue"], priority_class=attrs.get("priority_class"), priority=attrs.get("priority"),
+                attrs["local_queue"],
+                priority_class=attrs.get("priority_class"),
+                priority=attrs.get("priority"),
                 is_admin=is_admin,
             )
         except DjangoValidationError as error:
@@ -133,7 +135,9 @@ class WorkloadSerializer(serializers.ModelSerializer):
     total_requests_formatted = FormattedResourcesField(lambda workload: workload.requests)
     pending_reason = PendingReasonField(help_text="Why it is pending; null when there is no reason to report")
     queue_position = serializers.IntegerField(
-        read_only=True, allow_null=True, help_text="1-based place in its ClusterQueue at the last admission pass (pending only)"
+        read_only=True,
+        allow_null=True,
+        help_text="1-based place in its ClusterQueue at the last admission pass (pending only)",
     )
     wall_time_seconds = serializers.IntegerField(
         source="current_wall_time_seconds", read_only=True, help_text="Of the current admission (so far, while it runs)"

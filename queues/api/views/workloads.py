@@ -80,7 +80,9 @@ class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
         responses={
             201: WorkloadSerializer,
             422: OpenApiResponse(description="The Idempotency-Key was used before with a different body"),
-            503: OpenApiResponse(description="command given and the cluster (Slurm) did not answer: nothing was submitted"),
+            503: OpenApiResponse(
+                description="command given and the cluster (Slurm) did not answer: nothing was submitted"
+            ),
         },
         summary="Submit a workload",
         description="Editors of the LocalQueue's namespace and admins submit. Quantities in Kubernetes "

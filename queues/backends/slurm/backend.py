@@ -74,7 +74,9 @@ class SlurmBackend:
         resources: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client or make_transport()  # SLURM_TRANSPORT: Slurm's tools (cli) or slurmrestd (rest)
-        self.flavor_partitions = dict(settings.SLURM_FLAVOR_PARTITIONS if flavor_partitions is None else flavor_partitions)
+        self.flavor_partitions = dict(
+            settings.SLURM_FLAVOR_PARTITIONS if flavor_partitions is None else flavor_partitions
+        )
         self.account_queues = dict(settings.SLURM_ACCOUNT_QUEUES if account_queues is None else account_queues)
         self.resources = dict(settings.SLURM_RESOURCES if resources is None else resources)
 
@@ -102,7 +104,9 @@ class SlurmBackend:
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
         job_ids = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list(
+                "external_id", flat=True
+            )
         )
         if not job_ids:
             return
@@ -165,7 +169,9 @@ class SlurmBackend:
         if not candidates:
             return
         known = set(
-            ClusterJob.objects.filter(backend=NAME, external_id__any_of=list(candidates)).values_list("external_id", flat=True)
+            ClusterJob.objects.filter(backend=NAME, external_id__any_of=list(candidates)).values_list(
+                "external_id", flat=True
+            )
         )
         new = {job_id: entry for job_id, entry in candidates.items() if job_id not in known}
         rejected: dict[str, str] = {}  # job id -> why it is not a workload
@@ -188,13 +194,17 @@ class SlurmBackend:
                 local_queue = queues.get(key)
                 if local_queue is None:
                     raise JobRejected(f"LocalQueue {key} does not exist")
-                entries.append({
-                    "local_queue": local_queue,
-                    "name": f"slurm-{job_id}",
-                    "pod_sets": [{"name": "main", "count": 1, "requests": slurm_jobs.requests_of(job, self.resources)}],
-                    "max_runtime_seconds": slurm_jobs.max_runtime_seconds(job),
-                    "queued_at": slurm_jobs.submitted_at(job),
-                })
+                entries.append(
+                    {
+                        "local_queue": local_queue,
+                        "name": f"slurm-{job_id}",
+                        "pod_sets": [
+                            {"name": "main", "count": 1, "requests": slurm_jobs.requests_of(job, self.resources)}
+                        ],
+                        "max_runtime_seconds": slurm_jobs.max_runtime_seconds(job),
+                        "queued_at": slurm_jobs.submitted_at(job),
+                    }
+                )
                 entry_jobs.append(job_id)
             except JobRejected as error:
                 rejected[job_id] = str(error)
@@ -224,7 +234,9 @@ class SlurmBackend:
             match |= Q(namespace__name=namespace, name=name)
         if not match:
             return {}
-        return {queue.key: queue for queue in LocalQueue.objects.select_related("namespace", "cluster_queue").filter(match)}
+        return {
+            queue.key: queue for queue in LocalQueue.objects.select_related("namespace", "cluster_queue").filter(match)
+        }
 
     def _submit_many(self, entries: Sequence[Mapping[str, Any]], job_ids: Sequence[str]) -> list[Workload | str | None]:
         """Workloads for the jobs (the submission path's checks and validation, one INSERT each
@@ -273,7 +285,10 @@ class SlurmBackend:
         """Record once why jobs are not workloads (one INSERT), and say so on each job (its admin
         comment: one ``scontrol update`` per distinct message)."""
         ClusterJob.objects.bulk_create(
-            [ClusterJob(backend=NAME, external_id=job_id, error=message[:300], settled=True) for job_id, message in rejected.items()],
+            [
+                ClusterJob(backend=NAME, external_id=job_id, error=message[:300], settled=True)
+                for job_id, message in rejected.items()
+            ],
             ignore_conflicts=True,
         )
         by_message: dict[str, list[str]] = {}
@@ -343,7 +358,9 @@ class SlurmBackend:
         """Jobs that ended (or vanished): end their workloads at Slurm's accounting times."""
         from queues.services.cluster import record_starts
 
-        records = {job_id: slurm_jobs.view_accounting_job(job) for job_id, job in self.client.accounting(list(look_up)).items()}
+        records = {
+            job_id: slurm_jobs.view_accounting_job(job) for job_id, job in self.client.accounting(list(look_up)).items()
+        }
         for job_id, (workload_id, state) in sorted(look_up.items(), key=lambda item: int(item[0])):
             view = records.get(job_id)
             if view is None or not view.terminal:

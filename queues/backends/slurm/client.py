@@ -76,7 +76,9 @@ class SlurmClient:
                 [command, *args[1:]], capture_output=True, text=True, timeout=self.timeout, env=self.env, check=False
             )
         except FileNotFoundError as error:
-            raise BackendUnavailable(f"{args[0]} not found: install Slurm's client tools or set SLURM_BIN_DIR") from error
+            raise BackendUnavailable(
+                f"{args[0]} not found: install Slurm's client tools or set SLURM_BIN_DIR"
+            ) from error
         except subprocess.TimeoutExpired as error:
             raise BackendUnavailable(f"{args[0]} did not answer within {self.timeout:g}s") from error
 
@@ -88,7 +90,9 @@ class SlurmClient:
             document = {}
         errors = document.get("errors") or []
         if result.returncode != 0 or errors or "jobs" not in document:
-            detail = "; ".join(str(e.get("description") or e.get("error")) for e in errors) or _first_line(result.stderr)
+            detail = "; ".join(str(e.get("description") or e.get("error")) for e in errors) or _first_line(
+                result.stderr
+            )
             raise BackendUnavailable(f"{args[0]} failed: {detail or f'exit status {result.returncode}'}")
         return document
 

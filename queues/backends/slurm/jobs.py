@@ -39,17 +39,36 @@ INFINITE = {None, 0, 4294967294, 4294967295}  # Slurm's NO_VAL/INFINITE time lim
 # data_parser versions whose output this module was checked against (recorded fixtures):
 # v0.0.38 (22.05), v0.0.42 (24.11), v0.0.45 (26.05); v0.0.39-v0.0.44 print the same shapes.
 LEGACY_PARSER = (0, 0, 38)
-KNOWN_PARSERS = frozenset({(0, 0, 38), (0, 0, 39), (0, 0, 40), (0, 0, 41), (0, 0, 42), (0, 0, 43), (0, 0, 44), (0, 0, 45)})
+KNOWN_PARSERS = frozenset(
+    {(0, 0, 38), (0, 0, 39), (0, 0, 40), (0, 0, 41), (0, 0, 42), (0, 0, 43), (0, 0, 44), (0, 0, 45)}
+)
 _VERSION = re.compile(r"v(\d+)\.(\d+)\.(\d+)")
 _NORMALISED = "_fairportal_parser"  # set on a record once it is in the v0.0.38 shape
 # A state list (v0.0.39 on) is a base state and flags; 22.05's single string named the first of
 # these flags when one was set (job_state_string), else the base state.
 _STATE_FLAGS = (
-    "COMPLETING", "STAGE_OUT", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
-    "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD", "SIGNALING",
+    "COMPLETING",
+    "STAGE_OUT",
+    "CONFIGURING",
+    "RESIZING",
+    "REQUEUED",
+    "REQUEUE_FED",
+    "REQUEUE_HOLD",
+    "SPECIAL_EXIT",
+    "STOPPED",
+    "REVOKED",
+    "RESV_DEL_HOLD",
+    "SIGNALING",
 )
 _QUEUE_NUMBERS = (
-    "priority", "time_limit", "submit_time", "start_time", "end_time", "array_job_id", "array_task_id", "het_job_id",
+    "priority",
+    "time_limit",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "array_job_id",
+    "array_task_id",
+    "het_job_id",
 )
 _ACCOUNTING_TIMES = ("start", "end", "submission", "eligible", "elapsed", "limit")
 
@@ -141,7 +160,11 @@ def normalise_accounting_job(job: Mapping[str, Any], version: tuple[int, int, in
     if isinstance(times, Mapping):
         record["time"] = {
             **times,
-            **{key: _number(times[key], f"time.{key}", version, legacy=legacy) for key in _ACCOUNTING_TIMES if key in times},
+            **{
+                key: _number(times[key], f"time.{key}", version, legacy=legacy)
+                for key in _ACCOUNTING_TIMES
+                if key in times
+            },
         }
         if "limit" in times and _is_infinite(times["limit"]):
             record["time"]["limit"] = None
@@ -190,7 +213,9 @@ def _state_name(raw: Any, field: str, version: tuple[int, int, int] | None) -> s
     if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
         names = [item.upper() for item in raw]
         return next((flag for flag in _STATE_FLAGS if flag in names), names[0] if names else "")
-    raise SlurmFormatError(f"{field}: expected a state name or a list of them from {parser_name(version)}, got {_shape(raw)}")
+    raise SlurmFormatError(
+        f"{field}: expected a state name or a list of them from {parser_name(version)}, got {_shape(raw)}"
+    )
 
 
 def _wait_status(raw: Any, field: str, version: tuple[int, int, int] | None) -> int | None:
@@ -320,7 +345,9 @@ def local_queue_key(job: Mapping[str, Any], account_queues: Mapping[str, str]) -
     account = str(job.get("account") or "")
     if account in account_queues:
         return account_queues[account]
-    raise JobRejected("no fairportal:<namespace>/<local queue> comment and no SLURM_ACCOUNT_QUEUES entry for its account")
+    raise JobRejected(
+        "no fairportal:<namespace>/<local queue> comment and no SLURM_ACCOUNT_QUEUES entry for its account"
+    )
 
 
 def check_supported(job: Mapping[str, Any]) -> None:
@@ -411,5 +438,7 @@ def sbatch_resources(requests: Mapping[str, int], resources: Mapping[str, str]) 
         elif tres is not None and tres.startswith("gres/"):
             options.append(f"--gres={tres.removeprefix('gres/')}:{units}")
         else:
-            raise JobRejected(f"{resource} has no Slurm TRES to ask for (SLURM_RESOURCES maps {', '.join(sorted(tres_of)) or 'nothing'})")
+            raise JobRejected(
+                f"{resource} has no Slurm TRES to ask for (SLURM_RESOURCES maps {', '.join(sorted(tres_of)) or 'nothing'})"
+            )
     return options

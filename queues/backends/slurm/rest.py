@@ -148,7 +148,9 @@ class SlurmRestClient:
                     raise BackendUnavailable(f"SLURM_JWT_FILE {self._token_file}: not one token on one line")
                 self._token, self._token_stamp = token, stamp
         except (OSError, UnicodeDecodeError) as error:
-            raise BackendUnavailable(f"SLURM_JWT_FILE {self._token_file}: cannot read it ({type(error).__name__})") from None
+            raise BackendUnavailable(
+                f"SLURM_JWT_FILE {self._token_file}: cannot read it ({type(error).__name__})"
+            ) from None
         return self._token
 
     def _scrub(self, text: str) -> str:
@@ -156,7 +158,9 @@ class SlurmRestClient:
 
     # --- requests ----------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    def _request(
+        self, method: str, path: str, *, body: Any = None, params: Mapping[str, str] | None = None
+    ) -> tuple[int, dict[str, Any]]:
         """One request: its status and JSON document. Unreachable, timed out, 401/403, a
         document that is not JSON: ``BackendUnavailable`` (the token never in the message)."""
         headers = {"X-SLURM-USER-TOKEN": self._current_token(), "Accept": "application/json"}
@@ -166,14 +170,22 @@ class SlurmRestClient:
         deadline = time.monotonic() + 2 * self.timeout
         try:
             response = self._session.request(
-                method, f"{self.url}{path}", json=body, params=params, headers=headers, timeout=self.timeout, stream=True
+                method,
+                f"{self.url}{path}",
+                json=body,
+                params=params,
+                headers=headers,
+                timeout=self.timeout,
+                stream=True,
             )
             try:
                 chunks, size = [], 0
                 for chunk in response.iter_content(chunk_size=1 << 16):
                     size += len(chunk)
                     if size > MAX_RESPONSE_BYTES:
-                        raise SlurmRestError(f"slurmrestd {method} {path}: answer larger than {MAX_RESPONSE_BYTES >> 20} MiB")
+                        raise SlurmRestError(
+                            f"slurmrestd {method} {path}: answer larger than {MAX_RESPONSE_BYTES >> 20} MiB"
+                        )
                     if time.monotonic() > deadline:  # the timeout bounds each read; this, the whole answer
                         raise requests.Timeout()
                     chunks.append(chunk)
@@ -257,10 +269,14 @@ class SlurmRestClient:
             if match and int(match.group(2)) >= MIN_VERSION:
                 version = match.group(1)
                 needed = (f"/slurm/{version}/job/{{job_id}}", f"/slurm/{version}/job/submit")
-                if all(p in paths for p in needed) and any(str(p).startswith(f"/slurmdb/{version}/jobs") for p in paths):
+                if all(p in paths for p in needed) and any(
+                    str(p).startswith(f"/slurmdb/{version}/jobs") for p in paths
+                ):
                     usable.append(version)
         if not usable:
-            raise SlurmRestError("slurmrestd advertises no data_parser v0.0.40 or later with jobs, job and slurmdb jobs paths")
+            raise SlurmRestError(
+                "slurmrestd advertises no data_parser v0.0.40 or later with jobs, job and slurmdb jobs paths"
+            )
         return max(usable, key=lambda v: int(v.rsplit(".", 1)[1]))
 
     # --- reads ---------------------------------------------------------------------------------
@@ -274,7 +290,9 @@ class SlurmRestClient:
         for start in range(0, len(ids), MAX_IDS_PER_QUERY):
             chunk = ids[start : start + MAX_IDS_PER_QUERY]
             # start_time: slurmdbd, like sacct, looks back to midnight only unless told otherwise
-            document = self._read(f"/slurmdb/{self.version()}/jobs/", {"step": ",".join(chunk), "start_time": "1", "skip_steps": "true"})
+            document = self._read(
+                f"/slurmdb/{self.version()}/jobs/", {"step": ",".join(chunk), "start_time": "1", "skip_steps": "true"}
+            )
             for job in document["jobs"]:
                 records[str(job["job_id"])] = job  # later records (after a requeue) replace earlier ones
         return records

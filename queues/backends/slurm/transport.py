@@ -70,4 +70,6 @@ class SlurmTransport(Protocol):
 def check_update_fields(fields: dict[str, str]) -> None:
     unknown = sorted(set(fields) - UPDATE_FIELDS)
     if unknown:
-        raise ValueError(f"update: unsupported field(s) {', '.join(unknown)}; supported: {', '.join(sorted(UPDATE_FIELDS))}")
+        raise ValueError(
+            f"update: unsupported field(s) {', '.join(unknown)}; supported: {', '.join(sorted(UPDATE_FIELDS))}"
+        )

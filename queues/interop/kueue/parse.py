@@ -114,9 +114,7 @@ def _metadata_name(doc: Any) -> str:
     return ""
 
 
-def parse_document(
-    index: int, doc: Any, *, namespace: str | None = None
-) -> specs.ObjectSpec | specs.ConfigurationSpec:
+def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> specs.ObjectSpec | specs.ConfigurationSpec:
     """One document -> its spec; raises FieldError for the first bad field.
 
     ``namespace`` fills a LocalQueue's missing ``metadata.namespace`` (kubectl's ``-n``).

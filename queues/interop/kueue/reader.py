@@ -26,8 +26,12 @@ class Problem:
 
     def __post_init__(self) -> None:
         """Names and messages come from the manifest: clipped, so a report stays small."""
-        for name, limit in (("kind", MAX_FIELD_CHARS), ("name", MAX_FIELD_CHARS), ("field", MAX_FIELD_CHARS),
-                            ("message", MAX_MESSAGE_CHARS)):
+        for name, limit in (
+            ("kind", MAX_FIELD_CHARS),
+            ("name", MAX_FIELD_CHARS),
+            ("field", MAX_FIELD_CHARS),
+            ("message", MAX_MESSAGE_CHARS),
+        ):
             object.__setattr__(self, name, clip(str(getattr(self, name)), limit))
 
     def __str__(self) -> str:

@@ -40,7 +40,9 @@ class Command(BaseCommand):
         lines = [
             "",
             "  ------------------------------------------------------------------------------",
-            f"  fairportal is up: {url}" if not waiting else f"  fairportal: not ready yet, waiting for: {', '.join(waiting)} ({url}readyz)",
+            f"  fairportal is up: {url}"
+            if not waiting
+            else f"  fairportal: not ready yet, waiting for: {', '.join(waiting)} ({url}readyz)",
             f"  Admin: {url}admin/   API docs: {url}api/docs/",
             f"  Demo logins: {_logins()}",
             "  ------------------------------------------------------------------------------",

@@ -86,8 +86,12 @@ def _render(
 def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpResponse:
     fixed = {"local_queue__namespace__name": namespace, "local_queue__name": name}
     return _render(
-        request, "queues/detail/local_queue.html", local_queue_detail, (namespace, name),
-        tree=None, workloads=lambda _s: fixed,
+        request,
+        "queues/detail/local_queue.html",
+        local_queue_detail,
+        (namespace, name),
+        tree=None,
+        workloads=lambda _s: fixed,
     )
 
 
@@ -100,8 +104,12 @@ def _named_queue_view(
     @dashboard_view
     def view(request: DashboardRequest, name: str) -> HttpResponse:
         return _render(
-            request, template, detail_of, (name,),
-            tree=TreeFilters(**{level: name}), workloads=lambda _s: {workloads_by: name},
+            request,
+            template,
+            detail_of,
+            (name,),
+            tree=TreeFilters(**{level: name}),
+            workloads=lambda _s: {workloads_by: name},
         )
 
     return view
@@ -120,6 +128,10 @@ def cohort(request: DashboardRequest, name: str) -> HttpResponse:
         return {"local_queue__cluster_queue_id__in": sorted(structure.subtree_queue_ids(node.id)) if node else []}
 
     return _render(
-        request, "queues/detail/cohort.html", cohort_detail, (name,),
-        tree=TreeFilters(cohort=name), workloads=in_subtree,
+        request,
+        "queues/detail/cohort.html",
+        cohort_detail,
+        (name,),
+        tree=TreeFilters(cohort=name),
+        workloads=in_subtree,
     )

@@ -112,8 +112,7 @@ def _edit(
         "back": back,
         "playground_url": playground_url(obj),
         "viewer": request.viewer,
-        "non_field_errors": list(form.non_field_errors())
-        + (list(formset.non_form_errors()) if formset else []),
+        "non_field_errors": list(form.non_field_errors()) + (list(formset.non_form_errors()) if formset else []),
     }
     return render(request, "queues/policy/edit.html", context, status=status)
 
@@ -146,7 +145,9 @@ def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
         raise PermissionDenied("Only platform admins change namespace weights and quotas")
     form = NamespaceForm(request.POST or None, instance=namespace)
     formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
-    return _edit(request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name]))
+    return _edit(
+        request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name])
+    )
 
 
 @dashboard_view

@@ -26,7 +26,6 @@ def tree(request: DashboardRequest) -> HttpResponse:
     result = queue_tree(request.viewer, filters, request.GET.get("page", 1))
     context = {
         "tree": result,
-
         "filters": filters,
         "viewer": request.viewer,
         "query": query_without(request, "page", "live"),

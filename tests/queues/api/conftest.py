@@ -116,8 +116,14 @@ def build_world() -> World:
     budget_a = Budget.objects.create(name="a-hours", local_queue=lq_a, allocated_hours=Decimal(100))
     budget_b = Budget.objects.create(name="b-hours", local_queue=lq_b, allocated_hours=Decimal(100))
     event_a = BudgetEvent.objects.create(
-        budget=budget_a, kind=BudgetEvent.Kind.THRESHOLD, at=timezone.now(), period_start=budget_a.anchor,
-        threshold=Decimal(80), used_hours=Decimal(81), allocated_hours=Decimal(100), message="a-hours at 81%",
+        budget=budget_a,
+        kind=BudgetEvent.Kind.THRESHOLD,
+        at=timezone.now(),
+        period_start=budget_a.anchor,
+        threshold=Decimal(80),
+        used_hours=Decimal(81),
+        allocated_hours=Decimal(100),
+        message="a-hours at 81%",
     )
     change_a = record_change(
         instance=lq_a,
@@ -153,8 +159,11 @@ def build_world() -> World:
     world.users = make_users(world)
     world.run_a = simulation_run(world.users["editor_a"], name="what-if", document=tiny_scenario())
     world.playground_scenario_a = PlaygroundScenario.objects.create(
-        name="what-if", source=PlaygroundScenario.Source.UPLOAD, owner=world.users["editor_a"],
-        document=tiny_scenario(), workload_count=2,
+        name="what-if",
+        source=PlaygroundScenario.Source.UPLOAD,
+        owner=world.users["editor_a"],
+        document=tiny_scenario(),
+        workload_count=2,
     )
     world.playground_run_a = PlaygroundRun.objects.create(
         scenario=world.playground_scenario_a, owner=world.users["editor_a"], edits=["localQueues.team-a/main.weight=2"]

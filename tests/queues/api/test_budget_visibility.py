@@ -32,11 +32,15 @@ def test_given_tenant_b_when_listing_budget_events_then_tenant_a_events_are_abse
     assert [row["message"] for row in rows_a] == ["a-hours at 81%"]
 
 
-def test_given_a_budget_change_in_the_audit_trail_when_a_tenant_reads_it_then_staff_only_fields_are_gone(world, clients):
+def test_given_a_budget_change_in_the_audit_trail_when_a_tenant_reads_it_then_staff_only_fields_are_gone(
+    world, clients
+):
     from budgets.services import update_budget
 
     update_budget(
-        world.budget_a, allocated_hours=150, webhook_url="https://93.184.215.14/secret-token",
+        world.budget_a,
+        allocated_hours=150,
+        webhook_url="https://93.184.215.14/secret-token",
         alert_emails="ops@example.org",
     )
     url = "/api/v1/policy-changes/?object_type=budget"

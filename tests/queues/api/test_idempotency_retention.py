@@ -31,7 +31,9 @@ def test_given_keys_older_than_the_retention_when_pruned_then_only_those_go(worl
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["new-key"]
 
 
-def test_given_a_pruned_key_when_reused_with_another_body_then_it_is_a_new_submission_not_a_422(world, clients, settings):
+def test_given_a_pruned_key_when_reused_with_another_body_then_it_is_a_new_submission_not_a_422(
+    world, clients, settings
+):
     settings.IDEMPOTENCY_KEY_RETENTION_SECONDS = 60
     assert submit(clients["editor_a"], "nightly", "run-1").status_code == 201
     assert submit(clients["editor_a"], "nightly", "run-2").status_code == 422  # within the retention

@@ -280,7 +280,9 @@ def test_given_stored_queue_order_then_the_list_shows_positions_and_orders_by_th
     for workload in (world.pending_b, world.pending_a):  # b first in line, then a
         lines.setdefault(workload.local_queue.cluster_queue_id, []).append(workload.pk)
     for cq_id, ids in lines.items():
-        PendingOrder.objects.update_or_create(cluster_queue_id=cq_id, defaults={"workload_ids": ids, "planned_at": timezone.now()})
+        PendingOrder.objects.update_or_create(
+            cluster_queue_id=cq_id, defaults={"workload_ids": ids, "planned_at": timezone.now()}
+        )
     expected = {w.pk: lines[w.local_queue.cluster_queue_id].index(w.pk) + 1 for w in (world.pending_a, world.pending_b)}
 
     listed = clients["admin"].get(f"{WL}?state=Pending&ordering=-queue_position").json()["results"]

@@ -42,7 +42,9 @@ def shared():
     bob_lq = make_local_queue("team-bob", "main", cq)
     urgent = WorkloadPriorityClass.objects.create(name="urgent", value=100)
     normal = WorkloadPriorityClass.objects.create(name="normal", value=0)
-    Namespace.objects.filter(name="team-alice").update(allowed_priority_classes=["normal"], default_priority_class=normal)
+    Namespace.objects.filter(name="team-alice").update(
+        allowed_priority_classes=["normal"], default_priority_class=normal
+    )
     alice = UserFactory(username="alice-p")
     TenantMembership.objects.create(user=alice, namespace=alice_lq.namespace, role=TenantMembership.Role.EDITOR)
     admin = UserFactory(username="admin-p", is_staff=True)
@@ -52,8 +54,14 @@ def shared():
     admission_pass(cq, timezone.now() - timedelta(minutes=5))
     bobs.refresh_from_db()
     assert bobs.state == "Admitted"
-    return {"cq": cq, "alice": client_for(alice), "admin": client_for(admin), "bobs": bobs, "urgent": urgent,
-            "pass": lambda: admission_pass(cq, timezone.now())}
+    return {
+        "cq": cq,
+        "alice": client_for(alice),
+        "admin": client_for(admin),
+        "bobs": bobs,
+        "urgent": urgent,
+        "pass": lambda: admission_pass(cq, timezone.now()),
+    }
 
 
 def body(**extra):
@@ -94,7 +102,8 @@ def test_given_an_allowed_class_then_its_value_is_the_priority_and_an_eviction_n
     """An admin's policy lets team-alice use urgent: then it may preempt, and bob reads why."""
     response = shared["admin"].patch(
         f"/api/v1/namespaces/{Namespace.objects.get(name='team-alice').pk}/",
-        {"allowed_priority_classes": ["normal", "urgent"]}, format="json",
+        {"allowed_priority_classes": ["normal", "urgent"]},
+        format="json",
     )
     assert response.status_code == 200, response.content
     change = PolicyChange.objects.filter(object_type="namespace").latest("id")

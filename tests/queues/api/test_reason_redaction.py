@@ -20,7 +20,9 @@ def preempt_by_other_tenant(world) -> Workload:
     )
     Workload.objects.filter(pk=world.pending_a.pk).update(
         pending_reason_code="WaitingForFairShare",
-        pending_reason_message=reasons.waiting_for_fair_share("LocalQueue", "team-b/main", "2", "team-a/main", "1", "x"),
+        pending_reason_message=reasons.waiting_for_fair_share(
+            "LocalQueue", "team-b/main", "2", "team-a/main", "1", "x"
+        ),
     )
     return Workload.objects.get(pk=world.admitted_a.pk)
 
@@ -35,7 +37,9 @@ def test_given_a_workload_preempted_by_another_tenant_when_its_tenant_reads_it_t
 
     assert body["last_eviction_reason"] == "Preempted: preempted by another tenant's workload (reclaimWithinCohort)"
     assert body["pending_reason"]["message"] == body["last_eviction_reason"]  # the reason it waits again
-    assert admin["last_eviction_reason"] == f"Preempted: preempted by team-b/{world.pending_b.name} (reclaimWithinCohort)"
+    assert (
+        admin["last_eviction_reason"] == f"Preempted: preempted by team-b/{world.pending_b.name} (reclaimWithinCohort)"
+    )
 
 
 def test_given_a_list_of_workloads_when_a_tenant_reads_it_then_reasons_name_no_other_tenant(world, clients):

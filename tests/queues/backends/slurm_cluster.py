@@ -68,7 +68,9 @@ def ctld_answers() -> bool:
 
 
 def require_slurm() -> None:
-    assert os.environ.get("SLURM_CONF"), "SLURM_CONF is not set: run the tests through `make test` (it starts the local Slurm)"
+    assert os.environ.get("SLURM_CONF"), (
+        "SLURM_CONF is not set: run the tests through `make test` (it starts the local Slurm)"
+    )
     if not ctld_answers():  # a fault test that failed half-way may have left slurmctld stopped
         start_ctld()
     assert ctld_answers(), "the local Slurm does not answer: `make slurm` starts it"
@@ -103,8 +105,20 @@ def sbatch(
     extra: tuple[str, ...] = (),
 ) -> str:
     """Submit a job the way a user does: held, naming its LocalQueue in the comment."""
-    args = ["sbatch", "--parsable", "-o", "/dev/null", "-e", "/dev/null", f"--comment=fairportal:{queue}",
-            f"--cpus-per-task={cpus}", f"--mem={memory}", f"--time={minutes}", "-J", "fp-test"]
+    args = [
+        "sbatch",
+        "--parsable",
+        "-o",
+        "/dev/null",
+        "-e",
+        "/dev/null",
+        f"--comment=fairportal:{queue}",
+        f"--cpus-per-task={cpus}",
+        f"--mem={memory}",
+        f"--time={minutes}",
+        "-J",
+        "fp-test",
+    ]
     if gpus:
         args.append(f"--gres=gpu:{gpus}")
     if hold:

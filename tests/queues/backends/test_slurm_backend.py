@@ -70,8 +70,10 @@ def slurm_queue(namespace: str = "team-a", *, cpu: str = "8", flavor: str = "def
     cq = ClusterQueue.objects.create(name=f"cq-{namespace}", admission_mode=AdmissionMode.USAGE_BASED)
     for resource, amount in (("cpu", cpu), ("memory", "64Gi"), ("nvidia.com/gpu", "4")):
         ClusterQueueQuota.objects.create(
-            cluster_queue=cq, flavor=ResourceFlavor.objects.get_or_create(name=flavor)[0],
-            resource=resource, nominal=parse_millis(amount),
+            cluster_queue=cq,
+            flavor=ResourceFlavor.objects.get_or_create(name=flavor)[0],
+            resource=resource,
+            nominal=parse_millis(amount),
         )
     ns, _ = Namespace.objects.get_or_create(name=namespace)
     return LocalQueue.objects.create(namespace=ns, name="main", cluster_queue=cq)
@@ -96,9 +98,13 @@ def ledger_seconds(budget: Budget) -> Decimal:
     return BudgetCharge.objects.filter(budget=budget).aggregate(total=Sum("unit_seconds"))["total"] or Decimal(0)
 
 
-def test_given_held_job_when_loop_runs_then_it_is_admitted_released_run_and_charged_slurm_wall_time(slurm, slurm_settings):
+def test_given_held_job_when_loop_runs_then_it_is_admitted_released_run_and_charged_slurm_wall_time(
+    slurm, slurm_settings
+):
     lq = slurm_queue()
-    budget = Budget.objects.create(name="team-a-hours", local_queue=lq, allocated_hours=10, anchor=timezone.now() - timedelta(hours=1))
+    budget = Budget.objects.create(
+        name="team-a-hours", local_queue=lq, allocated_hours=10, anchor=timezone.now() - timedelta(hours=1)
+    )
     job = sbatch(seconds=2, cpus=2, memory="1G")
 
     report = cluster.sync_cluster()
@@ -106,7 +112,9 @@ def test_given_held_job_when_loop_runs_then_it_is_admitted_released_run_and_char
     workload = workload_of(job)
     assert report.imported == [workload.id]
     assert (workload.state, workload.name, workload.requests) == (
-        WorkloadState.PENDING, f"slurm-{job}", {"cpu": 2000, "memory": 2**30 * 1000},
+        WorkloadState.PENDING,
+        f"slurm-{job}",
+        {"cpu": 2000, "memory": 2**30 * 1000},
     )
     assert workload.max_runtime_seconds == 300
     assert queue_job(job)["state_reason"] == "JobHeldUser"  # still held: fairportal decides
@@ -128,12 +136,16 @@ def test_given_held_job_when_loop_runs_then_it_is_admitted_released_run_and_char
     assert Workload.objects.count() == 1
 
 
-def test_given_drain_when_pass_evicts_then_job_is_requeued_held_and_runs_again_after_the_hold_lifts(slurm, slurm_settings):
+def test_given_drain_when_pass_evicts_then_job_is_requeued_held_and_runs_again_after_the_hold_lifts(
+    slurm, slurm_settings
+):
     lq = slurm_queue()
     job = sbatch(seconds=8)  # long enough to be drained while it runs, even on a loaded machine
     loop()
     wait_for(lambda: workload_of(job).started_at if cluster.sync_cluster() else None)
-    hold = QueueHold.objects.create(local_queue=lq, code="BudgetExhausted", message="out of hours", drain=True, source="test")
+    hold = QueueHold.objects.create(
+        local_queue=lq, code="BudgetExhausted", message="out of hours", drain=True, source="test"
+    )
 
     admission.run_all_admission_passes()  # HoldAndDrain: evicts, then requeues the job held
 
@@ -192,7 +204,12 @@ def test_given_user_cancels_jobs_in_slurm_then_workloads_are_cancelled_at_slurms
     from tests.queues.backends.slurm_cluster import run
 
     run("scancel", running, waiting)
-    wait_for(lambda: state_after_sync(running) == WorkloadState.CANCELLED and workload_of(waiting).state == WorkloadState.CANCELLED)
+    wait_for(
+        lambda: (
+            state_after_sync(running) == WorkloadState.CANCELLED
+            and workload_of(waiting).state == WorkloadState.CANCELLED
+        )
+    )
 
     start, end, seconds = slurm_seconds(running)
     cancelled = workload_of(running)
@@ -244,7 +261,9 @@ def test_given_crash_after_commit_and_fairportal_down_while_jobs_run_then_resync
     assert AdmissionRecord.objects.count() == 2  # one admission each
 
 
-def test_given_slurm_unreachable_then_sync_and_pass_back_off_and_the_dashboard_says_so(slurm, slurm_settings, admin_client):
+def test_given_slurm_unreachable_then_sync_and_pass_back_off_and_the_dashboard_says_so(
+    slurm, slurm_settings, admin_client
+):
     slurm_settings.CLUSTER_BACKOFF_SECONDS = 60
     slurm_queue()
     job = sbatch(seconds=1)
@@ -293,7 +312,11 @@ def test_given_flavor_mapped_to_a_partition_then_the_job_is_released_there(slurm
 
     loop()
 
-    assert workload_of(job).flavor_assignment == {"cpu": "gpu-nodes", "memory": "gpu-nodes", "nvidia.com/gpu": "gpu-nodes"}
+    assert workload_of(job).flavor_assignment == {
+        "cpu": "gpu-nodes",
+        "memory": "gpu-nodes",
+        "nvidia.com/gpu": "gpu-nodes",
+    }
     assert queue_job(job)["partition"] == "gpu"
     assert wait_for(lambda: state_after_sync(job) == WorkloadState.FINISHED, timeout=30)
 
@@ -344,13 +367,18 @@ def api(admin_user):
 
 def api_submission(**fields):
     body = {
-        "name": "api-job", "local_queue": "team-a/main", "max_runtime_seconds": 90,
-        "pod_sets": [{"count": 1, "requests": {"cpu": "2", "memory": "512Mi"}}], "command": "sleep 2",
+        "name": "api-job",
+        "local_queue": "team-a/main",
+        "max_runtime_seconds": 90,
+        "pod_sets": [{"count": 1, "requests": {"cpu": "2", "memory": "512Mi"}}],
+        "command": "sleep 2",
     }
     return {**body, **fields}
 
 
-def test_given_submission_with_command_through_the_api_then_a_held_slurm_job_runs_it_once_admitted(slurm, slurm_settings, api):
+def test_given_submission_with_command_through_the_api_then_a_held_slurm_job_runs_it_once_admitted(
+    slurm, slurm_settings, api
+):
     slurm_queue()
 
     response = api.post("/api/v1/workloads/", api_submission(), format="json")
@@ -373,20 +401,30 @@ def test_given_submission_with_command_through_the_api_then_a_held_slurm_job_run
 def test_given_command_the_backend_cannot_run_then_400_naming_command_and_nothing_is_stored(slurm, slurm_settings, api):
     slurm_queue()
     ClusterQueueQuota.objects.create(
-        cluster_queue=ClusterQueue.objects.get(), flavor=ResourceFlavor.objects.get(), resource="example.com/fpga",
+        cluster_queue=ClusterQueue.objects.get(),
+        flavor=ResourceFlavor.objects.get(),
+        resource="example.com/fpga",
         nominal=parse_millis("2"),
     )
 
-    unmapped = api.post("/api/v1/workloads/", api_submission(pod_sets=[{"requests": {"cpu": "1", "example.com/fpga": "1"}}]), format="json")
+    unmapped = api.post(
+        "/api/v1/workloads/",
+        api_submission(pod_sets=[{"requests": {"cpu": "1", "example.com/fpga": "1"}}]),
+        format="json",
+    )
     slurm_settings.CLUSTER_BACKEND = "simulated"
     simulated = api.post("/api/v1/workloads/", api_submission(name="other"), format="json")
 
     assert unmapped.status_code == 400 and "example.com/fpga has no Slurm TRES" in unmapped.json()["command"][0]
-    assert simulated.status_code == 400 and "simulated cluster backend runs no commands" in simulated.json()["command"][0]
+    assert (
+        simulated.status_code == 400 and "simulated cluster backend runs no commands" in simulated.json()["command"][0]
+    )
     assert not Workload.objects.exists()
 
 
-def test_given_slurm_unreachable_then_api_submission_with_command_is_a_503_and_nothing_is_stored(slurm, slurm_settings, api):
+def test_given_slurm_unreachable_then_api_submission_with_command_is_a_503_and_nothing_is_stored(
+    slurm, slurm_settings, api
+):
     slurm_queue()
     stop_ctld()
     try:

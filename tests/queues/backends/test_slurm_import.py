@@ -47,7 +47,11 @@ def make_queue(namespace: str = "team-a", *, resources=("cpu", "memory", "nvidia
 
 
 def entry(queue: LocalQueue, name: str, **requests: int) -> dict:
-    return {"local_queue": queue, "name": name, "pod_sets": [{"name": "main", "count": 1, "requests": requests or {"cpu": 1000}}]}
+    return {
+        "local_queue": queue,
+        "name": name,
+        "pod_sets": [{"name": "main", "count": 1, "requests": requests or {"cpu": 1000}}],
+    }
 
 
 def refusal(fields: dict) -> dict[str, list[str]]:
@@ -90,8 +94,15 @@ def test_given_a_batch_then_good_entries_are_inserted_in_order_and_each_bad_one_
     assert {w.name: w.state for w in Workload.objects.filter(pk__in=[w.pk for w in created])} == dict.fromkeys(
         ["first", "second", "third"], WorkloadState.PENDING
     )
-    rows = set(WorkloadResource.objects.filter(workload__in=created).values_list("workload__name", "resource", "amount"))
-    assert rows == {("first", "cpu", 2000), ("first", "memory", 2**30 * 1000), ("second", "cpu", 1000), ("third", "cpu", 1000)}
+    rows = set(
+        WorkloadResource.objects.filter(workload__in=created).values_list("workload__name", "resource", "amount")
+    )
+    assert rows == {
+        ("first", "cpu", 2000),
+        ("first", "memory", 2**30 * 1000),
+        ("second", "cpu", 1000),
+        ("third", "cpu", 1000),
+    }
     assert sorted(asked) == sorted({queue.cluster_queue_id, cpu_only.cluster_queue_id})  # one pass per ClusterQueue
 
 

@@ -13,9 +13,18 @@ RESOURCES = {"cpu": "cpu", "mem": "memory", "gres/gpu": "nvidia.com/gpu"}
 
 def queued(**fields):
     job = {
-        "job_id": 42, "job_state": "PENDING", "state_reason": "JobHeldUser", "priority": 0,
-        "comment": "fairportal:team-a/main", "account": "root", "tres_req_str": "cpu=2,mem=1G,node=1,billing=2,gres/gpu=1",
-        "time_limit": 5, "submit_time": 1795572838, "start_time": 0, "end_time": 0, "exit_code": 0,
+        "job_id": 42,
+        "job_state": "PENDING",
+        "state_reason": "JobHeldUser",
+        "priority": 0,
+        "comment": "fairportal:team-a/main",
+        "account": "root",
+        "tres_req_str": "cpu=2,mem=1G,node=1,billing=2,gres/gpu=1",
+        "time_limit": 5,
+        "submit_time": 1795572838,
+        "start_time": 0,
+        "end_time": 0,
+        "exit_code": 0,
     }
     return {**job, **fields}
 
@@ -42,7 +51,10 @@ def test_given_account_mapping_then_a_job_without_comment_lands_in_the_mapped_qu
 
 @pytest.mark.parametrize(
     ("comment", "problem"),
-    [("fairportal:Team_A/main", "expected fairportal:<namespace>/<local queue>"), ("fairportal:" + "a" * 500, "expected")],
+    [
+        ("fairportal:Team_A/main", "expected fairportal:<namespace>/<local queue>"),
+        ("fairportal:" + "a" * 500, "expected"),
+    ],
 )
 def test_given_malformed_comment_then_rejected_with_a_bounded_message(comment, problem):
     with pytest.raises(jobs.JobRejected) as caught:
@@ -83,8 +95,10 @@ def test_given_running_and_released_jobs_then_states_are_told_apart():
 
 def test_given_sacct_record_then_end_state_and_exit_code_are_read():
     record = {
-        "job_id": 7, "state": {"current": "FAILED", "reason": "None"},
-        "time": {"start": 1795572846, "end": 1795572848, "elapsed": 2}, "exit_code": {"status": "FAILED", "return_code": 3},
+        "job_id": 7,
+        "state": {"current": "FAILED", "reason": "None"},
+        "time": {"start": 1795572846, "end": 1795572848, "elapsed": 2},
+        "exit_code": {"status": "FAILED", "return_code": 3},
     }
 
     view = jobs.view_accounting_job(record)
@@ -93,11 +107,15 @@ def test_given_sacct_record_then_end_state_and_exit_code_are_read():
     assert (view.end - view.start).total_seconds() == 2
 
 
-
 def test_given_requests_then_sbatch_asks_for_them_as_one_task_rounded_up():
     requests = {"cpu": 1500, "memory": (2**30 + 1) * 1000, "nvidia.com/gpu": 2000}
 
-    assert jobs.sbatch_resources(requests, RESOURCES) == ["--ntasks=1", "--cpus-per-task=2", "--mem=1025M", "--gres=gpu:2"]
+    assert jobs.sbatch_resources(requests, RESOURCES) == [
+        "--ntasks=1",
+        "--cpus-per-task=2",
+        "--mem=1025M",
+        "--gres=gpu:2",
+    ]
 
 
 def test_given_resource_without_tres_then_sbatch_arguments_are_refused_naming_it():

@@ -63,13 +63,26 @@ def test_given_nothing_listening_then_every_call_is_backend_unavailable_without_
 
 def test_given_the_backends_sbatch_options_then_the_job_description_asks_for_the_same():
     job = job_description(
-        ["--ntasks=1", "--cpus-per-task=2", "--mem=512M", "--gres=gpu:1", "--hold", "--comment=fairportal:a/main",
-         "--job-name=train", "--output=/dev/null", "--time=5"],
+        [
+            "--ntasks=1",
+            "--cpus-per-task=2",
+            "--mem=512M",
+            "--gres=gpu:1",
+            "--hold",
+            "--comment=fairportal:a/main",
+            "--job-name=train",
+            "--output=/dev/null",
+            "--time=5",
+        ],
         "python train.py",
     )
     assert job["script"] == "#!/bin/sh\npython train.py\n"
     assert (job["tasks"], job["cpus_per_task"], job["hold"], job["comment"], job["name"]) == (
-        1, 2, True, "fairportal:a/main", "train"
+        1,
+        2,
+        True,
+        "fairportal:a/main",
+        "train",
     )
     assert job["memory_per_node"]["number"] == 512 and job["time_limit"]["number"] == 5
     assert job["tres_per_node"] == "gres/gpu:1"
@@ -120,8 +133,16 @@ def rest_client(request) -> SlurmRestClient:
 
 def held_job(client: SlurmRestClient, seconds: int = 2, queue: str = "team-a/main") -> str:
     return client.submit(
-        ["--ntasks=1", "--cpus-per-task=1", "--mem=64M", "--hold", f"--comment=fairportal:{queue}",
-         "--job-name=fp-rest", "--output=/dev/null", "--time=2"],
+        [
+            "--ntasks=1",
+            "--cpus-per-task=1",
+            "--mem=64M",
+            "--hold",
+            f"--comment=fairportal:{queue}",
+            "--job-name=fp-rest",
+            "--output=/dev/null",
+            "--time=2",
+        ],
         f"sleep {seconds}",
     )
 
@@ -152,7 +173,8 @@ def test_given_slurmrestd_then_a_held_job_is_submitted_released_run_and_accounte
 
     assert rest_client.update([job_id], Partition="gpu", AdminComment="fairportal: hello").refused == {}
     assert (record(rest_client, job_id)["partition"], record(rest_client, job_id)["admin_comment"]) == (
-        "gpu", "fairportal: hello"
+        "gpu",
+        "fairportal: hello",
     )
     assert rest_client.release([job_id]).refused == {}
 
@@ -173,7 +195,9 @@ def test_given_many_jobs_then_one_batch_holds_releases_and_cancels_them_and_refu
     requeued = rest_client.requeue_hold([*jobs, pending])
     if rest_client._has("/slurm/{v}/jobs/requeue"):  # 26.05: the running ones requeued held
         assert list(requeued.refused) == [pending] and "pending" in requeued.refused[pending]
-        wait_for(lambda: all(record(rest_client, job)["state_reason"] in ("JobHeldUser", "JobHeldAdmin") for job in jobs))
+        wait_for(
+            lambda: all(record(rest_client, job)["state_reason"] in ("JobHeldUser", "JobHeldAdmin") for job in jobs)
+        )
     else:  # 24.11: no requeue in the API: the running ones are refused (they keep running), the held one held
         assert set(requeued.refused) == set(jobs) and "no requeue" in requeued.refused[jobs[0]]
     jobs.append(pending)
@@ -218,7 +242,9 @@ def rest_queue():
     cq = ClusterQueue.objects.create(name="cq-rest", admission_mode=AdmissionMode.USAGE_BASED)
     flavor = ResourceFlavor.objects.create(name="default")
     for resource in ("cpu", "memory"):
-        ClusterQueueQuota.objects.create(cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis("64Gi"))
+        ClusterQueueQuota.objects.create(
+            cluster_queue=cq, flavor=flavor, resource=resource, nominal=parse_millis("64Gi")
+        )
     return LocalQueue.objects.create(namespace=Namespace.objects.create(name="team-a"), name="main", cluster_queue=cq)
 
 
@@ -247,7 +273,10 @@ def test_given_the_rest_transport_then_the_loop_imports_admits_releases_and_ends
     wait_for(finished, timeout=60)
     times = rest_client.accounting([job_id])[job_id]["time"]
     workload = Workload.objects.get(pk=workload.pk)
-    assert (int(workload.started_at.timestamp()), int(workload.finished_at.timestamp())) == (times["start"], times["end"])
+    assert (int(workload.started_at.timestamp()), int(workload.finished_at.timestamp())) == (
+        times["start"],
+        times["end"],
+    )
 
 
 @rest

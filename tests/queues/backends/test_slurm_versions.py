@@ -46,9 +46,18 @@ def imported(job: dict) -> tuple:
     except jobs.JobRejected as error:
         supported = str(error)
     return (
-        view.state, view.held, view.pending, view.running, view.start is not None, view.exit_code,
-        jobs.names_fairportal(job, ACCOUNTS), jobs.local_queue_key(job, ACCOUNTS), supported,
-        jobs.requests_of(job, RESOURCES), jobs.max_runtime_seconds(job), jobs.submitted_at(job) is not None,
+        view.state,
+        view.held,
+        view.pending,
+        view.running,
+        view.start is not None,
+        view.exit_code,
+        jobs.names_fairportal(job, ACCOUNTS),
+        jobs.local_queue_key(job, ACCOUNTS),
+        supported,
+        jobs.requests_of(job, RESOURCES),
+        jobs.max_runtime_seconds(job),
+        jobs.submitted_at(job) is not None,
     )
 
 
@@ -78,11 +87,25 @@ def test_given_recorded_jobs_then_the_values_are_the_submitted_ones():
     for version in VERSIONS:
         queue = queue_by_role(version)
         assert imported(queue["held"]) == (
-            "PENDING", True, True, False, False, 0, True, "team-a/main", "ok",
-            {"cpu": 2000, "memory": 2**30 * 1000, "nvidia.com/gpu": 1000}, 300, True,
+            "PENDING",
+            True,
+            True,
+            False,
+            False,
+            0,
+            True,
+            "team-a/main",
+            "ok",
+            {"cpu": 2000, "memory": 2**30 * 1000, "nvidia.com/gpu": 1000},
+            300,
+            True,
         ), version
         assert jobs.view_queue_job(queue["running"]).running
-        assert jobs.requests_of(queue["running"], RESOURCES) == {"cpu": 4000, "memory": 2 * 2**30 * 1000, "nvidia.com/gpu": 2000}
+        assert jobs.requests_of(queue["running"], RESOURCES) == {
+            "cpu": 4000,
+            "memory": 2 * 2**30 * 1000,
+            "nvidia.com/gpu": 2000,
+        }
         assert jobs.max_runtime_seconds(queue["held_unlimited"]) is None
         assert jobs.local_queue_key(queue["account_mapped"], ACCOUNTS) == "team-physics/main"
         assert jobs.max_runtime_seconds(queue["account_mapped"]) == 3600
@@ -158,9 +181,13 @@ def test_given_state_flags_then_the_state_is_named_as_22_05_named_it():
 
 def test_given_signal_in_exit_code_then_the_wait_status_keeps_it():
     record = {
-        "job_id": 1, "job_state": ["FAILED"],
-        "exit_code": {"status": ["SIGNALED"], "return_code": {"set": False, "infinite": False, "number": 0},
-                      "signal": {"id": {"set": True, "infinite": False, "number": 9}, "name": "KILL"}},
+        "job_id": 1,
+        "job_state": ["FAILED"],
+        "exit_code": {
+            "status": ["SIGNALED"],
+            "return_code": {"set": False, "infinite": False, "number": 0},
+            "signal": {"id": {"set": True, "infinite": False, "number": 9}, "name": "KILL"},
+        },
     }
 
     assert jobs.normalise_queue_job(record)["exit_code"] == 9

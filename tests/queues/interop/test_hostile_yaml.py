@@ -17,8 +17,9 @@ from tests.hostile import alias_bomb
 pytestmark = pytest.mark.django_db
 
 IMPORT = reverse("interop:kueue-import")
-BOMB = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: x}\nspec:\n  nodeLabels:\n" + "".join(
-    f"    {line}\n" for line in alias_bomb(flow=False).splitlines()
+BOMB = (
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: x}\nspec:\n  nodeLabels:\n"
+    + "".join(f"    {line}\n" for line in alias_bomb(flow=False).splitlines())
 )
 
 

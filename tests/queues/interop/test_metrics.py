@@ -129,9 +129,7 @@ def test_given_quotas_when_scraped_then_nominal_quotas_and_cluster_capacity_are_
     assert value(found, "fairportal_cluster_capacity", resource="cpu") == 128 + 32 + 0.25
 
 
-def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(
-    client, busy_cluster
-):
+def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(client, busy_cluster):
     Budget.objects.create(
         name="vision-gpu",
         local_queue=busy_cluster["vision"],
@@ -216,8 +214,13 @@ def test_given_budget_used_up_by_real_accounting_when_scraped_then_used_and_exha
 
     found = samples(client.get(reverse("metrics")).content.decode())
 
-    labels = {"budget": "metered", "kind": "WallTime", "target_kind": "local_queue",
-              "target": "team-metered/main", "resource": ""}
+    labels = {
+        "budget": "metered",
+        "kind": "WallTime",
+        "target_kind": "local_queue",
+        "target": "team-metered/main",
+        "resource": "",
+    }
     assert value(found, "fairportal_budget_used_hours", **labels) == pytest.approx(2.0, abs=0.01)
     assert value(found, "fairportal_budget_exhausted", **labels) == 1
 
@@ -244,7 +247,10 @@ def test_given_tenant_labels_off_then_no_sample_names_a_tenant_and_cluster_queue
     client, busy_cluster, settings
 ):
     Budget.objects.create(
-        name="vision-gpu", local_queue=busy_cluster["vision"], kind="ResourceHours", resource="nvidia.com/gpu",
+        name="vision-gpu",
+        local_queue=busy_cluster["vision"],
+        kind="ResourceHours",
+        resource="nvidia.com/gpu",
         allocated_hours=500,
     )
     with_labels = samples(client.get(reverse("metrics")).content.decode())

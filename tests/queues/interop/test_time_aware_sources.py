@@ -49,13 +49,19 @@ def test_given_same_history_when_read_from_prometheus_or_the_series_then_fair_sh
     b = [(t, 8.0 if t >= start + 4 * 3600 else 0.0) for t in grid]
     for (t, amount_a), (_, amount_b) in zip(a, b):
         at = datetime.fromtimestamp(t, tz=UTC)
-        UsageSample.objects.create(sampled_at=at, kind="localQueue", object_id=lq_a.id, allocated={"cpu": amount_a * 1000})
-        UsageSample.objects.create(sampled_at=at, kind="localQueue", object_id=lq_b.id, allocated={"cpu": amount_b * 1000})
+        UsageSample.objects.create(
+            sampled_at=at, kind="localQueue", object_id=lq_a.id, allocated={"cpu": amount_a * 1000}
+        )
+        UsageSample.objects.create(
+            sampled_at=at, kind="localQueue", object_id=lq_b.id, allocated={"cpu": amount_b * 1000}
+        )
         UsageSample.objects.create(sampled_at=at, kind="clusterQueue", object_id=cq.id, capacity={"cpu": 16000})
     builtin_history, builtin_shares = fair_shares_after_sample(now)
 
     # The same history in a real Prometheus, as fairportal's /metrics would have exported it
-    series = 'fairportal_local_queue_admitted_usage{{namespace="{ns}",local_queue="main",cluster_queue="cq",resource="cpu"}}'
+    series = (
+        'fairportal_local_queue_admitted_usage{{namespace="{ns}",local_queue="main",cluster_queue="cq",resource="cpu"}}'
+    )
     storage = tmp_path / "tsdb"
     storage.mkdir()
     backfill(

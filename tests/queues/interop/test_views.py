@@ -122,7 +122,9 @@ def test_given_a_json_body_that_is_not_an_object_when_importing_then_400_says_wh
     response = staff_client.post(IMPORT, body, content_type="application/json")
 
     assert response.status_code == 400, response.content
-    assert response.json() == {"errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']}
+    assert response.json() == {
+        "errors": ['body: expected YAML text or a JSON object {"manifests": "...", "dryRun": false}']
+    }
     assert not ClusterQueue.objects.exists()
 
 
@@ -136,7 +138,9 @@ def test_given_yaml_without_any_object_when_importing_then_400_not_an_empty_succ
 
 @pytest.mark.parametrize("flag", ["maybe", "2"])
 def test_given_a_dry_run_flag_that_is_neither_true_nor_false_then_400_names_it(staff_client, flag):
-    response = staff_client.post(f"{IMPORT}?dryRun={flag}", manifest("cluster-v1beta2.yaml"), content_type="application/yaml")
+    response = staff_client.post(
+        f"{IMPORT}?dryRun={flag}", manifest("cluster-v1beta2.yaml"), content_type="application/yaml"
+    )
 
     assert response.status_code == 400
     assert response.json() == {"errors": ["dryRun: expected true or false"]}

@@ -29,6 +29,7 @@ def field_errors(callable_) -> dict:
 
 # -- cohorts ---------------------------------------------------------------------------------
 
+
 def test_given_cohort_chain_when_root_gets_leaf_as_parent_then_cycle_rejected_on_parent():
     root = CohortFactory(name="root")
     middle = CohortFactory(name="middle", parent=root)
@@ -58,6 +59,7 @@ def test_given_valid_cohort_tree_then_clean_passes():
 
 # -- weights ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("factory", [CohortFactory, ClusterQueueFactory])
 def test_given_negative_weight_then_rejected_on_weight(factory):
     obj = factory.build(weight=Decimal("-1"))
@@ -84,6 +86,7 @@ def test_given_negative_weight_bypassing_clean_then_database_refuses():
 
 # -- names -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["Team_A", "-team", "team-", "a" * 64, ""])
 def test_given_invalid_kubernetes_name_then_rejected_on_name(name):
     assert "name" in field_errors(Namespace(name=name).full_clean)
@@ -104,6 +107,7 @@ def test_given_duplicate_local_queue_in_namespace_then_rejected():
 
 # -- quotas ----------------------------------------------------------------------------------
 
+
 def test_given_negative_nominal_quota_then_rejected_on_nominal():
     quota = ClusterQueueQuota(
         cluster_queue=ClusterQueueFactory(), flavor=ResourceFlavorFactory(), resource="cpu", nominal=-1000
@@ -114,8 +118,11 @@ def test_given_negative_nominal_quota_then_rejected_on_nominal():
 
 def test_given_lending_limit_above_nominal_then_rejected_on_lending_limit():
     quota = ClusterQueueQuota(
-        cluster_queue=ClusterQueueFactory(), flavor=ResourceFlavorFactory(), resource="cpu",
-        nominal=parse_millis("4"), lending_limit=parse_millis("8"),
+        cluster_queue=ClusterQueueFactory(),
+        flavor=ResourceFlavorFactory(),
+        resource="cpu",
+        nominal=parse_millis("4"),
+        lending_limit=parse_millis("8"),
     )
     assert field_errors(quota.full_clean)["lending_limit"] == ["cannot exceed the nominal quota (4)"]
 
@@ -129,7 +136,9 @@ def test_given_negative_borrowing_limit_bypassing_clean_then_database_refuses():
 
 
 def test_given_invalid_resource_name_in_quota_then_rejected_on_resource():
-    quota = ClusterQueueQuota(cluster_queue=ClusterQueueFactory(), flavor=ResourceFlavorFactory(), resource="bad name", nominal=0)
+    quota = ClusterQueueQuota(
+        cluster_queue=ClusterQueueFactory(), flavor=ResourceFlavorFactory(), resource="bad name", nominal=0
+    )
     assert "resource" in field_errors(quota.full_clean)
 
 
@@ -148,6 +157,7 @@ def test_given_negative_namespace_quota_then_rejected_on_hard():
 
 # -- local queues ----------------------------------------------------------------------------
 
+
 def test_given_local_queue_with_workloads_when_cluster_queue_changes_then_rejected():
     lq = LocalQueueFactory()
     services.submit_workload(local_queue=lq, name="job-1", pod_sets=[{"count": 1, "requests": {"cpu": "1"}}])
@@ -164,6 +174,7 @@ def test_given_empty_local_queue_when_cluster_queue_changes_then_allowed():
 
 
 # -- workloads -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("pod_sets", "fragment"),

@@ -23,7 +23,10 @@ pytestmark = pytest.mark.django_db
 
 def submit(lq, name, queued_at, cpu="1"):
     return services.submit_workload(
-        local_queue=lq, name=name, pod_sets=[{"count": 1, "requests": {"cpu": cpu}}], queued_at=queued_at,
+        local_queue=lq,
+        name=name,
+        pod_sets=[{"count": 1, "requests": {"cpu": cpu}}],
+        queued_at=queued_at,
         duration_seconds=None,
     )
 
@@ -54,7 +57,10 @@ def test_given_admissions_after_known_waits_then_each_bucket_has_their_p50_and_p
     assert result.admissions == [1, 1, 2, 1]
     assert result.p50 == [600.0, 1200.0, 1800.0, 300.0]
     assert result.p95 == [600.0, 1200.0, 2400.0, 300.0]
-    assert {reason: sum(counts) for reason, counts in result.evictions.items()} == {"BudgetExhausted": 1, "Preempted": 1}
+    assert {reason: sum(counts) for reason, counts in result.evictions.items()} == {
+        "BudgetExhausted": 1,
+        "Preempted": 1,
+    }
 
 
 def test_given_a_queue_waiting_under_its_quota_while_a_neighbour_borrows_then_it_is_starved_and_reclaimable():
@@ -82,4 +88,10 @@ def test_given_a_queue_waiting_under_its_quota_while_a_neighbour_borrows_then_it
     assert [(t.namespace, t.pending) for t in summary.tenants] == [("team-a", 1)]
     assert summary.tenants[0].share.ratio == pytest.approx(0.25)
     [row] = summary.reclaimable
-    assert (row.cluster_queue, row.cohort, row.lenders, row.amounts, row.reclaim) == ("cq-a", "org", ["cq-b"], ["3 CPU"], False)
+    assert (row.cluster_queue, row.cohort, row.lenders, row.amounts, row.reclaim) == (
+        "cq-a",
+        "org",
+        ["cq-b"],
+        ["3 CPU"],
+        False,
+    )

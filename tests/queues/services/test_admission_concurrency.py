@@ -98,7 +98,9 @@ def test_given_four_passes_at_once_on_four_units_a_hundred_times_then_no_double_
         assert len(admitted) == len(set(admitted)), f"round {round_}: a workload admitted by two passes"
         claimed_total += len(admitted)
         assert AdmissionRecord.objects.count() == claimed_total, f"round {round_}"
-        open_records = Counter(AdmissionRecord.objects.filter(ended_at__isnull=True).values_list("workload_id", flat=True))
+        open_records = Counter(
+            AdmissionRecord.objects.filter(ended_at__isnull=True).values_list("workload_id", flat=True)
+        )
         running = set(Workload.objects.filter(state=WorkloadState.ADMITTED).values_list("id", flat=True))
         assert set(open_records) == running and set(open_records.values()) <= {1}, f"round {round_}"
         by_queue = admitted_cpu_by("cluster_queue_id")

@@ -13,6 +13,7 @@ from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, sub
 
 pytestmark = pytest.mark.django_db
 
+
 def run_pass(cq) -> None:
     admission.run_admission_pass(snapshot.unit_for_cluster_queue(cq.id).key)
 

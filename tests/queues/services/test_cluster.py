@@ -128,7 +128,9 @@ def test_given_interval_already_charged_by_a_budget_then_a_reported_start_keeps_
 
     cq = make_cluster_queue(cpu="4")
     lq = make_local_queue("team-a", "main", cq)
-    budget = Budget.objects.create(name="hours", local_queue=lq, allocated_hours=10, anchor=timezone.now() - timedelta(days=1))
+    budget = Budget.objects.create(
+        name="hours", local_queue=lq, allocated_hours=10, anchor=timezone.now() - timedelta(days=1)
+    )
     workload = submit(lq, "job", duration=None)
     t0 = timezone.now() - timedelta(hours=1)
     admit_all(cq, t0)

@@ -97,7 +97,9 @@ def test_given_evictions_then_time_moves_to_the_past_and_the_reason_is_the_pendi
     for workload in workloads[:2]:
         workload.refresh_from_db()
         assert (workload.state, workload.accumulated_past_execution_seconds, workload.eviction_count) == (
-            WorkloadState.PENDING, 600, 1
+            WorkloadState.PENDING,
+            600,
+            1,
         )
         assert workload.pending_reason_code == "BudgetExhausted"
         assert not WorkloadResource.objects.filter(workload=workload, flavor__isnull=False).exists()

@@ -116,11 +116,20 @@ def test_given_old_raw_rows_when_pruned_then_they_become_hourly_averages():
     old_hour = (now - timedelta(days=3)).replace(minute=0)
     for minute, amount in ((0, 1000), (20, 2000), (40, 3000)):
         UsageSample.objects.create(
-            sampled_at=old_hour + timedelta(minutes=minute), kind="localQueue", object_id=lq.id,
-            allocated={"cpu": amount}, consumed={"cpu": amount / 2},
+            sampled_at=old_hour + timedelta(minutes=minute),
+            kind="localQueue",
+            object_id=lq.id,
+            allocated={"cpu": amount},
+            consumed={"cpu": amount / 2},
         )
-    UsageSample.objects.create(sampled_at=now - timedelta(days=90), kind="localQueue", object_id=lq.id,
-                               allocated={"cpu": 1}, consumed={}, resolution="hourly")
+    UsageSample.objects.create(
+        sampled_at=now - timedelta(days=90),
+        kind="localQueue",
+        object_id=lq.id,
+        allocated={"cpu": 1},
+        consumed={},
+        resolution="hourly",
+    )
     UsageSample.objects.create(sampled_at=now, kind="localQueue", object_id=lq.id, allocated={"cpu": 5}, consumed={})
 
     result = usage.prune_usage_series(now=now)
@@ -139,8 +148,12 @@ def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_ca
     policy = FairSharingPolicy.from_mapping({"usageWindow": {"size": "10h"}, "usageHalfLifeTime": "1000d"})
     start = now - timedelta(hours=10)
     UsageSample.objects.create(sampled_at=start, kind="localQueue", object_id=lq.id, allocated={"cpu": 8000})
-    UsageSample.objects.create(sampled_at=start + timedelta(hours=3), kind="localQueue", object_id=lq.id, allocated={"cpu": 0})
-    UsageSample.objects.create(sampled_at=start, kind="clusterQueue", object_id=cq.id, allocated={}, capacity={"cpu": 10000})
+    UsageSample.objects.create(
+        sampled_at=start + timedelta(hours=3), kind="localQueue", object_id=lq.id, allocated={"cpu": 0}
+    )
+    UsageSample.objects.create(
+        sampled_at=start, kind="clusterQueue", object_id=cq.id, allocated={}, capacity={"cpu": 10000}
+    )
 
     usage.sample_usage(now=now, policy=policy)
 

@@ -55,8 +55,10 @@ def test_given_a_budget_change_when_a_tenant_opens_the_log_then_where_alerts_go_
     from budgets.services import update_budget
 
     update_budget(
-        Budget.objects.get(name="a-gpu-hours"), allocated_hours=150,
-        webhook_url="https://93.184.215.14/secret-token", alert_emails="ops@example.org",
+        Budget.objects.get(name="a-gpu-hours"),
+        allocated_hours=150,
+        webhook_url="https://93.184.215.14/secret-token",
+        alert_emails="ops@example.org",
     )
 
     tenant = login("victor").get(reverse("queues:audit-log")).content.decode()

@@ -123,7 +123,9 @@ def test_given_a_range_longer_than_the_data_when_framed_then_the_axis_shows_the_
     start, end = T0 - timedelta(days=7), TIMES[-1] + timedelta(minutes=1)
     change = charts.Marker(T0 + timedelta(minutes=7), "team-a/train: weight 2 → 4 (admin, 12:07)")
 
-    framed = charts.framed(figure, start=start, end=end, markers=[change, charts.Marker(start - timedelta(days=1), "old")])
+    framed = charts.framed(
+        figure, start=start, end=end, markers=[change, charts.Marker(start - timedelta(days=1), "old")]
+    )
 
     valid(framed)
     layout = framed["layout"]

@@ -71,7 +71,8 @@ def test_given_cohort_when_admin_opens_it_then_subtree_capacity_and_queues_are_s
 def test_given_policy_changes_when_queue_opened_then_recent_ones_are_listed(cluster, login):
     client = login("admin")
     client.post(
-        reverse("queues:edit-local-queue", args=["team-a", "train"]), {"weight": "3", "stop_policy": "None", "description": ""}
+        reverse("queues:edit-local-queue", args=["team-a", "train"]),
+        {"weight": "3", "stop_policy": "None", "description": ""},
     )
 
     body = client.get(reverse("queues:local-queue", args=["team-a", "train"])).content.decode()

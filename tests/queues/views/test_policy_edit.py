@@ -59,7 +59,9 @@ def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_w
 
 def test_given_saved_weight_when_redirected_then_message_names_the_change(cluster, login):
     response = login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "3", "stop_policy": "None", "description": ""}, follow=True
+        reverse("queues:edit-local-queue", args=LQ),
+        {"weight": "3", "stop_policy": "None", "description": ""},
+        follow=True,
     )
 
     assert "weight 2 → 3" in response.content.decode()
@@ -67,7 +69,9 @@ def test_given_saved_weight_when_redirected_then_message_names_the_change(cluste
 
 @pytest.mark.parametrize(("weight", "message"), [("-1", "weight must be 0 or more"), ("abc", "Enter a number")])
 def test_given_bad_weight_when_saved_then_error_names_the_field_and_nothing_is_stored(cluster, login, weight, message):
-    response = login("admin").post(reverse("queues:edit-local-queue", args=LQ), {"weight": weight, "stop_policy": "None"})
+    response = login("admin").post(
+        reverse("queues:edit-local-queue", args=LQ), {"weight": weight, "stop_policy": "None"}
+    )
 
     assert response.status_code == 400
     assert message in " ".join(response.context["form"].errors["weight"])
@@ -165,7 +169,9 @@ def test_given_duplicate_quota_rows_when_saved_then_rejected(cluster, login):
     flavor = str(ClusterQueueQuota.objects.get(cluster_queue=cq).flavor_id)
     row = {"flavor": flavor, "resource": "cpu", "nominal": "8", "flavor_order": "0"}
 
-    response = login("admin").post(reverse("queues:edit-cluster-queue", args=["cq-cpu"]), quota_post(cq, [row, dict(row)]))
+    response = login("admin").post(
+        reverse("queues:edit-cluster-queue", args=["cq-cpu"]), quota_post(cq, [row, dict(row)])
+    )
 
     assert response.status_code == 400
     assert ClusterQueueQuota.objects.filter(cluster_queue=cq).count() == 1
@@ -215,7 +221,9 @@ def test_given_cohort_that_would_become_its_own_ancestor_when_saved_then_parent_
 
 def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed_message(cluster, login):
     response = login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "None", "description": ""}, follow=True
+        reverse("queues:edit-local-queue", args=LQ),
+        {"weight": "2", "stop_policy": "None", "description": ""},
+        follow=True,
     )
 
     assert "nothing changed" in response.content.decode()
@@ -330,25 +338,35 @@ def test_given_a_weight_edit_when_saved_then_the_usage_score_and_who_is_ahead_ch
     assert before
 
     # When: its weight is doubled, with no usage sample in between.
-    login("admin").post(reverse("queues:edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""})
+    login("admin").post(
+        reverse("queues:edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""}
+    )
 
     # Then: the stored score is halved now, and the tree shows it.
     after = LocalQueue.objects.get(pk=cluster.a_train.pk).weighted_share
     assert after == pytest.approx(before / 2)
     rows = login("admin").get(reverse("queues:queue-tree")).context["tree"].rows
-    shown = next(row.score for row in rows if row.kind == "localQueue" and row.key.get("namespace") == "team-a"
-                 and row.key.get("name") == "train")
+    shown = next(
+        row.score
+        for row in rows
+        if row.kind == "localQueue" and row.key.get("namespace") == "team-a" and row.key.get("name") == "train"
+    )
     assert shown == usage_score(after)
 
 
 def test_given_an_admins_hold_when_a_tenant_editor_resumes_it_in_the_form_then_a_field_error_and_it_stays(
     cluster, login
 ):
-    assert login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""}
-    ).status_code == 302
+    assert (
+        login("admin")
+        .post(reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""})
+        .status_code
+        == 302
+    )
 
-    response = login("alice").post(reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""})
+    response = login("alice").post(
+        reverse("queues:edit-local-queue", args=LQ), {"stop_policy": "None", "description": ""}
+    )
 
     assert response.status_code == 400
     assert "only an admin may lift or change it" in " ".join(response.context["form"].errors["stop_policy"])

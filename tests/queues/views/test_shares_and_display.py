@@ -120,22 +120,31 @@ def status(percent: float, **fields: object):
         (85, {}, "warn"),  # past the first alert threshold (80)
         (
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
-             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
-             "period_end": datetime(2026, 1, 3, tzinfo=UTC), "exhausts_before_reset": True},
+            {
+                "as_of": datetime(2026, 1, 1, tzinfo=UTC),
+                "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
+                "period_end": datetime(2026, 1, 3, tzinfo=UTC),
+                "exhausts_before_reset": True,
+            },
             "warn",
         ),
         (
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
-             "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
-             "period_end": datetime(2026, 1, 1, 12, tzinfo=UTC), "exhausts_before_reset": False},
+            {
+                "as_of": datetime(2026, 1, 1, tzinfo=UTC),
+                "forecast_exhausted_at": datetime(2026, 1, 2, tzinfo=UTC),
+                "period_end": datetime(2026, 1, 1, 12, tzinfo=UTC),
+                "exhausts_before_reset": False,
+            },
             "ok",
         ),
         (  # never resets: at risk only when it runs out within a week
             10,
-            {"as_of": datetime(2026, 1, 1, tzinfo=UTC),
-             "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=UTC), "exhausts_before_reset": True},
+            {
+                "as_of": datetime(2026, 1, 1, tzinfo=UTC),
+                "forecast_exhausted_at": datetime(2026, 3, 1, tzinfo=UTC),
+                "exhausts_before_reset": True,
+            },
             "ok",
         ),
         (100, {"exhausted": True}, "bad"),
@@ -154,8 +163,16 @@ def test_given_budget_status_when_levelled_then_thresholds_forecast_and_holds_de
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(0, "0 s"), (45, "45 s"), (720, "12 min"), (15600, "4 h 20 min"), (105735, "1 d 5 h"), (86400, "1 d"),
-     (-3600, "−1 h"), (None, "—")],
+    [
+        (0, "0 s"),
+        (45, "45 s"),
+        (720, "12 min"),
+        (15600, "4 h 20 min"),
+        (105735, "1 d 5 h"),
+        (86400, "1 d"),
+        (-3600, "−1 h"),
+        (None, "—"),
+    ],
 )
 def test_given_seconds_when_shown_then_the_two_largest_units_are_used(seconds, text):
     from queues.ui.display import duration

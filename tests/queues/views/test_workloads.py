@@ -55,10 +55,16 @@ def test_given_tenant_when_listing_then_other_tenants_queues_ahead_are_anonymous
 def test_given_filters_when_listing_then_they_narrow_the_list(cluster, login):
     client = login("admin")
 
-    assert set(rows(client.get(reverse("queues:workloads"), {"namespace": "team-b"}))) == {"b-job-0", "b-job-1", "b-job-2"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"namespace": "team-b"}))) == {
+        "b-job-0",
+        "b-job-1",
+        "b-job-2",
+    }
     assert set(rows(client.get(reverse("queues:workloads"), {"local_queue": "team-a/batch"}))) == {"a-batch-0"}
     assert set(rows(client.get(reverse("queues:workloads"), {"cluster_queue": "cq-cpu"}))) == {"c-huge", "a-batch-0"}
-    assert set(rows(client.get(reverse("queues:workloads"), {"pending_reason": "BlockedByStrictFIFOHead"}))) == {"a-batch-0"}
+    assert set(rows(client.get(reverse("queues:workloads"), {"pending_reason": "BlockedByStrictFIFOHead"}))) == {
+        "a-batch-0"
+    }
     assert set(rows(client.get(reverse("queues:workloads"), {"state": "Admitted"}))) == {"a-job-0", "b-job-0"}
 
 
