@@ -98,13 +98,12 @@ def test_given_make_token_then_only_the_key_is_printed_and_the_readme_recipe_exp
     assert made.returncode == 0, made.stderr
     assert re.fullmatch(r"[0-9a-f]{32,}\n", made.stdout), made.stdout
 
-    # The README's recipe, the line as written there.
-    line = next(
-        line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("FAIRPORTAL_TOKEN=$(")
-    )
-    recipe = f"{line} && printenv FAIRPORTAL_TOKEN"
-    shell = run(["bash", "-c", recipe], migrated)
-    assert shell.returncode == 0 and re.fullmatch(r"[0-9a-f]{32,}\n", shell.stdout), shell.stderr
+    # The recipe as written in the README and in docs/api.md, line by line.
+    for page in ("README.md", "docs/api.md"):
+        line = next(line for line in (ROOT / page).read_text().splitlines() if line.startswith("FAIRPORTAL_TOKEN=$("))
+        recipe = f"{line} && printenv FAIRPORTAL_TOKEN"
+        shell = run(["bash", "-c", recipe], migrated)
+        assert shell.returncode == 0 and re.fullmatch(r"[0-9a-f]{32,}\n", shell.stdout), (page, shell.stderr)
 
 
 def test_given_an_unknown_user_then_make_token_fails_loudly_and_the_recipe_exports_nothing(migrated: Path):
