@@ -10,6 +10,7 @@ from budgets.selectors import budget_status
 from core.api.fields import NameField
 from core.api.permissions import request_access
 from core.redaction import redact_policy_state
+from fairshare.simulation.calendar import MAX_RENEWAL_DAYS
 from queues.api.fields import LocalQueueKeyField
 from queues.api.serializers.base import PolicySerializer
 from queues.models import ClusterQueue, Namespace, ResourceFlavor
@@ -98,7 +99,10 @@ class BudgetSerializer(PolicySerializer[Budget]):
 
     class Meta:
         model = Budget
-        extra_kwargs = {"allocated_hours": {"min_value": 0}}  # the model's check constraint, for the schema
+        extra_kwargs = {  # the model's rules, for the schema
+            "allocated_hours": {"min_value": 0},
+            "renewal_days": {"min_value": 1, "max_value": MAX_RENEWAL_DAYS},
+        }
         fields = [
             "id",
             "name",
