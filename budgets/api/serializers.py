@@ -28,6 +28,17 @@ class AlertEmailsField(serializers.CharField):
     """Comma-separated e-mail addresses; ``Budget.clean`` validates each one."""
 
 
+# What the schema promises of ``webhook_url``: http(s), a host and no ``user:password@``
+# (``Budget.clean`` refuses the rest). Where the host resolves to is checked at save and at send
+# (``core.outbound``): that is DNS, which no schema can state.
+WEBHOOK_URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^\s@]*)?$"
+
+
+@extend_schema_field({"type": "string", "format": "uri", "maxLength": 200, "pattern": WEBHOOK_URL_PATTERN})
+class WebhookUrlField(serializers.URLField):
+    """An http(s) URL without credentials; where it resolves is checked by ``Budget.clean``."""
+
+
 class PercentField(serializers.FloatField):
     """A percentage; whole numbers stay integers (80, not 80.0) as the model's default has them."""
 
@@ -74,6 +85,7 @@ class BudgetSerializer(PolicySerializer[Budget]):
     flavor = NameField(queryset=ResourceFlavor.objects.all(), required=False, allow_null=True)
     target = serializers.CharField(source="target_label", read_only=True, help_text="e.g. LocalQueue team-a/main")
     status = serializers.SerializerMethodField()
+    webhook_url = WebhookUrlField(max_length=200, required=False, allow_blank=True)
     alert_emails = AlertEmailsField(
         max_length=500, required=False, allow_blank=True, help_text="Comma-separated addresses"
     )
@@ -101,7 +113,14 @@ class BudgetSerializer(PolicySerializer[Budget]):
         model = Budget
         extra_kwargs = {  # the model's rules, for the schema
             "allocated_hours": {"min_value": 0},
-            "renewal_days": {"min_value": 1, "max_value": MAX_RENEWAL_DAYS},
+            "renewal_days": {
+                "min_value": 1,
+                "max_value": MAX_RENEWAL_DAYS,
+                "error_messages": {
+                    "min_value": f"must be a whole number of days from 1 to {MAX_RENEWAL_DAYS}",
+                    "max_value": f"must be a whole number of days from 1 to {MAX_RENEWAL_DAYS}",
+                },
+            },
         }
         fields = [
             "id",

@@ -51,10 +51,14 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), 
 # a budget has exactly one target, how large a quantity's text may get (a pattern cannot bound a
 # magnitude), the names of a map's keys (OpenAPI 3.0 has no propertyNames; the schema gives it,
 # the generator ignores it), and what makes a scenario document, a Kueue manifest or a playground
-# edit valid (the engine's loader validates those documents, keyed by their path).
+# edit valid (the engine's loader validates those documents, keyed by their path), and where a
+# webhook's host name resolves (DNS, checked at save: core.outbound), and which priority classes
+# exist and a namespace allows (stored policy).
 DECIDED_BY_STORED_DATA = re.compile(
     r"does not exist|already exists|no scenario with this id|choose exactly one target|Invalid pk|is too large"
     r"|is not a valid resource name|is not a valid label name"
+    r"|the host name did not resolve|the host resolves to an address webhooks may not reach"
+    r"|no WorkloadPriorityClass named|not a priority class namespace"
 )
 DOCUMENT_ERRORS = {"scenario", "document", "edits", "lookahead"}
 
