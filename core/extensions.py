@@ -28,7 +28,7 @@ The points declared today:
   and visible to a viewer (budgets: its budgets);
 * ``queues.demo.DEMO_EXTRAS``: an app's part of the demo data (budgets: its budgets and charges);
 * ``queues.metrics.METRICS_COLLECTORS``: collectors of database state added to ``/metrics``
-  (budgets: budget usage).
+  (budgets: budget usage; playground: the what-if lane).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ class PlaygroundConfig(AppConfig):
     verbose_name = "Policy playground"
 
     def ready(self) -> None:
+        from core import extensions
         from playground.api import errors
+        from playground.metrics import WhatIfLaneCollector
+        from queues.metrics import METRICS_COLLECTORS
 
         errors.register()
+        extensions.register(METRICS_COLLECTORS, "playground", WhatIfLaneCollector)

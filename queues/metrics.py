@@ -5,8 +5,8 @@ Two kinds of metrics:
 * State read from the database at scrape time (``queues.interop.collector.DatabaseCollector``):
   counts, usage, decayed usage, shares, quotas; other apps add theirs at ``METRICS_COLLECTORS`` (``core.extensions``)
   in their ``AppConfig.ready`` (budgets: its budgets).
-* Events counted by the control loop (admission passes, admissions, evictions): the objects are
-  defined here, once, so the control-loop issue only has to call ``.observe()`` / ``.inc()``.
+* Events counted by the control loop (admission passes, admissions, evictions, admission waits):
+  the objects are defined here, once; the admission pass calls ``observe_pass`` after each pass.
   They live in the Celery worker's process, so run the web server and the workers with
   ``PROMETHEUS_MULTIPROC_DIR`` set to one shared, emptied-at-start directory; ``/metrics``
   then aggregates every process. Without it, ``/metrics`` shows this process's values only.
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import hmac
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -35,6 +36,7 @@ from prometheus_client.registry import Collector
 from core import extensions
 from core.extensions import ExtensionPoint
 from queues.interop.collector import DatabaseCollector
+from queues.models.workload import Workload
 
 CONTROL_LOOP_REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -57,6 +59,78 @@ EVICTIONS = Counter(
     ["cluster_queue", "reason"],
     registry=CONTROL_LOOP_REGISTRY,
 )
+# Kueue's names, labels and meaning (pkg/metrics), so Kueue's dashboards and alerts carry over.
+# Kueue's bucket layout for waits: 1 s doubling to about 2.3 hours.
+WAIT_BUCKETS = tuple(float(2**i) for i in range(14))
+ADMISSION_WAIT_TIME = Histogram(
+    "kueue_admission_wait_time_seconds",
+    "Seconds from a workload's queue timestamp (submission, or its last eviction) to its admission, per ClusterQueue",
+    ["cluster_queue"],
+    buckets=WAIT_BUCKETS,
+    registry=CONTROL_LOOP_REGISTRY,
+)
+ADMITTED_WORKLOADS = Counter(
+    "kueue_admitted_workloads",
+    "Workloads admitted, per ClusterQueue",
+    ["cluster_queue"],
+    registry=CONTROL_LOOP_REGISTRY,
+)
+EVICTED_WORKLOADS = Counter(
+    "kueue_evicted_workloads",
+    "Workloads evicted, per ClusterQueue and reason (Preempted, ...)",
+    ["cluster_queue", "reason"],
+    registry=CONTROL_LOOP_REGISTRY,
+)
+ADMISSION_ATTEMPTS = Counter(
+    "kueue_admission_attempts",
+    "Admission passes; result: success (admitted at least one workload) or inadmissible (admitted none)",
+    ["result"],
+    registry=CONTROL_LOOP_REGISTRY,
+)
+ADMISSION_ATTEMPT_DURATION = Histogram(
+    "kueue_admission_attempt_duration_seconds",
+    "Wall time of one admission pass, per result (success: admitted at least one workload; inadmissible: none)",
+    ["result"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+    registry=CONTROL_LOOP_REGISTRY,
+)
+
+
+def observe_pass(
+    *,
+    unit: str,
+    seconds: float,
+    now: datetime,
+    admitted: Sequence[tuple[str, str, int]],
+    evicted: Sequence[tuple[str, str]],
+) -> None:
+    """One admission pass's instruments: its duration (per unit, and per Kueue result); per
+    admitted workload ``(cluster_queue, admission_mode, workload id)`` the admission counters
+    and its wait; per eviction ``(cluster_queue, reason)`` the eviction counters.
+
+    The wait runs from the workload's queue timestamp, or its last eviction when later (Kueue:
+    "created or requeued"), to ``now``, the pass's clock: one query, only when the pass admitted.
+    """
+    ADMISSION_PASS_DURATION.labels(scope=unit).observe(seconds)
+    waiting_since = {}
+    if admitted:
+        rows = Workload.objects.filter(id__in=[workload_id for _, _, workload_id in admitted])
+        for pk, queued_at, evicted_at in rows.values_list("id", "queued_at", "last_evicted_at"):
+            waiting_since[pk] = max(queued_at, evicted_at) if evicted_at is not None else queued_at
+    for cluster_queue, mode, workload_id in admitted:
+        ADMISSIONS.labels(cluster_queue=cluster_queue, admission_mode=mode).inc()
+        ADMITTED_WORKLOADS.labels(cluster_queue=cluster_queue).inc()
+        since = waiting_since.get(workload_id)
+        if since is not None:
+            wait = max(0.0, (now - since).total_seconds())
+            ADMISSION_WAIT_TIME.labels(cluster_queue=cluster_queue).observe(wait)
+    for cluster_queue, reason in evicted:
+        EVICTIONS.labels(cluster_queue=cluster_queue, reason=reason).inc()
+        EVICTED_WORKLOADS.labels(cluster_queue=cluster_queue, reason=reason).inc()
+    result = "success" if admitted else "inadmissible"
+    ADMISSION_ATTEMPTS.labels(result=result).inc()
+    ADMISSION_ATTEMPT_DURATION.labels(result=result).observe(seconds)
+
 
 # Collectors of database state that other apps add to the scrape, read at each scrape after the
 # queues' own: ``core.extensions.register(METRICS_COLLECTORS, name, factory)``, idempotent by name.

@@ -156,5 +156,6 @@ def usage_for_metrics(budgets: list[Budget]) -> dict[int, Any]:
             exhausted=status.exhausted,
             at_risk=status.state == "at_risk",
             forecast_exhausted_at=forecast.timestamp() if forecast else None,
+            period_end=status.period_end.timestamp() if status.measured and status.period_end else None,
         )
     return result

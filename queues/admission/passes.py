@@ -84,7 +84,7 @@ def run_admission_pass(
         pending=applied.pending,
         seconds=time.perf_counter() - started,
     )
-    _observe(decisions, result)
+    _observe(decisions, result, loaded.workload_ids, moment)
     if result.admitted or result.evicted:
         logger.info(
             "admission pass %s: admitted %d, evicted %d, pending %d in %.3fs",
@@ -97,21 +97,21 @@ def run_admission_pass(
     return result
 
 
-def _observe(decisions: Plan, result: PassResult) -> None:
-    """Prometheus instruments: pass duration per unit, admissions and evictions per ClusterQueue
-    (the admission mode as the planner resolved it: ``Plan.modes``)."""
-    metrics.ADMISSION_PASS_DURATION.labels(scope=result.unit).observe(result.seconds)
-    modes = decisions.modes
-    admitted = set(result.admitted)
-    for admission in decisions.admissions:
-        if admission.workload in admitted:
-            metrics.ADMISSIONS.labels(
-                cluster_queue=admission.cluster_queue, admission_mode=modes[admission.cluster_queue]
-            ).inc()
-    evicted = set(result.evicted)
-    for eviction in decisions.evictions:
-        if eviction.workload in evicted:
-            metrics.EVICTIONS.labels(cluster_queue=eviction.cluster_queue, reason=eviction.code).inc()
+def _observe(decisions: Plan, result: PassResult, workload_ids: dict[str, int], moment: datetime) -> None:
+    """Prometheus instruments (``metrics.observe_pass``): pass duration, admissions with their
+    wait and evictions per ClusterQueue (the admission mode as the planner resolved it)."""
+    admitted, evicted = set(result.admitted), set(result.evicted)
+    metrics.observe_pass(
+        unit=result.unit,
+        seconds=result.seconds,
+        now=moment,
+        admitted=[
+            (admission.cluster_queue, decisions.modes[admission.cluster_queue], workload_ids[admission.workload])
+            for admission in decisions.admissions
+            if admission.workload in admitted
+        ],
+        evicted=[(e.cluster_queue, e.code) for e in decisions.evictions if e.workload in evicted],
+    )
 
 
 def run_all_admission_passes(*, now: datetime | None = None) -> list[PassResult]:

@@ -1,38 +1,76 @@
 """A Prometheus collector that reads the fair-share state from the database at each scrape.
 
-A fixed number of queries per scrape (one per table plus two aggregations), whatever the
-number of queues: per-object queries would make a scrape of a large cluster slow and load the
-database. Levels above the LocalQueue (ClusterQueue, namespace, cohort subtree) are summed in
-Python from the same rows. Values are in base units (cores, bytes, GPUs), as Prometheus
-expects; the database keeps milli-units.
+A fixed number of queries per scrape (``QUERIES``: one per table, two aggregations, the
+backend's health, the last pass per ClusterQueue and the five of ``load_structure`` for the
+entitlements), whatever the number of queues: per-object queries would make a scrape of a large
+cluster slow and load the database. Levels above the LocalQueue (ClusterQueue, namespace, cohort
+subtree) are summed in Python from the same rows.
+
+Units (docs/prometheus.md): a quantity of a resource is in that resource's base unit, which the
+``resource`` label names, so one family holds one unit *per resource*: ``cpu`` in cores,
+``memory`` and ``ephemeral-storage`` in bytes, ``nvidia.com/gpu`` and other extended resources
+as a count. Every HELP says so (``RESOURCE_UNITS``); compare or sum series of one ``resource``
+only. The database keeps milli-units. Times are seconds, timestamps Unix seconds.
+
+Families named ``kueue_*`` carry Kueue's names, labels and meaning (``pkg/metrics``), so a
+Kueue dashboard or alert works on fairportal unchanged.
 """
 
 from __future__ import annotations
 
+import platform
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
+import django
+from django.conf import settings
 from django.db.models import Count, Sum
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from fairshare import types as engine
 from fairshare.quantities import MILLIS_PER_UNIT
 from fairshare.quota.scopes import ancestry
 from queues.models import (
+    BackendHealth,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
     CohortQuota,
     LocalQueue,
     Namespace,
+    PendingOrder,
+    StopPolicy,
     WorkloadResource,
     WorkloadState,
 )
 from queues.models.workload import Workload
+from queues.selectors.shares import dominant_share
+from queues.selectors.structure import load_structure
 
 PREFIX = "fairportal"
+# Said in the HELP of every family whose values are amounts of a resource.
+RESOURCE_UNITS = "in the resource's base unit (cpu: cores, memory: bytes, GPUs and other resources: a count)"
+# Queries of one ``DatabaseCollector.collect``, whatever the size of the cluster.
+QUERIES = 15
+# Pending reasons under which a workload cannot be admitted until something changes (quota,
+# a hold, a budget, a stop): Kueue's ``inadmissible``; every other pending workload (waiting
+# its turn, or not yet seen by a pass) is ``active``.
+INADMISSIBLE_REASONS = frozenset(
+    {
+        engine.INSUFFICIENT_QUOTA,
+        engine.NAMESPACE_QUOTA_EXCEEDED,
+        engine.BUDGET_EXHAUSTED,
+        engine.BUDGET_INSUFFICIENT,
+        engine.QUEUE_STOPPED,
+    }
+)
+# The ``reason`` label of a pending workload no pass has given a reason yet.
+NO_REASON = "NotEvaluated"
+# ``kueue_cluster_queue_status``: exactly one of these is 1 per ClusterQueue.
+CLUSTER_QUEUE_STATUSES = ("pending", "active", "terminating")
 LEVELS = ("local_queue", "cluster_queue", "namespace", "cohort")
 LEVEL_LABELS = {
     "local_queue": ["namespace", "local_queue", "cluster_queue"],
@@ -53,10 +91,14 @@ class _Totals:
         self.pending: dict[Any, int] = defaultdict(int)
         self.admitted: dict[Any, int] = defaultdict(int)
         self.usage: dict[Any, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+        self.reasons: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # pending, per reason
 
-    def add_counts(self, key: Any, state: str, count: int) -> None:
-        target = self.pending if state == WorkloadState.PENDING else self.admitted
-        target[key] += count
+    def add_counts(self, key: Any, state: str, count: int, reason: str = "") -> None:
+        if state == WorkloadState.PENDING:
+            self.pending[key] += count
+            self.reasons[key][reason or NO_REASON] += count
+        else:
+            self.admitted[key] += count
 
     def add_usage(self, key: Any, resource: str, flavor: str, amount: int) -> None:
         self.usage[key][(resource, flavor)] += amount
@@ -69,7 +111,8 @@ class _Totals:
 
 
 class DatabaseCollector(Collector):
-    """Gauges per LocalQueue, ClusterQueue, namespace and cohort, read at scrape time."""
+    """Gauges per LocalQueue, ClusterQueue, namespace and cohort, read at scrape time
+    (``QUERIES`` queries, whatever the number of queues and workloads)."""
 
     def describe(self) -> Iterable[Metric]:
         return []  # no database read when the collector is registered
@@ -81,7 +124,7 @@ class DatabaseCollector(Collector):
         cohorts = list(Cohort.objects.select_related("parent"))
         counts = (
             Workload.objects.filter(state__in=[WorkloadState.PENDING, WorkloadState.ADMITTED])
-            .values("local_queue_id", "cluster_queue_id", "state")
+            .values("local_queue_id", "cluster_queue_id", "state", "pending_reason_code")
             .annotate(n=Count("id"))
         )
         usage = (
@@ -97,9 +140,10 @@ class DatabaseCollector(Collector):
             cq_id = (
                 row["cluster_queue_id"] if row["state"] == WorkloadState.ADMITTED and row["cluster_queue_id"] else None
             )
-            per_lq.add_counts(row["local_queue_id"], row["state"], row["n"])
-            per_cq.add_counts(cq_id or (lq.cluster_queue_id if lq else None), row["state"], row["n"])
-            per_ns.add_counts(lq.namespace_id if lq else None, row["state"], row["n"])
+            reason = row["pending_reason_code"]
+            per_lq.add_counts(row["local_queue_id"], row["state"], row["n"], reason)
+            per_cq.add_counts(cq_id or (lq.cluster_queue_id if lq else None), row["state"], row["n"], reason)
+            per_ns.add_counts(lq.namespace_id if lq else None, row["state"], row["n"], reason)
         for used in usage:
             lq = lq_by_id.get(used["workload__local_queue_id"])
             cq_id = used["workload__cluster_queue_id"] or (lq.cluster_queue_id if lq else None)
@@ -120,7 +164,16 @@ class DatabaseCollector(Collector):
         totals = {"local_queue": per_lq, "cluster_queue": per_cq, "namespace": per_ns, "cohort": per_cohort}
         for level in LEVELS:
             yield from _level_families(level, nodes[level], totals[level])
-        yield from _quota_families(cluster_queues, cohorts)
+        quotas = list(
+            ClusterQueueQuota.objects.values(
+                "cluster_queue_id", "flavor__name", "resource", "nominal", "borrowing_limit", "lending_limit"
+            )
+        )
+        yield from _quota_families(cluster_queues, cohorts, quotas)
+        yield from _reason_families(nodes["cluster_queue"], per_cq, nodes["namespace"], per_ns)
+        yield from _kueue_families(cluster_queues, per_cq, quotas)
+        yield from _entitlement_families(namespaces, per_ns)
+        yield from _loop_families(cluster_queues)
 
 
 def _cohort_subtrees(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) -> dict[int, list[int]]:
@@ -148,18 +201,20 @@ def _level_families(level: str, nodes: list[tuple[Any, list[str], Any]], totals:
     )
     admitted_usage = GaugeMetricFamily(
         f"{PREFIX}_{level}_admitted_usage",
-        f"Requests of admitted workloads per {what}, resource and flavor, in base units (cores, bytes, GPUs)",
+        f"Requests of admitted workloads per {what}, resource and flavor, {RESOURCE_UNITS}",
         labels=[*labels, "resource", "flavor"],
     )
     decayed = GaugeMetricFamily(
         f"{PREFIX}_{level}_decayed_usage",
-        f"Decayed usage (KEP-4136 consumedResources) per {what} and resource, in base units",
+        f"Decayed usage (KEP-4136 consumedResources) per {what} and resource, {RESOURCE_UNITS}",
         labels=[*labels, "resource"],
     )
     share = GaugeMetricFamily(
-        f"{PREFIX}_{level}_weighted_share", f"Weighted share (score) per {what} at the last sample", labels=labels
+        f"{PREFIX}_{level}_weighted_share",
+        f"Weighted share (KEP-4136 score, a ratio) per {what} at the last usage sample",
+        labels=labels,
     )
-    weight = GaugeMetricFamily(f"{PREFIX}_{level}_weight", f"Fair-sharing weight per {what}", labels=labels)
+    weight = GaugeMetricFamily(f"{PREFIX}_{level}_weight", f"Fair-sharing weight per {what} (a ratio)", labels=labels)
     for key, values, obj in nodes:
         pending.add_metric(values, totals.pending.get(key, 0))
         admitted.add_metric(values, totals.admitted.get(key, 0))
@@ -173,26 +228,28 @@ def _level_families(level: str, nodes: list[tuple[Any, list[str], Any]], totals:
     yield from (pending, admitted, admitted_usage, decayed, share, weight)
 
 
-def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -> Iterator[Metric]:
+def _quota_families(
+    cluster_queues: list[ClusterQueue], cohorts: list[Cohort], quotas: list[dict[str, Any]]
+) -> Iterator[Metric]:
     cq_names = {cq.pk: (cq.name, cq.cohort.name if cq.cohort else "") for cq in cluster_queues}
     cohort_names = {c.pk: c.name for c in cohorts}
     cq_quota = GaugeMetricFamily(
         f"{PREFIX}_cluster_queue_nominal_quota",
-        "Nominal quota per ClusterQueue, flavor and resource, in base units",
+        f"Nominal quota per ClusterQueue, flavor and resource, {RESOURCE_UNITS}",
         labels=["cluster_queue", "cohort", "flavor", "resource"],
     )
     cohort_quota = GaugeMetricFamily(
         f"{PREFIX}_cohort_nominal_quota",
-        "A cohort's own nominal quota per flavor and resource, in base units",
+        f"A cohort's own nominal quota per flavor and resource, {RESOURCE_UNITS}",
         labels=["cohort", "flavor", "resource"],
     )
     capacity = GaugeMetricFamily(
         f"{PREFIX}_cluster_capacity",
-        "Sum of all nominal quotas (ClusterQueues and cohorts) per resource, in base units: TimeAware's capacity",
+        f"Sum of all nominal quotas (ClusterQueues and cohorts) per resource, {RESOURCE_UNITS}: TimeAware's capacity",
         labels=["resource"],
     )
     total: dict[str, int] = defaultdict(int)
-    for row in ClusterQueueQuota.objects.values("cluster_queue_id", "flavor__name", "resource", "nominal"):
+    for row in quotas:
         name, cohort = cq_names.get(row["cluster_queue_id"], ("", ""))
         cq_quota.add_metric([name, cohort, row["flavor__name"], row["resource"]], base_units(row["nominal"]))
         total[row["resource"]] += row["nominal"]
@@ -205,3 +262,159 @@ def _quota_families(cluster_queues: list[ClusterQueue], cohorts: list[Cohort]) -
     for resource, amount in sorted(total.items()):
         capacity.add_metric([resource], base_units(amount))
     yield from (cq_quota, cohort_quota, capacity)
+
+
+def _reason_families(
+    cq_nodes: list[tuple[Any, list[str], Any]],
+    per_cq: _Totals,
+    ns_nodes: list[tuple[Any, list[str], Any]],
+    per_ns: _Totals,
+) -> Iterator[Metric]:
+    """Pending workloads per pending reason code (``NotEvaluated``: no pass has seen them yet)."""
+    for level, nodes, totals in (("cluster_queue", cq_nodes, per_cq), ("namespace", ns_nodes, per_ns)):
+        family = GaugeMetricFamily(
+            f"{PREFIX}_{level}_pending_workloads_by_reason",
+            f"Pending workloads per {level.replace('_', ' ')} and pending reason code "
+            f"(InsufficientQuota, WaitingForFairShare, BudgetExhausted, ...; {NO_REASON}: no pass has seen them yet)",
+            labels=[*LEVEL_LABELS[level], "reason"],
+        )
+        for key, values, _obj in nodes:
+            for reason, count in sorted(totals.reasons.get(key, {}).items()):
+                family.add_metric([*values, reason], count)
+        yield family
+
+
+def _kueue_families(
+    cluster_queues: list[ClusterQueue], per_cq: _Totals, quotas: list[dict[str, Any]]
+) -> Iterator[Metric]:
+    """Kueue's ClusterQueue families, with Kueue's names, labels and meaning.
+
+    fairportal has no admission checks, so a workload's quota reservation is its admission:
+    ``kueue_cluster_queue_resource_reservation`` and ``..._resource_usage`` hold the same values.
+    """
+    cq_labels = ["cohort", "cluster_queue", "flavor", "resource"]
+    pending = GaugeMetricFamily(
+        "kueue_pending_workloads",
+        "Pending workloads per ClusterQueue; status: active (waiting its turn) or inadmissible "
+        "(cannot be admitted until quota, a hold, a budget or a stop changes)",
+        labels=["cluster_queue", "status"],
+    )
+    active = GaugeMetricFamily(
+        "kueue_admitted_active_workloads",
+        "Admitted workloads that have not finished, per ClusterQueue",
+        labels=["cluster_queue"],
+    )
+    status = GaugeMetricFamily(
+        "kueue_cluster_queue_status",
+        "1 for the ClusterQueue's status, 0 for the others: active (admits), pending (stopped: "
+        "stopPolicy Hold or HoldAndDrain), terminating (never in fairportal)",
+        labels=["cluster_queue", "status"],
+    )
+    families = {
+        name: GaugeMetricFamily(f"kueue_cluster_queue_{name}", f"{what}, {RESOURCE_UNITS}", labels=cq_labels)
+        for name, what in (
+            ("resource_reservation", "Quota reserved by admitted workloads per ClusterQueue, flavor and resource"),
+            ("resource_usage", "Requests of admitted workloads per ClusterQueue, flavor and resource"),
+            ("nominal_quota", "Nominal quota per ClusterQueue, flavor and resource"),
+            ("borrowing_limit", "Borrowing limit per ClusterQueue, flavor and resource (absent: unlimited)"),
+            ("lending_limit", "Lending limit per ClusterQueue, flavor and resource (absent: all unused quota)"),
+        )
+    }
+    by_id = {cq.pk: cq for cq in cluster_queues}
+    cells: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for row in quotas:
+        cq = by_id.get(row["cluster_queue_id"])
+        if cq is None:
+            continue
+        values = [cq.cohort.name if cq.cohort else "", cq.name, row["flavor__name"], row["resource"]]
+        cells[cq.pk].add((row["resource"], row["flavor__name"]))
+        families["nominal_quota"].add_metric(values, base_units(row["nominal"]))
+        for limit in ("borrowing_limit", "lending_limit"):
+            if row[limit] is not None:
+                families[limit].add_metric(values, base_units(row[limit]))
+    for cq in cluster_queues:
+        cohort = cq.cohort.name if cq.cohort else ""
+        used = per_cq.usage.get(cq.pk, {})
+        for resource, flavor in sorted(cells[cq.pk] | set(used)):
+            amount = base_units(used.get((resource, flavor), 0))
+            families["resource_reservation"].add_metric([cohort, cq.name, flavor, resource], amount)
+            families["resource_usage"].add_metric([cohort, cq.name, flavor, resource], amount)
+        inadmissible = sum(n for code, n in per_cq.reasons.get(cq.pk, {}).items() if code in INADMISSIBLE_REASONS)
+        pending.add_metric([cq.name, "active"], per_cq.pending.get(cq.pk, 0) - inadmissible)
+        pending.add_metric([cq.name, "inadmissible"], inadmissible)
+        active.add_metric([cq.name], per_cq.admitted.get(cq.pk, 0))
+        current = "pending" if cq.stop_policy != StopPolicy.NONE else "active"
+        for name in CLUSTER_QUEUE_STATUSES:
+            status.add_metric([cq.name, name], 1.0 if name == current else 0.0)
+    yield from (pending, active, status, *families.values())
+
+
+def _entitlement_families(namespaces: list[Namespace], per_ns: _Totals) -> Iterator[Metric]:
+    """Each namespace's admitted usage against its weighted entitlement (the dashboard's rule,
+    ``queues.selectors.analytics.starved_and_reclaimable``): five queries (``load_structure``)."""
+    structure = load_structure()
+    ratio = GaugeMetricFamily(
+        f"{PREFIX}_namespace_entitlement_ratio",
+        "A namespace's dominant share of its weighted entitlement: admitted requests over the part of "
+        "its ClusterQueues' nominal quota its weight entitles it to, largest over resources (1: exactly "
+        "its entitlement; absent: no entitlement)",
+        labels=["namespace"],
+    )
+    starved = GaugeMetricFamily(
+        f"{PREFIX}_namespace_starved",
+        "1 when a namespace has pending workloads while below its weighted entitlement (ratio < 1), else 0",
+        labels=["namespace"],
+    )
+    for namespace in namespaces:
+        amounts: dict[str, float] = defaultdict(float)
+        for (resource, _flavor), amount in per_ns.usage.get(namespace.pk, {}).items():
+            amounts[resource] += amount
+        share = dominant_share(amounts, structure.namespace_entitlement(namespace.pk))
+        if share.ratio is not None:
+            ratio.add_metric([namespace.name], share.ratio)
+        below = share.ratio is not None and share.ratio < 1.0
+        starved.add_metric([namespace.name], 1.0 if below and per_ns.pending.get(namespace.pk, 0) else 0.0)
+    yield from (ratio, starved)
+
+
+def _loop_families(cluster_queues: list[ClusterQueue]) -> Iterator[Metric]:
+    """The control loop as the database sees it (whichever process ran it): the cluster
+    backend's health, the last admission pass per ClusterQueue, and the build. Two queries."""
+    backend = settings.CLUSTER_BACKEND
+    health = BackendHealth.objects.filter(backend=backend).first()
+    reachable = GaugeMetricFamily(
+        f"{PREFIX}_cluster_backend_reachable",
+        "1 while the cluster backend answers, 0 from a failed call until a sync gets through "
+        "(admission passes wait meanwhile)",
+        labels=["backend"],
+    )
+    reachable.add_metric([backend], 0.0 if health is not None and not health.reachable else 1.0)
+    failures = GaugeMetricFamily(
+        f"{PREFIX}_cluster_backend_consecutive_failures",
+        "Failed calls to the cluster backend in a row (0 once one gets through)",
+        labels=["backend"],
+    )
+    failures.add_metric([backend], float(health.failures if health is not None else 0))
+    last_pass = GaugeMetricFamily(
+        f"{PREFIX}_cluster_queue_last_admission_pass_timestamp_seconds",
+        "When the last admission pass over a ClusterQueue planned (Unix seconds; absent before the first)",
+        labels=["cluster_queue"],
+    )
+    names = {cq.pk: cq.name for cq in cluster_queues}
+    for cq_id, planned_at in PendingOrder.objects.values_list("cluster_queue_id", "planned_at"):
+        if cq_id in names:
+            last_pass.add_metric([names[cq_id]], planned_at.timestamp())
+    build = InfoMetricFamily(
+        f"{PREFIX}_build",
+        "fairportal's version (the API's), Python and Django versions and the cluster backend; always 1",
+    )
+    build.add_metric(
+        [],
+        {
+            "version": str(settings.SPECTACULAR_SETTINGS.get("VERSION", "")),
+            "python_version": platform.python_version(),
+            "django_version": django.get_version(),
+            "cluster_backend": backend,
+        },
+    )
+    yield from (reachable, failures, last_pass, build)
