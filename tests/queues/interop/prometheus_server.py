@@ -54,9 +54,13 @@ def backfill(openmetrics: str, storage: Path) -> None:
 
 @contextmanager
 def prometheus(
-    workdir: Path, scrape_configs: list[dict[str, Any]] | None = None, storage: Path | None = None
+    workdir: Path,
+    scrape_configs: list[dict[str, Any]] | None = None,
+    storage: Path | None = None,
+    rule_files: list[Path] | None = None,
 ) -> Iterator[str]:
-    """A running Prometheus; yields its base URL. Retries on a port taken in the meantime."""
+    """A running Prometheus (evaluating ``rule_files`` every second, when given); yields its
+    base URL. Retries on a port taken in the meantime."""
     storage = storage or workdir / "tsdb"
     storage.mkdir(parents=True, exist_ok=True)
     config = workdir / "prometheus.yml"
@@ -65,6 +69,7 @@ def prometheus(
             {
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                 "scrape_configs": scrape_configs or [],
+                "rule_files": [str(path) for path in rule_files or []],
             }
         )
     )
