@@ -129,7 +129,7 @@ def test_given_quotas_when_scraped_then_nominal_quotas_and_cluster_capacity_are_
     assert value(found, "fairportal_cluster_capacity", resource="cpu") == 128 + 32 + 0.25
 
 
-def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(client, busy_cluster):
+def test_given_budget_when_scraped_then_allocated_and_used_resource_seconds_are_exported(client, busy_cluster):
     Budget.objects.create(
         name="vision-gpu",
         local_queue=busy_cluster["vision"],
@@ -147,8 +147,8 @@ def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(cl
         "target": "team-vision/training",
         "resource": "nvidia.com/gpu",
     }
-    assert value(found, "fairportal_budget_allocated_hours", **labels) == 500
-    assert value(found, "fairportal_budget_used_hours", **labels) == 0  # no accounting run yet
+    assert value(found, "fairportal_budget_allocated_resource_seconds", **labels) == 500 * 3600
+    assert value(found, "fairportal_budget_used_resource_seconds", **labels) == 0  # no accounting run yet
     assert value(found, "fairportal_budget_exhausted", **labels) == 0
 
     budget = Budget.objects.get()
@@ -156,7 +156,8 @@ def test_given_budget_when_scraped_then_allocated_and_used_hours_are_exported(cl
         budget_usage=lambda budgets: {budget.pk: BudgetState(used_hours=512.5, exhausted=True)}
     )
     families = {f.name: f for f in with_accounting.collect()}
-    assert families["fairportal_budget_used_hours"].samples[0].value == 512.5
+    assert families["fairportal_budget_used_resource_seconds"].samples[0].value == 512.5 * 3600
+    assert families["fairportal_budget_used_ratio"].samples[0].value == 512.5 / 500
     assert families["fairportal_budget_exhausted"].samples[0].value == 1.0
 
 
@@ -221,7 +222,7 @@ def test_given_budget_used_up_by_real_accounting_when_scraped_then_used_and_exha
         "target": "team-metered/main",
         "resource": "",
     }
-    assert value(found, "fairportal_budget_used_hours", **labels) == pytest.approx(2.0, abs=0.01)
+    assert value(found, "fairportal_budget_used_seconds", **labels) == pytest.approx(7200, abs=40)
     assert value(found, "fairportal_budget_exhausted", **labels) == 1
 
 
