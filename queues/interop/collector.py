@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import platform
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -229,7 +229,7 @@ def _level_families(level: str, nodes: list[tuple[Any, list[str], Any]], totals:
 
 
 def _quota_families(
-    cluster_queues: list[ClusterQueue], cohorts: list[Cohort], quotas: list[dict[str, Any]]
+    cluster_queues: list[ClusterQueue], cohorts: list[Cohort], quotas: Sequence[Mapping[str, Any]]
 ) -> Iterator[Metric]:
     cq_names = {cq.pk: (cq.name, cq.cohort.name if cq.cohort else "") for cq in cluster_queues}
     cohort_names = {c.pk: c.name for c in cohorts}
@@ -285,7 +285,7 @@ def _reason_families(
 
 
 def _kueue_families(
-    cluster_queues: list[ClusterQueue], per_cq: _Totals, quotas: list[dict[str, Any]]
+    cluster_queues: list[ClusterQueue], per_cq: _Totals, quotas: Sequence[Mapping[str, Any]]
 ) -> Iterator[Metric]:
     """Kueue's ClusterQueue families, with Kueue's names, labels and meaning.
 
