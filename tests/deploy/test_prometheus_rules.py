@@ -3,6 +3,8 @@ tests (``promtool test rules``, Debian's promtool), and those unit tests catch a
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,3 +52,19 @@ def test_given_an_alert_that_fires_too_soon_then_the_unit_tests_fail(tmp_path):
 
     assert result.returncode != 0
     assert "alertname: FairportalTenantStarved, time: 10m" in result.stdout + result.stderr
+
+
+def test_given_the_commands_docs_prometheus_shows_when_run_from_the_root_then_they_succeed():
+    root = RULES_DIR.parents[1]
+    doc = (root / "docs" / "prometheus.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", doc, flags=re.DOTALL)
+    commands = [line for block in blocks for line in block.splitlines() if line.strip()]
+    assert [command.split()[:3] for command in commands] == [
+        ["promtool", "check", "rules"],
+        ["promtool", "test", "rules"],
+    ]
+
+    for command in commands:
+        result = promtool(*shlex.split(command)[1:], cwd=root)
+
+        assert result.returncode == 0, f"{command}: {result.stdout}{result.stderr}"
