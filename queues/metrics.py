@@ -83,7 +83,8 @@ EVICTED_WORKLOADS = Counter(
 )
 ADMISSION_ATTEMPTS = Counter(
     "kueue_admission_attempts",
-    "Admission passes; result: success (admitted at least one workload) or inadmissible (admitted none)",
+    "Admission passes that had work to admit; result: success (admitted at least one workload) or "
+    "inadmissible (admitted none)",
     ["result"],
     registry=CONTROL_LOOP_REGISTRY,
 )
@@ -103,10 +104,12 @@ def observe_pass(
     now: datetime,
     admitted: Sequence[tuple[str, str, int]],
     evicted: Sequence[tuple[str, str]],
+    pending: int = 0,
 ) -> None:
     """One admission pass's instruments: its duration (per unit, and per Kueue result); per
     admitted workload ``(cluster_queue, admission_mode, workload id)`` the admission counters
-    and its wait; per eviction ``(cluster_queue, reason)`` the eviction counters.
+    and its wait; per eviction ``(cluster_queue, reason)`` the eviction counters. A pass with
+    nothing to admit (none admitted, none left ``pending``) is no admission attempt for Kueue's two.
 
     The wait runs from the workload's queue timestamp, or its last eviction when later (Kueue:
     "created or requeued"), to ``now``, the pass's clock: one query, only when the pass admitted.
@@ -127,6 +130,8 @@ def observe_pass(
     for cluster_queue, reason in evicted:
         EVICTIONS.labels(cluster_queue=cluster_queue, reason=reason).inc()
         EVICTED_WORKLOADS.labels(cluster_queue=cluster_queue, reason=reason).inc()
+    if not admitted and not pending:
+        return
     result = "success" if admitted else "inadmissible"
     ADMISSION_ATTEMPTS.labels(result=result).inc()
     ADMISSION_ATTEMPT_DURATION.labels(result=result).observe(seconds)

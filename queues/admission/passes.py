@@ -111,6 +111,7 @@ def _observe(decisions: Plan, result: PassResult, workload_ids: dict[str, int], 
             if admission.workload in admitted
         ],
         evicted=[(e.cluster_queue, e.code) for e in decisions.evictions if e.workload in evicted],
+        pending=result.pending,
     )
 
 

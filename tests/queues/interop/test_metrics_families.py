@@ -152,10 +152,13 @@ def test_given_an_admission_pass_then_waits_from_queue_or_eviction_time_results_
 
     unit = snapshot.unit_for_cluster_queue(cq.id).key
     admitted = admission.run_admission_pass(unit, now=now)
-    again = admission.run_admission_pass(unit, now=now + timedelta(seconds=5))  # nothing left to admit
+    idle = admission.run_admission_pass(unit, now=now + timedelta(seconds=5))  # nothing to admit: no attempt
+    submit(lq, "too-big", cpu="64")  # more than the quota: an attempt that admits nothing
+    again = admission.run_admission_pass(unit, now=now + timedelta(seconds=10))
     found = scrape(client)
 
-    assert sorted(admitted.admitted) == ["team-wait/fresh", "team-wait/requeued"] and not again.admitted
+    assert sorted(admitted.admitted) == ["team-wait/fresh", "team-wait/requeued"]
+    assert not idle.admitted and not idle.pending and not again.admitted and again.pending == 1
     assert counter("kueue_admission_wait_time_seconds_count", **labels) - before["count"] == 2
     assert counter("kueue_admission_wait_time_seconds_sum", **labels) - before["sum"] == pytest.approx(360)
     assert counter("kueue_admission_wait_time_seconds_bucket", **labels, le="64.0") - before["le64"] == 1
@@ -164,7 +167,7 @@ def test_given_an_admission_pass_then_waits_from_queue_or_eviction_time_results_
     assert counter("kueue_admission_attempts_total", result="success") - before["success"] == 1
     assert counter("kueue_admission_attempts_total", result="inadmissible") - before["inadmissible"] == 1
     last_pass = value(found, "fairportal_cluster_queue_last_admission_pass_timestamp_seconds", cluster_queue="wait-cq")
-    assert last_pass == (now + timedelta(seconds=5)).timestamp()
+    assert last_pass == (now + timedelta(seconds=10)).timestamp()
     assert value(found, "kueue_admission_wait_time_seconds_count", **labels) >= 2  # on /metrics too
 
 
