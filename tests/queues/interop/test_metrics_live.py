@@ -1,4 +1,4 @@
-"""A real fairportal (Django's live server, the demo loaded with two hours of replayed control
+"""A real fairportal (Django's live server, the demo loaded with an hour of replayed control
 loop, then one admission pass, usage sample and budget accounting) scraped over HTTP:
 
 * ``promtool check metrics`` on the scrape reports nothing but the deprecated ``*_hours`` aliases;
@@ -46,7 +46,7 @@ def live_demo(live_server, settings, transactional_db):
     from queues.services.usage import sample_usage
 
     settings.METRICS_TOKEN = TOKEN
-    seed_demo(history_seconds=2 * 3600)  # replays passes in this process: admissions, evictions, waits
+    seed_demo(history_seconds=3600)  # replays passes in this process: admissions, evictions, waits
     run_all_admission_passes()
     sample_usage()
     reconcile_all_budgets()
