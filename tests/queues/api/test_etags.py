@@ -383,3 +383,47 @@ def test_given_the_schema_then_it_documents_etag_if_match_412_and_428(client):
     assert "If-Match" not in {
         p["name"] for p in document["paths"]["/api/v1/workloads/{id}/"]["get"].get("parameters", [])
     }
+
+
+@pytest.mark.parametrize(
+    ("collection", "name"),
+    [
+        ("resource-flavors", "spare_flavor"),
+        ("cohorts", "spare_cohort"),
+        ("cluster-queues", "spare_cluster_queue"),
+        ("namespaces", "ns_a_spare"),
+        ("local-queues", "lq_a_spare"),
+        ("budgets", "budget_b"),
+    ],
+)
+def test_given_the_current_etag_then_a_delete_passes_and_is_audited(world, clients, collection, name):
+    obj = getattr(world, name)
+    admin = clients["admin"]
+    current = admin.get(url(collection, obj))["ETag"]
+
+    response = admin.delete(url(collection, obj), HTTP_IF_MATCH=current)
+
+    assert response.status_code == 204
+    assert not type(obj).objects.filter(pk=obj.pk).exists()
+    assert PolicyChange.objects.filter(action="delete", object_id=str(obj.pk), surface="api").count() == 1
+
+
+def test_given_a_write_in_the_django_admin_then_the_api_etag_changes_and_the_412_says_so(world, clients, client):
+    admin = clients["admin"]
+    flavor = world.spare_flavor
+    stale = admin.get(url("resource-flavors", flavor))["ETag"]
+    superuser = type(world.users["admin"]).objects.get(pk=world.users["admin"].pk)  # not the shared copy
+    superuser.is_superuser = True  # the Django admin's change permission (rolled back with the test)
+    superuser.save(update_fields=["is_superuser"])
+    client.force_login(superuser)
+
+    saved = client.post(
+        reverse("admin:queues_resourceflavor_change", args=[flavor.pk]),
+        {"name": "spare", "description": "changed in the admin", "kueue_extra": "{}", "node_labels": "{}"},
+    )
+    refused = admin.patch(url("resource-flavors", flavor), {"description": "mine"}, format="json", HTTP_IF_MATCH=stale)
+
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    assert refused.status_code == 412
+    assert refused.json()["last_change"]["surface"] == "admin"
+    assert refused.json()["last_change"]["changed_fields"] == ["description"]
