@@ -7,10 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
 from rest_framework import mixins, viewsets
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
@@ -132,7 +134,10 @@ class PolicyViewSet(
         if self.action in CONDITIONAL_ACTIONS:
             condition = if_match(self.request)
             if condition is not None:
-                current = lock_current(instance, self.access, lock_first=self.lock_first(instance))
+                try:
+                    current = lock_current(instance, self.access, lock_first=self.lock_first(instance))
+                except ObjectDoesNotExist:
+                    raise NotFound() from None  # deleted while this request waited on its lock
                 if not condition.matches(current):
                     raise refuse_stale(instance, current, self.access)
         return instance

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db import models, transaction
 from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -99,15 +99,18 @@ def saving_version(
     lock_first: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """The save's transaction: with the posted version, ``obj`` locked, reloaded and checked
-    (``StaleVersion`` when it changed since the form was opened); without one (a form posted
-    by a script that never read it), as before."""
+    (``StaleVersion`` when it changed since the form was opened, 404 when it was deleted);
+    without one (a form posted by a script that never read it), as before."""
     posted = request.POST.get("version", "")
     if not posted:
         with transaction.atomic():
             yield
         return
-    with expecting_version(obj, posted, viewer, lock_first=lock_first):
-        yield
+    try:
+        with expecting_version(obj, posted, viewer, lock_first=lock_first):
+            yield
+    except ObjectDoesNotExist:
+        raise Http404("deleted after this page was opened") from None
 
 
 def stale_page_data(data: QueryDict, current: str, formset_prefix: str | None) -> QueryDict:

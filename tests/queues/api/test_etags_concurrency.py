@@ -93,3 +93,42 @@ def test_given_a_patch_waiting_on_the_row_lock_when_the_holder_commits_a_change_
     assert outcome[0].status_code == 412
     assert outcome[0].json()["last_change"]["surface"] == "ui"
     assert ClusterQueue.objects.get(pk=queue_id).weight == Decimal(7)
+
+
+def test_given_a_patch_waiting_on_the_row_lock_when_the_holder_deletes_the_object_then_it_is_a_404(committed_world):
+    queue_id = committed_world.spare_cluster_queue.pk
+    url = f"/api/v1/cluster-queues/{queue_id}/"
+    admin = client_for(committed_world.users["admin"])
+    etag = admin.get(url)["ETag"]
+    holding, release = threading.Event(), threading.Event()
+
+    def delete_while_holding_the_row() -> None:
+        try:
+            with transaction.atomic():
+                queue = ClusterQueue.objects.select_for_update().get(pk=queue_id)
+                holding.set()
+                release.wait(timeout=10)
+                queue.delete()
+        finally:
+            connection.close()
+
+    outcome: list[Any] = []
+
+    def patch() -> None:
+        try:
+            outcome.append(admin.patch(url, {"weight": 2}, format="json", HTTP_IF_MATCH=etag))
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=delete_while_holding_the_row)
+    holder.start()
+    assert holding.wait(timeout=10)
+    contender = threading.Thread(target=patch)
+    contender.start()
+    wait_until_a_query_waits_on_a_lock()
+    release.set()
+    holder.join(timeout=10)
+    contender.join(timeout=10)
+
+    assert outcome[0].status_code == 404
+    assert not ClusterQueue.objects.filter(pk=queue_id).exists()
