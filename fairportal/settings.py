@@ -421,6 +421,9 @@ API_THROTTLE_RATES = {
     "user": env_rate("API_THROTTLE_USER", "1200/min"),
     "anon": env_rate("API_THROTTLE_ANON", "60/min"),
 }
+# A PUT, PATCH or DELETE of a policy object without If-Match: 428 when true, unconditional when
+# false (the default, as before ETags existed; see core.api.etags).
+API_REQUIRE_IF_MATCH = env_bool("API_REQUIRE_IF_MATCH", False)
 # API tokens (django-rest-knox): only a hash is stored; each expires after API_TOKEN_TTL.
 REST_KNOX = {"TOKEN_TTL": timedelta(seconds=env_seconds("API_TOKEN_TTL", "90d")), "AUTO_REFRESH": False}
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from django.db.models import CharField, Exists, OuterRef, QuerySet, Value
 from django.db.models.functions import Cast, Concat
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.serializers import BaseSerializer
 
+from budgets import accounting
 from budgets.api.serializers import BudgetSerializer
 from budgets.filtersets import BudgetFilterSet
 from budgets.models import Budget
@@ -33,6 +37,11 @@ class BudgetViewSet(PolicyViewSet):
         return Budget.objects.select_related(
             "local_queue__namespace", "namespace", "cluster_queue", "flavor", "state"
         ).annotate(held=Exists(held))
+
+    def lock_first(self, instance: Budget) -> Callable[[], None]:
+        """A conditional write takes the budget's accounting lock before its row, in the order an
+        accounting run takes them (``budgets.services.delete_budget``)."""
+        return partial(accounting.lock_budget, instance.pk)
 
     def perform_create(self, serializer: BaseSerializer) -> None:
         super().perform_create(serializer)

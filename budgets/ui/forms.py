@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from budgets.models import Budget
+from queues.ui.forms import VersionedModelForm
 
 
 class PercentListField(forms.CharField):
@@ -32,7 +33,7 @@ class PercentListField(forms.CharField):
         return numbers
 
 
-class BudgetForm(forms.ModelForm):
+class BudgetForm(VersionedModelForm):
     """Admins: how much a budget allows, when it renews, what happens at the end, who is told."""
 
     alert_thresholds = PercentListField(required=False, help_text="Percent of the allocation, e.g. 80, 100")

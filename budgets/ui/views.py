@@ -6,6 +6,7 @@ a page does not even confirm that a budget exists.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -16,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from budgets import selectors
+from budgets import accounting, selectors
 from budgets.enforcement import current_hold
 from budgets.models import Budget
 from budgets.services import update_budget
@@ -24,8 +25,10 @@ from budgets.ui import charts
 from budgets.ui.forms import BudgetForm
 from core.access import access_for
 from core.models import Surface
+from core.versions import StaleVersion
 from queues.ui.links import playground_url
 from queues.ui.views.common import DashboardRequest, dashboard_view
+from queues.ui.views.policy import opened_at, saving_version, stale_message, stale_page_data
 
 
 @login_required
@@ -70,24 +73,32 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
         if not viewer.visible_to(Budget).filter(pk=budget.pk).exists():
             raise Http404("No such budget")
         raise PermissionDenied("Only platform admins change budgets")
-    form = BudgetForm(request.POST or None, instance=budget)
+    form = BudgetForm(request.POST or None, instance=budget, initial=opened_at(request, budget, viewer))
     back = reverse("budgets:detail", args=[budget.name])
-    if request.method == "POST" and form.is_valid():
-        changes = {field: form.cleaned_data[field] for field in form.changed_data}
-        if not changes:
-            messages.success(request, f"budget {name}: nothing changed.")
-            return redirect(back)
-        stored = Budget.objects.get(pk=budget.pk)
+    conflict: list[str] = []
+    if request.method == "POST":
         try:
-            update_budget(stored, actor=request.user, surface=Surface.UI, **changes)
-        except ValidationError as error:
-            for field, errors in error.message_dict.items():
-                form.add_error(field if field in form.fields else None, errors)
-        else:
-            messages.success(
-                request, f"Saved budget {name}: {', '.join(f.replace('_', ' ') for f in changes)} changed."
-            )
-            return redirect(back)
+            # The accounting lock first, then the row: the order an accounting run takes them.
+            with saving_version(request, budget, viewer, lock_first=partial(accounting.lock_budget, budget.pk)):
+                if form.is_valid():
+                    changes = {field: form.cleaned_data[field] for field in form.changed_data}
+                    if not changes:
+                        messages.success(request, f"budget {name}: nothing changed.")
+                        return redirect(back)
+                    stored = Budget.objects.get(pk=budget.pk)
+                    try:
+                        update_budget(stored, actor=request.user, surface=Surface.UI, **changes)
+                    except ValidationError as error:
+                        for field, errors in error.message_dict.items():
+                            form.add_error(field if field in form.fields else None, errors)
+                    else:
+                        messages.success(
+                            request, f"Saved budget {name}: {', '.join(f.replace('_', ' ') for f in changes)} changed."
+                        )
+                        return redirect(back)
+        except StaleVersion as stale:
+            form = BudgetForm(stale_page_data(request.POST, stale.current, None), instance=budget)
+            conflict = [stale_message(stale)]
     context: dict[str, Any] = {
         "obj": budget,
         "form": form,
@@ -96,6 +107,7 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
         "back": back,
         "playground_url": playground_url(budget),
         "viewer": viewer,
-        "non_field_errors": list(form.non_field_errors()),
+        "non_field_errors": conflict or list(form.non_field_errors()),
     }
-    return render(request, "queues/policy/edit.html", context, status=400 if request.method == "POST" else 200)
+    status = (409 if conflict else 400) if request.method == "POST" else 200
+    return render(request, "queues/policy/edit.html", context, status=status)

@@ -3,18 +3,33 @@ rows in answers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from django.db import models
+from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
 from rest_framework import mixins, viewsets
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from core.access import Access
+from core.api.etags import (
+    PolicyObjectSchema,
+    PreconditionRequired,
+    etag,
+    if_match,
+    precondition_failed,
+    precondition_required,
+)
 from core.api.permissions import RoleBasedAccess, request_access
 from core.audit import audited_delete
 from core.models import Surface
+from core.versions import StaleVersion, lock_current, refuse_stale, version_of
 
 
 class ApiViewSet(viewsets.GenericViewSet):
@@ -51,6 +66,9 @@ class ApiViewSet(viewsets.GenericViewSet):
         return self.base_queryset().get(pk=obj.pk)
 
 
+CONDITIONAL_ACTIONS = frozenset({"update", "partial_update", "destroy"})
+
+
 class PolicyViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -60,13 +78,88 @@ class PolicyViewSet(
     ApiViewSet,
 ):
     """Policy objects: admins write (serializers call ``save_policy_object``), deletes audited
-    (``core.audit.audited_delete``; ``ProtectedError`` while something still uses it)."""
+    (``core.audit.audited_delete``; ``ProtectedError`` while something still uses it).
+
+    Conditional writes (``core.api.etags``): a detail answer carries the object's ``ETag``; a
+    PUT, PATCH or DELETE with ``If-Match`` runs in one transaction that first locks the row
+    (after ``lock_first``, for a model whose writers take another lock before it), reloads the
+    object and compares its version, then validates and writes: a stale one is a 412 and writes
+    nothing. Without ``If-Match`` nothing is locked ahead (the write path locks as before). The
+    precondition is evaluated in ``get_object``, after the 404 and the permission checks.
+    Queries: a GET detail as before (the version is hashed from the row and its prefetched
+    quota rows); a conditional write two more (lock-and-reload, quota rows)."""
+
+    schema = PolicyObjectSchema()
+    _written: models.Model | None = None  # the object a create or an update wrote, re-read
+
+    def lock_first(self, instance: Any) -> Callable[[], None] | None:
+        """A lock to take before the object's row in a conditional write (None: none)."""
+        return None
+
+    def etag_of(self, instance: models.Model) -> str:
+        return etag(version_of(instance, self.access))
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        instance = self.get_object()
+        response = Response(self.get_serializer(instance).data)
+        response["ETag"] = self.etag_of(instance)
+        return response
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().create(request, *args, **kwargs)
+        return self._with_etag(response)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not self._conditional(request):
+            return self._with_etag(super().update(request, *args, **kwargs))
+        with transaction.atomic():
+            response = super().update(request, *args, **kwargs)
+        return self._with_etag(response)
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not self._conditional(request):
+            return super().destroy(request, *args, **kwargs)
+        with transaction.atomic():
+            return super().destroy(request, *args, **kwargs)
+
+    @staticmethod
+    def _conditional(request: Request) -> bool:
+        """Whether ``get_object`` will evaluate a precondition (then the write runs in its transaction)."""
+        return "If-Match" in request.headers or bool(getattr(settings, "API_REQUIRE_IF_MATCH", False))
+
+    def get_object(self) -> Any:
+        """The object (404 when unknown or not visible, 403 when the role may not write it); for a
+        PUT, PATCH or DELETE then the precondition: locked, reloaded, checked against ``If-Match``."""
+        instance = super().get_object()
+        if self.action in CONDITIONAL_ACTIONS:
+            condition = if_match(self.request)
+            if condition is not None:
+                try:
+                    current = lock_current(instance, self.access, lock_first=self.lock_first(instance))
+                except ObjectDoesNotExist:
+                    raise NotFound() from None  # deleted while this request waited on its lock
+                if not condition.matches(current):
+                    raise refuse_stale(instance, current, self.access)
+        return instance
+
+    def _with_etag(self, response: Response) -> Response:
+        written = getattr(self, "_written", None)
+        if written is not None and response.status_code in {200, 201}:
+            response["ETag"] = self.etag_of(written)
+        return response
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, StaleVersion):
+            return precondition_failed(exc)
+        if isinstance(exc, PreconditionRequired):
+            return precondition_required()
+        return super().handle_exception(exc)
 
     def perform_create(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self.fresh(serializer.save())
+        serializer.instance = self._written = self.fresh(serializer.save())
 
     def perform_update(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self.fresh(serializer.save())
+        serializer.instance = self._written = self.fresh(serializer.save())
 
     def perform_destroy(self, instance: Any) -> None:
         audited_delete(instance, actor=self.request.user, surface=Surface.API)

@@ -4,6 +4,9 @@ again under a row lock, writes, and records the audit row.
 
 Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
 ``QuantityFormField``; a bad one is an error on that field.
+
+Every edit form carries the version of the object it was opened at (``VersionedModelForm``,
+``core.versions``): the view refuses a save when the object changed since.
 """
 
 from __future__ import annotations
@@ -17,6 +20,27 @@ from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
 
 
+class VersionField(forms.CharField):
+    """The version (``core.versions.version_of``) of the object the form was opened at, in a
+    hidden input. It is compared by the view under the row lock, not validated here, and is never
+    a change of its own (``has_changed``)."""
+
+    widget = forms.HiddenInput
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(required=False, max_length=64, **kwargs)  # type: ignore[arg-type]
+
+    def has_changed(self, initial: object, data: object) -> bool:
+        return False
+
+
+class VersionedModelForm(forms.ModelForm):
+    """An edit form with the ``version`` it was opened at; the view passes
+    ``initial={"version": ...}`` when it shows the form."""
+
+    version = VersionField()
+
+
 class PlainWeightMixin:
     """Show a stored weight as people typed it ("2", "0.5"), not as the column stores it ("2.0000")."""
 
@@ -27,7 +51,7 @@ class PlainWeightMixin:
             self.initial["weight"] = format(weight.normalize(), "f")  # type: ignore[attr-defined]
 
 
-class LocalQueueForm(PlainWeightMixin, forms.ModelForm):
+class LocalQueueForm(PlainWeightMixin, VersionedModelForm):
     """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
 
     class Meta:
@@ -36,7 +60,7 @@ class LocalQueueForm(PlainWeightMixin, forms.ModelForm):
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
-class LocalQueueTenantForm(forms.ModelForm):
+class LocalQueueTenantForm(VersionedModelForm):
     """Tenant editors: stop or resume their own queue, and describe it; weights stay with admins."""
 
     class Meta:
@@ -44,21 +68,21 @@ class LocalQueueTenantForm(forms.ModelForm):
         fields = sorted(EDITOR_LOCAL_QUEUE_FIELDS, reverse=True)  # the API's rule: stop_policy, description
 
 
-class NamespaceForm(PlainWeightMixin, forms.ModelForm):
+class NamespaceForm(PlainWeightMixin, VersionedModelForm):
     class Meta:
         model = Namespace
         fields = ["weight", "preemption_within_namespace", "description"]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
-class ClusterQueueForm(PlainWeightMixin, forms.ModelForm):
+class ClusterQueueForm(PlainWeightMixin, VersionedModelForm):
     class Meta:
         model = ClusterQueue
         fields = list(ClusterQueue.POLICY_FIELDS)
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
-class CohortForm(PlainWeightMixin, forms.ModelForm):
+class CohortForm(PlainWeightMixin, VersionedModelForm):
     class Meta:
         model = Cohort
         fields = ["parent", "weight", "admission_mode", "description"]

@@ -2,21 +2,31 @@
 
 Who may edit: admins everything; tenant editors the stop policy and description of their own
 LocalQueues. A page the viewer can see but not change answers 403; another tenant's object 404.
+
+Concurrent edits: a form carries the version of the object it was opened at (``core.versions``).
+A save locks the object's row, compares, validates and writes in one transaction; when someone
+saved the object in between, the page comes back (409) with the user's input, an error naming
+who changed what and when, and nothing written. The form it shows carries the current version,
+so saving it again deliberately replaces the other change.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.db import models
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db import models, transaction
 from django.forms import ModelForm
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from core.access import Access
 from core.models import PolicyChange, Surface
+from core.versions import StaleVersion, expecting_version, version_of
 from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace
 from queues.services.errors import FieldErrors
 from queues.services.policy import save_policy_object
@@ -74,6 +84,57 @@ def _last_change_id(obj: models.Model) -> int:
     return row.id if row else 0
 
 
+def opened_at(request: HttpRequest, obj: models.Model, viewer: Access) -> dict[str, str] | None:
+    """The initial data that puts the object's current version into the form shown by a GET
+    (None for a POST: the form carries the version it was opened at)."""
+    return None if request.method == "POST" else {"version": version_of(obj, viewer)}
+
+
+@contextmanager
+def saving_version(
+    request: HttpRequest,
+    obj: models.Model,
+    viewer: Access,
+    *,
+    lock_first: Callable[[], None] | None = None,
+) -> Iterator[None]:
+    """The save's transaction: with the posted version, ``obj`` locked, reloaded and checked
+    (``StaleVersion`` when it changed since the form was opened, 404 when it was deleted);
+    without one (a form posted by a script that never read it), as before."""
+    posted = request.POST.get("version", "")
+    if not posted:
+        with transaction.atomic():
+            yield
+        return
+    try:
+        with expecting_version(obj, posted, viewer, lock_first=lock_first):
+            yield
+    except ObjectDoesNotExist:
+        raise Http404("deleted after this page was opened") from None
+
+
+def stale_page_data(data: QueryDict, current: str, formset_prefix: str | None) -> QueryDict:
+    """The user's input, carrying the ``current`` version; its quota rows all become new rows
+    (the stored rows they named may be gone: a save replaces every quota row)."""
+    data = data.copy()
+    data["version"] = current
+    if formset_prefix:
+        total = data.get(f"{formset_prefix}-TOTAL_FORMS", "")
+        data[f"{formset_prefix}-INITIAL_FORMS"] = "0"
+        for index in range(min(int(total), 1000) if total.isdigit() else 0):  # Django's own cap
+            data.pop(f"{formset_prefix}-{index}-id", None)
+    return data
+
+
+def stale_message(stale: StaleVersion) -> str:
+    kind = stale.instance._meta.verbose_name
+    who = f"{stale.change.sentence()}. " if stale.change is not None else ""
+    return (
+        f"This {kind} was changed after you opened this page. {who}Nothing was saved. Your input is "
+        "below: save again to replace that change with it, or cancel to see the current version."
+    )
+
+
 def _edit(
     request: DashboardRequest,
     obj: models.Model,
@@ -83,27 +144,39 @@ def _edit(
     label: str,
     back: str,
 ) -> HttpResponse:
-    if request.method == "POST" and form.is_valid() and (formset is None or formset.is_valid()):
-        kept = formset.kept_forms() if formset is not None else []
-        before = _last_change_id(obj)
+    conflict: list[str] = []
+    if request.method == "POST":
         try:
-            save_policy_object(
-                form.instance,
-                quotas=[f.instance for f in kept] if formset is not None else None,
-                actor=request.user,
-                surface=Surface.UI,
-            )
-        except FieldErrors as errors:
-            _attach(form, formset, kept, errors)
-        else:
-            change = (
-                PolicyChange.objects.filter(object_type=obj._meta.model_name, object_id=str(obj.pk), id__gt=before)
-                .order_by("-id")
-                .first()
-            )
-            messages.success(request, _summary(change, label))
-            return redirect(back)
-    status = 400 if request.method == "POST" else 200
+            with saving_version(request, obj, request.viewer):
+                if form.is_valid() and (formset is None or formset.is_valid()):
+                    kept = formset.kept_forms() if formset is not None else []
+                    before = _last_change_id(obj)
+                    try:
+                        save_policy_object(
+                            form.instance,
+                            quotas=[f.instance for f in kept] if formset is not None else None,
+                            actor=request.user,
+                            surface=Surface.UI,
+                        )
+                    except FieldErrors as errors:
+                        _attach(form, formset, kept, errors)
+                    else:
+                        change = (
+                            PolicyChange.objects.filter(
+                                object_type=obj._meta.model_name, object_id=str(obj.pk), id__gt=before
+                            )
+                            .order_by("-id")
+                            .first()
+                        )
+                        messages.success(request, _summary(change, label))
+                        return redirect(back)
+        except StaleVersion as stale:
+            data = stale_page_data(request.POST, stale.current, formset.prefix if formset is not None else None)
+            form = type(form)(data, instance=obj)
+            if formset is not None:
+                formset = type(formset)(data, instance=obj, prefix=formset.prefix)
+            conflict = [stale_message(stale)]
+    status = (409 if conflict else 400) if request.method == "POST" else 200
     context: dict[str, Any] = {
         "obj": obj,
         "form": form,
@@ -112,7 +185,8 @@ def _edit(
         "back": back,
         "playground_url": playground_url(obj),
         "viewer": request.viewer,
-        "non_field_errors": list(form.non_field_errors()) + (list(formset.non_form_errors()) if formset else []),
+        "non_field_errors": conflict
+        or list(form.non_field_errors()) + (list(formset.non_form_errors()) if formset else []),
     }
     return render(request, "queues/policy/edit.html", context, status=status)
 
@@ -131,7 +205,7 @@ def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> Ht
         form_class = LocalQueueTenantForm
     else:
         raise PermissionDenied("Viewers cannot change this LocalQueue")
-    form = form_class(request.POST or None, instance=lq)
+    form = form_class(request.POST or None, instance=lq, initial=opened_at(request, lq, viewer))
     back = reverse("queues:local-queue", args=[namespace, name])
     return _edit(request, lq, form, None, label=f"LocalQueue {lq.key}", back=back)
 
@@ -143,7 +217,9 @@ def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
         raise Http404("No such namespace")
     if not request.viewer.is_admin:
         raise PermissionDenied("Only platform admins change namespace weights and quotas")
-    form = NamespaceForm(request.POST or None, instance=namespace)
+    form = NamespaceForm(
+        request.POST or None, instance=namespace, initial=opened_at(request, namespace, request.viewer)
+    )
     formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
     return _edit(
         request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name])
@@ -158,7 +234,7 @@ def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
         if not viewer.visible_to(LocalQueue).filter(cluster_queue=queue).exists():  # none of its LocalQueues feed it
             raise Http404("No such ClusterQueue")
         raise PermissionDenied("Only platform admins change ClusterQueues")
-    form = ClusterQueueForm(request.POST or None, instance=queue)
+    form = ClusterQueueForm(request.POST or None, instance=queue, initial=opened_at(request, queue, viewer))
     formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
     return _edit(
         request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("queues:cluster-queue", args=[name])
@@ -170,6 +246,6 @@ def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
     if not request.viewer.is_admin:
         raise Http404("No such cohort")
     cohort = get_object_or_404(Cohort, name=name)
-    form = CohortForm(request.POST or None, instance=cohort)
+    form = CohortForm(request.POST or None, instance=cohort, initial=opened_at(request, cohort, request.viewer))
     formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
     return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("queues:cohort", args=[name]))

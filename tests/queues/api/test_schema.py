@@ -29,6 +29,10 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
+from schemathesis.config._checks import (
+    NEGATIVE_DATA_REJECTION_EXPECTED_STATUSES,
+    POSITIVE_DATA_ACCEPTANCE_EXPECTED_STATUSES,
+)
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
@@ -45,7 +49,22 @@ EXAMPLES_PER_OPERATION = 12
 MIN_EXAMPLES = 1000
 ROLES = ("admin", "editor_a")  # a staff admin, and a tenant editor of team-a (reads and writes its own)
 
-FUZZING_ONLY = SchemathesisConfig.from_dict({"phases": {"coverage": {"enabled": False}}})
+# A 412 answers a write whose If-Match names another version than the stored object's (stored
+# data decides, and it is a refusal): expected of valid and of invalid requests alike.
+PRECONDITION_FAILED = "412"
+FUZZING_ONLY = SchemathesisConfig.from_dict(
+    {
+        "phases": {"coverage": {"enabled": False}},
+        "checks": {
+            "positive_data_acceptance": {
+                "expected-statuses": [*POSITIVE_DATA_ACCEPTANCE_EXPECTED_STATUSES, PRECONDITION_FAILED]
+            },
+            "negative_data_rejection": {
+                "expected-statuses": [*NEGATIVE_DATA_REJECTION_EXPECTED_STATUSES, PRECONDITION_FAILED]
+            },
+        },
+    }
+)
 schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), config=FUZZING_ONLY)
 # What a schema cannot say: whether a named object exists or a name is taken (stored data), that
 # a budget has exactly one target, how large a quantity's text may get (a pattern cannot bound a
