@@ -42,9 +42,13 @@ def check_server(url: str) -> str:
     """``http(s)://host[:port][/prefix]`` without credentials, query or fragment; ends with ``/``."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CliError(f"the server URL must start with http:// or https:// and name a host, got {one_line(url, 80)!r}", 2)
+        raise CliError(
+            f"the server URL must start with http:// or https:// and name a host, got {one_line(url, 80)!r}", 2
+        )
     if parts.username or parts.password or parts.query or parts.fragment:
-        raise CliError("the server URL must not carry credentials, a query or a fragment (the token goes in FAIRPORTAL_TOKEN)", 2)
+        raise CliError(
+            "the server URL must not carry credentials, a query or a fragment (the token goes in FAIRPORTAL_TOKEN)", 2
+        )
     return url if url.endswith("/") else url + "/"
 
 
@@ -87,12 +91,23 @@ class Client:
         if urlsplit(url).netloc != urlsplit(self.server).netloc:
             raise CliError("the server pointed elsewhere (a link to another host); refusing to follow it")
         try:
-            response = self.session.request(method, url, timeout=(min(self.timeout, 10.0), self.timeout), stream=True, allow_redirects=False, **kwargs)
+            response = self.session.request(
+                method,
+                url,
+                timeout=(min(self.timeout, 10.0), self.timeout),
+                stream=True,
+                allow_redirects=False,
+                **kwargs,
+            )
             raw = self._read(response)
         except requests.exceptions.Timeout:
-            raise CliError(f"{self.server} did not answer within {self.timeout:g} s (--timeout to wait longer)") from None
+            raise CliError(
+                f"{self.server} did not answer within {self.timeout:g} s (--timeout to wait longer)"
+            ) from None
         except requests.exceptions.ConnectionError:
-            raise CliError(f"cannot reach {self.server} (is the server running? check FAIRPORTAL or --server)") from None
+            raise CliError(
+                f"cannot reach {self.server} (is the server running? check FAIRPORTAL or --server)"
+            ) from None
         except requests.exceptions.RequestException as error:
             raise CliError(f"request to {self.server} failed: {type(error).__name__}") from None
         try:
@@ -112,7 +127,9 @@ class Client:
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
                 response.close()
-                raise CliError(f"the answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MiB; refusing to read it")
+                raise CliError(
+                    f"the answer is larger than {MAX_ANSWER_BYTES // (1024 * 1024)} MiB; refusing to read it"
+                )
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -134,9 +151,11 @@ class Client:
     def post(self, path: str, body: Any) -> tuple[int, dict[str, str], Any]:
         return self.request("POST", path, json=body)
 
-    def pages(self, path: str, params: dict[str, Any] | None = None, *, limit: int) -> Iterator[tuple[dict[str, Any], int]]:
+    def pages(
+        self, path: str, params: dict[str, Any] | None = None, *, limit: int
+    ) -> Iterator[tuple[dict[str, Any], int]]:
         """Rows of a paged list, at most ``limit``, each with the list's total count."""
-        query = {**(params or {}), "page_size": min(PAGE_SIZE, max(limit, 1))}
+        query: dict[str, Any] | None = {**(params or {}), "page_size": min(PAGE_SIZE, max(limit, 1))}
         url: str | None = path
         given = 0
         while url is not None and given < limit:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from fairportal_cli.client import CliError, Client, one_line
+from fairportal_cli.client import Client, CliError, one_line
 from fairportal_cli.table import render
 
 DEFAULT_LIMIT = 500
@@ -64,7 +64,9 @@ def _timeout(text: str) -> float:
 def _key(what: str) -> Callable[[str], str]:
     def check(text: str) -> str:
         if not _KEY.match(text):
-            raise argparse.ArgumentTypeError(f"{what} must be namespace/name (lowercase DNS labels), got {one_line(text, 80)!r}")
+            raise argparse.ArgumentTypeError(
+                f"{what} must be namespace/name (lowercase DNS labels), got {one_line(text, 80)!r}"
+            )
         return text
 
     return check
@@ -82,8 +84,11 @@ def build_parser() -> Parser:
         description="Ask a fairportal server what sshare, sprio and squeue answer on Slurm (docs/cli.md).",
     )
     parser.add_argument("--server", help="the server's base URL (default: $FAIRPORTAL)")
-    parser.add_argument("--token", help="an API token (default: $FAIRPORTAL_TOKEN; prefer the variable: "
-                        "arguments are visible to other users in ps)")
+    parser.add_argument(
+        "--token",
+        help="an API token (default: $FAIRPORTAL_TOKEN; prefer the variable: "
+        "arguments are visible to other users in ps)",
+    )
     parser.add_argument("--timeout", type=_timeout, default=30.0, help="seconds to wait for each answer (default 30)")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     verbs.required = True
@@ -97,23 +102,34 @@ def build_parser() -> Parser:
     shares.add_argument("--namespace", type=_label, help="only this namespace's LocalQueues")
     shares.add_argument("--cluster-queue", type=_label, help="only the LocalQueues feeding this ClusterQueue")
     shares.add_argument("--queue", type=_key("--queue"), help="only this LocalQueue (namespace/name)")
-    shares.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})")
+    shares.add_argument(
+        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
+    )
 
     why = verb("why", "why a workload waits: its factors, position, reason and who is ahead (like sprio -j)")
     why.add_argument("workload", metavar="WORKLOAD", help="its id, or namespace/name")
 
     budgets = verb("budgets", "time budgets and their current period")
-    budgets.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})")
+    budgets.add_argument(
+        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
+    )
 
     pending = verb("pending", "pending workloads in queue order with their reasons (like squeue -t PD)")
     pending.add_argument("--queue", type=_key("--queue"), help="only this LocalQueue (namespace/name)")
     pending.add_argument("--cluster-queue", type=_label, help="only this ClusterQueue")
-    pending.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})")
+    pending.add_argument(
+        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
+    )
 
     simulate = verb("simulate", "run a scenario file on the server's engine (a what-if run) and print its summary")
     simulate.add_argument("file", metavar="FILE", help="a scenario document, YAML or JSON (docs/design.md)")
-    simulate.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
-                          help="a what-if edit, e.g. localQueues.team-a/main.weight=3 (repeat for several)")
+    simulate.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="a what-if edit, e.g. localQueues.team-a/main.weight=3 (repeat for several)",
+    )
     simulate.add_argument("--wait", type=_timeout, default=600.0, help="seconds to wait for the run (default 600)")
     return parser
 
@@ -196,8 +212,21 @@ def cmd_shares(client: Client, args: argparse.Namespace, out: TextIO, err: TextI
         return 0
     if not rows:
         err.write("fairportal: no LocalQueues you may see match\n")
-    headers = ["CLUSTERQUEUE", "LOCALQUEUE", "MODE", "NS_WEIGHT", "WEIGHT", "NORM_SHARE", "USAGE_SCORE",
-               "USAGE_SHARE", "ADMITTED_SHARE", "PENDING", "ADMITTED", "RANK", "DECAYED_USAGE"]
+    headers = [
+        "CLUSTERQUEUE",
+        "LOCALQUEUE",
+        "MODE",
+        "NS_WEIGHT",
+        "WEIGHT",
+        "NORM_SHARE",
+        "USAGE_SCORE",
+        "USAGE_SHARE",
+        "ADMITTED_SHARE",
+        "PENDING",
+        "ADMITTED",
+        "RANK",
+        "DECAYED_USAGE",
+    ]
     table = [
         [
             row.get("cluster_queue"),
@@ -248,21 +277,34 @@ def cmd_why(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) 
     factors = row.get("factors") or {}
     out.write(
         render(
-            ["WORKLOAD", "ID", "CLUSTERQUEUE", "MODE", "PRIORITY", "CLASS", "AGE", "NS_WEIGHT", "LQ_WEIGHT",
-             "USAGE_SCORE", "POSITION"],
-            [[
-                row.get("workload"),
-                row.get("id"),
-                row.get("cluster_queue"),
-                _mode(row.get("admission_mode")),
-                factors.get("priority"),
-                factors.get("priority_class"),
-                _age(factors.get("queued_at"), now),
-                _number(factors.get("namespace_weight")),
-                _number(factors.get("local_queue_weight")),
-                factors.get("usage_score_formatted"),
-                row.get("queue_position"),
-            ]],
+            [
+                "WORKLOAD",
+                "ID",
+                "CLUSTERQUEUE",
+                "MODE",
+                "PRIORITY",
+                "CLASS",
+                "AGE",
+                "NS_WEIGHT",
+                "LQ_WEIGHT",
+                "USAGE_SCORE",
+                "POSITION",
+            ],
+            [
+                [
+                    row.get("workload"),
+                    row.get("id"),
+                    row.get("cluster_queue"),
+                    _mode(row.get("admission_mode")),
+                    factors.get("priority"),
+                    factors.get("priority_class"),
+                    _age(factors.get("queued_at"), now),
+                    _number(factors.get("namespace_weight")),
+                    _number(factors.get("local_queue_weight")),
+                    factors.get("usage_score_formatted"),
+                    row.get("queue_position"),
+                ]
+            ],
         )
     )
     out.write("\n")
@@ -299,25 +341,38 @@ def cmd_budgets(client: Client, args: argparse.Namespace, out: TextIO, err: Text
         return 0
     if not rows:
         err.write("fairportal: no budgets you may see\n")
-    headers = ["BUDGET", "TARGET", "KIND", "RESOURCE", "ALLOCATED_H", "USED_H", "REMAINING_H", "USED", "STATE",
-               "EXHAUSTS_AT", "STATE_REASON"]
+    headers = [
+        "BUDGET",
+        "TARGET",
+        "KIND",
+        "RESOURCE",
+        "ALLOCATED_H",
+        "USED_H",
+        "REMAINING_H",
+        "USED",
+        "STATE",
+        "EXHAUSTS_AT",
+        "STATE_REASON",
+    ]
     table = []
     for row in rows:
         status = row.get("status") or {}
         target = row.get("local_queue") or row.get("namespace") or row.get("cluster_queue")
-        table.append([
-            row.get("name"),
-            f"{row.get('target')} {target}" if row.get("target") else target,
-            row.get("kind"),
-            row.get("resource"),
-            _number(row.get("allocated_hours"), 6),
-            _number(status.get("used_hours"), 4),
-            _number(status.get("remaining_hours"), 4),
-            f"{float(status['percent']):.0f}%" if status.get("percent") is not None else "-",
-            status.get("state"),
-            status.get("exhausted_at") or status.get("forecast_exhausted_at"),
-            status.get("state_reason"),
-        ])
+        table.append(
+            [
+                row.get("name"),
+                f"{row.get('target')} {target}" if row.get("target") else target,
+                row.get("kind"),
+                row.get("resource"),
+                _number(row.get("allocated_hours"), 6),
+                _number(status.get("used_hours"), 4),
+                _number(status.get("remaining_hours"), 4),
+                f"{float(status['percent']):.0f}%" if status.get("percent") is not None else "-",
+                status.get("state"),
+                status.get("exhausted_at") or status.get("forecast_exhausted_at"),
+                status.get("state_reason"),
+            ]
+        )
     out.write(render(headers, table, last_unbounded=True))
     return 0
 
@@ -354,12 +409,17 @@ def _load_scenario(path: str) -> dict[str, Any]:
     try:
         size = file.stat().st_size
         if size > MAX_SCENARIO_BYTES:
-            raise CliError(f"{one_line(path, 120)} is larger than the {MAX_SCENARIO_BYTES // 1024} KiB the server accepts", 2)
+            raise CliError(
+                f"{one_line(path, 120)} is larger than the {MAX_SCENARIO_BYTES // 1024} KiB the server accepts", 2
+            )
         text = file.read_text(encoding="utf-8")
     except CliError:
         raise
     except (OSError, UnicodeDecodeError) as error:
-        raise CliError(f"cannot read {one_line(path, 120)}: {type(error).__name__}: {one_line(getattr(error, 'strerror', None) or str(error), 120)}", 2) from None
+        raise CliError(
+            f"cannot read {one_line(path, 120)}: {type(error).__name__}: {one_line(getattr(error, 'strerror', None) or str(error), 120)}",
+            2,
+        ) from None
     if file.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         try:
             document = json.loads(text)
@@ -369,7 +429,9 @@ def _load_scenario(path: str) -> dict[str, Any]:
         try:
             import yaml  # optional: PyYAML reads YAML scenarios; JSON needs nothing
         except ImportError:
-            raise CliError(f"{one_line(path, 120)} is YAML and PyYAML is not installed: pip install PyYAML, or pass JSON", 2) from None
+            raise CliError(
+                f"{one_line(path, 120)} is YAML and PyYAML is not installed: pip install PyYAML, or pass JSON", 2
+            ) from None
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as error:
@@ -401,7 +463,9 @@ def cmd_simulate(client: Client, args: argparse.Namespace, out: TextIO, err: Tex
     delay = 0.25
     while run.get("status") not in ("succeeded", "failed"):
         if time.monotonic() >= deadline:
-            raise CliError(f"the run is still {run.get('status')} after {args.wait:g} s; poll {location} (--wait to wait longer)")
+            raise CliError(
+                f"the run is still {run.get('status')} after {args.wait:g} s; poll {location} (--wait to wait longer)"
+            )
         time.sleep(delay)
         delay = min(delay * 2, 2.0)
         run = client.get(location)
@@ -419,8 +483,18 @@ def render_simulation(result: dict[str, Any]) -> str:
     summary = result.get("summary") or {}
     per_queue = summary.get("perLocalQueue") or {}
     resources = sorted({r for stats in per_queue.values() for r in (stats.get("allocation") or {})})
-    headers = ["LOCALQUEUE", "WEIGHT", "SUBMITTED", "ADMITTED", "FINISHED", "PENDING", "EVICTIONS", "WAIT_P50",
-               "WAIT_P95", *(f"AVG_{r.upper()}" for r in resources)]
+    headers = [
+        "LOCALQUEUE",
+        "WEIGHT",
+        "SUBMITTED",
+        "ADMITTED",
+        "FINISHED",
+        "PENDING",
+        "EVICTIONS",
+        "WAIT_P50",
+        "WAIT_P95",
+        *(f"AVG_{r.upper()}" for r in resources),
+    ]
     rows = [
         [
             key,
@@ -436,7 +510,10 @@ def render_simulation(result: dict[str, Any]) -> str:
         ]
         for key, stats in per_queue.items()
     ]
-    lines = [f"scenario {one_line(str(result.get('scenario')), 80)} (simulated {_seconds(summary.get('endSeconds'))})", ""]
+    lines = [
+        f"scenario {one_line(str(result.get('scenario')), 80)} (simulated {_seconds(summary.get('endSeconds'))})",
+        "",
+    ]
     text = "\n".join(lines) + "\n" + render(headers, rows) + "\n"
     utilization = ", ".join(f"{r} {float(v):.1%}" for r, v in (summary.get("utilization") or {}).items()) or "-"
     waits = summary.get("waitSeconds") or {}
@@ -467,7 +544,10 @@ def run(argv: Sequence[str], environ: dict[str, str], out: TextIO, err: TextIO) 
     if not server:
         raise CliError("no server: set FAIRPORTAL (e.g. http://127.0.0.1:8000) or pass --server", 2)
     if not token:
-        raise CliError("no token: set FAIRPORTAL_TOKEN (make -s token USER=alice, or manage.py create_api_token) or pass --token", 2)
+        raise CliError(
+            "no token: set FAIRPORTAL_TOKEN (make -s token USER=alice, or manage.py create_api_token) or pass --token",
+            2,
+        )
     if not re.fullmatch(r"[\x21-\x7e]{1,512}", token):
         raise CliError("the token is not a key (visible ASCII, at most 512 characters): check FAIRPORTAL_TOKEN", 2)
     client = Client(server, token, timeout=args.timeout)

@@ -48,7 +48,9 @@ class PriorityRow:
         return self.row.ahead
 
 
-def priority_rows(viewer: Access, workloads: Sequence[Workload], *, ahead_shown: int = AHEAD_IN_A_LIST) -> list[PriorityRow]:
+def priority_rows(
+    viewer: Access, workloads: Sequence[Workload], *, ahead_shown: int = AHEAD_IN_A_LIST
+) -> list[PriorityRow]:
     """One row per workload, in the given order (``queue_position`` attached by the caller)."""
     structure = load_structure()
     rows = build_rows(viewer, list(workloads), structure, ahead_shown=ahead_shown)

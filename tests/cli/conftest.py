@@ -43,10 +43,19 @@ class Ran:
     err: str
 
 
-def fairportal(*args: str, server: str | None = None, token: str | None = None, env: dict[str, str] | None = None,
-               timeout: float = 120) -> Ran:
+def fairportal(
+    *args: str,
+    server: str | None = None,
+    token: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Ran:
     """``bin/fairportal ARGS`` as a user runs it, with FAIRPORTAL and FAIRPORTAL_TOKEN set."""
-    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/tmp")}
+    environ = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
     if server is not None:
         environ["FAIRPORTAL"] = server
     if token is not None:
@@ -59,7 +68,9 @@ def fairportal(*args: str, server: str | None = None, token: str | None = None, 
 def _pending_of(namespace: str) -> tuple[str, int]:
     from queues.models import PendingPosition, Workload, WorkloadState
 
-    positioned = PendingPosition.objects.filter(workload__state=WorkloadState.PENDING).values_list("workload_id", flat=True)
+    positioned = PendingPosition.objects.filter(workload__state=WorkloadState.PENDING).values_list(
+        "workload_id", flat=True
+    )
     workload = (
         Workload.objects.filter(namespace__name=namespace, state=WorkloadState.PENDING, id__in=positioned)
         .order_by("-id")
@@ -73,12 +84,11 @@ def _pending_of(namespace: str) -> tuple[str, int]:
 def demo_server(django_db_setup, django_db_blocker) -> Iterator[Demo]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.db import connection
     from pytest_django.live_server_helper import LiveServer
 
     from core.api_tokens import issue_token
     from queues.demo import seed_demo
-
-    from django.db import connection
 
     with django_db_blocker.unblock():
         before = connection.creation.serialize_db_to_string()
@@ -87,11 +97,15 @@ def demo_server(django_db_setup, django_db_blocker) -> Iterator[Demo]:
         call_command("admission_pass", stdout=StringIO())  # the queue order and reasons as of now
         users = get_user_model().objects
         tokens = {name: issue_token(users.get(username=name)) for name in ("admin", "alice", "bob")}
-        demo = Demo(url="", tokens=tokens, alice_workload=_pending_of("team-vision"), bob_workload=_pending_of("team-speech"))
+        demo = Demo(
+            url="", tokens=tokens, alice_workload=_pending_of("team-vision"), bob_workload=_pending_of("team-speech")
+        )
     server = LiveServer("127.0.0.1")
     server._live_server_modified_settings.enable()
     try:
-        yield Demo(url=server.url, tokens=demo.tokens, alice_workload=demo.alice_workload, bob_workload=demo.bob_workload)
+        yield Demo(
+            url=server.url, tokens=demo.tokens, alice_workload=demo.alice_workload, bob_workload=demo.bob_workload
+        )
     finally:
         server._live_server_modified_settings.disable()
         server.stop()

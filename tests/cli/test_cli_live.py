@@ -132,7 +132,13 @@ def test_given_why_by_id_and_json_then_the_same_workload(demo_server: Demo):
 
     assert data["workload"] == key and data["state"] == "Pending"
     assert data["queue_position"] == Workload.objects.with_queue_position().get(pk=workload_id).queue_position
-    assert set(data["factors"]) >= {"priority", "priority_class", "namespace_weight", "local_queue_weight", "usage_score"}
+    assert set(data["factors"]) >= {
+        "priority",
+        "priority_class",
+        "namespace_weight",
+        "local_queue_weight",
+        "usage_score",
+    }
     assert data["reason"]["code"]
 
 

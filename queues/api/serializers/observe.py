@@ -48,7 +48,7 @@ class ShareRowSerializer(serializers.Serializer):
         "LocalQueue weight, over the sums of those feeding the ClusterQueue)",
     )
     entitlement = ResourceQuantitiesField(read_only=True)
-    entitlement_display = _display("Its entitlement as the dashboard shows it, e.g. [\"5.3 GPU\", \"42.7 CPU\"]")
+    entitlement_display = _display('Its entitlement as the dashboard shows it, e.g. ["5.3 GPU", "42.7 CPU"]')
     decayed_usage = ResourceQuantitiesField(read_only=True, help_text="Half-life decayed usage at the last sample")
     decayed_usage_display = _display("Decayed usage as the dashboard shows it")
     admitted = ResourceQuantitiesField(read_only=True, help_text="Requests of its admitted workloads now")
@@ -82,7 +82,7 @@ class ShareRowSerializer(serializers.Serializer):
 
 class AheadSerializer(serializers.Serializer):
     local_queue = serializers.SerializerMethodField(
-        help_text="namespace/name, or \"another tenant's queues\" for queues the caller may not see"
+        help_text='namespace/name, or "another tenant\'s queues" for queues the caller may not see'
     )
     same_local_queue = serializers.SerializerMethodField()
     count = serializers.IntegerField(read_only=True, help_text="Its pending workloads ahead")
@@ -98,9 +98,13 @@ class AheadSerializer(serializers.Serializer):
 
 
 class WaitReasonSerializer(serializers.Serializer):
-    code = serializers.CharField(source="reason_code", read_only=True, help_text="Machine-readable, e.g. InsufficientQuota")
+    code = serializers.CharField(
+        source="reason_code", read_only=True, help_text="Machine-readable, e.g. InsufficientQuota"
+    )
     title = serializers.CharField(source="reason_title", read_only=True)
-    message = serializers.CharField(source="reason", read_only=True, help_text="The engine's sentence, redacted for tenants")
+    message = serializers.CharField(
+        source="reason", read_only=True, help_text="The engine's sentence, redacted for tenants"
+    )
 
 
 class PriorityFactorsSerializer(serializers.Serializer):
@@ -127,7 +131,10 @@ class PriorityRowSerializer(serializers.Serializer):
     state = serializers.CharField(source="row.state", read_only=True)
     admission_mode = serializers.CharField(read_only=True)
     requests = serializers.ListField(
-        source="row.requests", child=serializers.CharField(), read_only=True, help_text='Total, e.g. ["2 nvidia.com/gpu"]'
+        source="row.requests",
+        child=serializers.CharField(),
+        read_only=True,
+        help_text='Total, e.g. ["2 nvidia.com/gpu"]',
     )
     factors = PriorityFactorsSerializer(source="*", read_only=True)
     queue_position = serializers.IntegerField(
