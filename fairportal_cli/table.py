@@ -19,7 +19,10 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]], *, last_unb
     """Columns separated by two spaces, left-aligned, the header first; ``last_unbounded`` lets
     the last column (a reason, a list of amounts) run on up to 200 characters."""
     texts = [
-        [cell(value, 200 if last_unbounded and index == len(headers) - 1 else MAX_CELL) for index, value in enumerate(row)]
+        [
+            cell(value, 200 if last_unbounded and index == len(headers) - 1 else MAX_CELL)
+            for index, value in enumerate(row)
+        ]
         for row in rows
     ]
     widths = [max([len(header), *(len(row[index]) for row in texts)]) for index, header in enumerate(headers)]
