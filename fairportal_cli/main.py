@@ -143,6 +143,15 @@ def _number(value: Any, digits: int = 4) -> str:
     return f"{float(value):.{digits}g}"
 
 
+def _quantity(value: Any, resource: str) -> str:
+    """A base-unit amount: bytes of memory and storage in Gi, others as numbers."""
+    if value is None:
+        return "-"
+    if "memory" in resource or "storage" in resource:
+        return f"{float(value) / 2**30:.4g}Gi"
+    return _number(value)
+
+
 def _amounts(display: Any) -> str:
     if not isinstance(display, list) or not display:
         return "-"
@@ -181,6 +190,12 @@ def _age(text: Any, now: datetime) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m"
     return f"{minutes}m{seconds:02d}s"
+
+
+def _minute(text: Any) -> str:
+    """An ISO time to the minute, in UTC: ``2027-01-21 20:58Z``."""
+    moment = _when(text)
+    return "-" if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%d %H:%MZ")
 
 
 def _mode(mode: Any) -> str:
@@ -357,11 +372,11 @@ def cmd_budgets(client: Client, args: argparse.Namespace, out: TextIO, err: Text
     table = []
     for row in rows:
         status = row.get("status") or {}
-        target = row.get("local_queue") or row.get("namespace") or row.get("cluster_queue")
+        target = row.get("target") or row.get("local_queue") or row.get("namespace") or row.get("cluster_queue")
         table.append(
             [
                 row.get("name"),
-                f"{row.get('target')} {target}" if row.get("target") else target,
+                target,
                 row.get("kind"),
                 row.get("resource"),
                 _number(row.get("allocated_hours"), 6),
@@ -369,7 +384,7 @@ def cmd_budgets(client: Client, args: argparse.Namespace, out: TextIO, err: Text
                 _number(status.get("remaining_hours"), 4),
                 f"{float(status['percent']):.0f}%" if status.get("percent") is not None else "-",
                 status.get("state"),
-                status.get("exhausted_at") or status.get("forecast_exhausted_at"),
+                _minute(status.get("exhausted_at") or status.get("forecast_exhausted_at")),
                 status.get("state_reason"),
             ]
         )
@@ -506,7 +521,7 @@ def render_simulation(result: dict[str, Any]) -> str:
             stats.get("evictions"),
             _seconds((stats.get("waitSeconds") or {}).get("p50")),
             _seconds((stats.get("waitSeconds") or {}).get("p95")),
-            *(_number((stats.get("allocation") or {}).get(r, 0)) for r in resources),
+            *(_quantity((stats.get("allocation") or {}).get(r, 0), r) for r in resources),
         ]
         for key, stats in per_queue.items()
     ]

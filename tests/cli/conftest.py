@@ -48,6 +48,7 @@ def fairportal(
     server: str | None = None,
     token: str | None = None,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
     timeout: float = 120,
 ) -> Ran:
     """``bin/fairportal ARGS`` as a user runs it, with FAIRPORTAL and FAIRPORTAL_TOKEN set."""
@@ -61,7 +62,9 @@ def fairportal(
     if token is not None:
         environ["FAIRPORTAL_TOKEN"] = token
     environ.update(env or {})
-    done = subprocess.run([str(BIN), *args], capture_output=True, text=True, env=environ, timeout=timeout, check=False)
+    done = subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, env=environ, timeout=timeout, check=False, cwd=cwd or ROOT
+    )
     return Ran(done.returncode, done.stdout, done.stderr)
 
 

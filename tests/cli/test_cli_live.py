@@ -223,3 +223,25 @@ def test_given_the_server_with_a_trailing_path_then_the_same_answers(demo_server
     slash = ok(fairportal("--server", demo_server.url + "/", "shares", "--json", token=demo_server.tokens["alice"]))
 
     assert json.loads(plain) == json.loads(slash)
+
+
+def test_given_a_scenario_the_engine_refuses_then_the_field_is_named_and_exit_1(demo_server: Demo, tmp_path):
+    scenario = tmp_path / "bad.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "name": "bad",
+                "clock": {"horizon": "0s"},
+                "resourceFlavors": [{"name": "default"}],
+                "clusterQueues": [
+                    {"name": "cq", "quotas": [{"flavor": "default", "resources": {"cpu": {"nominal": "-1"}}}]}
+                ],
+                "localQueues": [{"name": "a/main", "clusterQueue": "cq"}],
+            }
+        )
+    )
+    ran = as_user(demo_server, "alice", "simulate", str(scenario))
+
+    assert ran.code == 1 and ran.out == ""
+    assert ran.err.startswith("fairportal: the server answered 400: scenario: clusterQueues[0].quotas[0]")
+    assert "must not be negative" in ran.err and ran.err.count("\n") == 1

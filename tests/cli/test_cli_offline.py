@@ -135,3 +135,30 @@ def test_given_a_hostile_error_body_then_one_short_line_without_escapes(hostile_
     assert "EVIL line" in line and line.endswith("…")
     assert "\x1b" not in line
     assert len(line) <= 320
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "cannot read"),
+        ("name: [unclosed", "not valid YAML at line"),
+        ("{not json", "not valid JSON"),
+        ("- a list", "a scenario is a mapping"),
+    ],
+)
+def test_given_a_scenario_file_that_cannot_be_used_then_exit_2_before_sending(tmp_path, content, says):
+    scenario = tmp_path / "scenario.yaml"
+    if content is not None:
+        scenario.write_text(content)
+    # nothing listens on the server: the file is refused before any request
+    line = one_error_line(
+        fairportal("simulate", str(scenario), server=f"http://127.0.0.1:{closed_port()}", token="k"), 2
+    )
+    assert says in line
+
+
+def test_given_a_scenario_over_the_size_limit_then_exit_2(tmp_path):
+    scenario = tmp_path / "huge.json"
+    scenario.write_text("{" + " " * (1024 * 1024) + "}")
+    line = one_error_line(fairportal("simulate", str(scenario), server="http://127.0.0.1:9", token="k"), 2)
+    assert "is larger than the 1024 KiB the server accepts" in line
