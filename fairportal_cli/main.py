@@ -61,15 +61,10 @@ def _timeout(text: str) -> float:
     return value
 
 
-def _key(what: str) -> Callable[[str], str]:
-    def check(text: str) -> str:
-        if not _KEY.match(text):
-            raise argparse.ArgumentTypeError(
-                f"{what} must be namespace/name (lowercase DNS labels), got {one_line(text, 80)!r}"
-            )
-        return text
-
-    return check
+def _key(text: str) -> str:
+    if not _KEY.match(text):
+        raise argparse.ArgumentTypeError(f"must be namespace/name (lowercase DNS labels), got {one_line(text, 80)!r}")
+    return text
 
 
 def _label(text: str) -> str:
@@ -101,7 +96,7 @@ def build_parser() -> Parser:
     shares = verb("shares", "fair-share standing per LocalQueue (like sshare)")
     shares.add_argument("--namespace", type=_label, help="only this namespace's LocalQueues")
     shares.add_argument("--cluster-queue", type=_label, help="only the LocalQueues feeding this ClusterQueue")
-    shares.add_argument("--queue", type=_key("--queue"), help="only this LocalQueue (namespace/name)")
+    shares.add_argument("--queue", type=_key, help="only this LocalQueue (namespace/name)")
     shares.add_argument(
         "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
     )
@@ -115,7 +110,7 @@ def build_parser() -> Parser:
     )
 
     pending = verb("pending", "pending workloads in queue order with their reasons (like squeue -t PD)")
-    pending.add_argument("--queue", type=_key("--queue"), help="only this LocalQueue (namespace/name)")
+    pending.add_argument("--queue", type=_key, help="only this LocalQueue (namespace/name)")
     pending.add_argument("--cluster-queue", type=_label, help="only this ClusterQueue")
     pending.add_argument(
         "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
@@ -579,6 +574,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.write("fairportal: interrupted\n")
         return 130
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as error:
+        # the server's JSON is not the shape this client reads: say so on one line, not a traceback
+        err.write(
+            f"fairportal: the server's answer is not what this client expects ({type(error).__name__}: "
+            f"{one_line(str(error), 120)}); is it a fairportal server of this version?\n"
+        )
+        return 1
     except BrokenPipeError:  # `fairportal pending | head`: the reader left; nothing more to say
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115  # so the interpreter's final flush does not fail

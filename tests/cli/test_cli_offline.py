@@ -37,7 +37,7 @@ def closed_port() -> int:
         (("sshare",), "invalid choice: 'sshare'"),
         (("why",), "required: WORKLOAD"),
         (("why", "Team-A/Job!"), "WORKLOAD must be an id or namespace/name"),
-        (("pending", "--queue", "team-a"), "--queue must be namespace/name"),
+        (("pending", "--queue", "team-a"), "argument --queue: must be namespace/name"),
         (("shares", "--limit", "0"), "must be a whole number from 1 to 100000"),
         (("shares", "--limit", "many"), "must be a whole number from 1 to 100000"),
         (("--timeout", "-1", "shares"), "seconds above 0"),
@@ -104,12 +104,19 @@ def test_given_a_server_that_never_answers_then_the_timeout_ends_it(silent_serve
     assert line == f"fairportal: {silent_server}/ did not answer within 1 s (--timeout to wait longer)"
 
 
+HUGE_ERROR = (500, '{"detail": "' + "\\u001b[31mEVIL\\nline " * 20000 + '"}')
+
+
 class _Hostile(http.server.BaseHTTPRequestHandler):
-    """Answers every request with a huge error full of terminal escapes and newlines."""
+    """Answers every request with ``answer`` (status, body): by default a huge error full of
+    terminal escapes and newlines."""
+
+    answer = HUGE_ERROR
 
     def do_GET(self) -> None:  # noqa: N802  # the standard library's name
-        body = ('{"detail": "' + "\\u001b[31mEVIL\\nline " * 20000 + '"}').encode()
-        self.send_response(500)
+        status, text = self.answer
+        body = text.encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -120,8 +127,9 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def hostile_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+def hostile_server(request) -> Iterator[str]:
+    handler = type("Handler", (_Hostile,), {"answer": getattr(request, "param", HUGE_ERROR)})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -162,3 +170,21 @@ def test_given_a_scenario_over_the_size_limit_then_exit_2(tmp_path):
     scenario.write_text("{" + " " * (1024 * 1024) + "}")
     line = one_error_line(fairportal("simulate", str(scenario), server="http://127.0.0.1:9", token="k"), 2)
     assert "is larger than the 1024 KiB the server accepts" in line
+
+
+@pytest.mark.parametrize(
+    ("hostile_server", "says"),
+    [
+        (
+            (200, '{"count": 1, "next": null, "results": [{"namespace_weight": "heavy"}]}'),
+            "not what this client expects",
+        ),
+        ((200, '{"count": 1, "next": null, "results": "nope"}'), "is not a list page"),
+        ((200, "<html>a login page</html>"), "answered 200 without JSON: is it a fairportal server?"),
+        ((302, "{}"), "answered a redirect (302)"),
+    ],
+    indirect=["hostile_server"],
+)
+def test_given_a_server_that_is_not_fairportal_then_one_line_and_exit_1(hostile_server, says):
+    line = one_error_line(fairportal("shares", server=hostile_server, token="key"), 1)
+    assert says in line
