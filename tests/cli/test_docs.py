@@ -144,3 +144,14 @@ def test_given_a_documented_command_then_it_runs_and_prints_what_the_doc_shows(
     assert (ran.code != 0) == failed, ran.err
     live = (ran.err if failed else ran.out).rstrip("\n").splitlines()
     assert_same_shape(example.shown, live)
+
+
+@pytest.mark.celery_worker
+def test_given_simulate_json_then_the_finished_run_with_its_result(demo_server: Demo, whatif_worker):
+    ran = as_user(demo_server, "alice", "simulate", "--json", "tests/scenarios/drf_classic.yaml")
+
+    assert ran.code == 0, ran.err
+    run = json.loads(ran.out)
+    assert run["status"] == "succeeded" and run["error"] == ""
+    per_queue = run["result"]["summary"]["perLocalQueue"]
+    assert {key: stats["admitted"] for key, stats in per_queue.items()} == {"user-a/tasks": 3, "user-b/tasks": 2}
