@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import StringIO
@@ -95,23 +94,22 @@ def demo_server(django_db_setup, django_db_blocker) -> Iterator[Demo]:
 
     with django_db_blocker.unblock():
         before = connection.creation.serialize_db_to_string()
-        seed_demo(history_seconds=3600)
-        call_command("sample_usage", stdout=StringIO())
-        call_command("admission_pass", stdout=StringIO())  # the queue order and reasons as of now
-        users = get_user_model().objects
-        tokens = {name: issue_token(users.get(username=name)) for name in ("admin", "alice", "bob")}
-        demo = Demo(
-            url="", tokens=tokens, alice_workload=_pending_of("team-vision"), bob_workload=_pending_of("team-speech")
-        )
-    server = LiveServer("127.0.0.1")
-    server._live_server_modified_settings.enable()
+    server: LiveServer | None = None
     try:
-        yield Demo(
-            url=server.url, tokens=demo.tokens, alice_workload=demo.alice_workload, bob_workload=demo.bob_workload
-        )
-    finally:
-        server._live_server_modified_settings.disable()
-        server.stop()
+        with django_db_blocker.unblock():
+            seed_demo(history_seconds=3600)
+            call_command("sample_usage", stdout=StringIO())
+            call_command("admission_pass", stdout=StringIO())  # the queue order and reasons as of now
+            users = get_user_model().objects
+            tokens = {name: issue_token(users.get(username=name)) for name in ("admin", "alice", "bob")}
+            alice_workload, bob_workload = _pending_of("team-vision"), _pending_of("team-speech")
+        server = LiveServer("127.0.0.1")
+        server._live_server_modified_settings.enable()
+        yield Demo(url=server.url, tokens=tokens, alice_workload=alice_workload, bob_workload=bob_workload)
+    finally:  # also when seeding failed half-way: nothing committed here outlives the module
+        if server is not None:
+            server._live_server_modified_settings.disable()
+            server.stop()
         with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0, inhibit_post_migrate=True)
             connection.creation.deserialize_db_from_string(before)
@@ -121,4 +119,4 @@ def as_user(demo: Demo, user: str, *args: str, **kwargs) -> Ran:
     return fairportal(*args, server=demo.url, token=demo.tokens[user], **kwargs)
 
 
-__all__ = ["BIN", "ROOT", "Demo", "Ran", "as_user", "fairportal", "sys"]
+__all__ = ["BIN", "ROOT", "Demo", "Ran", "as_user", "fairportal"]

@@ -5,13 +5,16 @@ non-zero exit (2 for usage errors), never a traceback, and never echoes unbounde
 from __future__ import annotations
 
 import http.server
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
 import pytest
 
-from tests.cli.conftest import Ran, fairportal
+from tests.cli.conftest import ROOT, Ran, fairportal
 
 
 def one_error_line(ran: Ran, code: int) -> str:
@@ -188,3 +191,23 @@ def test_given_a_scenario_over_the_size_limit_then_exit_2(tmp_path):
 def test_given_a_server_that_is_not_fairportal_then_one_line_and_exit_1(hostile_server, says):
     line = one_error_line(fairportal("shares", server=hostile_server, token="key"), 1)
     assert says in line
+
+
+def test_given_no_requests_package_then_one_line_says_what_to_install():
+    blocked = (
+        "import runpy, sys; sys.modules['requests'] = None; runpy.run_module('fairportal_cli', run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", blocked, "shares"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "")},
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr
+        == "fairportal: the Python package requests is missing: pip install requests (or run make install)\n"
+    )
