@@ -3,6 +3,7 @@
 from rest_framework.routers import BaseRouter
 
 from queues.api.views.audit import PolicyChangeViewSet
+from queues.api.views.observe import PriorityViewSet, ShareViewSet
 from queues.api.views.policy import (
     ClusterQueueViewSet,
     CohortViewSet,
@@ -23,3 +24,5 @@ def register_routes(router: BaseRouter) -> None:
     router.register("workloads", WorkloadViewSet, basename="workload")
     router.register("policy-changes", PolicyChangeViewSet, basename="policy-change")
     router.register("usage-samples", UsageSampleViewSet, basename="usage-sample")
+    router.register("shares", ShareViewSet, basename="share")
+    router.register("priority", PriorityViewSet, basename="priority")

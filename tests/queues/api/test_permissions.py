@@ -80,6 +80,20 @@ USAGE_SAMPLES = {
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),
 }
+# The terminal's read-only answers (bin/fairportal): shares per LocalQueue for admins and
+# tenants; priority (workloads with their factors) for everyone who reads workloads.
+SHARES = {
+    "list": row(200, 200, 200, 200, 403),
+    "create": row(405, 405, 405, 405, 405),
+}
+PRIORITY = {
+    "list": row(200, 200, 200, 200, 200),
+    "retrieve": row(200, 200, 200, 404, 200),
+    "create": row(405, 405, 405, 405, 405),
+    "update": row(405, 405, 405, 405, 405),
+    "partial_update": row(405, 405, 405, 405, 405),
+    "destroy": row(405, 405, 405, 405, 405),
+}
 # Simulations: admins and tenants run scenarios (every run queued for the what-if lane, 202); a
 # stored run is its owner's (editor_a's here): anyone else but an admin gets a 404.
 SIMULATIONS = {
@@ -174,6 +188,8 @@ ENDPOINTS = [
     Endpoint("budget-events", POLICY_CHANGES, lambda w: w.event_a, {"message": "forged"}),
     Endpoint("usage-samples", USAGE_SAMPLES, lambda w: w.sample_a, {"kind": "localQueue"}),
     Endpoint("simulations", SIMULATIONS, lambda w: w.run_a, {"scenario": tiny_scenario()}),
+    Endpoint("shares", SHARES, lambda w: w.lq_a, {"weight": 10}),
+    Endpoint("priority", PRIORITY, lambda w: w.admitted_a, {"priority": 100}),
     Endpoint("playground/presets", PLAYGROUND_PRESETS, lambda w: SimpleNamespace(pk="volcano-16cpu"), {}),
     Endpoint(
         "playground/scenarios",
@@ -259,8 +275,12 @@ VISIBLE = {
     ("budgets", "tenant_b"): {"b-hours"},
     ("simulations", "editor_a"): {"what-if"},
     ("simulations", "tenant_b"): set(),
+    ("shares", "viewer_a"): {"team-a/main", "team-a/spare"},
+    ("shares", "tenant_b"): {"team-b/main"},
+    ("priority", "viewer_a"): {"team-a/a-pending", "team-a/a-admitted"},
+    ("priority", "tenant_b"): {"team-b/b-pending"},
 }
-LIST_KEY = {"local-queues": "key", "simulations": "scenario"}
+LIST_KEY = {"local-queues": "key", "simulations": "scenario", "shares": "local_queue", "priority": "workload"}
 
 
 @pytest.mark.parametrize(("prefix", "role"), list(VISIBLE), ids=lambda value: str(value))
