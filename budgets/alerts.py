@@ -14,7 +14,6 @@ admin endpoint subscribed to the event's type, all at-least-once until a 2xx ans
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime
 from decimal import Decimal
@@ -242,7 +241,9 @@ def own_delivery(event_id: int) -> WebhookDelivery | None:
         body=webhook_body(event),
         enqueue=False,
     )
-    return WebhookDelivery.objects.filter(endpoint=endpoint, source=WebhookDelivery.Source.BUDGET_EVENT, source_id=event.pk).first()
+    return WebhookDelivery.objects.filter(
+        endpoint=endpoint, source=WebhookDelivery.Source.BUDGET_EVENT, source_id=event.pk
+    ).first()
 
 
 def deliver_webhook(event_id: int, *, timeout: float) -> bool:

@@ -7,9 +7,8 @@ class BudgetsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from budgets import alerts
+        from budgets import alerts, safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets import demo as budgets_demo
-        from budgets import safe_admission, selectors, signals  # noqa: F401 - signals connects the receivers
         from budgets.metrics import BudgetCollector
         from budgets.selectors import chips
         from core import extensions, webhooks

@@ -20,8 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
-from core import outbound
-from core import webhooks
+from core import outbound, webhooks
 from core.access import Access, visibility
 from core.models import WebhookEndpoint
 from core.models.webhooks import ALL_BUDGET_EVENTS, BUDGET_ENDPOINT_PREFIX
@@ -106,6 +105,19 @@ class Budget(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            self.sync_webhook_endpoint()
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        with transaction.atomic():
+            endpoint_id = self.webhook_endpoint_id
+            result = super().delete(*args, **kwargs)
+            if endpoint_id is not None:
+                WebhookEndpoint.objects.filter(pk=endpoint_id, scope=WebhookEndpoint.Scope.BUDGET).delete()
+            return result
 
     @property
     def target(self) -> Any:
@@ -192,19 +204,6 @@ class Budget(models.Model):
             errors["alert_thresholds"] = "expected a list of percentages between 0 and 1000, e.g. [80, 100]"
         if errors:
             raise ValidationError(errors)
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        with transaction.atomic():
-            super().save(*args, **kwargs)
-            self.sync_webhook_endpoint()
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        with transaction.atomic():
-            endpoint_id = self.webhook_endpoint_id
-            result = super().delete(*args, **kwargs)
-            if endpoint_id is not None:
-                WebhookEndpoint.objects.filter(pk=endpoint_id, scope=WebhookEndpoint.Scope.BUDGET).delete()
-            return result
 
     def sync_webhook_endpoint(self) -> WebhookEndpoint | None:
         """This budget's own endpoint, in step with ``webhook_url``: created with a new secret for

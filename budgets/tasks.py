@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
+
 from budgets import alerts, services
 from core import webhooks
 
@@ -51,5 +52,5 @@ def post_budget_webhook(self: Task, event_id: int, attempt: int | None = None) -
         return False
     outcome = webhooks.attempt(delivery.pk, expected_attempt=attempt)
     if outcome.retry_in is not None:
-        raise self.retry(args=[event_id, outcome.attempts + 1], countdown=outcome.retry_in)
+        raise self.retry(args=(event_id, outcome.attempts + 1), countdown=outcome.retry_in)
     return outcome.delivered

@@ -30,7 +30,7 @@ def deliver_webhook(self: Task, delivery_id: int, attempt: int | None = None) ->
     failed. ``attempt``: the attempt this message is for (a duplicate finds it taken)."""
     outcome = webhooks.attempt(delivery_id, expected_attempt=attempt)
     if outcome.retry_in is not None:
-        raise self.retry(args=[delivery_id, outcome.attempts + 1], countdown=outcome.retry_in)
+        raise self.retry(args=(delivery_id, outcome.attempts + 1), countdown=outcome.retry_in)
     return outcome.delivered
 
 

@@ -116,7 +116,9 @@ def drop_previous_secret(endpoint: WebhookEndpoint) -> None:
 def site_endpoints(event_type: str) -> list[WebhookEndpoint]:
     """Enabled admin endpoints subscribed to ``event_type`` (one query; endpoints are few)."""
     endpoints = WebhookEndpoint.objects.filter(enabled=True, scope=WebhookEndpoint.Scope.SITE).only("id", "events")
-    return [endpoint for endpoint in endpoints if isinstance(endpoint.events, list) and wants(endpoint.events, event_type)]
+    return [
+        endpoint for endpoint in endpoints if isinstance(endpoint.events, list) and wants(endpoint.events, event_type)
+    ]
 
 
 # --- queueing ----------------------------------------------------------------------------------
@@ -257,9 +259,7 @@ def attempt(delivery_id: int, *, expected_attempt: int | None = None, timeout: f
     body = delivery.body.encode()
     status: int | None = None
     try:
-        headers = signed_headers(
-            endpoint.signing_secrets(now), delivery.message_id, body, timestamp=int(time.time())
-        )
+        headers = signed_headers(endpoint.signing_secrets(now), delivery.message_id, body, timestamp=int(time.time()))
         # resolved and checked again here, connected to the checked address, no redirects
         status = outbound.post_json(endpoint.url, body, timeout=timeout, headers=headers)
         error = "" if 200 <= status < 300 else f"HTTP {status}"

@@ -62,7 +62,10 @@ class WebhookEndpoint(models.Model):
     secret = models.CharField(max_length=100, editable=False)
     previous_secret = models.CharField(max_length=100, blank=True, editable=False)
     previous_secret_expires_at = models.DateTimeField(
-        null=True, blank=True, editable=False, help_text="The previous secret signs too until then (empty: until removed)"
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The previous secret signs too until then (empty: until removed)",
     )
     secret_rotated_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
