@@ -15,7 +15,8 @@ Retries: a failed attempt (network error, or not 2xx) is tried again after
 times, then the delivery is ``failed``. One sender at a time: an attempt claims the row with a
 conditional UPDATE (pending, not leased, and the attempt number the message expects), so a
 message delivered twice by the broker sends once. ``sweep`` re-sends what a lost message left
-pending. Queries: ``attempt`` runs 3 to 4 statements plus the observers'; ``queue`` 1 per row.
+pending. Queries: ``attempt`` runs five statements (read, claim, re-read the count, record,
+re-read) plus the observers' (budgets: one UPDATE); ``queue`` two or three per endpoint.
 
 Apps above the kernel follow their own deliveries through ``DELIVERY_OBSERVERS`` (budgets keeps
 each BudgetEvent's webhook status in step with its own endpoint's delivery).
@@ -54,6 +55,7 @@ MAX_BACKOFF_SECONDS = 600
 DELIVER_TASK = "core.deliver_webhook"
 DISABLED = "not sent: the endpoint is disabled"
 USER_AGENT = "fairportal-webhooks/1"
+DELIVERY_RETENTION = timedelta(days=30)  # delivered and failed deliveries are kept this long
 
 # Called with the delivery after each change of its status (an attempt, a redelivery).
 DELIVERY_OBSERVERS: extensions.ExtensionPoint[Callable[[WebhookDelivery], None]] = extensions.ExtensionPoint(
@@ -310,14 +312,21 @@ def redeliver(deliveries: Iterable[WebhookDelivery]) -> int:
     return count
 
 
-def sweep(*, grace_seconds: int = 120, limit: int = 500) -> int:
+def sweep(*, grace_seconds: int = 120, limit: int = 500, now: datetime | None = None) -> int:
     """Send pending deliveries whose next attempt is ``grace_seconds`` overdue (the broker lost
     or never took their message); the attempt number keeps a late original from sending twice.
-    Two queries plus one publish per row."""
-    cutoff = timezone.now() - timedelta(seconds=grace_seconds)
+    Deletes delivered and failed deliveries older than ``DELIVERY_RETENTION``. Three queries
+    plus one publish per row; returns how many were sent again."""
+    now = now or timezone.now()
+    WebhookDelivery.objects.filter(
+        status__in=[WebhookDelivery.Status.DELIVERED, WebhookDelivery.Status.FAILED],
+        created_at__lt=now - DELIVERY_RETENTION,
+    ).delete()
     due = list(
-        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=cutoff)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=timezone.now()))
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now - timedelta(seconds=grace_seconds)
+        )
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
         .order_by("next_attempt_at")
         .values_list("pk", "attempts")[:limit]
     )

@@ -432,6 +432,21 @@ def test_given_a_pending_delivery_whose_message_was_lost_then_the_sweep_sends_it
     assert (lost.status, fresh.status, len(capture.requests)) == ("delivered", "pending", 1)
 
 
+def test_given_finished_deliveries_older_than_the_retention_then_the_sweep_deletes_them_and_keeps_the_rest():
+    endpoint("https://93.184.215.14/a", ["policy.changed"])
+    namespace = Namespace.objects.create(name="team-a", weight=Decimal(1))
+    old_delivered, old_pending, recent_failed = (deliveries_of(change_weight(namespace, w))[0] for w in "234")
+    long_ago = timezone.now() - webhooks.DELIVERY_RETENTION - timedelta(days=1)
+    WebhookDelivery.objects.filter(pk=old_delivered.pk).update(status="delivered", created_at=long_ago)
+    WebhookDelivery.objects.filter(pk=old_pending.pk).update(created_at=long_ago, next_attempt_at=None)
+    WebhookDelivery.objects.filter(pk=recent_failed.pk).update(status="failed")
+
+    webhooks.sweep()
+
+    remaining = set(WebhookDelivery.objects.values_list("pk", flat=True))
+    assert old_delivered.pk not in remaining and {old_pending.pk, recent_failed.pk} <= remaining
+
+
 def test_given_a_seeded_generator_then_jitter_stays_within_half_and_all_of_the_wait_and_varies():
     rng = random.Random(7)
     waits = [webhooks.jittered(webhooks.backoff(3), rng) for _ in range(50)]
