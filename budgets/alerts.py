@@ -136,7 +136,7 @@ def record_period_events(
 
 
 def _queue_delivery(event: BudgetEvent, *, wants_email: bool) -> None:
-    # Broker down: the rows stay pending (the webhook sweep sends them later), nothing is lost.
+    # Broker down: the webhook deliveries stay pending and beat's sweep sends them later.
     if wants_email:
         enqueue_on_commit("budgets.send_email", event.pk)
     event_type = f"budget.{event.kind}"
