@@ -107,9 +107,11 @@ class Budget(models.Model):
         return self.name
 
     def save(self, *args: Any, **kwargs: Any) -> None:
+        update_fields = kwargs.get("update_fields")
         with transaction.atomic():
             super().save(*args, **kwargs)
-            self.sync_webhook_endpoint()
+            if update_fields is None or {"webhook_url", "name"} & set(update_fields):
+                self.sync_webhook_endpoint()
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         with transaction.atomic():
