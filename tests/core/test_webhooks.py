@@ -35,6 +35,7 @@ from core.models import PolicyChange, Surface, WebhookDelivery, WebhookEndpoint
 from queues.models import Namespace
 from tests.budgets.conftest import eager_tasks  # noqa: F401 - a fixture
 from tests.factories import UserFactory
+from tests.queues.test_tasks_e2e import celery_worker, wait_for  # noqa: F401 - a fixture and a helper
 
 pytestmark = pytest.mark.django_db
 
@@ -476,3 +477,36 @@ def test_given_bad_endpoint_fields_then_the_error_names_the_field_and_nothing_is
         webhooks_services.create_endpoint(**values)
     assert message in error.value.message_dict[field][0]
     assert not WebhookEndpoint.objects.exists()
+
+
+# --- a real worker ------------------------------------------------------------------------------------
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_given_a_real_worker_then_a_committed_policy_change_reaches_the_documented_receiver_and_a_503_is_retried(
+    celery_worker, captures, receivers, settings
+):
+    """No eager mode: the audited write commits, ``core.deliver_webhook`` goes through Redis to a
+    real worker, which signs and sends; the failing receiver gets the retry after its backoff."""
+    settings.BUDGET_WEBHOOK_BACKOFF_SECONDS = 1
+    flaky = captures()
+    site, secret = endpoint(flaky.url, ["policy.changed"], name="documented")
+    receiver = receivers(secret)
+    WebhookEndpoint.objects.filter(pk=site.pk).update(url=receiver.url)
+    _, flaky_secret = endpoint(flaky.url, ["policy.changed"], name="flaky")
+    namespace = Namespace.objects.create(name="team-a", weight=Decimal(1))
+    # the endpoints' own creations were policy changes too: let their announcements go out first
+    assert wait_for(lambda: not WebhookDelivery.objects.filter(status="pending").exists())
+    flaky.statuses.append(503)
+
+    with transaction.atomic():
+        change = change_weight(namespace, "4")
+
+    assert wait_for(lambda: {d.status for d in deliveries_of(change)} == {"delivered"})
+    printed = [event for event in receiver.printed() if event["data"]["objectType"] == "namespace"]
+    assert [(event["type"], event["data"]["id"]) for event in printed] == [("policy.changed", change.pk)]
+    flaky_delivery = WebhookDelivery.objects.get(endpoint__name="flaky", source_id=change.pk)
+    assert (flaky_delivery.attempts, flaky_delivery.last_status_code) == (2, 200)
+    retried = [(h, b) for h, b in flaky.requests if h["webhook-id"] == f"policy-change-{change.pk}"]
+    assert len(retried) == 2 and all(standardwebhooks.Webhook(flaky_secret).verify(b, h) for h, b in retried)
