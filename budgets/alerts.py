@@ -1,15 +1,19 @@
-"""Budget events and their alerts: e-mail for thresholds, a webhook for every event.
+"""Budget events and their alerts: e-mail for thresholds, a signed webhook for every event.
 
 Events are rows written inside the accounting transaction; delivery happens afterwards in
 Celery tasks (``transaction.on_commit``), so a slow mail server or a dead webhook never holds
 up the control loop, and a rolled-back run announces nothing. E-mail is claimed with a
-conditional UPDATE before sending, so a task delivered twice (acks-late redelivery) mails once;
-webhooks are at-least-once until a 2xx answer (the payload's ``eventId`` lets receivers dedupe).
+conditional UPDATE before sending, so a task delivered twice (acks-late redelivery) mails once.
+
+Webhooks go through the kernel's signed deliveries (``core.webhooks``, docs/webhooks.md): one
+to the budget's own ``webhook_url`` (signed with its own endpoint's secret) and one to each
+admin endpoint subscribed to the event's type, all at-least-once until a 2xx answer (the
+``webhook-id`` header, the same on every attempt, lets receivers dedupe). The event's
+``webhook_*`` fields follow the delivery to the budget's own URL (``delivery_changed``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime
 from decimal import Decimal
@@ -17,13 +21,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db.models import F
 from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
 from budgets.status import BudgetStatus, format_hours
-from core import outbound
+from core import webhooks
 from core.enqueue import enqueue_on_commit
+from core.models import WebhookDelivery
 
 logger = logging.getLogger(__name__)
 
@@ -132,14 +136,23 @@ def record_period_events(
 
 
 def _queue_delivery(event: BudgetEvent, *, wants_email: bool) -> None:
-    wants_webhook = event.webhook_status == BudgetEvent.Delivery.PENDING
-    if not (wants_email or wants_webhook):
-        return
-    # Broker down: the event row stays pending, nothing is lost.
+    # Broker down: the webhook deliveries stay pending and beat's sweep sends them later.
     if wants_email:
         enqueue_on_commit("budgets.send_email", event.pk)
-    if wants_webhook:
-        enqueue_on_commit("budgets.post_webhook", event.pk)
+    event_type = f"budget.{event.kind}"
+    endpoints = webhooks.site_endpoints(event_type)
+    if event.webhook_status == BudgetEvent.Delivery.PENDING:
+        own = event.budget.sync_webhook_endpoint()
+        if own is not None:
+            endpoints.insert(0, own)
+    if endpoints:
+        webhooks.queue(
+            endpoints,
+            event_type=event_type,
+            source=WebhookDelivery.Source.BUDGET_EVENT,
+            source_id=event.pk,
+            body=webhook_body(event),
+        )
 
 
 # --- delivery ----------------------------------------------------------------------------------
@@ -197,11 +210,17 @@ def webhook_payload(event: BudgetEvent) -> dict[str, Any]:
     }
 
 
-def deliver_webhook(event_id: int, *, timeout: float) -> bool:
-    """POST the event once; True when delivered now, False when there is nothing to do.
+def webhook_body(event: BudgetEvent) -> dict[str, Any]:
+    """The signed body: ``type`` (``budget.<kind>``), ``timestamp`` and ``data`` (the payload),
+    with the payload's fields also at the top level, as receivers written before signed
+    webhooks read them."""
+    payload = webhook_payload(event)
+    return {"type": f"budget.{event.kind}", "timestamp": event.at.isoformat(), "data": payload, **payload}
 
-    Raises ``WebhookDeliveryError`` on a non-2xx answer or a network error (the task retries).
-    """
+
+def own_delivery(event_id: int) -> WebhookDelivery | None:
+    """The delivery of a pending event to its budget's own URL (queued now if it was queued
+    before signed webhooks); None when there is nothing to send."""
     event = (
         BudgetEvent.objects.select_related(
             "budget__local_queue__namespace", "budget__namespace", "budget__cluster_queue", "budget__flavor"
@@ -210,35 +229,51 @@ def deliver_webhook(event_id: int, *, timeout: float) -> bool:
         .first()
     )
     if event is None or event.webhook_status != BudgetEvent.Delivery.PENDING or not event.budget.webhook_url:
+        return None
+    endpoint = event.budget.sync_webhook_endpoint()  # the URL as stored now
+    if endpoint is None:
+        return None
+    webhooks.queue(
+        [endpoint],
+        event_type=f"budget.{event.kind}",
+        source=WebhookDelivery.Source.BUDGET_EVENT,
+        source_id=event.pk,
+        body=webhook_body(event),
+        enqueue=False,
+    )
+    return WebhookDelivery.objects.filter(
+        endpoint=endpoint, source=WebhookDelivery.Source.BUDGET_EVENT, source_id=event.pk
+    ).first()
+
+
+def deliver_webhook(event_id: int, *, timeout: float) -> bool:
+    """POST the event to its budget's own URL once, signed; True when delivered now, False when
+    there is nothing to do. Raises ``WebhookDeliveryError`` (a fixed sentence) on a non-2xx
+    answer or a network error."""
+    delivery = own_delivery(event_id)
+    if delivery is None:
         return False
-    BudgetEvent.objects.filter(pk=event_id).update(webhook_attempts=F("webhook_attempts") + 1)
-    body = json.dumps(webhook_payload(event)).encode()
-    try:
-        # resolved and checked again here, connected to the checked address, no redirects
-        status = outbound.post_json(
-            event.budget.webhook_url,
-            body,
-            timeout=timeout,
-            headers={"Content-Type": "application/json", "User-Agent": "fairportal-budgets/1"},
-        )
-    except outbound.OutboundError as error:
-        _note_failure(event_id, str(error))  # a fixed sentence: no network detail
-        raise WebhookDeliveryError(str(error)) from None
-    if not 200 <= status < 300:
-        _note_failure(event_id, f"HTTP {status}")
-        raise WebhookDeliveryError(f"HTTP {status}")
-    BudgetEvent.objects.filter(pk=event_id, webhook_status=BudgetEvent.Delivery.PENDING).update(
-        webhook_status=BudgetEvent.Delivery.DELIVERED, webhook_delivered_at=timezone.now(), webhook_last_error=""
+    outcome = webhooks.attempt(delivery.pk, timeout=timeout)
+    if outcome.error:
+        raise WebhookDeliveryError(outcome.error)
+    return outcome.delivered
+
+
+_EVENT_STATUS = {
+    WebhookDelivery.Status.PENDING: BudgetEvent.Delivery.PENDING,
+    WebhookDelivery.Status.DELIVERED: BudgetEvent.Delivery.DELIVERED,
+    WebhookDelivery.Status.FAILED: BudgetEvent.Delivery.FAILED,
+}
+
+
+def delivery_changed(delivery: WebhookDelivery) -> None:
+    """``core.webhooks.DELIVERY_OBSERVERS``: the event's ``webhook_*`` fields follow the delivery
+    to its budget's own endpoint (one UPDATE; other endpoints' deliveries change nothing)."""
+    if delivery.source != WebhookDelivery.Source.BUDGET_EVENT:
+        return
+    BudgetEvent.objects.filter(pk=delivery.source_id, budget__webhook_endpoint_id=delivery.endpoint_id).update(
+        webhook_status=_EVENT_STATUS[WebhookDelivery.Status(delivery.status)],
+        webhook_attempts=delivery.attempts,
+        webhook_last_error=delivery.last_error[:300],
+        webhook_delivered_at=delivery.delivered_at,
     )
-    return True
-
-
-def mark_webhook_failed(event_id: int) -> None:
-    """Give up after the last retry; the event shows the last error."""
-    BudgetEvent.objects.filter(pk=event_id, webhook_status=BudgetEvent.Delivery.PENDING).update(
-        webhook_status=BudgetEvent.Delivery.FAILED
-    )
-
-
-def _note_failure(event_id: int, error: str) -> None:
-    BudgetEvent.objects.filter(pk=event_id).update(webhook_last_error=error[:300])

@@ -3,6 +3,9 @@
 ``Budget`` is the policy; ``BudgetCharge`` the append-only ledger derived from admission
 intervals; ``BudgetState`` what the last accounting run found (used, burn rate, exhaustion);
 ``BudgetEvent`` what happened (thresholds, exhaustion, holds, renewals) and its alert delivery.
+
+A budget with a ``webhook_url`` owns a signed-webhook endpoint (``core.WebhookEndpoint``, scope
+``budget``: its secret signs the budget's events); ``save`` keeps it in step with the URL.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from budgets import periods
-from core import outbound
+from core import outbound, webhooks
 from core.access import Access, visibility
+from core.models import WebhookEndpoint
+from core.models.webhooks import ALL_BUDGET_EVENTS, BUDGET_ENDPOINT_PREFIX
 from core.validators import validate_dns_label, validate_resource_name
 from fairshare.simulation.calendar import MAX_RENEWAL_DAYS, MAX_YEAR, MIN_YEAR
 from queues.models import LocalQueue
@@ -80,6 +85,15 @@ class Budget(models.Model):
     )
     alert_emails = models.CharField(max_length=500, blank=True, help_text="Comma-separated addresses")
     webhook_url = models.URLField(blank=True)
+    webhook_endpoint = models.OneToOneField(
+        WebhookEndpoint,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="budget",
+        help_text="Signs this budget's webhooks (its secret); follows webhook_url",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -91,6 +105,21 @@ class Budget(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        update_fields = kwargs.get("update_fields")
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            if update_fields is None or {"webhook_url", "name"} & set(update_fields):
+                self.sync_webhook_endpoint()
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        with transaction.atomic():
+            endpoint_id = self.webhook_endpoint_id
+            result = super().delete(*args, **kwargs)
+            if endpoint_id is not None:
+                WebhookEndpoint.objects.filter(pk=endpoint_id, scope=WebhookEndpoint.Scope.BUDGET).delete()
+            return result
 
     @property
     def target(self) -> Any:
@@ -177,6 +206,35 @@ class Budget(models.Model):
             errors["alert_thresholds"] = "expected a list of percentages between 0 and 1000, e.g. [80, 100]"
         if errors:
             raise ValidationError(errors)
+
+    def sync_webhook_endpoint(self) -> WebhookEndpoint | None:
+        """This budget's own endpoint, in step with ``webhook_url``: created with a new secret for
+        the first URL (an admin reads it by rotating: docs/webhooks.md), its URL and name kept
+        current, disabled (the secret kept) while there is no URL. At most three queries."""
+        endpoint = (
+            WebhookEndpoint.objects.filter(pk=self.webhook_endpoint_id).first() if self.webhook_endpoint_id else None
+        )
+        name = f"{BUDGET_ENDPOINT_PREFIX}{self.pk} {self.name}"[:100]
+        if endpoint is None:
+            if not self.webhook_url:
+                return None
+            endpoint = WebhookEndpoint.objects.create(
+                name=name,
+                url=self.webhook_url,
+                events=[ALL_BUDGET_EVENTS],
+                scope=WebhookEndpoint.Scope.BUDGET,
+                secret=webhooks.new_secret(),
+            )
+            Budget.objects.filter(pk=self.pk).update(webhook_endpoint=endpoint)
+            self.webhook_endpoint = endpoint
+            return endpoint
+        wanted = {"url": self.webhook_url or endpoint.url, "name": name, "enabled": bool(self.webhook_url)}
+        changed = [field for field, value in wanted.items() if getattr(endpoint, field) != value]
+        for field in changed:
+            setattr(endpoint, field, wanted[field])
+        if changed:
+            endpoint.save(update_fields=changed)
+        return endpoint if self.webhook_url else None
 
     def _changed_measure_fields(self) -> list[str]:
         """Measure fields whose value differs from the stored row."""

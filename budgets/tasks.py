@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
-from django.conf import settings
 
 from budgets import alerts, services
+from core import webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -34,24 +34,23 @@ def send_budget_email(self: Task, event_id: int) -> bool:
 
 
 def webhook_backoff(retries: int) -> int:
-    """Seconds before retry ``retries + 1``: 2, 4, 8, ... capped at 10 minutes."""
-    return min(600, settings.BUDGET_WEBHOOK_BACKOFF_SECONDS * 2**retries)
+    """Seconds before retry ``retries + 1`` before jitter: 2, 4, 8, ... capped at 10 minutes
+    (``core.webhooks.backoff``; each wait is then jittered)."""
+    return webhooks.backoff(retries)
 
 
 @shared_task(name="budgets.post_webhook", ignore_result=True, bind=True, max_retries=None)
-def post_budget_webhook(self: Task, event_id: int) -> bool:
-    """POST one event; retried with exponential backoff, marked failed after the last try.
+def post_budget_webhook(self: Task, event_id: int, attempt: int | None = None) -> bool:
+    """POST one event to its budget's own URL, signed; retried with jittered exponential backoff
+    like ``core.deliver_webhook`` and marked failed after ``BUDGET_WEBHOOK_MAX_RETRIES`` retries.
 
-    The task's own limit is off (``max_retries=None``): ``BUDGET_WEBHOOK_MAX_RETRIES`` decides,
-    so the event row can be marked failed instead of the task just dying.
+    Budget events are queued as ``core.deliver_webhook`` now; this name stays for messages queued
+    before signed webhooks and sends through the same delivery row.
     """
-    try:
-        return alerts.deliver_webhook(event_id, timeout=settings.BUDGET_WEBHOOK_TIMEOUT_SECONDS)
-    except alerts.WebhookDeliveryError as error:
-        if self.request.retries >= settings.BUDGET_WEBHOOK_MAX_RETRIES:
-            alerts.mark_webhook_failed(event_id)
-            logger.warning(
-                "budget event %s: webhook failed after %d tries: %s", event_id, self.request.retries + 1, error
-            )
-            return False
-        raise self.retry(exc=error, countdown=webhook_backoff(self.request.retries)) from error
+    delivery = alerts.own_delivery(event_id)
+    if delivery is None:
+        return False
+    outcome = webhooks.attempt(delivery.pk, expected_attempt=attempt)
+    if outcome.retry_in is not None:
+        raise self.retry(args=(event_id, outcome.attempts + 1), countdown=outcome.retry_in)
+    return outcome.delivered

@@ -9,7 +9,9 @@ and after, its actor and its surface.
 - ``Audit``: the same two pictures when the write is split across calls: ``AuditedAdmin`` (the
   Django admin saves the object and its inline quota rows in separate steps), the Kueue import.
 
-An update that changed nothing writes no row.
+An update that changed nothing writes no row. Each row is announced to the webhook endpoints
+subscribed to ``policy.changed`` (``core.webhooks.policy_change_recorded``: one query, and a
+delivery row per endpoint sent after the commit; nothing when the write rolls back).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from django.contrib import admin
 from django.db import models, transaction
 from django.http import HttpRequest
 
+from core import webhooks
 from core.formatting import format_for_humans
 from core.models import PolicyChange, Surface
 
@@ -39,6 +42,11 @@ _NOT_POLICY = {
     "historical_share",
     "stop_level",  # who set a stop: the audit row's actor already says it
     "stopped_by",
+    # webhook secrets never enter the audit trail (a rotation shows as secret_rotated_at), and a
+    # budget's link to its own webhook endpoint is bookkeeping
+    "secret",
+    "previous_secret",
+    "webhook_endpoint",
 }
 
 
@@ -98,7 +106,7 @@ def record_change(
     if action == PolicyChange.Action.UPDATE and before == after:
         return None
     user = actor if getattr(actor, "is_authenticated", False) else None
-    return PolicyChange.objects.create(
+    change = PolicyChange.objects.create(
         actor=user,
         actor_name=getattr(user, "username", "") if user else "",
         surface=surface,
@@ -110,6 +118,8 @@ def record_change(
         after=after,
         note=note,
     )
+    webhooks.policy_change_recorded(change)
+    return change
 
 
 @dataclass

@@ -29,6 +29,8 @@ The points declared today:
 * ``queues.demo.DEMO_EXTRAS``: an app's part of the demo data (budgets: its budgets and charges);
 * ``queues.metrics.METRICS_COLLECTORS``: collectors of database state added to ``/metrics``
   (budgets: budget usage; playground: the what-if lane).
+* ``core.webhooks.DELIVERY_OBSERVERS``: told of each change of a webhook delivery's status
+  (budgets: a budget event's ``webhook_*`` fields follow its budget's own delivery).
 """
 
 from __future__ import annotations

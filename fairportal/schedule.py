@@ -28,6 +28,7 @@ def beat_schedule(
     retention_seconds: int = 3600,
     budget_seconds: int = 60,
     whatif_reaper_seconds: int = 60,
+    webhook_sweep_seconds: int = 60,
 ) -> dict[str, dict[str, Any]]:
     """Each entry expires after one period: after a broker outage, stale ticks are dropped
     instead of running in a burst (the next tick does the same work)."""
@@ -44,4 +45,5 @@ def beat_schedule(
         "idempotency-keys": every("queues.prune_idempotency_keys", retention_seconds),
         "whatif-reaper": every("fairportal.reap_stuck_whatif_runs", whatif_reaper_seconds),
         "whatif-retention": every("fairportal.prune_whatif_runs", retention_seconds),
+        "webhook-sweep": every("core.sweep_webhooks", webhook_sweep_seconds),
     }

@@ -449,6 +449,10 @@ SPECTACULAR_SETTINGS = {
         "BudgetActionEnum": "budgets.models.Budget.Action",
         "ScenarioSourceEnum": "playground.models.Scenario.Source",
         "ScenarioCreateSourceEnum": ["preset", "live", "document"],
+        "StatusEnum": "playground.models.Run.Status",  # keeps its name beside the webhook deliveries' status
+        "WebhookDeliveryStatusEnum": "core.models.webhooks.WebhookDelivery.Status",
+        "WebhookDeliverySourceEnum": "core.models.webhooks.WebhookDelivery.Source",
+        "WebhookEndpointScopeEnum": "core.models.webhooks.WebhookEndpoint.Scope",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -12,6 +12,7 @@ from rest_framework.routers import DefaultRouter
 from budgets.api.urls import register_routes as register_budget_routes
 from core.api import schema  # noqa: F401 - registers the OpenAPI field extensions
 from core.api.views import api_not_found
+from core.api.webhooks import register_routes as register_webhook_routes
 from core.directory_oidc import CallbackView, SignInRedirectView
 from core.health import healthz, readyz_view
 from core.sign_in import SignInView
@@ -26,6 +27,7 @@ api.include_format_suffixes = False  # ids are matched whole, "1.5" included (th
 register_queue_routes(api)
 register_budget_routes(api)
 register_playground_routes(api)
+register_webhook_routes(api)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

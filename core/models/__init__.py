@@ -1,7 +1,17 @@
-"""The kernel's models: the audit trail, tenant memberships and the control loop's heartbeat."""
+"""The kernel's models: the audit trail, tenant memberships, the control loop's heartbeat and
+signed webhooks (endpoints and deliveries)."""
 
 from core.models.audit import PolicyChange, Surface
 from core.models.health import Heartbeat
 from core.models.tenancy import DirectoryIdentity, TenantMembership
+from core.models.webhooks import WebhookDelivery, WebhookEndpoint
 
-__all__ = ["DirectoryIdentity", "Heartbeat", "PolicyChange", "Surface", "TenantMembership"]
+__all__ = [
+    "DirectoryIdentity",
+    "Heartbeat",
+    "PolicyChange",
+    "Surface",
+    "TenantMembership",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+]

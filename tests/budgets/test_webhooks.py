@@ -1,5 +1,7 @@
 """Budget webhooks reach public receivers only: checked at save and again at send, no redirects,
-no network detail in the stored error.
+no network detail in the stored error; and they are signed (Standard Webhooks, verified here with
+the independent ``standardwebhooks`` package): with the budget's own endpoint's secret, and for
+admins' endpoints subscribed to budget events, with theirs.
 
 Before: ``webhook_url`` took 127.0.0.1, localhost, [::1], 0.0.0.0, 169.254.169.254, ftp:// and
 user:password@ URLs; the worker posted to them, followed redirects to other ports, and stored
@@ -12,14 +14,18 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+import standardwebhooks
 from django.core.exceptions import ValidationError
 
 from budgets import alerts, tasks
 from budgets.models import Budget, BudgetEvent
-from core import outbound
+from core import outbound, webhooks_services
+from core import tasks as core_tasks
+from core.models import WebhookDelivery
 from tests.budgets.helpers import admission_pass, at, budget, cluster, finish, reconcile, submit
 
 pytestmark = pytest.mark.django_db
@@ -227,3 +233,129 @@ def test_given_a_closed_port_then_the_stored_error_has_no_network_detail(setting
     event.refresh_from_db()
     assert event.webhook_last_error == "delivery failed: the receiver did not accept the connection"
     assert "refused" not in event.webhook_last_error.lower() and "errno" not in event.webhook_last_error.lower()
+
+
+# --- signed budget webhooks (docs/webhooks.md) ------------------------------------------------------
+
+
+class SignedReceiver:
+    """A real HTTP server on 127.0.0.1 keeping each request's headers and raw body."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[dict[str, str], bytes]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/signed"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def signed_receiver(settings) -> Iterator[SignedReceiver]:
+    settings.WEBHOOK_ALLOWED_NETWORKS = LOCAL
+    receiver = SignedReceiver()
+    yield receiver
+    receiver.close()
+
+
+def threshold_event(url: str) -> BudgetEvent:
+    cq, lq = cluster()
+    team = budget(lq, hours="1", alert_thresholds=[50], webhook_url=url)
+    job = submit(lq, "job")
+    admission_pass(cq, at())
+    finish(job, at(minutes=40))
+    reconcile(team, at(hours=1))
+    return BudgetEvent.objects.get(kind="ThresholdCrossed")
+
+
+def test_given_a_budget_webhook_then_it_is_signed_with_the_budget_endpoint_secret_an_admin_reads_by_rotating(
+    signed_receiver,
+):
+    event = threshold_event(signed_receiver.url)
+    endpoint = event.budget.webhook_endpoint
+    secret = webhooks_services.rotate(endpoint, keep_previous_for=timedelta(0))  # what an admin does to read one
+
+    assert alerts.deliver_webhook(event.pk, timeout=5) is True
+
+    ((headers, body),) = signed_receiver.requests
+    payload = standardwebhooks.Webhook(secret).verify(body, headers)
+    assert headers["webhook-id"] == f"budget-event-{event.pk}"
+    assert (payload["type"], payload["data"]["eventId"], payload["data"]["threshold"]) == (
+        "budget.ThresholdCrossed",
+        event.pk,
+        50.0,
+    )
+    assert (payload["event"], payload["eventId"]) == (
+        "ThresholdCrossed",
+        event.pk,
+    )  # the fields receivers read before signing
+    event.refresh_from_db()
+    assert (event.webhook_status, event.webhook_attempts) == ("delivered", 1)
+
+
+def test_given_a_site_endpoint_subscribed_to_thresholds_then_it_gets_every_budgets_threshold_and_not_their_other_events(
+    signed_receiver,
+):
+    thresholds, secret = webhooks_services.create_endpoint(
+        name="thresholds", url=signed_receiver.url, events=["budget.ThresholdCrossed"]
+    )
+    webhooks_services.create_endpoint(name="holds", url=signed_receiver.url, events=["budget.HoldPlaced"])
+    event = threshold_event("")  # the budget has no webhook_url of its own
+
+    deliveries = list(WebhookDelivery.objects.filter(source="budget-event"))
+    assert [(d.endpoint_id, d.source_id, d.event_type) for d in deliveries] == [
+        (thresholds.pk, event.pk, "budget.ThresholdCrossed")
+    ]
+    core_tasks.deliver_webhook.apply(args=[deliveries[0].pk, 1])
+
+    ((headers, body),) = signed_receiver.requests
+    assert standardwebhooks.Webhook(secret).verify(body, headers)["budget"] == "team-budget"
+    event.refresh_from_db()
+    assert event.webhook_status == ""  # the event's own webhook fields are its budget's URL's only
+
+
+@pytest.mark.django_db(transaction=True)
+def test_given_budget_webhooks_stored_before_signing_when_migrated_then_each_gets_its_own_endpoint_and_secret():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("budgets", "0003_budget_state_error_and_bounds"), ("core", "0004_heartbeat")]
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps
+        cq, lq = cluster()  # queues' tables are as today: only budgets and core went back
+        OldBudget = old.get_model("budgets", "Budget")
+        OldBudget.objects.create(
+            name="hooked", local_queue_id=lq.pk, allocated_hours=1, webhook_url="https://93.184.215.14/h"
+        )
+        OldBudget.objects.create(name="quiet", cluster_queue_id=cq.pk, allocated_hours=1)
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    hooked, quiet = Budget.objects.get(name="hooked"), Budget.objects.get(name="quiet")
+    assert quiet.webhook_endpoint is None
+    endpoint = hooked.webhook_endpoint
+    assert (endpoint.scope, endpoint.url, endpoint.events, endpoint.enabled) == (
+        "budget",
+        hooked.webhook_url,
+        ["budget.*"],
+        True,
+    )
+    assert endpoint.secret.startswith("whsec_") and len(endpoint.secret) == 50

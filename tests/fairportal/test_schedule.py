@@ -25,6 +25,7 @@ def test_given_settings_then_schedule_is_derived_from_fair_sharing_policy():
         "queues.prune_idempotency_keys",
         "fairportal.reap_stuck_whatif_runs",
         "fairportal.prune_whatif_runs",
+        "core.sweep_webhooks",  # pending webhook deliveries whose message the broker lost
         "core.heartbeat",  # the control worker's heartbeat /readyz reads (settings: HEARTBEAT_INTERVAL)
     }
     assert settings.CELERY_BEAT_SCHEDULE["heartbeat"]["schedule"] == float(settings.HEARTBEAT_INTERVAL_SECONDS)
