@@ -7,6 +7,12 @@ statements whatever the number of workloads, so the admission pass, the simulate
 any other cluster backend share one write path; ``admit``, ``evict`` and ``finish`` are the
 one-workload forms of the same calls. Admission intervals are kept in AdmissionRecord rows:
 wall time comes from timestamps, never from a running counter.
+
+Each change also moves the claimed workloads' resource rows on the admitted-usage counters
+(``usage_counters.count``, one statement, right after the claim and in its transaction: a
+call outside a transaction opens one), so the usage sample reads counters, not a join. Lock
+order: the claimed workload rows, then their counter rows in key order
+(``queues/services/usage_counters.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.db import transaction
+
 from core.bulk import execute_with_rows, json_value
 from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.models.workload import total_requests
+from queues.services import usage_counters
 
 _MESSAGE = 300  # AdmissionRecord.end_message and Workload.last_eviction_reason
 _CODE = 40  # Workload.pending_reason_code
@@ -68,12 +77,18 @@ _END_REASONS = {
 def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
     """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
 
-    Three statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
-    'Pending' RETURNING``), the admission intervals (one ``INSERT ... SELECT FROM rows``), the
-    flavors of the workloads' resource rows (``UPDATE ... FROM rows``).
+    Four statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
+    'Pending' RETURNING``), the counters (``usage_counters.count``), the admission intervals
+    (one ``INSERT ... SELECT FROM rows``), the flavors of the workloads' resource rows
+    (``UPDATE ... FROM rows``).
     """
     if not claims:
         return []
+    with transaction.atomic(savepoint=False):
+        return _admit_many(claims, now=now, started=started, flavor_ids=flavor_ids)
+
+
+def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
     claimed = execute_with_rows(
         """
         UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
@@ -90,6 +105,13 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
         [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
     )
     by_id = {claim.workload_id: claim for claim in claims}
+    usage_counters.count(
+        [
+            (workload_id, local_queue_id, by_id[workload_id].cluster_queue_id)
+            for workload_id, _, local_queue_id, _ in claimed
+        ],
+        1,
+    )
     execute_with_rows(
         f"INSERT INTO {AdmissionRecord._meta.db_table} (workload_id, namespace_id, local_queue_id, cluster_queue_id, "
         "assignment, requests, admitted_at, end_reason, end_message) "
@@ -133,13 +155,15 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     return sorted((row[0] for row in claimed), key=order.__getitem__)
 
 
-def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime | None]:
-    """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
-    return dict(
-        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list(
-            "id", "admitted_at"
-        )
-    )
+def _admitted(workload_ids: Sequence[int]) -> dict[int, tuple[datetime | None, int, int | None]]:
+    """When, from which LocalQueue and into which ClusterQueue each still-admitted workload of
+    ``workload_ids`` was admitted (one query)."""
+    return {
+        pk: (admitted_at, local_queue_id, cluster_queue_id)
+        for pk, admitted_at, local_queue_id, cluster_queue_id in Workload.objects.filter(
+            pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED
+        ).values_list("id", "admitted_at", "local_queue_id", "cluster_queue_id")
+    }
 
 
 def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
@@ -148,20 +172,26 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
     The interval closes and its time moves to ``accumulated_past_execution_seconds``. With a
     ``code`` the eviction's reason is also the pending reason until the next pass explains the
     wait (a drained workload says BudgetExhausted at once). The claim also checks
-    ``admitted_at``, so an eviction decided against one admission never hits the next.
+    ``admitted_at``, so an eviction decided against one admission never hits the next (and
+    the LocalQueue and ClusterQueue read with it are the claimed admission's, for the counters).
     """
-    seen = _admitted_at([eviction.workload_id for eviction in evictions])
+    with transaction.atomic(savepoint=False):
+        return _evict_many(evictions, now=now)
+
+
+def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
+    seen = _admitted([eviction.workload_id for eviction in evictions])
     rows = [
         (
             eviction.workload_id,
-            seen[eviction.workload_id],
-            _seconds_between(seen[eviction.workload_id], now),
+            seen[eviction.workload_id][0],
+            _seconds_between(seen[eviction.workload_id][0], now),
             eviction.message[:_MESSAGE],
             eviction.code[:_CODE],
             eviction.message if eviction.code else "",
         )
         for eviction in evictions
-        if seen.get(eviction.workload_id) is not None
+        if seen.get(eviction.workload_id, (None,))[0] is not None
     ]
     if not rows:
         return []
@@ -189,6 +219,7 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
     )
     evicted = [row[0] for row in claimed]
+    usage_counters.count([(workload_id, *seen[workload_id][1:]) for workload_id in evicted], -1)
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
     _close_many(
         [(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted]
@@ -204,16 +235,22 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
 
     ``at`` may lie in the past (a late tick or report loses no time) but never before the
-    admission. Three statements whatever the count: read ``admitted_at`` (skipped when every
+    admission. Four statements whatever the count: read ``admitted_at`` (skipped when every
     item carries it), claim the workloads (fixing ``wall_time_seconds``; the claim matches
-    ``admitted_at``, so a stale value only loses the claim), close their admission intervals.
+    ``admitted_at``, so a stale value only loses the claim), take them off the counters, close
+    their admission intervals.
     Returns the ended ids.
     """
+    with transaction.atomic(savepoint=False):
+        return _finish_many(finishes)
+
+
+def _finish_many(finishes: Sequence[Finish]) -> list[int]:
     seen: dict[int, datetime | None]
     if all(item.admitted_at is not None for item in finishes):
         seen = {item.workload_id: item.admitted_at for item in finishes}
     else:
-        seen = _admitted_at([item.workload_id for item in finishes])
+        seen = {pk: admitted[0] for pk, admitted in _admitted([item.workload_id for item in finishes]).items()}
     rows = []
     ends: dict[int, tuple[datetime, str, str]] = {}
     for item in finishes:
@@ -230,7 +267,7 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
         UPDATE queues_workload SET state = v.outcome, finished_at = v.at, wall_time_seconds = v.seconds
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
-        RETURNING queues_workload.id
+        RETURNING queues_workload.id, queues_workload.local_queue_id, queues_workload.cluster_queue_id
         """,
         "v",
         (
@@ -244,6 +281,7 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
         [WorkloadState.ADMITTED],
     )
     finished = [row[0] for row in claimed]
+    usage_counters.count([(workload_id, local_queue_id, cq) for workload_id, local_queue_id, cq in claimed], -1)
     _close_many([(workload_id, *ends[workload_id]) for workload_id in finished])
     order = {item.workload_id: index for index, item in enumerate(finishes)}
     return sorted(finished, key=order.__getitem__)

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Model, Sum
 from django.utils import timezone
 
@@ -33,6 +33,7 @@ from queues.interop.prometheus import PrometheusError
 from queues.interop.usage_source import usage_source_from_settings
 from queues.locks import try_advisory_xact_lock
 from queues.models import (
+    AdmittedUsage,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -41,7 +42,6 @@ from queues.models import (
     Namespace,
     UsageSample,
     Workload,
-    WorkloadResource,
     WorkloadState,
 )
 
@@ -70,12 +70,15 @@ def _cohort_chains(cohorts: list[Cohort], cluster_queues: list[ClusterQueue]) ->
 
 
 def admitted_usage(cohort_chains: Mapping[int, tuple[int, ...]]) -> dict[str, dict[int, Usage]]:
-    """Admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort (one aggregate query).
+    """Admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort (one query).
 
-    Grouped once by LocalQueue, namespace and ClusterQueue together (a LocalQueue has one
-    namespace, and its admitted work one ClusterQueue almost always), then summed on every node
-    of the path (the engine's ``path_nodes``: the cohorts of ``cohort_chains`` included, so a
-    cohort's amount is the sum over the ClusterQueues of its whole subtree).
+    Read from the admitted-usage counters (``AdmittedUsage``, kept by the transitions: one row
+    per LocalQueue, ClusterQueue and resource, a few thousand rows where the join they replace
+    read every admitted workload's resource rows), the namespace from the LocalQueue (a
+    workload's namespace is its LocalQueue's), then summed on every node of the path (the
+    engine's ``path_nodes``: the cohorts of ``cohort_chains`` included, so a cohort's amount
+    is the sum over the ClusterQueues of its whole subtree). A counter no admitted workload
+    holds (``workloads`` 0) is absent, as a resource nobody holds was from the join.
     """
     usage: dict[str, dict[int, Usage]] = {
         Kind.LOCAL_QUEUE: {},
@@ -83,12 +86,9 @@ def admitted_usage(cohort_chains: Mapping[int, tuple[int, ...]]) -> dict[str, di
         Kind.CLUSTER_QUEUE: {},
         Kind.COHORT: {},
     }
-    rows = (
-        WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
-        .values_list("workload__local_queue_id", "workload__namespace_id", "workload__cluster_queue_id", "resource")
-        .annotate(total=Sum("amount"))
-        .order_by()
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNTERS)
+        rows = cursor.fetchall()
     for lq_id, namespace_id, cq_id, resource, total in rows:
         for kind, key in path_nodes(lq_id, namespace_id, cq_id, cohort_chains.get(cq_id, ())):
             amounts = usage[kind].setdefault(key, {})
@@ -97,6 +97,13 @@ def admitted_usage(cohort_chains: Mapping[int, tuple[int, ...]]) -> dict[str, di
         for key, amounts in level.items():
             level[key] = dict(sorted(amounts.items()))
     return usage
+
+
+_COUNTERS = (
+    "SELECT c.local_queue_id, lq.namespace_id, c.cluster_queue_id, c.resource, SUM(c.amount) "
+    f"FROM {AdmittedUsage._meta.db_table} c JOIN queues_localqueue lq ON lq.id = c.local_queue_id "
+    "GROUP BY c.local_queue_id, lq.namespace_id, c.cluster_queue_id, c.resource HAVING SUM(c.workloads) > 0"
+)
 
 
 def _cohort_rollup(

@@ -1,0 +1,70 @@
+"""Admitted-usage counters per LocalQueue, ClusterQueue and resource, filled from the rows.
+
+The backfill sums the resource rows of every admitted workload (the join the usage sample ran
+before); from then on the transitions keep the counters (queues/services/usage_counters.py).
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+BACKFILL = """
+INSERT INTO queues_admittedusage (local_queue_id, cluster_queue_id, resource, amount, workloads)
+SELECT w.local_queue_id, w.cluster_queue_id, r.resource, SUM(r.amount), COUNT(*)
+  FROM queues_workload w JOIN queues_workloadresource r ON r.workload_id = w.id
+ WHERE w.state = 'Admitted'
+ GROUP BY w.local_queue_id, w.cluster_queue_id, r.resource
+"""
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("queues", "0013_priority_class_policy"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="AdmittedUsage",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("resource", models.CharField(max_length=253)),
+                (
+                    "amount",
+                    models.BigIntegerField(default=0, help_text="Millis of the resource held by admitted workloads"),
+                ),
+                ("workloads", models.IntegerField(default=0, help_text="Admitted workloads that request the resource")),
+                (
+                    "cluster_queue",
+                    models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="queues.clusterqueue",
+                    ),
+                ),
+                (
+                    "local_queue",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="queues.localqueue",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["local_queue_id", "cluster_queue_id", "resource"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("local_queue", "cluster_queue", "resource"), name="admitted_usage_key"
+                    )
+                ],
+            },
+        ),
+        migrations.RunSQL(
+            sql=BACKFILL,
+            reverse_sql=migrations.RunSQL.noop,
+        ),
+    ]
