@@ -1,6 +1,7 @@
 """Admitted-usage counters per LocalQueue, ClusterQueue and resource, filled from the rows.
 
-The backfill sums the resource rows of every admitted workload (the join the usage sample ran
+It also drops the workloads' three single-column foreign-key indexes, which the composite
+indexes already lead with: a state change rewrites every index of the row. The backfill sums the resource rows of every admitted workload (the join the usage sample ran
 before); from then on the transitions keep the counters (queues/services/usage_counters.py).
 """
 
@@ -62,6 +63,41 @@ class Migration(migrations.Migration):
                     )
                 ],
             },
+        ),
+        # The composite indexes lead with each of these keys; every state change rewrote three
+        # more indexes for nothing.
+        migrations.AlterField(
+            model_name="workload",
+            name="cluster_queue",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                help_text="Where it is admitted (the LocalQueue's ClusterQueue at admission time)",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="admitted_workloads",
+                to="queues.clusterqueue",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="workload",
+            name="local_queue",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="workloads",
+                to="queues.localqueue",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="workload",
+            name="namespace",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="workloads",
+                to="queues.namespace",
+            ),
         ),
         migrations.RunSQL(
             sql=BACKFILL,
