@@ -9,9 +9,9 @@ one-workload forms of the same calls. Admission intervals are kept in AdmissionR
 wall time comes from timestamps, never from a running counter.
 
 Each change also moves the claimed workloads' resource rows on the admitted-usage counters
-(``usage_counters.count``, one statement, right after the claim and in its transaction: a
-call outside a transaction opens one), so the usage sample reads counters, not a join. Lock
-order: the claimed workload rows, then their counter rows in key order
+(``_claim``): on PostgreSQL in the claim's own statement, elsewhere in the next one of its
+transaction (a call outside a transaction opens one), so the usage sample reads counters, not a
+join. Lock order: the claimed workload rows, then their counter rows in key order
 (``queues/services/usage_counters.py``).
 """
 
@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from core.bulk import execute_with_rows, json_value
 from queues.models import AdmissionRecord, Workload, WorkloadState
@@ -36,6 +37,49 @@ def _seconds_between(start: datetime | None, end: datetime) -> int:
     if start is None:
         return 0
     return max(0, int((end - start).total_seconds()))
+
+
+def _claim(
+    update: str,
+    returning: Sequence[str],
+    counted: tuple[str, str],
+    sign: int,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+    params: Sequence[Any],
+    *,
+    known: Mapping[int, tuple[int, int | None]] | None = None,
+) -> list[tuple[Any, ...]]:
+    """Run a claim, ``update`` (``UPDATE queues_workload ... FROM v WHERE <expected state>``,
+    without ``RETURNING``), and move the claimed workloads' resource rows on the admitted-usage
+    counters by ``sign``; the claimed rows' ``returning`` columns (the workload id first).
+
+    ``counted``: the LocalQueue and ClusterQueue to count under, as expressions over the claimed
+    row and ``v``. On PostgreSQL one statement: the counters are a data-modifying CTE over the
+    claim's ``RETURNING`` (``usage_counters.delta_sql``). Elsewhere (SQLite's ``RETURNING``
+    sees only the updated table) a second statement, ``usage_counters.count``, with ``known``
+    ``(LocalQueue, ClusterQueue)`` per workload id when ``counted`` needs ``v``.
+    """
+    outputs = ", ".join(f"{expression} AS out{index}" for index, expression in enumerate(returning))
+    lq, cq = counted
+    if connection.vendor == "postgresql":
+        delta = usage_counters.delta_sql("claimed", sign, id_column="out0", lq="counter_lq", cq="counter_cq")
+        names = ", ".join(f"out{index}" for index in range(len(returning)))
+        return execute_with_rows(
+            f", claimed AS ({update} RETURNING {outputs}, {lq} AS counter_lq, {cq} AS counter_cq), "
+            f"counted AS ({delta}) SELECT {names} FROM claimed",
+            "v",
+            columns,
+            rows,
+            params,
+        )
+    if known is not None:
+        claimed = execute_with_rows(f"{update} RETURNING {outputs}", "v", columns, rows, params)
+        usage_counters.count([(row[0], *known[row[0]]) for row in claimed], sign)
+        return claimed
+    claimed = execute_with_rows(f"{update} RETURNING {outputs}, {lq}, {cq}", "v", columns, rows, params)
+    usage_counters.count([(row[0], row[-2], row[-1]) for row in claimed], sign)
+    return [tuple(row[:-2]) for row in claimed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +121,8 @@ _END_REASONS = {
 def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
     """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
 
-    Four statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
-    'Pending' RETURNING``), the counters (``usage_counters.count``), the admission intervals
+    Three statements whatever the count (four on SQLite): the claim (``UPDATE ... FROM rows
+    WHERE state = 'Pending' RETURNING``, the usage counters with it), the admission intervals
     (one ``INSERT ... SELECT FROM rows``), the flavors of the workloads' resource rows
     (``UPDATE ... FROM rows``).
     """
@@ -89,29 +133,27 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
 
 
 def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
-    claimed = execute_with_rows(
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
                flavor_assignment = v.assignment, wall_time_seconds = 0,
                pending_reason_code = '', pending_reason_message = ''
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s
-        RETURNING queues_workload.id, queues_workload.namespace_id, queues_workload.local_queue_id,
-                  queues_workload.pod_sets
         """,
-        "v",
+        (
+            "queues_workload.id",
+            "queues_workload.namespace_id",
+            "queues_workload.local_queue_id",
+            "queues_workload.pod_sets",
+        ),
+        ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
+        1,
         (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb")),
         [(claim.workload_id, claim.cluster_queue_id, dict(claim.assignment)) for claim in claims],
         [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
     )
     by_id = {claim.workload_id: claim for claim in claims}
-    usage_counters.count(
-        [
-            (workload_id, local_queue_id, by_id[workload_id].cluster_queue_id)
-            for workload_id, _, local_queue_id, _ in claimed
-        ],
-        1,
-    )
     execute_with_rows(
         f"INSERT INTO {AdmissionRecord._meta.db_table} (workload_id, namespace_id, local_queue_id, cluster_queue_id, "
         "assignment, requests, admitted_at, end_reason, end_message) "
@@ -195,7 +237,7 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
     ]
     if not rows:
         return []
-    claimed = execute_with_rows(
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = %s, admitted_at = NULL, started_at = NULL, cluster_queue_id = NULL,
                flavor_assignment = %s, wall_time_seconds = 0,
@@ -204,9 +246,10 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
                pending_reason_code = v.code, pending_reason_message = v.message
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
-        RETURNING queues_workload.id
         """,
-        "v",
+        ("queues_workload.id",),
+        ("queues_workload.local_queue_id", "v.cq"),  # the ClusterQueue read with admitted_at
+        -1,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),
@@ -214,12 +257,13 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             ("reason", "text"),
             ("code", "text"),
             ("message", "text"),
+            ("cq", "bigint"),
         ),
-        rows,
+        [(*row, seen[row[0]][2]) for row in rows],
         [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
+        known={workload_id: (local_queue_id, cq) for workload_id, (_, local_queue_id, cq) in seen.items()},
     )
     evicted = [row[0] for row in claimed]
-    usage_counters.count([(workload_id, *seen[workload_id][1:]) for workload_id in evicted], -1)
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
     _close_many(
         [(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted]
@@ -235,10 +279,10 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
 
     ``at`` may lie in the past (a late tick or report loses no time) but never before the
-    admission. Four statements whatever the count: read ``admitted_at`` (skipped when every
-    item carries it), claim the workloads (fixing ``wall_time_seconds``; the claim matches
-    ``admitted_at``, so a stale value only loses the claim), take them off the counters, close
-    their admission intervals.
+    admission. Three statements whatever the count (four on SQLite): read ``admitted_at``
+    (skipped when every item carries it), claim the workloads (fixing ``wall_time_seconds``; the
+    claim matches ``admitted_at``, so a stale value only loses the claim) and take them off the
+    usage counters, close their admission intervals.
     Returns the ended ids.
     """
     with transaction.atomic(savepoint=False):
@@ -262,14 +306,15 @@ def _finish_many(finishes: Sequence[Finish]) -> list[int]:
         rows.append((item.workload_id, admitted_at, at, item.outcome, _seconds_between(admitted_at, at)))
     if not rows:
         return []
-    claimed = execute_with_rows(
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = v.outcome, finished_at = v.at, wall_time_seconds = v.seconds
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
-        RETURNING queues_workload.id, queues_workload.local_queue_id, queues_workload.cluster_queue_id
         """,
-        "v",
+        ("queues_workload.id",),
+        ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
+        -1,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),
@@ -281,7 +326,6 @@ def _finish_many(finishes: Sequence[Finish]) -> list[int]:
         [WorkloadState.ADMITTED],
     )
     finished = [row[0] for row in claimed]
-    usage_counters.count([(workload_id, local_queue_id, cq) for workload_id, local_queue_id, cq in claimed], -1)
     _close_many([(workload_id, *ends[workload_id]) for workload_id in finished])
     order = {item.workload_id: index for index, item in enumerate(finishes)}
     return sorted(finished, key=order.__getitem__)

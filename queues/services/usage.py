@@ -1,10 +1,13 @@
 """Usage sampling (KEP-4136 decay through the engine), the usage time series and its retention.
 
-One sample: admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort by SQL
-aggregation, decay through ``fairshare.usage.usage.sample``, one bulk update per level, one
-series row per object. The status rows are locked in a fixed order for the duration, the same
-order the admission pass uses to add entry penalties, so a penalty is never lost between the
-read and the write of a sample.
+One sample: admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort from the
+admitted-usage counters (``AdmittedUsage``, kept by the transitions: no join over the admitted
+workloads), decay by the engine's rule (``fairshare.usage.usage.sample``), one series row per
+object. On PostgreSQL the two large levels are decayed and written by one set-based statement;
+elsewhere, and for the small levels, row by row through the engine; both store the same values.
+The status rows are locked in a fixed order for the duration, the same order the admission
+pass uses to add entry penalties, so a penalty is never lost between the read and the write of
+a sample.
 """
 
 from __future__ import annotations
@@ -214,7 +217,8 @@ def sample_usage(
 
     On PostgreSQL (``set_based``, the default there) the two large levels, namespaces and
     LocalQueues, are decayed, rescored and written in one statement (``_SET_BASED``) without
-    their rows leaving the database: 11 statements in all, whatever the number of queues. The
+    their rows leaving the database: a fixed number of statements whatever the number of queues
+    or workloads (about 15, and the TimeAware history's reads when a scope uses it). The
     row-by-row path (SQLite, and the reference the tests compare the set-based one with)
     decays every row through the engine; both store the same values.
     """

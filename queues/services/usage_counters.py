@@ -3,8 +3,9 @@
 Every change of a workload into or out of state Admitted adds or subtracts its resource rows
 (``WorkloadResource.amount``) on the counter of its LocalQueue, ClusterQueue and resource, in
 the same transaction as the change: ``queues.services.transitions`` (admit, evict, finish,
-fail, cancel: every backend, the admission pass and the lifecycle reports go through it) calls
-``count`` right after its claim. Paths that edit rows by hand (the Django admin) call
+fail, cancel: every backend, the admission pass and the lifecycle reports go through it) moves
+them in its claim statement on PostgreSQL (``delta_sql`` as a data-modifying CTE of the claim's
+``UPDATE``), or with ``count`` right after the claim elsewhere. Paths that edit rows by hand (the Django admin) call
 ``recount`` for the LocalQueues they touched.
 
 **Lock order.** A transition locks the workload rows it claims (its ``UPDATE``), then the
@@ -17,7 +18,7 @@ workload rows, so a sample sees both or neither. ``recount`` and ``check(repair=
 the whole table (``EXCLUSIVE``: reads go on, transitions wait), so a transition cannot slip
 between the recount's read of the workloads and its write.
 
-Queries: ``count`` is one statement whatever the number of workloads; ``check`` two reads
+Queries: none of its own in a transition on PostgreSQL, ``count`` one statement elsewhere; ``check`` two reads
 (and a repair two writes).
 """
 
@@ -34,27 +35,34 @@ from queues.models import AdmittedUsage, WorkloadState
 _TABLE = AdmittedUsage._meta.db_table
 
 
+def delta_sql(source: str, sign: int, *, id_column: str = "id", lq: str = "lq", cq: str = "cq") -> str:
+    """The ``INSERT ... SELECT ... ON CONFLICT DO UPDATE`` that adds (``sign`` 1) or subtracts
+    (-1) the resource rows of the workloads in ``source`` (a table or CTE naming each workload,
+    its LocalQueue and its ClusterQueue) on their counters, taking the counter rows in key order.
+    """
+    if sign not in (1, -1):
+        raise ValueError(f"sign must be 1 or -1, got {sign!r}")
+    return (
+        f"INSERT INTO {_TABLE} (local_queue_id, cluster_queue_id, resource, amount, workloads) "
+        f"SELECT d.{lq}, d.{cq}, r.resource, {sign} * SUM(r.amount), {sign} * COUNT(*) "
+        f"FROM {source} d JOIN queues_workloadresource r ON r.workload_id = d.{id_column} WHERE true "
+        f"GROUP BY d.{lq}, d.{cq}, r.resource ORDER BY d.{lq}, d.{cq}, r.resource "
+        "ON CONFLICT (local_queue_id, cluster_queue_id, resource) DO UPDATE "
+        f"SET amount = {_TABLE}.amount + excluded.amount, workloads = {_TABLE}.workloads + excluded.workloads"
+    )
+
+
 def count(workloads: Sequence[tuple[int, int, int | None]], sign: int) -> None:
     """Add (``sign`` 1) or subtract (-1) the resource rows of ``workloads`` on their counters.
 
     ``workloads`` are ``(workload_id, local_queue_id, cluster_queue_id)`` of the workloads a
     transition has just claimed, with the ClusterQueue they are (or were) admitted to. One
-    ``INSERT ... SELECT ... ON CONFLICT DO UPDATE``; must run in the transition's transaction.
+    statement (``delta_sql``); must run in the transition's transaction. On PostgreSQL the
+    transitions fold the same statement into their claim instead (a data-modifying CTE).
     """
     if not workloads:
         return
-    execute_with_rows(
-        f"INSERT INTO {_TABLE} (local_queue_id, cluster_queue_id, resource, amount, workloads) "
-        "SELECT d.lq, d.cq, r.resource, %s * SUM(r.amount), %s * COUNT(*) "
-        "FROM d JOIN queues_workloadresource r ON r.workload_id = d.id WHERE true "
-        "GROUP BY d.lq, d.cq, r.resource ORDER BY d.lq, d.cq, r.resource "
-        "ON CONFLICT (local_queue_id, cluster_queue_id, resource) DO UPDATE "
-        f"SET amount = {_TABLE}.amount + excluded.amount, workloads = {_TABLE}.workloads + excluded.workloads",
-        "d",
-        (("id", "bigint"), ("lq", "bigint"), ("cq", "bigint")),
-        workloads,
-        [sign, sign],
-    )
+    execute_with_rows(delta_sql("d", sign), "d", (("id", "bigint"), ("lq", "bigint"), ("cq", "bigint")), workloads)
 
 
 _FROM_ROWS = (

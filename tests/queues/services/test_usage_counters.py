@@ -7,6 +7,7 @@ import itertools
 import re
 from datetime import timedelta
 from decimal import Decimal
+from io import StringIO
 
 import pytest
 from django.contrib import admin
@@ -14,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -295,3 +297,33 @@ def test_given_counters_then_admitted_usage_equals_the_old_join_per_level():
             expected[kind][key][resource] = expected[kind][key].get(resource, 0) + amount
     assert from_counters == expected
     assert from_counters["localQueue"]
+
+
+def test_given_more_queues_and_work_then_a_sample_makes_the_same_number_of_statements():
+    _varied_cluster()
+    usage.sample_usage(policy=POLICY)  # every row sampled once: the same branches from now on
+    with CaptureQueriesContext(connection) as small:
+        usage.sample_usage(now=timezone.now() + HOUR, policy=POLICY)
+    _varied_cluster()
+    usage.sample_usage(now=timezone.now() + 2 * HOUR, policy=POLICY)
+    with CaptureQueriesContext(connection) as large:
+        usage.sample_usage(now=timezone.now() + 3 * HOUR, policy=POLICY)
+
+    assert len(large.captured_queries) == len(small.captured_queries)
+    assert "queues_workloadresource" not in " ".join(query["sql"] for query in large.captured_queries)
+
+
+def test_given_matching_counters_then_the_command_says_so():
+    (lq_a, _lq_b), cq = two_queues()
+    workload = submit_mixed(lq_a, "run", 100, None)
+    transitions.admit_many(
+        [transitions.Admit(workload.pk, cq.id, {"cpu": "default"})],
+        now=timezone.now(),
+        started=True,
+        flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")),
+    )
+    out = StringIO()
+
+    call_command("check_usage_counters", stdout=out)
+
+    assert out.getvalue() == "usage counters match the admitted workloads\n"
