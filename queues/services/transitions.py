@@ -17,7 +17,7 @@ join. Lock order: the claimed workload rows, then their counter rows in key orde
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -49,6 +49,7 @@ def _claim(
     params: Sequence[Any],
     *,
     known: Mapping[int, tuple[int, int | None]] | None = None,
+    then: tuple[str, Callable[[list[int]], None]] | None = None,
 ) -> list[tuple[Any, ...]]:
     """Run a claim, ``update`` (``UPDATE queues_workload ... FROM v WHERE <expected state>``,
     without ``RETURNING``), and move the claimed workloads' resource rows on the admitted-usage
@@ -58,16 +59,19 @@ def _claim(
     row and ``v``. On PostgreSQL one statement: the counters are a data-modifying CTE over the
     claim's ``RETURNING`` (``usage_counters.delta_sql``). Elsewhere (SQLite's ``RETURNING``
     sees only the updated table) a second statement, ``usage_counters.count``, with ``known``
-    ``(LocalQueue, ClusterQueue)`` per workload id when ``counted`` needs ``v``.
+    ``(LocalQueue, ClusterQueue)`` per workload id when ``counted`` needs ``v``. ``then``: one
+    more write over the claimed rows, as SQL over ``claimed`` (its ``out0``: the ids) and ``v``
+    for PostgreSQL, folded into the same statement, and as a call with the claimed ids elsewhere.
     """
     outputs = ", ".join(f"{expression} AS out{index}" for index, expression in enumerate(returning))
     lq, cq = counted
     if connection.vendor == "postgresql":
         delta = usage_counters.delta_sql("claimed", sign, id_column="out0", lq="counter_lq", cq="counter_cq")
         names = ", ".join(f"out{index}" for index in range(len(returning)))
+        after = f", after AS ({then[0]})" if then is not None else ""
         return execute_with_rows(
             f", claimed AS ({update} RETURNING {outputs}, {lq} AS counter_lq, {cq} AS counter_cq), "
-            f"counted AS ({delta}) SELECT {names} FROM claimed",
+            f"counted AS ({delta}){after} SELECT {names} FROM claimed",
             "v",
             columns,
             rows,
@@ -76,10 +80,13 @@ def _claim(
     if known is not None:
         claimed = execute_with_rows(f"{update} RETURNING {outputs}", "v", columns, rows, params)
         usage_counters.count([(row[0], *known[row[0]]) for row in claimed], sign)
-        return claimed
-    claimed = execute_with_rows(f"{update} RETURNING {outputs}, {lq}, {cq}", "v", columns, rows, params)
-    usage_counters.count([(row[0], row[-2], row[-1]) for row in claimed], sign)
-    return [tuple(row[:-2]) for row in claimed]
+    else:
+        returned = execute_with_rows(f"{update} RETURNING {outputs}, {lq}, {cq}", "v", columns, rows, params)
+        usage_counters.count([(row[0], row[-2], row[-1]) for row in returned], sign)
+        claimed = [tuple(row[:-2]) for row in returned]
+    if then is not None:
+        then[1]([row[0] for row in claimed])
+    return claimed
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,10 +286,10 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
 
     ``at`` may lie in the past (a late tick or report loses no time) but never before the
-    admission. Three statements whatever the count (four on SQLite): read ``admitted_at``
-    (skipped when every item carries it), claim the workloads (fixing ``wall_time_seconds``; the
-    claim matches ``admitted_at``, so a stale value only loses the claim) and take them off the
-    usage counters, close their admission intervals.
+    admission. One statement whatever the count on PostgreSQL, after reading ``admitted_at``
+    (skipped when every item carries it): claim the workloads (fixing ``wall_time_seconds``;
+    the claim matches ``admitted_at``, so a stale value only loses the claim), take them off
+    the usage counters and close their admission intervals (three statements on SQLite).
     Returns the ended ids.
     """
     with transaction.atomic(savepoint=False):
@@ -296,16 +303,19 @@ def _finish_many(finishes: Sequence[Finish]) -> list[int]:
     else:
         seen = {pk: admitted[0] for pk, admitted in _admitted([item.workload_id for item in finishes]).items()}
     rows = []
-    ends: dict[int, tuple[datetime, str, str]] = {}
+    taken: set[int] = set()
     for item in finishes:
         admitted_at = seen.get(item.workload_id)
-        if admitted_at is None or item.workload_id in ends:
+        if admitted_at is None or item.workload_id in taken:
             continue
+        taken.add(item.workload_id)
         at = max(item.at, admitted_at)
-        ends[item.workload_id] = (at, _END_REASONS[item.outcome], item.message)  # type: ignore[index]  # a WorkloadState value
-        rows.append((item.workload_id, admitted_at, at, item.outcome, _seconds_between(admitted_at, at)))
+        reason = _END_REASONS[item.outcome]  # type: ignore[index]  # a WorkloadState value
+        seconds = _seconds_between(admitted_at, at)
+        rows.append((item.workload_id, admitted_at, at, item.outcome, seconds, reason, item.message[:_MESSAGE]))
     if not rows:
         return []
+    ends = {row[0]: (row[2], row[5], row[6]) for row in rows}
     claimed = _claim(
         """
         UPDATE queues_workload SET state = v.outcome, finished_at = v.at, wall_time_seconds = v.seconds
@@ -321,12 +331,19 @@ def _finish_many(finishes: Sequence[Finish]) -> list[int]:
             ("at", "timestamptz"),
             ("outcome", "text"),
             ("seconds", "integer"),
+            ("reason", "text"),
+            ("message", "text"),
         ),
         rows,
         [WorkloadState.ADMITTED],
+        then=(
+            "UPDATE queues_admissionrecord SET ended_at = v.at, end_reason = v.reason, end_message = v.message "
+            "FROM claimed JOIN v ON v.id = claimed.out0 "
+            "WHERE queues_admissionrecord.workload_id = claimed.out0 AND queues_admissionrecord.ended_at IS NULL",
+            lambda ids: _close_many([(workload_id, *ends[workload_id]) for workload_id in ids]),
+        ),
     )
     finished = [row[0] for row in claimed]
-    _close_many([(workload_id, *ends[workload_id]) for workload_id in finished])
     order = {item.workload_id: index for index, item in enumerate(finishes)}
     return sorted(finished, key=order.__getitem__)
 

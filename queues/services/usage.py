@@ -313,49 +313,56 @@ _FLOAT = "({j})::text::float8"  # a jsonb number as Python's float() of the pars
 
 
 def _level_sql(prefix: str, table: str, current: str, count: str) -> str:
-    """The CTEs that decay one level (``prefix``: its names) and write its state.
+    """The CTEs that decay one level (``prefix``: their names) and write its state.
 
-    ``current``: the admitted usage per ``(id, resource, amount)``; ``count``: ``(id, admitted,
-    pending)``. The engine's ``sample`` in SQL: a row never sampled keeps its usage (as
-    floats); otherwise ``(1 - alpha) * previous + alpha * current`` per resource (previous
-    dropped after ``resetInactivityPeriod``), zeros dropped, with ``alpha`` and the reset from
-    ``f`` (computed by the engine per distinct ``usage_last_update``); then ``usage_score``:
-    the resources' weighted sum in name order over the row's weight (none when it is <= 0).
+    ``current``: the admitted usage as ``(id, resource, amount)`` rows; ``count``: ``(id,
+    admitted, pending)``. The engine's ``sample`` over the whole level at once (every row's
+    stored usage and current usage as ``(id, resource)`` rows, grouped, no per-row subquery): a
+    row never sampled keeps its usage (as floats, zeros included); otherwise ``(1 - alpha) *
+    previous + alpha * current`` per resource (previous ignored after ``resetInactivityPeriod``),
+    zeros dropped, ``alpha`` and the reset from ``f`` (the engine's ``sample_factors`` per
+    distinct ``usage_last_update``). Then ``usage_score``: the resources' weighted sum in name
+    order over the row's weight (none when it is <= 0).
     """
-    keep = _JSON_FLOAT.format(v=_FLOAT.format(j="e.value"))
-    decayed = _JSON_FLOAT.format(v="x.v")
-    weight = _FLOAT.format(j="rw.weights -> e.key")
+    consumed = _JSON_FLOAT.format(v="v.v")
+    weight = _FLOAT.format(j="rw.weights -> v.resource")
     return f"""
     {prefix}_cur AS ({current}),
-    {prefix}_now AS (SELECT id, jsonb_object_agg(resource, amount) AS allocated FROM {prefix}_cur GROUP BY id),
-    {prefix}_cnt AS ({count}),
-    {prefix}_new AS (
-        SELECT t.id, n.allocated, t.weight,
-               CASE WHEN t.usage_last_update IS NULL THEN
-                   (SELECT COALESCE(jsonb_object_agg(e.key, {keep}), '{{}}'::jsonb)
-                      FROM jsonb_each(t.consumed_resources) e)
-               ELSE
-                   (SELECT COALESCE(jsonb_object_agg(x.k, {decayed}), '{{}}'::jsonb) FROM (
-                        SELECT COALESCE(p.key, c.key) AS k,
-                               (1::float8 - f.alpha) * COALESCE({_FLOAT.format(j="p.value")}, 0::float8)
-                               + f.alpha * COALESCE({_FLOAT.format(j="c.value")}, 0::float8) AS v
-                          FROM jsonb_each(CASE WHEN f.reset THEN '{{}}'::jsonb ELSE t.consumed_resources END) p
-                          FULL JOIN jsonb_each(COALESCE(n.allocated, '{{}}'::jsonb)) c ON c.key = p.key
-                    ) x WHERE x.v <> 0)
-               END AS consumed
-          FROM {table} t
-          LEFT JOIN {prefix}_now n ON n.id = t.id
-          LEFT JOIN f ON f.last_update = t.usage_last_update
+    {prefix}_rows AS (
+        SELECT t.id, t.weight, t.usage_last_update IS NULL AS fresh, f.alpha, COALESCE(f.reset, false) AS reset
+          FROM {table} t LEFT JOIN f ON f.last_update = t.usage_last_update
+    ),
+    {prefix}_pairs AS (
+        SELECT id, resource, MAX(previous) AS previous, MAX(now) AS now FROM (
+            SELECT t.id, e.key AS resource, {_FLOAT.format(j="e.value")} AS previous, NULL::float8 AS now
+              FROM {table} t, jsonb_each(t.consumed_resources) e
+            UNION ALL
+            SELECT id, resource, NULL::float8, amount::float8 FROM {prefix}_cur
+        ) u GROUP BY id, resource
+    ),
+    {prefix}_values AS (
+        SELECT r.id, p.resource, r.fresh,
+               CASE WHEN r.fresh THEN p.previous
+                    ELSE (1::float8 - r.alpha) * COALESCE(CASE WHEN r.reset THEN NULL ELSE p.previous END, 0::float8)
+                         + r.alpha * COALESCE(p.now, 0::float8)
+               END AS v
+          FROM {prefix}_pairs p JOIN {prefix}_rows r ON r.id = p.id
+         WHERE NOT r.fresh OR p.previous IS NOT NULL
+    ),
+    {prefix}_kept AS (
+        SELECT v.id, jsonb_object_agg(v.resource, {consumed}) AS consumed,
+               SUM(COALESCE({weight}, 1::float8) * (v.v + 0::float8) ORDER BY v.resource COLLATE "C") AS weighted
+          FROM {prefix}_values v, rw WHERE v.fresh OR v.v <> 0 GROUP BY v.id
     ),
     {prefix}_out AS (
-        SELECT s.id, COALESCE(s.allocated, '{{}}'::jsonb) AS allocated, s.consumed,
-               CASE WHEN s.weight > 0 THEN COALESCE(
-                   (SELECT SUM(COALESCE({weight}, 1::float8) * ({_FLOAT.format(j="e.value")} + 0::float8)
-                               ORDER BY e.key COLLATE "C")
-                      FROM jsonb_each(s.consumed) e), 0::float8) / s.weight::float8
-               END AS share
-          FROM {prefix}_new s, rw
+        SELECT r.id, COALESCE(a.allocated, '{{}}'::jsonb) AS allocated, COALESCE(k.consumed, '{{}}'::jsonb) AS consumed,
+               CASE WHEN r.weight > 0 THEN COALESCE(k.weighted, 0::float8) / r.weight::float8 END AS share
+          FROM {prefix}_rows r
+          LEFT JOIN {prefix}_kept k ON k.id = r.id
+          LEFT JOIN (SELECT id, jsonb_object_agg(resource, amount) AS allocated FROM {prefix}_cur GROUP BY id) a
+                 ON a.id = r.id
     ),
+    {prefix}_cnt AS ({count}),
     {prefix}_write AS (
         UPDATE {table} SET consumed_resources = o.consumed, entry_penalty = '{{}}'::jsonb,
                usage_last_update = m.moment, weighted_share = o.share
@@ -429,12 +436,9 @@ def _sample_set_based(
 ) -> int:
     """Namespaces and LocalQueues in one statement; cohorts and ClusterQueues (a few rows) as
     the row-by-row path does them, with the ClusterQueue counts that statement returns."""
-    updates = {*_lock_level(Namespace), *_lock_level(LocalQueue)} - {None}
+    updates = {update for update in (*_lock_level(Namespace), *_lock_level(LocalQueue)) if update is not None}
     now_s = moment.timestamp()
-    factors = [
-        (update, *engine_usage.sample_factors(update.timestamp(), now_s, policy))
-        for update in sorted(updates)  # type: ignore[type-var]  # None was removed
-    ]
+    factors = [(update, *engine_usage.sample_factors(update.timestamp(), now_s, policy)) for update in sorted(updates)]
     cte, cte_params = rows_cte(
         "f", (("last_update", "timestamptz"), ("alpha", "float8"), ("reset", "boolean")), factors
     )

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -95,7 +96,7 @@ def _lock_table() -> None:
             cursor.execute(f"LOCK TABLE {_TABLE} IN EXCLUSIVE MODE")
 
 
-def _read(sql: str, params: list[object]) -> dict[Key, tuple[int, int]]:
+def _read(sql: str, params: list[Any]) -> dict[Key, tuple[int, int]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {
@@ -105,7 +106,7 @@ def _read(sql: str, params: list[object]) -> dict[Key, tuple[int, int]]:
         }
 
 
-def _scope(column: str, local_queue_ids: Iterable[int] | None) -> tuple[str, list[object]]:
+def _scope(column: str, local_queue_ids: Iterable[int] | None) -> tuple[str, list[Any]]:
     if local_queue_ids is None:
         return "", []
     ids = sorted(set(local_queue_ids))
@@ -136,7 +137,7 @@ def check(*, repair: bool = False, local_queue_ids: Iterable[int] | None = None)
     return differences
 
 
-def _rewrite(local_queue_ids: list[int] | None, where: str, params: list[object]) -> None:
+def _rewrite(local_queue_ids: list[int] | None, where: str, params: list[Any]) -> None:
     delete_where, delete_params = _scope("local_queue_id", local_queue_ids)
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {_TABLE}{delete_where.replace(' AND', ' WHERE', 1)}", delete_params)
