@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from contextlib import nullcontext
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
@@ -108,10 +109,10 @@ def test_given_random_transitions_through_the_services_then_counters_equal_the_j
         elif operation == "finish":
             transitions.finish_many([transitions.Finish(workload.pk, now)])
         elif operation == "fail":
-            with pytest.raises(InvalidTransition) if not _admitted(workload) else _nothing():
+            with pytest.raises(InvalidTransition) if not _admitted(workload) else nullcontext():
                 lifecycle.fail_workload(workload.pk, now=now, message="exit 1")
         else:
-            with pytest.raises(InvalidTransition) if _ended(workload) else _nothing():
+            with pytest.raises(InvalidTransition) if _ended(workload) else nullcontext():
                 lifecycle.cancel_workload(workload.pk, now=now)
         assert counted() == joined()
     assert usage_counters.check() == []
@@ -123,14 +124,6 @@ def _admitted(workload: Workload) -> bool:
 
 def _ended(workload: Workload) -> bool:
     return Workload.objects.filter(pk=workload.pk).exclude(state__in=("Pending", "Admitted")).exists()
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return False
 
 
 def test_given_a_batch_then_each_transition_moves_the_counters_by_its_workloads():
