@@ -8,10 +8,12 @@ before each group of measurements (``CREATE DATABASE ... TEMPLATE``), so every r
 same state. It then calls the services directly and prints, each next to a baseline measured in
 the same run just before it (a plain SQL statement over the same rows; machines here are noisy):
 
-- one usage sample (10,000 LocalQueues, 100,000 admitted),
+- one usage sample (10,000 LocalQueues, 100,000 admitted), from the admitted-usage counters,
+  compared with the row-by-row sample of the same state (rolled back),
 - the first pass after the fill (writes every pending reason), then an idle pass (nothing fits),
   with the snapshot and the engine's plan timed separately,
-- completing the 10,000 workloads whose run is over, wall-time accounting,
+- completing the 10,000 workloads whose run is over (the counters checked against the rows
+  after), wall-time accounting,
 - the pass that admits into the freed capacity (>= 2,000 admissions) and its admissions per second,
 - throughput with 1, 2 and 4 real ``celery worker`` processes on a real Redis broker: one
   admission-pass task per unit, after the same freed capacity.
@@ -270,6 +272,9 @@ def fill(rng: random.Random) -> None:
         ],
         batch_size=10000,
     )
+    from queues.services import usage_counters
+
+    usage_counters.check(repair=True)  # bulk_create bypasses the transitions that keep the counters
 
 
 # --- measuring --------------------------------------------------------------------------------
@@ -322,6 +327,40 @@ def _states() -> dict[str, int]:
     return dict(Workload.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
 
 
+def _sample_state() -> list[tuple[Any, ...]]:
+    """What a usage sample stored: every level's state and the series, JSON as text."""
+    from django.db import connection
+
+    rows: list[tuple[Any, ...]] = []
+    with connection.cursor() as cursor:
+        for table in ("queues_localqueue", "queues_namespace", "queues_clusterqueue", "queues_cohort"):
+            cursor.execute(
+                f"SELECT '{table}', id, consumed_resources::text, entry_penalty::text, usage_last_update, "
+                f"weighted_share FROM {table} ORDER BY id"
+            )
+            rows += cursor.fetchall()
+        cursor.execute(
+            "SELECT kind, object_id, sampled_at, allocated::text, consumed::text, capacity::text, weighted_share, "
+            "admitted_count, pending_count FROM queues_usagesample ORDER BY kind, object_id, sampled_at"
+        )
+        rows += cursor.fetchall()
+    return rows
+
+
+def _sample_rolled_back(moment: Any) -> tuple[float, list[tuple[Any, ...]]]:
+    """The row-by-row sample (the engine on every row: SQLite's path) at ``moment``, timed, its
+    result read, then rolled back: the reference the set-based sample must match."""
+    from django.db import transaction
+
+    from queues.services import usage
+
+    with transaction.atomic():
+        seconds = timed(lambda: usage.sample_usage(now=moment, set_based=False))[0]
+        state = _sample_state()
+        transaction.set_rollback(True)
+    return seconds, state
+
+
 def services_run(table: Table) -> None:
     from django.conf import settings
     from django.utils import timezone
@@ -330,15 +369,26 @@ def services_run(table: Table) -> None:
     from queues.admission import load as bridge
     from queues.admission import passes as admission
     from queues.models import Workload, WorkloadState
-    from queues.services import cluster, transitions, usage
+    from queues.services import cluster, transitions, usage, usage_counters
 
     fresh_copy()
     print(f"  work database {_work_name()}: {_states()}", flush=True)
 
     base = timed(lambda: _sql("UPDATE queues_localqueue SET consumed_resources = consumed_resources"))[0]
     table.add("baseline: plain UPDATE of the 10,000 LocalQueue rows", base, base)
-    seconds, _ = timed(lambda: usage.sample_usage())
-    table.add("usage sample (10,000 LQs, 100,000 admitted)", seconds, base, "<= 500 ms", cpu=_LAST_CPU[0])
+    moment = timezone.now()
+    row_by_row, reference = _sample_rolled_back(moment)
+    seconds, _ = timed(lambda: usage.sample_usage(now=moment))
+    same = _sample_state() == reference
+    table.add(
+        "usage sample (10,000 LQs, 100,000 admitted)",
+        seconds,
+        base,
+        "<= 500 ms",
+        f"reads the counters; row by row (rolled back): {row_by_row * 1000:,.0f} ms, "
+        f"{'the same values' if same else 'VALUES DIFFER'}",
+        cpu=_LAST_CPU[0],
+    )
 
     read = timed(
         lambda: list(
@@ -383,7 +433,15 @@ def services_run(table: Table) -> None:
     base = timed(lambda: _sql("UPDATE queues_workload SET finished_at = finished_at WHERE id = ANY(%s)", [due_ids]))[0]
     table.add(f"baseline: plain UPDATE of the {len(due_ids):,} due rows", base, base)
     seconds, done = timed(lambda: cluster.complete_due_workloads())
-    table.add(f"complete_due_workloads ({len(done):,} finished)", seconds, base, "<= 1,000 ms", cpu=_LAST_CPU[0])
+    exact = not usage_counters.check()
+    table.add(
+        f"complete_due_workloads ({len(done):,} finished)",
+        seconds,
+        base,
+        "<= 1,000 ms",
+        f"usage counters {'equal the rows' if exact else 'DIFFER FROM THE ROWS'} after",
+        cpu=_LAST_CPU[0],
+    )
 
     base = timed(
         lambda: _sql("UPDATE queues_workload SET wall_time_seconds = wall_time_seconds WHERE state = 'Admitted'")

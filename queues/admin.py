@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
@@ -30,6 +31,7 @@ from queues.models import (
     WorkloadResource,
     WorkloadState,
 )
+from queues.services import usage_counters
 from queues.services.policy import apply_stop_rule
 
 admin.site.site_header = "fairportal administration"
@@ -237,8 +239,23 @@ class WorkloadAdmin(admin.ModelAdmin):
         return obj.queue_position
 
     def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        services.sync_workload_resources(obj)
+        """Saved, its resource rows rebuilt, and its LocalQueue's admitted-usage counters
+        recounted from the rows: an admin may set any state by hand."""
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            services.sync_workload_resources(obj)
+            usage_counters.recount([obj.local_queue_id])
+
+    def delete_model(self, request: HttpRequest, obj: Workload) -> None:
+        with transaction.atomic():
+            super().delete_model(request, obj)
+            usage_counters.recount([obj.local_queue_id])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Workload]) -> None:
+        with transaction.atomic():
+            touched = set(queryset.values_list("local_queue_id", flat=True))
+            super().delete_queryset(request, queryset)
+            usage_counters.recount(touched)
 
 
 @admin.register(WorkloadPriorityClass)

@@ -45,18 +45,26 @@ def sample(
     """
     if state.last_update is None:
         return UsageState(consumed=state.consumed, penalty=frozen_map(None), last_update=now)
-    elapsed = now - state.last_update
-    previous: Mapping[str, float] = state.consumed
-    reset = policy.reset_inactivity_seconds
-    if reset > 0 and elapsed > reset:
-        previous = {}
-    alpha = decay_alpha(elapsed, policy.usage_half_life_seconds)
+    alpha, reset = sample_factors(state.last_update, now, policy)
+    previous: Mapping[str, float] = {} if reset else state.consumed
     consumed: dict[str, float] = {}
     for resource in sorted(set(previous) | set(current)):
         value = decayed(previous.get(resource, 0.0), float(current.get(resource, 0)), alpha)
         if value != 0.0:
             consumed[resource] = value
     return UsageState(consumed=frozen_map(consumed), penalty=frozen_map(None), last_update=max(now, state.last_update))
+
+
+def sample_factors(last_update: float, now: float, policy: FairSharingPolicy) -> tuple[float, bool]:
+    """``(alpha, reset)`` of a sample at ``now`` of a state last sampled at ``last_update``.
+
+    What ``sample`` decays with: ``alpha`` from the real elapsed time, and whether the usage
+    restarts from zero (more than ``resetInactivityPeriod`` without a sample). A sampler that
+    decays many rows at once (in SQL) computes these once per distinct ``last_update``.
+    """
+    elapsed = now - last_update
+    reset = policy.reset_inactivity_seconds
+    return decay_alpha(elapsed, policy.usage_half_life_seconds), reset > 0 and elapsed > reset
 
 
 def projected(state: UsageState, current: Mapping[str, int], now: float, policy: FairSharingPolicy) -> dict[str, float]:

@@ -1,6 +1,7 @@
 """The fair-share domain as Django models, one module per concept."""
 
 from queues.models.admission_record import AdmissionRecord
+from queues.models.admitted_usage import AdmittedUsage
 from queues.models.backend import BackendHealth, ClusterJob
 from queues.models.choices import (
     AdmissionMode,
@@ -28,6 +29,7 @@ from queues.models.workload import Workload, WorkloadResource
 __all__ = [
     "AdmissionMode",
     "AdmissionRecord",
+    "AdmittedUsage",
     "BackendHealth",
     "ClusterJob",
     "ClusterQueue",

@@ -100,8 +100,14 @@ def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
 
 
 class Workload(models.Model):
-    namespace = models.ForeignKey("queues.Namespace", on_delete=models.PROTECT, related_name="workloads")
-    local_queue = models.ForeignKey("queues.LocalQueue", on_delete=models.PROTECT, related_name="workloads")
+    # No single-column index on the three foreign keys: the composite indexes in Meta lead with
+    # each of them, and every state change rewrites every index of the row (fewer is faster).
+    namespace = models.ForeignKey(
+        "queues.Namespace", on_delete=models.PROTECT, related_name="workloads", db_index=False
+    )
+    local_queue = models.ForeignKey(
+        "queues.LocalQueue", on_delete=models.PROTECT, related_name="workloads", db_index=False
+    )
     name = models.CharField(max_length=63, validators=[validate_dns_label])
     priority = models.IntegerField(default=0)
     priority_class = models.CharField(
@@ -124,6 +130,7 @@ class Workload(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="admitted_workloads",
+        db_index=False,
         help_text="Where it is admitted (the LocalQueue's ClusterQueue at admission time)",
     )
     flavor_assignment = models.JSONField(default=dict, blank=True, help_text="{resource: flavor}")

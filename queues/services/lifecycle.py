@@ -21,7 +21,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from queues.models import AdmissionRecord, Workload, WorkloadState
+from queues.models import Workload, WorkloadState
 from queues.services import transitions
 from queues.services.errors import InvalidTransition
 from queues.services.pass_requests import request_admission_pass
@@ -77,19 +77,13 @@ def cancel_workload(workload_id: int, *, now: datetime | None = None, message: s
 
 
 def _cancel_admitted(workload_id: int, admitted_at: datetime, now: datetime, message: str) -> int:
-    """Admitted -> Cancelled: the same claim and interval bookkeeping as ``transitions.finish``."""
-    end = max(now, admitted_at)
+    """Admitted -> Cancelled through ``transitions.finish_many``: the same claim, interval and
+    admitted-usage counter bookkeeping as finishing."""
     with transaction.atomic():
-        claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.ADMITTED, admitted_at=admitted_at).update(
-            state=WorkloadState.CANCELLED,
-            finished_at=end,
-            wall_time_seconds=max(0, int((end - admitted_at).total_seconds())),
+        ended = transitions.finish_many(
+            [transitions.Finish(workload_id, now, WorkloadState.CANCELLED, message, admitted_at=admitted_at)]
         )
-        if claimed == 1:
-            transitions.close_admission(
-                workload_id=workload_id, ended_at=end, reason=AdmissionRecord.EndReason.CANCELLED, message=message
-            )
-    return claimed
+    return len(ended)
 
 
 def _end_admission(workload_id: int, action: str, outcome: str, now: datetime | None, message: str) -> Workload:

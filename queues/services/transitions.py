@@ -7,17 +7,27 @@ statements whatever the number of workloads, so the admission pass, the simulate
 any other cluster backend share one write path; ``admit``, ``evict`` and ``finish`` are the
 one-workload forms of the same calls. Admission intervals are kept in AdmissionRecord rows:
 wall time comes from timestamps, never from a running counter.
+
+Each change also moves the claimed workloads' resource rows on the admitted-usage counters
+(``_claim``): on PostgreSQL in the claim's own statement, elsewhere in the next one of its
+transaction (a call outside a transaction opens one), so the usage sample reads counters, not a
+join. Lock order: the claimed workload rows, then their counter rows in key order
+(``queues/services/usage_counters.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
 
 from core.bulk import execute_with_rows, json_value
 from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.models.workload import total_requests
+from queues.services import usage_counters
 
 _MESSAGE = 300  # AdmissionRecord.end_message and Workload.last_eviction_reason
 _CODE = 40  # Workload.pending_reason_code
@@ -27,6 +37,56 @@ def _seconds_between(start: datetime | None, end: datetime) -> int:
     if start is None:
         return 0
     return max(0, int((end - start).total_seconds()))
+
+
+def _claim(
+    update: str,
+    returning: Sequence[str],
+    counted: tuple[str, str],
+    sign: int,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],
+    params: Sequence[Any],
+    *,
+    known: Mapping[int, tuple[int, int | None]] | None = None,
+    then: tuple[str, Callable[[list[int]], None]] | None = None,
+) -> list[tuple[Any, ...]]:
+    """Run a claim, ``update`` (``UPDATE queues_workload ... FROM v WHERE <expected state>``,
+    without ``RETURNING``), and move the claimed workloads' resource rows on the admitted-usage
+    counters by ``sign``; the claimed rows' ``returning`` columns (the workload id first).
+
+    ``counted``: the LocalQueue and ClusterQueue to count under, as expressions over the claimed
+    row and ``v``. On PostgreSQL one statement: the counters are a data-modifying CTE over the
+    claim's ``RETURNING`` (``usage_counters.delta_sql``). Elsewhere (SQLite's ``RETURNING``
+    sees only the updated table) a second statement, ``usage_counters.count``, with ``known``
+    ``(LocalQueue, ClusterQueue)`` per workload id when ``counted`` needs ``v``. ``then``: one
+    more write over the claimed rows, as SQL over ``claimed`` (its ``out0``: the ids) and ``v``
+    for PostgreSQL, folded into the same statement, and as a call with the claimed ids elsewhere.
+    """
+    outputs = ", ".join(f"{expression} AS out{index}" for index, expression in enumerate(returning))
+    lq, cq = counted
+    if connection.vendor == "postgresql":
+        delta = usage_counters.delta_sql("claimed", sign, id_column="out0", lq="counter_lq", cq="counter_cq")
+        names = ", ".join(f"out{index}" for index in range(len(returning)))
+        after = f", after AS ({then[0]})" if then is not None else ""
+        return execute_with_rows(
+            f", claimed AS ({update} RETURNING {outputs}, {lq} AS counter_lq, {cq} AS counter_cq), "
+            f"counted AS ({delta}){after} SELECT {names} FROM claimed",
+            "v",
+            columns,
+            rows,
+            params,
+        )
+    if known is not None:
+        claimed = execute_with_rows(f"{update} RETURNING {outputs}", "v", columns, rows, params)
+        usage_counters.count([(row[0], *known[row[0]]) for row in claimed], sign)
+    else:
+        returned = execute_with_rows(f"{update} RETURNING {outputs}, {lq}, {cq}", "v", columns, rows, params)
+        usage_counters.count([(row[0], row[-2], row[-1]) for row in returned], sign)
+        claimed = [tuple(row[:-2]) for row in returned]
+    if then is not None:
+        then[1]([row[0] for row in claimed])
+    return claimed
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,23 +128,34 @@ _END_REASONS = {
 def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
     """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
 
-    Three statements whatever the count: the claim (``UPDATE ... FROM rows WHERE state =
-    'Pending' RETURNING``), the admission intervals (one ``INSERT ... SELECT FROM rows``), the
-    flavors of the workloads' resource rows (``UPDATE ... FROM rows``).
+    Three statements whatever the count (four on SQLite): the claim (``UPDATE ... FROM rows
+    WHERE state = 'Pending' RETURNING``, the usage counters with it), the admission intervals
+    (one ``INSERT ... SELECT FROM rows``), the flavors of the workloads' resource rows
+    (``UPDATE ... FROM rows``).
     """
     if not claims:
         return []
-    claimed = execute_with_rows(
+    with transaction.atomic(savepoint=False):
+        return _admit_many(claims, now=now, started=started, flavor_ids=flavor_ids)
+
+
+def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
                flavor_assignment = v.assignment, wall_time_seconds = 0,
                pending_reason_code = '', pending_reason_message = ''
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s
-        RETURNING queues_workload.id, queues_workload.namespace_id, queues_workload.local_queue_id,
-                  queues_workload.pod_sets
         """,
-        "v",
+        (
+            "queues_workload.id",
+            "queues_workload.namespace_id",
+            "queues_workload.local_queue_id",
+            "queues_workload.pod_sets",
+        ),
+        ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
+        1,
         (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb")),
         [(claim.workload_id, claim.cluster_queue_id, dict(claim.assignment)) for claim in claims],
         [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
@@ -133,13 +204,15 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     return sorted((row[0] for row in claimed), key=order.__getitem__)
 
 
-def _admitted_at(workload_ids: Sequence[int]) -> dict[int, datetime | None]:
-    """When each still-admitted workload of ``workload_ids`` was admitted (one query)."""
-    return dict(
-        Workload.objects.filter(pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED).values_list(
-            "id", "admitted_at"
-        )
-    )
+def _admitted(workload_ids: Sequence[int]) -> dict[int, tuple[datetime | None, int, int | None]]:
+    """When, from which LocalQueue and into which ClusterQueue each still-admitted workload of
+    ``workload_ids`` was admitted (one query)."""
+    return {
+        pk: (admitted_at, local_queue_id, cluster_queue_id)
+        for pk, admitted_at, local_queue_id, cluster_queue_id in Workload.objects.filter(
+            pk__any_of=list(workload_ids), state=WorkloadState.ADMITTED
+        ).values_list("id", "admitted_at", "local_queue_id", "cluster_queue_id")
+    }
 
 
 def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
@@ -148,24 +221,30 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
     The interval closes and its time moves to ``accumulated_past_execution_seconds``. With a
     ``code`` the eviction's reason is also the pending reason until the next pass explains the
     wait (a drained workload says BudgetExhausted at once). The claim also checks
-    ``admitted_at``, so an eviction decided against one admission never hits the next.
+    ``admitted_at``, so an eviction decided against one admission never hits the next (and
+    the LocalQueue and ClusterQueue read with it are the claimed admission's, for the counters).
     """
-    seen = _admitted_at([eviction.workload_id for eviction in evictions])
+    with transaction.atomic(savepoint=False):
+        return _evict_many(evictions, now=now)
+
+
+def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
+    seen = _admitted([eviction.workload_id for eviction in evictions])
     rows = [
         (
             eviction.workload_id,
-            seen[eviction.workload_id],
-            _seconds_between(seen[eviction.workload_id], now),
+            seen[eviction.workload_id][0],
+            _seconds_between(seen[eviction.workload_id][0], now),
             eviction.message[:_MESSAGE],
             eviction.code[:_CODE],
             eviction.message if eviction.code else "",
         )
         for eviction in evictions
-        if seen.get(eviction.workload_id) is not None
+        if seen.get(eviction.workload_id, (None,))[0] is not None
     ]
     if not rows:
         return []
-    claimed = execute_with_rows(
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = %s, admitted_at = NULL, started_at = NULL, cluster_queue_id = NULL,
                flavor_assignment = %s, wall_time_seconds = 0,
@@ -174,9 +253,10 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
                pending_reason_code = v.code, pending_reason_message = v.message
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
-        RETURNING queues_workload.id
         """,
-        "v",
+        ("queues_workload.id",),
+        ("queues_workload.local_queue_id", "v.cq"),  # the ClusterQueue read with admitted_at
+        -1,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),
@@ -184,9 +264,11 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             ("reason", "text"),
             ("code", "text"),
             ("message", "text"),
+            ("cq", "bigint"),
         ),
-        rows,
+        [(*row, seen[row[0]][2]) for row in rows],
         [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
+        known={workload_id: (local_queue_id, cq) for workload_id, (_, local_queue_id, cq) in seen.items()},
     )
     evicted = [row[0] for row in claimed]
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
@@ -204,47 +286,64 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     """Admitted -> Finished/Failed/Cancelled at each ``at`` for each still-admitted workload.
 
     ``at`` may lie in the past (a late tick or report loses no time) but never before the
-    admission. Three statements whatever the count: read ``admitted_at`` (skipped when every
-    item carries it), claim the workloads (fixing ``wall_time_seconds``; the claim matches
-    ``admitted_at``, so a stale value only loses the claim), close their admission intervals.
+    admission. One statement whatever the count on PostgreSQL, after reading ``admitted_at``
+    (skipped when every item carries it): claim the workloads (fixing ``wall_time_seconds``;
+    the claim matches ``admitted_at``, so a stale value only loses the claim), take them off
+    the usage counters and close their admission intervals (three statements on SQLite).
     Returns the ended ids.
     """
+    with transaction.atomic(savepoint=False):
+        return _finish_many(finishes)
+
+
+def _finish_many(finishes: Sequence[Finish]) -> list[int]:
     seen: dict[int, datetime | None]
     if all(item.admitted_at is not None for item in finishes):
         seen = {item.workload_id: item.admitted_at for item in finishes}
     else:
-        seen = _admitted_at([item.workload_id for item in finishes])
+        seen = {pk: admitted[0] for pk, admitted in _admitted([item.workload_id for item in finishes]).items()}
     rows = []
-    ends: dict[int, tuple[datetime, str, str]] = {}
+    taken: set[int] = set()
     for item in finishes:
         admitted_at = seen.get(item.workload_id)
-        if admitted_at is None or item.workload_id in ends:
+        if admitted_at is None or item.workload_id in taken:
             continue
+        taken.add(item.workload_id)
         at = max(item.at, admitted_at)
-        ends[item.workload_id] = (at, _END_REASONS[item.outcome], item.message)  # type: ignore[index]  # a WorkloadState value
-        rows.append((item.workload_id, admitted_at, at, item.outcome, _seconds_between(admitted_at, at)))
+        reason = _END_REASONS[item.outcome]  # type: ignore[index]  # a WorkloadState value
+        seconds = _seconds_between(admitted_at, at)
+        rows.append((item.workload_id, admitted_at, at, item.outcome, seconds, reason, item.message[:_MESSAGE]))
     if not rows:
         return []
-    claimed = execute_with_rows(
+    ends = {row[0]: (row[2], row[5], row[6]) for row in rows}
+    claimed = _claim(
         """
         UPDATE queues_workload SET state = v.outcome, finished_at = v.at, wall_time_seconds = v.seconds
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
-        RETURNING queues_workload.id
         """,
-        "v",
+        ("queues_workload.id",),
+        ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
+        -1,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),
             ("at", "timestamptz"),
             ("outcome", "text"),
             ("seconds", "integer"),
+            ("reason", "text"),
+            ("message", "text"),
         ),
         rows,
         [WorkloadState.ADMITTED],
+        then=(
+            "UPDATE queues_admissionrecord SET ended_at = v.at, end_reason = v.reason, end_message = v.message "
+            "FROM claimed JOIN v ON v.id = claimed.out0 "
+            "WHERE queues_admissionrecord.workload_id = claimed.out0 AND queues_admissionrecord.ended_at IS NULL",
+            lambda ids: _close_many([(workload_id, *ends[workload_id]) for workload_id in ids]),
+        ),
     )
     finished = [row[0] for row in claimed]
-    _close_many([(workload_id, *ends[workload_id]) for workload_id in finished])
     order = {item.workload_id: index for index, item in enumerate(finishes)}
     return sorted(finished, key=order.__getitem__)
 
