@@ -20,7 +20,7 @@ from queues.models import AdmissionRecord, Workload, WorkloadState
 from queues.models.workload import total_requests
 
 _MESSAGE = 300  # AdmissionRecord.end_message and Workload.last_eviction_reason
-_CODE = 40  # Workload.pending_reason_code
+_CODE = 40  # WorkloadReason.code
 
 
 def _seconds_between(start: datetime | None, end: datetime) -> int:
@@ -77,8 +77,7 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     claimed = execute_with_rows(
         """
         UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
-               flavor_assignment = v.assignment, wall_time_seconds = 0,
-               pending_reason_code = '', pending_reason_message = ''
+               flavor_assignment = v.assignment, wall_time_seconds = 0
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s
         RETURNING queues_workload.id, queues_workload.namespace_id, queues_workload.local_queue_id,
@@ -147,8 +146,10 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
 
     The interval closes and its time moves to ``accumulated_past_execution_seconds``. With a
     ``code`` the eviction's reason is also the pending reason until the next pass explains the
-    wait (a drained workload says BudgetExhausted at once). The claim also checks
-    ``admitted_at``, so an eviction decided against one admission never hits the next.
+    wait (a drained workload says BudgetExhausted at once); without one the pending reason is
+    empty ("not evaluated yet"). The claim also checks ``admitted_at``, so an eviction decided
+    against one admission never hits the next. The reasons are stored apart
+    (``WorkloadReason``): one more upsert for the evicted rows.
     """
     seen = _admitted_at([eviction.workload_id for eviction in evictions])
     rows = [
@@ -157,8 +158,6 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             seen[eviction.workload_id],
             _seconds_between(seen[eviction.workload_id], now),
             eviction.message[:_MESSAGE],
-            eviction.code[:_CODE],
-            eviction.message if eviction.code else "",
         )
         for eviction in evictions
         if seen.get(eviction.workload_id) is not None
@@ -170,8 +169,7 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         UPDATE queues_workload SET state = %s, admitted_at = NULL, started_at = NULL, cluster_queue_id = NULL,
                flavor_assignment = %s, wall_time_seconds = 0,
                accumulated_past_execution_seconds = accumulated_past_execution_seconds + v.elapsed,
-               eviction_count = eviction_count + 1, last_evicted_at = %s, last_eviction_reason = v.reason,
-               pending_reason_code = v.code, pending_reason_message = v.message
+               eviction_count = eviction_count + 1, last_evicted_at = %s, last_eviction_reason = v.reason
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
         RETURNING queues_workload.id
@@ -182,13 +180,20 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             ("admitted_at", "timestamptz"),
             ("elapsed", "integer"),
             ("reason", "text"),
-            ("code", "text"),
-            ("message", "text"),
         ),
         rows,
         [WorkloadState.PENDING, "{}", now, WorkloadState.ADMITTED],
     )
     evicted = [row[0] for row in claimed]
+    reasons = {e.workload_id: (e.code[:_CODE], e.message if e.code else "") for e in evictions}
+    execute_with_rows(
+        "INSERT INTO queues_workloadreason (workload_id, code, message, behind_id) "
+        "SELECT id, code, message, NULL FROM r WHERE true "
+        "ON CONFLICT (workload_id) DO UPDATE SET code = excluded.code, message = excluded.message, behind_id = NULL",
+        "r",
+        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        [(workload_id, *reasons[workload_id]) for workload_id in evicted],
+    )
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
     _close_many(
         [(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted]
