@@ -84,9 +84,9 @@ from fairshare.types import (
 )
 from fairshare.usage.usage import entry_penalty, weighted_usage
 
-# The reasons that quote capacity (figures that move with every admission): past a queue's first
-# ``explain_first`` waiting workloads, these are explained by reference to the queue's head.
-_QUOTA_CODES = frozenset({INSUFFICIENT_QUOTA, WAITING_FOR_FAIR_SHARE, NAMESPACE_QUOTA_EXCEEDED})
+# The reasons that quote the queue's capacity (figures that move with every admission): past a
+# queue's first ``explain_first`` waiting workloads, these are explained by reference to its head.
+_QUOTA_CODES = frozenset({INSUFFICIENT_QUOTA, WAITING_FOR_FAIR_SHARE})
 
 
 def plan(
@@ -107,14 +107,15 @@ def plan(
     ``snapshot.workloads`` are then ignored. Only used without reasons.
 
     ``explain_first`` (None: every workload is explained in full): per ClusterQueue, the waiting
-    workloads after the first ``explain_first`` that wait for quota (InsufficientQuota,
-    WaitingForFairShare, NamespaceQuotaExceeded) are explained by reference to the first of the
-    queue's workloads that waits for quota, its *head*: one sentence per queue
-    (``reasons.waiting_behind``, also in ``Plan.by_reference``), with code InsufficientQuota
-    (NamespaceQuotaExceeded for a namespace quota). Their sentence names no figure, so it does
-    not change with every admission ahead of them. Held, stopped and StrictFIFO-blocked
-    workloads keep their own sentence (it names no figure either). Decisions, positions and the
-    first ``explain_first`` reasons are those of a full explanation.
+    workloads after the first ``explain_first`` that wait for the queue's quota
+    (InsufficientQuota, WaitingForFairShare) are explained by reference to the first of the
+    queue's workloads that does, its *head*: one sentence per queue (``reasons.waiting_behind``,
+    also in ``Plan.by_reference``), with code InsufficientQuota. Their sentence is the same for
+    all of them, so what each stores (code and queue) does not change with every admission
+    ahead of them. Held, stopped and StrictFIFO-blocked workloads keep their own sentence (it
+    quotes no figure), and so do those over their namespace's quota (its figures move only with
+    that namespace's work, and the queue's head says nothing about it). Decisions, positions
+    and the first ``explain_first`` reasons are those of a full explanation.
 
     The cyclic garbage collector is paused for the pass: a pass allocates hundreds of thousands
     of small tuples that live until it ends, and letting the collector rescan them every few
@@ -447,11 +448,14 @@ class _Planner:
         by_reference[name] = sentence
         out = found[:explained]
         for reason in found[explained:]:
-            code = reason.code
-            if code in _QUOTA_CODES and reason is not head:
-                shared = NAMESPACE_QUOTA_EXCEEDED if code == NAMESPACE_QUOTA_EXCEEDED else INSUFFICIENT_QUOTA
+            if reason.code in _QUOTA_CODES and reason is not head:
                 reason = PendingReason(
-                    reason.workload, reason.local_queue, reason.cluster_queue, shared, sentence, reason.position
+                    reason.workload,
+                    reason.local_queue,
+                    reason.cluster_queue,
+                    INSUFFICIENT_QUOTA,
+                    sentence,
+                    reason.position,
                 )
             out.append(reason)
         return out

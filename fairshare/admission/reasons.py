@@ -78,5 +78,5 @@ def waiting_behind(cluster_queue: str, explained: int, head: str, head_message: 
     workload stays that far back (the head's reason, quoted, is the queue's current state)."""
     return (
         f"waiting behind the first {explained} workloads of ClusterQueue {cluster_queue}, which are explained "
-        f"one by one; the first of its workloads waiting for quota, {head}: {head_message}"
+        f"one by one; the first of its workloads waiting for the queue's quota, {head}: {head_message}"
     )
