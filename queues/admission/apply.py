@@ -177,7 +177,9 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -
     """
     if not reasons:
         return 0
-    rows = [(loaded.workload_ids[key], code[:40], message, behind) for key, (code, message, behind) in reasons.items()]
+    rows = sorted(  # in id order: the rows are locked in one order, whoever writes them
+        (loaded.workload_ids[key], code[:40], message, behind) for key, (code, message, behind) in reasons.items()
+    )
     table = WorkloadReason._meta.db_table
     written = execute_with_rows(
         f"INSERT INTO {table} (workload_id, code, message, behind_id) "
