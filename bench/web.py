@@ -67,6 +67,7 @@ def fill(rng: random.Random) -> None:
         ResourceFlavor,
         UsageSample,
         Workload,
+        WorkloadReason,
         WorkloadResource,
         WorkloadState,
     )
@@ -134,6 +135,7 @@ def fill(rng: random.Random) -> None:
 
     states = [WorkloadState.FINISHED] * 7 + [WorkloadState.PENDING] * 2 + [WorkloadState.ADMITTED]
     workloads = []
+    reasons: dict[int, tuple[str, str]] = {}
     for index in range(WORKLOADS):
         lq = lqs[rng.randrange(len(lqs))]
         state = states[rng.randrange(len(states))]
@@ -160,14 +162,19 @@ def fill(rng: random.Random) -> None:
             if state == WorkloadState.FINISHED:
                 workload.finished_at = workload.admitted_at + timedelta(hours=1)
         else:
-            workload.pending_reason_code = rng.choice(
-                ["InsufficientQuota", "WaitingForFairShare", "NamespaceQuotaExceeded"]
-            )
-            workload.pending_reason_message = (
-                f"insufficient quota for {GPU} in flavor a100 of ClusterQueue cq-{lq.cluster_queue_id:03d}"
+            reasons[index] = (
+                rng.choice(["InsufficientQuota", "WaitingForFairShare", "NamespaceQuotaExceeded"]),
+                f"insufficient quota for {GPU} in flavor a100 of ClusterQueue cq-{lq.cluster_queue_id:03d}",
             )
         workloads.append(workload)
     created = Workload.objects.bulk_create(workloads, batch_size=5000)
+    WorkloadReason.objects.bulk_create(  # stored apart from the workload rows, as the pass stores them
+        [
+            WorkloadReason(workload=created[index], code=code, message=message)
+            for index, (code, message) in reasons.items()
+        ],
+        batch_size=10000,
+    )
     store_queue_order()
     WorkloadResource.objects.bulk_create(
         [

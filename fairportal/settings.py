@@ -326,6 +326,10 @@ if SLURM_TRANSPORT == "rest" and bool(os.environ.get("SLURM_JWT", "").strip()) =
 CLUSTER_BACKOFF_SECONDS = env_seconds("CLUSTER_BACKOFF", "5s")
 CLUSTER_BACKOFF_MAX_SECONDS = env_seconds("CLUSTER_BACKOFF_MAX", "5m")
 
+# The admission pass explains this many waiting workloads per ClusterQueue one by one; the later
+# ones that wait for quota are explained by reference to the queue's head (queues/models/reason.py).
+ADMISSION_EXPLAINED_PER_QUEUE = env_int("ADMISSION_EXPLAINED_PER_QUEUE", 50, minimum=1)
+
 # Fair sharing (KEP-4136 / KAI knobs), validated now so a bad value never reaches the loop.
 try:
     FAIR_SHARING = load_policy(os.environ)

@@ -304,7 +304,9 @@ class Plan:
     ``pending`` by ClusterQueue name then position; ``fair_shares`` (TimeAware scopes only) by
     ``node_id`` and resource, in millis. ``now`` is the time the pass was planned for (the
     admission time of its admissions). ``modes``: the admission mode each ClusterQueue was
-    planned under (the winning scope's, see ``quota.scopes``), by name.
+    planned under (the winning scope's, see ``quota.scopes``), by name. ``by_reference``: per
+    ClusterQueue whose later waiting workloads are explained by reference to its head (see
+    ``admission.planner.plan``'s ``explain_first``), the one sentence those reasons share.
     """
 
     now: float = 0.0
@@ -313,3 +315,4 @@ class Plan:
     pending: tuple[PendingReason, ...] = ()
     fair_shares: Mapping[str, Mapping[str, int]] = field(default_factory=_empty_map)
     modes: Mapping[str, str] = field(default_factory=_empty_map)
+    by_reference: Mapping[str, str] = field(default_factory=_empty_map)

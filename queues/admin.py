@@ -210,9 +210,9 @@ class WorkloadAdmin(admin.ModelAdmin):
         "queue_position",
         "pending_reason_code",
     )
-    list_filter = ("state", "pending_reason_code", "local_queue__cluster_queue", "namespace")
-    search_fields = ("name", "namespace__name", "local_queue__name", "pending_reason_message")
-    list_select_related = ("namespace", "local_queue__namespace")
+    list_filter = ("state", "reason__code", "local_queue__cluster_queue", "namespace")
+    search_fields = ("name", "namespace__name", "local_queue__name", "reason__message")
+    list_select_related = ("namespace", "local_queue__namespace", "reason", "reason__behind")
     date_hierarchy = "queued_at"
     inlines = [WorkloadResourceInline]
     readonly_fields = (

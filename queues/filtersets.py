@@ -121,7 +121,9 @@ class WorkloadFilterSet(django_filters.FilterSet):
     cluster_queue = django_filters.CharFilter(
         method="filter_cluster_queue", help_text="Name of the ClusterQueue it waits in or is admitted to"
     )
-    pending_reason = django_filters.CharFilter(field_name="pending_reason_code", help_text="Machine-readable code")
+    pending_reason = django_filters.CharFilter(
+        method="filter_pending_reason", help_text="Machine-readable code (pending workloads only)"
+    )
     priority_min = IntegerFilter(field_name="priority", lookup_expr="gte")
     priority_max = IntegerFilter(field_name="priority", lookup_expr="lte")
     queued_after = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
@@ -130,6 +132,10 @@ class WorkloadFilterSet(django_filters.FilterSet):
     class Meta:
         model = Workload
         fields = ["name", "state", "namespace", "local_queue", "cluster_queue", "pending_reason"]
+
+    def filter_pending_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """Only a pending workload has a reason (its stored one, ``WorkloadReason``)."""
+        return queryset.filter(state=WorkloadState.PENDING, reason__code=value)
 
     def filter_local_queue(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """``?local_queue=team-a/main``; a value without a slash matches nothing."""

@@ -84,6 +84,10 @@ from fairshare.types import (
 )
 from fairshare.usage.usage import entry_penalty, weighted_usage
 
+# The reasons that quote the queue's capacity (figures that move with every admission): past a
+# queue's first ``explain_first`` waiting workloads, these are explained by reference to its head.
+_QUOTA_CODES = frozenset({INSUFFICIENT_QUOTA, WAITING_FOR_FAIR_SHARE})
+
 
 def plan(
     snapshot: Snapshot,
@@ -92,6 +96,7 @@ def plan(
     reasons: bool = True,
     entry_penalty: bool = True,
     pending: PendingIndex | None = None,
+    explain_first: int | None = None,
 ) -> Plan:
     """Run one admission pass over ``snapshot`` at time ``now``.
 
@@ -101,6 +106,17 @@ def plan(
     workloads, already grouped (see ``candidates.PendingIndex``); pending workloads in
     ``snapshot.workloads`` are then ignored. Only used without reasons.
 
+    ``explain_first`` (None: every workload is explained in full): per ClusterQueue, the waiting
+    workloads after the first ``explain_first`` that wait for the queue's quota
+    (InsufficientQuota, WaitingForFairShare) are explained by reference to the first of the
+    queue's workloads that does, its *head*: one sentence per queue (``reasons.waiting_behind``,
+    also in ``Plan.by_reference``), with code InsufficientQuota. Their sentence is the same for
+    all of them, so what each stores (code and queue) does not change with every admission
+    ahead of them. Held, stopped and StrictFIFO-blocked workloads keep their own sentence (it
+    quotes no figure), and so do those over their namespace's quota (its figures move only with
+    that namespace's work, and the queue's head says nothing about it). Decisions, positions
+    and the first ``explain_first`` reasons are those of a full explanation.
+
     The cyclic garbage collector is paused for the pass: a pass allocates hundreds of thousands
     of small tuples that live until it ends, and letting the collector rescan them every few
     hundred allocations costs more than the pass itself. It is restored afterwards.
@@ -109,7 +125,11 @@ def plan(
     if paused:
         gc.disable()
     try:
-        return _Planner(snapshot, now, reasons, entry_penalty, pending).run()
+        if explain_first is not None and explain_first < 1:
+            raise ValueError("explain_first: at least 1")
+        planner = _Planner(snapshot, now, reasons, entry_penalty, pending)
+        planner.explain_first = explain_first
+        return planner.run()
     finally:
         if paused:
             gc.enable()
@@ -151,6 +171,7 @@ class _Planner:
         if index is not None and reasons:
             raise ValueError("a PendingIndex is only used without reasons")
         self.index = index
+        self.explain_first: int | None = None
         self.snapshot = snapshot
         self.now = now
         self.reasons = reasons
@@ -391,16 +412,53 @@ class _Planner:
                 break
             self._visit(key[4], key[3], None)
         pending: list[PendingReason] = []
+        by_reference: dict[str, str] = {}
         if self.reasons:
             for name in sorted(self.queues):
-                pending.extend(self.queues[name].pending)
+                found = self.queues[name].pending
+                if self.explain_first is not None and len(found) > self.explain_first:
+                    found = self._by_reference(name, found, self.explain_first, by_reference)
+                pending.extend(found)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
         modes = frozen_map({name: self.queues[name].scope.mode for name in sorted(self.queues)})
         self.fair_tree.dismantle()
         # The parts point back at the planner (``state``): let them go, so the pass is freed at once
         # without the collector (``plan`` pauses it).
         del self.scoring, self.fair_tree, self.preemption_rules
-        return Plan(self.now, tuple(self.admissions), tuple(self.evictions), tuple(pending), frozen_map(shares), modes)
+        return Plan(
+            self.now,
+            tuple(self.admissions),
+            tuple(self.evictions),
+            tuple(pending),
+            frozen_map(shares),
+            modes,
+            frozen_map(by_reference),
+        )
+
+    @staticmethod
+    def _by_reference(
+        name: str, found: list[PendingReason], explained: int, by_reference: dict[str, str]
+    ) -> list[PendingReason]:
+        """``found`` (one ClusterQueue's reasons, in position order) with the quota reasons after
+        the first ``explained`` replaced by the queue's shared sentence (see ``plan``)."""
+        head = next((reason for reason in found if reason.code in _QUOTA_CODES), None)
+        if head is None:
+            return found
+        sentence = text.waiting_behind(name, explained, head.workload, head.message)
+        by_reference[name] = sentence
+        out = found[:explained]
+        for reason in found[explained:]:
+            if reason.code in _QUOTA_CODES and reason is not head:
+                reason = PendingReason(
+                    reason.workload,
+                    reason.local_queue,
+                    reason.cluster_queue,
+                    INSUFFICIENT_QUOTA,
+                    sentence,
+                    reason.position,
+                )
+            out.append(reason)
+        return out
 
     def _visit(self, leaf: TreeNode, order: tuple, stop_at: TreeNode | None) -> None:
         """Try the candidate at the head of ``leaf`` (chosen for its order key ``order``)."""

@@ -70,3 +70,13 @@ def preempted(preemptor: str, rule: str, priority_class: str = "", priority: int
     if priority_class:
         return f"preempted by {preemptor} (priority class {priority_class}, priority {priority}) {rule}"
     return f"preempted by {preemptor} {rule}"
+
+
+def waiting_behind(cluster_queue: str, explained: int, head: str, head_message: str) -> str:
+    """The shared reason of the quota-waiting workloads after the first ``explained`` of a
+    ClusterQueue: it names no figure of its own, so it stays the same from pass to pass while the
+    workload stays that far back (the head's reason, quoted, is the queue's current state)."""
+    return (
+        f"waiting behind the first {explained} workloads of ClusterQueue {cluster_queue}, which are explained "
+        f"one by one; the first of its workloads waiting for the queue's quota, {head}: {head_message}"
+    )

@@ -3,8 +3,12 @@
 ``admission.load`` turns rows into the engine's snapshot; this module writes the engine's
 ``Plan`` back (evictions, admissions, entry penalties, pending reasons, queue order) and the
 reasons of the workloads the gates held back, through the set-based state changes of
-``services.transitions``. It refreshes the loader's cache through the ``LoadedSnapshot`` it
-is given (``note_written``), so data only flows down: pass -> load, pass -> plan, pass -> apply.
+``services.transitions``. Data only flows down: pass -> load, pass -> plan, pass -> apply.
+
+Reasons are stored apart from the workload rows (``queues.models.reason``) and written only
+where their meaning changed: a reason the plan explains by reference to its queue's head
+(``Plan.by_reference``) is stored as its code and ClusterQueue, and the shared sentence goes
+on the queue's order row, which every pass writes anyway.
 """
 
 from __future__ import annotations
@@ -15,16 +19,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.db import connection
-
 from core.bulk import execute_with_rows
 from fairshare import types as engine
 from fairshare.usage.accounting import node_path
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, PendingOrder, ResourceFlavor, WorkloadState
+from queues.models import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    PendingOrder,
+    ResourceFlavor,
+    WorkloadReason,
+    WorkloadState,
+)
 from queues.services import transitions
 
 if TYPE_CHECKING:
-    from queues.admission.load import LoadedSnapshot
+    from queues.admission.load import LoadedSnapshot, StoredReason
 
 
 @dataclass
@@ -95,20 +106,29 @@ def apply_plan(
                 penalties[node][resource] += amount
     _add_penalties(loaded, penalties)
     result.pending = len(plan.pending)
-    evicted_keys = set(result.evicted)
-    result.reasons_written = write_reasons(
-        loaded,
-        {
-            r.workload: (r.code, r.message)
-            for r in plan.pending
-            if r.workload in evicted_keys or loaded.current_reasons.get(r.workload) != (r.code, r.message)
-        },
-    )
-    _write_order(loaded, plan.pending, now)
+    current = loaded.current_reasons
+    changed: dict[str, StoredReason] = {}
+    by_reference = plan.by_reference
+    queue_ids = loaded.cluster_queue_ids
+    for reason in plan.pending:
+        shared = by_reference.get(reason.cluster_queue)
+        stored: StoredReason = (
+            (reason.code, "", queue_ids[reason.cluster_queue])
+            if shared is not None and reason.message == shared
+            else (reason.code, reason.message, None)
+        )
+        if current.get(reason.workload) != stored:
+            changed[reason.workload] = stored
+    result.reasons_written = write_reasons(loaded, changed)
+    _write_order(loaded, plan.pending, now, by_reference)
     if gated is not None:
-        current = loaded.current_reasons
         result.reasons_written += write_reasons(
-            loaded, {key: reason for key, reason in gated.items() if current.get(key) != reason}
+            loaded,
+            {
+                key: (code, message, None)
+                for key, (code, message) in gated.items()
+                if current.get(key) != (code, message, None)
+            },
         )
     return result
 
@@ -148,34 +168,39 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
         )
 
 
-def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, tuple[str, str]]) -> int:
-    """Store changed pending reasons (code and message) in one ``UPDATE ... FROM``.
+def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -> int:
+    """Store changed pending reasons (code, own sentence, the ClusterQueue referred to) in one
+    upsert into the narrow reason table (``INSERT ... SELECT ... ON CONFLICT DO UPDATE``).
 
     The caller passes only what changed in meaning; a workload no longer pending (cancelled or
-    admitted elsewhere meanwhile) is left alone.
+    admitted elsewhere meanwhile) is left alone. The workload rows are not written.
     """
     if not reasons:
         return 0
-    rows = [(loaded.workload_ids[key], code[:40], message) for key, (code, message) in reasons.items()]
-    postgres = connection.vendor == "postgresql"
+    rows = sorted(  # in id order: the rows are locked in one order, whoever writes them
+        (loaded.workload_ids[key], code[:40], message, behind) for key, (code, message, behind) in reasons.items()
+    )
+    table = WorkloadReason._meta.db_table
     written = execute_with_rows(
-        "UPDATE queues_workload SET pending_reason_code = r.code, pending_reason_message = r.message FROM r "
-        "WHERE queues_workload.id = r.id AND queues_workload.state = %s "
-        f"RETURNING queues_workload.id{', ' + loaded.WRITTEN_RETURNING if postgres else ''}",
+        f"INSERT INTO {table} (workload_id, code, message, behind_id) "
+        "SELECT r.id, r.code, r.message, r.behind FROM r JOIN queues_workload w ON w.id = r.id WHERE w.state = %s "
+        "ON CONFLICT (workload_id) DO UPDATE "
+        "SET code = excluded.code, message = excluded.message, behind_id = excluded.behind_id "
+        f"RETURNING {table}.workload_id",
         "r",
-        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        (("id", "bigint"), ("code", "text"), ("message", "text"), ("behind", "bigint")),
         rows,
         [WorkloadState.PENDING],
     )
-    if postgres:  # the next pass of this process need not read these rows again
-        loaded.note_written(written, {pk: (code, message) for pk, code, message in rows})
-    for key, reason in reasons.items():
-        loaded.current_reasons[key] = reason
+    loaded.current_reasons.update(reasons)
     return len(written)
 
 
-def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime) -> None:
-    """Each ClusterQueue's queue order, one row per ClusterQueue of the unit, in one upsert."""
+def _write_order(
+    loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime, by_reference: Mapping[str, str]
+) -> None:
+    """Each ClusterQueue's queue order and the sentence its reasons by reference share, one row
+    per ClusterQueue of the unit, in one upsert."""
     order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
     for reason in pending:
         order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
@@ -185,11 +210,12 @@ def _write_order(loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason]
                 cluster_queue_id=loaded.cluster_queue_ids[name],
                 workload_ids=[workload_id for _, workload_id in sorted(entries)],
                 planned_at=now,
+                by_reference=by_reference.get(name, ""),
             )
             for name, entries in order.items()
             if name in loaded.cluster_queue_ids
         ],
         update_conflicts=True,
         unique_fields=["cluster_queue"],
-        update_fields=["workload_ids", "planned_at"],
+        update_fields=["workload_ids", "planned_at", "by_reference"],
     )

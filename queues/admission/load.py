@@ -1,7 +1,8 @@
 """The admission pass's load step: the bridge from the database to the engine, rows -> engine types.
 
-(The engine's decisions go back to rows in ``admission.apply``, which refreshes what this
-module cached through the ``LoadedSnapshot`` it is given: ``LoadedSnapshot.note_written``.)
+(The engine's decisions go back to rows in ``admission.apply``. The pending reasons live apart
+from the workload rows, in ``WorkloadReason``: writing them leaves the rows, and so what this
+module caches by row version, as they were.)
 
 An *admission unit* is the set of ClusterQueues that share quota: a root cohort with its whole
 subtree, or a ClusterQueue outside any cohort. It holds one or more admission scopes (the
@@ -12,13 +13,12 @@ number of workloads.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Q, Sum, TextField
@@ -38,6 +38,7 @@ from queues.models import (
     NamespaceQuota,
     QueueHold,
     Workload,
+    WorkloadReason,
     WorkloadResource,
     WorkloadState,
 )
@@ -53,9 +54,19 @@ class AdmissionUnit:
     cluster_queue_ids: tuple[int, ...]
 
 
+# A stored pending reason as the writer compares it: (code, own sentence, the ClusterQueue id
+# whose shared sentence it refers to); a reason by reference has no sentence of its own.
+StoredReason = tuple[str, str, int | None]
+
+
 @dataclass
 class LoadedSnapshot:
-    """The engine snapshot plus what is needed to write decisions back."""
+    """The engine snapshot plus what is needed to write decisions back.
+
+    ``current_reasons``: the stored reason of every pending workload loaded that has one, read
+    from ``WorkloadReason`` by every pass (one query; never cached, so a pass of another
+    process in between cannot leave a stale one behind).
+    """
 
     unit: AdmissionUnit
     snapshot: engine.Snapshot
@@ -65,47 +76,10 @@ class LoadedSnapshot:
     cluster_queue_ids: dict[str, int] = field(default_factory=dict)
     cohort_ids: dict[str, int] = field(default_factory=dict)
     cohort_chain: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    current_reasons: dict[str, tuple[str, str]] = field(default_factory=dict)
+    current_reasons: dict[str, StoredReason] = field(default_factory=dict)
     aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
-    # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``):
-    # the writer refreshes it through ``note_written``, never through this module's globals.
+    # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``).
     seen: dict[int, _Seen] = field(default_factory=dict, repr=False)
-
-    # What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote
-    # need not be read again by the next one: the new version, and the columns a reused
-    # workload is checked against (a concurrent edit between the read and the write shows here).
-    WRITTEN_RETURNING: ClassVar[str] = (
-        "queues_workload.xmin::text::bigint, queues_workload.local_queue_id, queues_workload.name, "
-        "queues_workload.priority, extract(epoch from queues_workload.queued_at)::float8, "
-        "extract(epoch from queues_workload.created_at)::float8"
-    )
-
-    def note_written(self, written: Iterable[tuple[Any, ...]], reasons: Mapping[int, tuple[str, str]]) -> None:
-        """Record the reasons a pass stored (``written``: rows returned with ``WRITTEN_RETURNING``).
-
-        The rows' new version is the pass's own transaction: committed, it stands for the stored
-        reason and the unchanged rest; rolled back, the rows keep their old version, which no
-        longer matches, and the next pass reads them again. A row whose other columns differ
-        from what the pass read (edited meanwhile) is forgotten.
-        """
-        seen = self.seen
-        if not seen:
-            return
-        for pk, version, lq_id, name, priority, queued_at, created_at in written:
-            entry = seen.get(pk)
-            if entry is None:
-                continue
-            workload = entry.workload
-            if (
-                entry.local_queue_id == lq_id
-                and workload.key.split("/", 1)[1] == name
-                and workload.priority == priority
-                and workload.queued_at == queued_at
-                and entry.created_at.timestamp() == created_at
-            ):
-                seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
-            else:
-                del seen[pk]
 
 
 def epoch(moment: datetime) -> float:
@@ -325,6 +299,7 @@ def build_snapshot(
         else None
     )
     workloads = _workloads(loaded, unit, lq_rows, individual, versioned)
+    _stored_reasons(loaded, workloads)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         flavors=tuple(
@@ -489,7 +464,6 @@ class _Seen:
     created_at: datetime
     local_queue_id: int
     version: int | None  # the row's version (PostgreSQL's xmin) when read; None on SQLite
-    reason: tuple[str, str]
     workload: engine.Workload
 
 
@@ -513,8 +487,6 @@ _ROW_COLUMNS = (
     "state",
     "admitted_at",
     "cluster_queue_id",
-    "pending_reason_code",
-    "pending_reason_message",
     "created_at",
 )
 
@@ -646,7 +618,7 @@ def _workloads(
     )
     fresh: dict[int, engine.Workload] = {}
     unknown = []
-    for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, _code, _message, created_at, *_ in rows:
+    for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, created_at, *_ in rows:
         cached = seen.get(pk)
         known = cached.workload if cached is not None and cached.created_at == created_at else None
         if (
@@ -672,7 +644,6 @@ def _workloads(
     )
     workloads = []
     workload_ids = loaded.workload_ids
-    current_reasons = loaded.current_reasons
     frozen = engine.frozen_map
     kept: dict[int, _Seen] = {}
     read = {row[0]: row for row in rows}
@@ -680,7 +651,6 @@ def _workloads(
         entry = unchanged.get(pk)
         if entry is not None:
             workload_ids[entry.workload.key] = pk
-            current_reasons[entry.workload.key] = entry.reason
             workloads.append(entry.workload)
             kept[pk] = entry
             continue
@@ -692,8 +662,6 @@ def _workloads(
             state,
             admitted_at,
             cq_id,
-            reason_code,
-            reason_message,
             created_at,
             *version,
         ) = read[pk][1:]
@@ -703,8 +671,6 @@ def _workloads(
         key = f"{namespace}/{name}"
         workload_ids[key] = pk
         admitted = state == WorkloadState.ADMITTED
-        if not admitted:
-            current_reasons[key] = (reason_code, reason_message)
         workload = fresh.get(pk)
         if workload is None:
             pod_sets, assignment, priority_class = details[pk]
@@ -724,14 +690,26 @@ def _workloads(
                 priority_class=priority_class,
             )
         if not admitted:
-            kept[pk] = _Seen(
-                created_at, lq_id, version[0] if version else None, (reason_code, reason_message), workload
-            )
+            kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, workload)
         workloads.append(workload)
     _SEEN[unit.key] = loaded.seen = kept
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
+
+
+def _stored_reasons(loaded: LoadedSnapshot, workloads: Iterable[engine.Workload]) -> None:
+    """The stored reasons of the pending workloads loaded (one query, narrow rows: a reason by
+    reference has no sentence of its own), into ``loaded.current_reasons``."""
+    ids = loaded.workload_ids
+    keys = {ids[workload.key]: workload.key for workload in workloads if not workload.admitted}
+    if not keys:
+        return
+    current = loaded.current_reasons
+    for pk, code, message, behind in WorkloadReason.objects.filter(workload_id__any_of=list(keys)).values_list(
+        "workload_id", "code", "message", "behind_id"
+    ):
+        current[keys[pk]] = (code, message, behind)
 
 
 # Admitted totals per unit from this process's previous pass, keyed by what they were built

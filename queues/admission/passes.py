@@ -4,6 +4,10 @@
 some pending workloads back (``admission.gates``), the engine plans
 (``fairshare.admission.planner.plan``), and one writer stores the plan and the gated reasons
 (``admission.apply``). Data flows down only: no step calls back into another.
+
+The engine explains the first ``ADMISSION_EXPLAINED_PER_QUEUE`` waiting workloads of each
+ClusterQueue in full and the later ones that wait for quota by reference to the queue's head
+(``plan(..., explain_first=...)``), so an admission does not change thousands of stored reasons.
 """
 
 from __future__ import annotations
@@ -67,7 +71,9 @@ def run_admission_pass(
         moment = now or timezone.now()
         loaded = load.build_snapshot(unit, policy)  # load
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
-        decisions = plan_admissions(loaded.snapshot, moment.timestamp())  # plan (epoch seconds, as load reads times)
+        decisions = plan_admissions(  # plan (epoch seconds, as load reads times)
+            loaded.snapshot, moment.timestamp(), explain_first=settings.ADMISSION_EXPLAINED_PER_QUEUE
+        )
         applied = apply.apply_plan(  # apply: the plan, then the gated reasons
             loaded, decisions, moment, started_on_admission=backend.starts_on_admission, gated=gated
         )

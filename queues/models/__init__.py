@@ -23,6 +23,7 @@ from queues.models.namespace import Namespace, NamespaceQuota
 from queues.models.pending_order import PendingOrder, PendingPosition
 from queues.models.priority_class import WorkloadPriorityClass
 from queues.models.quota import ClusterQueueQuota, CohortQuota
+from queues.models.reason import WorkloadReason
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
 
@@ -53,6 +54,7 @@ __all__ = [
     "WithinNamespacePreemption",
     "Workload",
     "WorkloadPriorityClass",
+    "WorkloadReason",
     "WorkloadResource",
     "WorkloadState",
 ]

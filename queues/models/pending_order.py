@@ -4,7 +4,9 @@ An admission shifts the position of every workload behind it, so positions store
 workload rows would mean rewriting every pending row on every pass. The pass instead writes
 each ClusterQueue's order once, as a list of workload ids (``PendingOrder``), and readers see
 one row per workload through the ``PendingPosition`` view over those lists, joined like any
-relation (``Workload.objects.with_queue_position()``).
+relation (``Workload.objects.with_queue_position()``). The same row carries the sentence the
+queue's later waiting workloads share (``by_reference``, see ``queues.models.reason``): it
+changes with every pass, they do not.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ class PendingOrder(models.Model):
     )
     workload_ids = models.JSONField(default=list, help_text="Workload ids, first in line first")
     planned_at = models.DateTimeField(help_text="When the pass that wrote this order planned")
+    by_reference = models.TextField(
+        blank=True,
+        default="",
+        help_text="The reason of the waiting workloads explained by reference to the queue's head",
+    )
 
     class Meta:
         ordering = ["cluster_queue_id"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -14,6 +14,9 @@ from core.validators import validate_dns_label
 from fairshare.errors import ValidationError as EngineValidationError
 from fairshare.quantities import parse_millis, validate_resource_name
 from queues.models.choices import WorkloadState
+
+if TYPE_CHECKING:
+    from queues.models.reason import WorkloadReason
 
 MAX_POD_SETS = 8
 
@@ -66,6 +69,12 @@ def total_requests(pod_sets: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 class WorkloadQuerySet(models.QuerySet["Workload"]):
+    def with_reasons(self) -> WorkloadQuerySet:
+        """Load each row's stored reason with it (``pending_reason_code``/``_message`` then cost
+        no query): two outer joins, the reason row and, for a reason by reference, its queue's
+        order row."""
+        return self.select_related("reason", "reason__behind")
+
     def with_queue_position(self) -> WorkloadQuerySet:
         """Each row's ``queue_position``: its place in its ClusterQueue at the last pass, or None.
 
@@ -147,9 +156,6 @@ class Workload(models.Model):
     last_evicted_at = models.DateTimeField(null=True, blank=True)
     last_eviction_reason = models.CharField(max_length=300, blank=True)
 
-    pending_reason_code = models.CharField(max_length=40, blank=True)
-    pending_reason_message = models.TextField(blank=True)
-
     objects = WorkloadQuerySet.as_manager()
 
     class Meta:
@@ -189,6 +195,27 @@ class Workload(models.Model):
     @queue_position.setter
     def queue_position(self, value: int | None) -> None:  # set by the with_queue_position() annotation
         self.__dict__["_queue_position"] = value
+
+    @property
+    def pending_reason_code(self) -> str:
+        """Why it waits, machine-readable ("" unless pending, or before the first pass)."""
+        reason = self._stored_reason()
+        return reason.code if reason is not None else ""
+
+    @property
+    def pending_reason_message(self) -> str:
+        """Why it waits, the engine's sentence ("" unless pending), rendered from its stored
+        reason (``queues.models.reason``): lists load both with ``with_reasons()``."""
+        reason = self._stored_reason()
+        return reason.text if reason is not None else ""
+
+    def _stored_reason(self) -> WorkloadReason | None:
+        if self.state != WorkloadState.PENDING or self.pk is None:
+            return None
+        try:
+            return self.reason
+        except ObjectDoesNotExist:
+            return None
 
     def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         self.__dict__.pop("_queue_position", None)

@@ -67,9 +67,9 @@ def local_queues_with_status() -> QuerySet[LocalQueue]:
 
 
 def workloads_with_queues() -> QuerySet[Workload]:
-    """Workloads with their namespace, LocalQueue and ClusterQueues (1 query); positions are
-    attached per page (``attach_queue_positions``) or joined when they order the list."""
-    return Workload.objects.select_related(
+    """Workloads with their namespace, LocalQueue, ClusterQueues and stored reason (1 query);
+    positions are attached per page (``attach_queue_positions``) or joined when they order the list."""
+    return Workload.objects.with_reasons().select_related(
         "namespace", "local_queue__namespace", "local_queue__cluster_queue", "cluster_queue"
     )
 

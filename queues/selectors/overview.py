@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Q
+from django.db.models import Count, Q, Value
+from django.db.models.functions import Coalesce
 
 from core.access import ADMIN, Access
 from queues.models import (
@@ -137,11 +138,11 @@ def _totals(counts: dict[int, live.Counts]) -> tuple[int, int]:
 def _reasons(viewer: Access) -> list[ReasonCount]:
     rows = (
         viewer.visible_to(Workload.objects.filter(state=WorkloadState.PENDING))
-        .values("pending_reason_code")
+        .values(code=Coalesce("reason__code", Value("")))  # stored apart; none yet: not evaluated
         .annotate(count=Count("id"))
-        .order_by("-count", "pending_reason_code")
+        .order_by("-count", "code")
     )
-    return [ReasonCount(row["pending_reason_code"], title(row["pending_reason_code"]), row["count"]) for row in rows]
+    return [ReasonCount(row["code"], title(row["code"]), row["count"]) for row in rows]
 
 
 def _consumers(

@@ -93,7 +93,7 @@ def sort_key(value: str | None, state: list[str]) -> str:
 
 
 def _base(viewer: Access) -> WorkloadQuerySet:
-    queryset = viewer.visible_to(Workload.objects.all()).select_related(
+    queryset = viewer.visible_to(Workload.objects.with_reasons()).select_related(
         "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
     )
     return cast(WorkloadQuerySet, queryset)  # visible_to() keeps the queryset's class

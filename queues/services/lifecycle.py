@@ -62,9 +62,7 @@ def cancel_workload(workload_id: int, *, now: datetime | None = None, message: s
         claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
             state=WorkloadState.CANCELLED,
             finished_at=now,
-            pending_reason_code="",
-            pending_reason_message="",
-        )
+        )  # its stored reason is no longer read (only a pending workload's is)
     elif seen["state"] == WorkloadState.ADMITTED:
         claimed = _cancel_admitted(workload_id, seen["admitted_at"], now, message)  # type: ignore[arg-type]  # admitted rows have it
     else:

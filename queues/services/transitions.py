@@ -30,7 +30,7 @@ from queues.models.workload import total_requests
 from queues.services import usage_counters
 
 _MESSAGE = 300  # AdmissionRecord.end_message and Workload.last_eviction_reason
-_CODE = 40  # Workload.pending_reason_code
+_CODE = 40  # WorkloadReason.code
 
 
 def _seconds_between(start: datetime | None, end: datetime) -> int:
@@ -143,8 +143,7 @@ def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor
     claimed = _claim(
         """
         UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
-               flavor_assignment = v.assignment, wall_time_seconds = 0,
-               pending_reason_code = '', pending_reason_message = ''
+               flavor_assignment = v.assignment, wall_time_seconds = 0
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s
         """,
@@ -220,9 +219,11 @@ def evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
 
     The interval closes and its time moves to ``accumulated_past_execution_seconds``. With a
     ``code`` the eviction's reason is also the pending reason until the next pass explains the
-    wait (a drained workload says BudgetExhausted at once). The claim also checks
-    ``admitted_at``, so an eviction decided against one admission never hits the next (and
-    the LocalQueue and ClusterQueue read with it are the claimed admission's, for the counters).
+    wait (a drained workload says BudgetExhausted at once); without one the pending reason is
+    empty ("not evaluated yet"). The claim also checks ``admitted_at``, so an eviction decided
+    against one admission never hits the next (and the LocalQueue and ClusterQueue read with it
+    are the claimed admission's, for the counters). The reasons are stored apart
+    (``WorkloadReason``): one more upsert for the evicted rows.
     """
     with transaction.atomic(savepoint=False):
         return _evict_many(evictions, now=now)
@@ -236,8 +237,6 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             seen[eviction.workload_id][0],
             _seconds_between(seen[eviction.workload_id][0], now),
             eviction.message[:_MESSAGE],
-            eviction.code[:_CODE],
-            eviction.message if eviction.code else "",
         )
         for eviction in evictions
         if seen.get(eviction.workload_id, (None,))[0] is not None
@@ -249,8 +248,7 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         UPDATE queues_workload SET state = %s, admitted_at = NULL, started_at = NULL, cluster_queue_id = NULL,
                flavor_assignment = %s, wall_time_seconds = 0,
                accumulated_past_execution_seconds = accumulated_past_execution_seconds + v.elapsed,
-               eviction_count = eviction_count + 1, last_evicted_at = %s, last_eviction_reason = v.reason,
-               pending_reason_code = v.code, pending_reason_message = v.message
+               eviction_count = eviction_count + 1, last_evicted_at = %s, last_eviction_reason = v.reason
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s AND queues_workload.admitted_at = v.admitted_at
         """,
@@ -262,8 +260,6 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
             ("admitted_at", "timestamptz"),
             ("elapsed", "integer"),
             ("reason", "text"),
-            ("code", "text"),
-            ("message", "text"),
             ("cq", "bigint"),
         ),
         [(*row, seen[row[0]][2]) for row in rows],
@@ -271,6 +267,15 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         known={workload_id: (local_queue_id, cq) for workload_id, (_, local_queue_id, cq) in seen.items()},
     )
     evicted = [row[0] for row in claimed]
+    reasons = {e.workload_id: (e.code[:_CODE], e.message if e.code else "") for e in evictions}
+    execute_with_rows(
+        "INSERT INTO queues_workloadreason (workload_id, code, message, behind_id) "
+        "SELECT id, code, message, NULL FROM r WHERE true "
+        "ON CONFLICT (workload_id) DO UPDATE SET code = excluded.code, message = excluded.message, behind_id = NULL",
+        "r",
+        (("id", "bigint"), ("code", "text"), ("message", "text")),
+        [(workload_id, *reasons[workload_id]) for workload_id in evicted],
+    )
     messages = {eviction.workload_id: eviction.message for eviction in evictions}
     _close_many(
         [(workload_id, now, AdmissionRecord.EndReason.EVICTED, messages[workload_id]) for workload_id in evicted]

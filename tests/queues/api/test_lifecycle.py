@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from queues.models import AdmissionRecord, IdempotencyKey, Workload, WorkloadState
+from queues.models import AdmissionRecord, IdempotencyKey, Workload, WorkloadReason, WorkloadState
 from queues.services import cluster, lifecycle, transitions
 from tests.queues.api.conftest import admit, client_for
 from tests.queues.api.helpers import database_snapshot, place_in_line
@@ -114,9 +114,10 @@ def test_given_no_key_when_the_same_body_is_sent_twice_then_the_duplicate_name_i
 
 def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reason_are_shown(world, clients):
     place_in_line(world.pending_a, 3)
-    Workload.objects.filter(pk=world.pending_a.pk).update(
-        pending_reason_code="InsufficientQuota",
-        pending_reason_message="cpu: needs 2, 0 free in ClusterQueue shared",
+    WorkloadReason.objects.create(
+        workload_id=world.pending_a.pk,
+        code="InsufficientQuota",
+        message="cpu: needs 2, 0 free in ClusterQueue shared",
     )
 
     data = clients["viewer_a"].get(f"{WL}{world.pending_a.pk}/").json()
@@ -246,7 +247,7 @@ def test_given_finish_over_the_api_then_wall_time_is_the_admission_so_far(world,
 
 def test_given_pending_workload_when_cancelled_then_no_wall_time_and_no_queue_position(world, clients):
     place_in_line(world.pending_a, 2)
-    Workload.objects.filter(pk=world.pending_a.pk).update(pending_reason_code="InsufficientQuota")
+    WorkloadReason.objects.create(workload_id=world.pending_a.pk, code="InsufficientQuota")
 
     data = clients["editor_a"].post(f"{WL}{world.pending_a.pk}/cancel/").json()
 

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from fairshare.admission import reasons
-from queues.models import Workload
+from queues.models import Workload, WorkloadReason
 from queues.services import transitions
 
 pytestmark = pytest.mark.django_db
@@ -18,11 +18,12 @@ def preempt_by_other_tenant(world) -> Workload:
     assert transitions.evict(
         workload_id=world.admitted_a.pk, now=timezone.now(), message=f"Preempted: {message}", code="Preempted"
     )
-    Workload.objects.filter(pk=world.pending_a.pk).update(
-        pending_reason_code="WaitingForFairShare",
-        pending_reason_message=reasons.waiting_for_fair_share(
-            "LocalQueue", "team-b/main", "2", "team-a/main", "1", "x"
-        ),
+    WorkloadReason.objects.update_or_create(
+        workload_id=world.pending_a.pk,
+        defaults={
+            "code": "WaitingForFairShare",
+            "message": reasons.waiting_for_fair_share("LocalQueue", "team-b/main", "2", "team-a/main", "1", "x"),
+        },
     )
     return Workload.objects.get(pk=world.admitted_a.pk)
 

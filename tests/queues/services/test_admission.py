@@ -12,7 +12,16 @@ from django.utils import timezone
 from queues.admission import apply as decisions
 from queues.admission import load as snapshot
 from queues.admission import passes as admission
-from queues.models import AdmissionRecord, LocalQueue, Namespace, PendingOrder, QueueHold, Workload, WorkloadState
+from queues.models import (
+    AdmissionRecord,
+    LocalQueue,
+    Namespace,
+    PendingOrder,
+    QueueHold,
+    Workload,
+    WorkloadReason,
+    WorkloadState,
+)
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
 
@@ -182,6 +191,7 @@ def test_given_failure_half_way_when_pass_runs_then_database_is_as_before(monkey
 
     assert written == ["reasons"]
     assert list(Workload.objects.order_by("id").values()) == before
+    assert not WorkloadReason.objects.exists()  # the reasons written before the failure are gone too
     assert not AdmissionRecord.objects.exists()
     assert not PendingOrder.objects.exists()
     lq.refresh_from_db()

@@ -133,13 +133,13 @@ def test_given_a_workload_preempted_by_another_tenant_when_its_page_opens_then_n
     from django.utils import timezone
 
     from fairshare.admission import reasons
-    from queues.models import Workload
+    from queues.models import Workload, WorkloadReason
     from queues.services import transitions
 
     evicted = Workload.objects.get(name="a-job-0")
     message = "Preempted: " + reasons.preempted("team-b/b-job-0", "(reclaimWithinCohort)")
     assert transitions.evict(workload_id=evicted.pk, now=timezone.now(), message=message)
-    Workload.objects.filter(pk=evicted.pk).update(pending_reason_code="")  # as after the next pass, before a reason
+    WorkloadReason.objects.filter(workload_id=evicted.pk).update(code="")  # as after the next pass, before a reason
     url = reverse("queues:workload", args=["team-a", "a-job-0"])
 
     tenant = login("alice").get(url).content.decode()
