@@ -26,7 +26,8 @@ from typing import Any
 
 import django
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, Sum, Value
+from django.db.models.functions import Coalesce
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -124,7 +125,7 @@ class DatabaseCollector(Collector):
         cohorts = list(Cohort.objects.select_related("parent"))
         counts = (
             Workload.objects.filter(state__in=[WorkloadState.PENDING, WorkloadState.ADMITTED])
-            .values("local_queue_id", "cluster_queue_id", "state", "pending_reason_code")
+            .values("local_queue_id", "cluster_queue_id", "state", code=Coalesce("reason__code", Value("")))
             .annotate(n=Count("id"))
         )
         usage = (
@@ -140,7 +141,7 @@ class DatabaseCollector(Collector):
             cq_id = (
                 row["cluster_queue_id"] if row["state"] == WorkloadState.ADMITTED and row["cluster_queue_id"] else None
             )
-            reason = row["pending_reason_code"]
+            reason = row["code"]  # stored apart (WorkloadReason); read for pending rows only
             per_lq.add_counts(row["local_queue_id"], row["state"], row["n"], reason)
             per_cq.add_counts(cq_id or (lq.cluster_queue_id if lq else None), row["state"], row["n"], reason)
             per_ns.add_counts(lq.namespace_id if lq else None, row["state"], row["n"], reason)

@@ -178,7 +178,7 @@ def test_given_pending_queue_then_its_workloads_in_queue_order(demo_server: Demo
         Workload.objects.with_queue_position()
         .filter(local_queue__namespace__name="team-vision", local_queue__name="training", state=WorkloadState.PENDING)
         .order_by("queue_position")
-        .values_list("queue_position", "id", "pending_reason_code")
+        .values_list("queue_position", "id", "reason__code")
     )
     assert [(int(r[1]), int(r[2]), r[7]) for r in rows] == expected
     data = json.loads(ok(as_user(demo_server, "alice", "pending", "--queue", "team-vision/training", "--json")))

@@ -17,7 +17,7 @@ from budgets.models import Budget
 from queues.admission import load as snapshot
 from queues.admission import passes as admission
 from queues.metrics import CONTROL_LOOP_REGISTRY
-from queues.models import BackendHealth, Workload
+from queues.models import BackendHealth, Workload, WorkloadReason
 from tests.queues.interop.test_metrics import busy_cluster, samples, value  # noqa: F401 - busy_cluster is a fixture
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
@@ -66,8 +66,8 @@ def test_given_busy_cluster_then_kueue_quota_families_use_kueues_names_labels_an
 
 
 def test_given_pending_reasons_then_kueue_status_and_reasons_split_the_pending_count(client, busy_cluster):
-    Workload.objects.filter(name="etl-2").update(pending_reason_code="InsufficientQuota")
-    Workload.objects.filter(name="train-3").update(pending_reason_code="WaitingForFairShare")
+    for name, code in (("etl-2", "InsufficientQuota"), ("train-3", "WaitingForFairShare")):
+        WorkloadReason.objects.update_or_create(workload=Workload.objects.get(name=name), defaults={"code": code})
     extra = submit(busy_cluster["etl"], "etl-3")  # not seen by any pass yet
 
     found = scrape(client)
