@@ -295,6 +295,7 @@ class _Importer:
             cohort.weight = spec.weight
             cohort.admission_mode = spec.admission_mode
             cohort.kueue_extra = spec.extra
+            cohort.kueue_notation = spec.notation
             if spec.description is not None:
                 cohort.description = spec.description
 
@@ -317,6 +318,7 @@ class _Importer:
             queue.reclaim_within_cohort = spec.reclaim_within_cohort
             queue.stop_policy = spec.stop_policy
             queue.kueue_extra = spec.extra
+            queue.kueue_notation = spec.notation
             if spec.description is not None:
                 queue.description = spec.description
 
@@ -352,6 +354,7 @@ class _Importer:
             queue.stop_policy = spec.stop_policy
             apply_stop_rule(queue, actor=self.actor)  # staff or the system: records an admin-level stop
             queue.kueue_extra = spec.extra
+            queue.kueue_notation = spec.notation
             if spec.description is not None:
                 queue.description = spec.description
 

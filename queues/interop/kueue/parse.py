@@ -227,6 +227,11 @@ def _quantity(value: Any, field: str) -> int:
         raise FieldError(field, error.message) from None
 
 
+def quantity_text(value: Any) -> str:
+    """The text a (valid) quantity was written as: a YAML number becomes its decimal text."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def _weight(reader: Reader, key: str = "weight") -> Decimal:
     """A fairSharing weight: a Kubernetes quantity (``1``, ``0.5``, ``500m``), 0 or more."""
     field = reader.field(key)
@@ -242,8 +247,10 @@ def _weight(reader: Reader, key: str = "weight") -> Decimal:
     return weight
 
 
-def _fair_sharing_weight(spec: Reader, fields: dict[str, str]) -> Decimal:
+def _fair_sharing_weight(spec: Reader, fields: dict[str, str], notation: dict[str, str]) -> Decimal:
     fair = spec.child("fairSharing")
+    if fair.data.get("weight") is not None:
+        notation[specs.WEIGHT_NOTATION] = quantity_text(fair.data.get("weight"))
     weight = _weight(fair)
     fields["weight"] = fair.field("weight")
     fair.finish()
@@ -306,13 +313,17 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
                 listed.append(resource)
                 if not item.has("nominalQuota"):
                     raise FieldError(item.field("nominalQuota"), "required")
-                nominal = _quantity(item.take("nominalQuota"), item.field("nominalQuota"))
+                raw_nominal = item.take("nominalQuota")
+                nominal = _quantity(raw_nominal, item.field("nominalQuota"))
+                texts = {"nominal": quantity_text(raw_nominal)}
                 limits: dict[str, int | None] = {}
-                for key in ("borrowingLimit", "lendingLimit"):
+                for key, limit in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
                     raw = item.take(key)
                     if raw is not None and not limits_allowed:
                         raise FieldError(item.field(key), f"must not be set {limits_reason}")
                     limits[key] = None if raw is None else _quantity(raw, item.field(key))
+                    if raw is not None:
+                        texts[limit] = quantity_text(raw)
                 item.finish()
                 quotas.append(
                     specs.QuotaSpec(
@@ -323,6 +334,7 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
                         lending_limit=limits["lendingLimit"],
                         flavor_order=order,
                         path=item.path,
+                        texts=texts,
                     )
                 )
             if sorted(listed) != sorted(covered):
@@ -334,6 +346,14 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
             order += 1
         group.finish()
     return quotas
+
+
+def _quota_notation(quotas: list[specs.QuotaSpec]) -> dict[str, str]:
+    return {
+        specs.notation_key(quota.flavor, quota.resource, limit): text
+        for quota in quotas
+        for limit, text in quota.texts.items()
+    }
 
 
 def _resource_name(value: Any, field: str) -> str:
@@ -383,7 +403,8 @@ def parse_cohort(index: int, version: str, name: str, root: Reader) -> specs.Coh
     parent_key = specs.COHORT_PARENT_FIELD[version]
     parent = _reference(spec, parent_key)
     fields = {"name": "metadata.name", "parent": spec.field(parent_key)}
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     mode = _admission_mode(spec, fields)
     quotas = _resource_groups(
         spec, limits_allowed=parent is not None, limits_reason=f"on a cohort without spec.{parent_key}"
@@ -399,6 +420,7 @@ def parse_cohort(index: int, version: str, name: str, root: Reader) -> specs.Coh
         admission_mode=mode,
         quotas=quotas,
         fields=fields,
+        notation=notation | _quota_notation(quotas),
     )
 
 
@@ -420,7 +442,8 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
     fields["preemption_within_cluster_queue"] = preemption.field("withinClusterQueue")
     fields["reclaim_within_cohort"] = preemption.field("reclaimWithinCohort")
     preemption.finish()
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     mode = _admission_mode(spec, fields)
     quotas = _resource_groups(
         spec,
@@ -442,6 +465,7 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
         stop_policy=stop_policy,
         quotas=quotas,
         fields=fields,
+        notation=notation | _quota_notation(quotas),
     )
 
 
@@ -453,7 +477,8 @@ def parse_local_queue(index: int, version: str, name: str, root: Reader) -> spec
     fields = {"name": "metadata.name", "namespace": "metadata.namespace", "cluster_queue": spec.field("clusterQueue")}
     stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
     fields["stop_policy"] = spec.field("stopPolicy")
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     spec.finish()
     return specs.LocalQueueSpec(
         index=index,
@@ -464,6 +489,7 @@ def parse_local_queue(index: int, version: str, name: str, root: Reader) -> spec
         weight=weight,
         stop_policy=stop_policy,
         fields=fields,
+        notation=notation,
     )
 
 
