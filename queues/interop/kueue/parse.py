@@ -50,7 +50,11 @@ def load_documents(text: str) -> list[Any]:
 
 
 def parse_manifests(
-    text: str, *, skip_unsupported: bool = False, namespace: str | None = None
+    text: str,
+    *,
+    skip_unsupported: bool = False,
+    namespace: str | None = None,
+    terms: specs.Terms = specs.COMMAND_TERMS,
 ) -> specs.ParsedManifests:
     """Parse every document; problems are collected, not raised.
 
@@ -58,6 +62,7 @@ def parse_manifests(
     MultiKueue*, ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
     ``skipped`` instead of being errors. ``namespace``: the namespace of LocalQueues that have no
     ``metadata.namespace``, as ``kubectl apply -n`` does (one that names another is an error).
+    ``terms``: how messages name those options (the command's flags or the API's parameters).
     """
     result = specs.ParsedManifests()
     seen: dict[tuple[str, str], int] = {}
@@ -68,7 +73,7 @@ def parse_manifests(
             result.skipped.append(specs.SkippedDocument(index, str(doc.get("apiVersion")), str(kind), name))
             continue
         try:
-            parsed = parse_document(index, doc, namespace=namespace)
+            parsed = parse_document(index, doc, namespace=namespace, terms=terms)
         except FieldError as error:
             result.problems.append(Problem(index, str(kind), name, error.field, error.message))
             continue
@@ -114,7 +119,9 @@ def _metadata_name(doc: Any) -> str:
     return ""
 
 
-def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> specs.ObjectSpec | specs.ConfigurationSpec:
+def parse_document(
+    index: int, doc: Any, *, namespace: str | None = None, terms: specs.Terms = specs.COMMAND_TERMS
+) -> specs.ObjectSpec | specs.ConfigurationSpec:
     """One document -> its spec; raises FieldError for the first bad field.
 
     ``namespace`` fills a LocalQueue's missing ``metadata.namespace`` (kubectl's ``-n``).
@@ -135,7 +142,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         raise FieldError(
             "apiVersion",
             f"{api_version!r} is not supported (use {specs.KUEUE_GROUP}/v1beta1 or v1beta2; "
-            "--skip-unsupported skips such documents)",
+            f"{terms.skip_unsupported} skips such documents)",
         )
     _check_version(version, api_version)
     parser = _PARSERS.get(kind)
@@ -143,7 +150,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         raise FieldError(
             "kind",
             f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration; "
-            "--skip-unsupported skips the others)",
+            f"{terms.skip_unsupported} skips the others)",
         )
     unknown: dict[str, Any] = {}
     root = Reader(doc, "", unknown)
@@ -154,7 +161,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         root.ignore("status")
         notes.append("status ignored: it is observed state, which fairportal computes itself")
     name, own_namespace, description = _read_metadata(
-        root, notes, namespaced=kind == specs.LOCAL_QUEUE, default_namespace=namespace
+        root, notes, namespaced=kind == specs.LOCAL_QUEUE, default_namespace=namespace, terms=terms
     )
     spec = parser(index, version, name, root)
     if isinstance(spec, specs.LocalQueueSpec):
@@ -173,7 +180,12 @@ def _check_version(version: str, api_version: str) -> None:
 
 
 def _read_metadata(
-    root: Reader, notes: list[str], *, namespaced: bool, default_namespace: str | None = None
+    root: Reader,
+    notes: list[str],
+    *,
+    namespaced: bool,
+    default_namespace: str | None = None,
+    terms: specs.Terms = specs.COMMAND_TERMS,
 ) -> tuple[str, str, str | None]:
     meta = root.child("metadata")
     name = meta.string("name")
@@ -185,15 +197,15 @@ def _read_metadata(
         if namespace and default_namespace and namespace != default_namespace:
             raise FieldError(
                 "metadata.namespace",
-                f"{namespace[:63]!r} does not match --namespace {default_namespace[:63]!r} (as kubectl, the file "
+                f"{namespace[:63]!r} does not match {terms.namespace} {default_namespace[:63]!r} (as kubectl, the file "
                 "wins only when they agree)",
             )
         if not namespace and default_namespace:
             namespace = default_namespace
-            notes.append(f"metadata.namespace not set: {default_namespace} (from --namespace)")
+            notes.append(f"metadata.namespace not set: {default_namespace} (from {terms.namespace})")
         if not namespace:
             raise FieldError(
-                "metadata.namespace", "required for a LocalQueue (the tenant's namespace; or pass --namespace)"
+                "metadata.namespace", f"required for a LocalQueue (the tenant's namespace; or pass {terms.namespace})"
             )
     dropped = [key for key in SERVER_METADATA if meta.has(key)]
     for key in dropped:

@@ -46,6 +46,20 @@ RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 DESCRIPTION_ANNOTATION = "fairportal.io/description"
 
 
+@dataclass(frozen=True)
+class Terms:
+    """How a surface spells the import's options in its messages: a command's errors name its
+    flags, the HTTP API's errors its parameters, never the other's."""
+
+    skip_unsupported: str
+    namespace: str
+    confirm_disruptive: str
+
+
+COMMAND_TERMS = Terms("--skip-unsupported", "--namespace", "--confirm-disruptive")
+API_TERMS = Terms("skipUnsupported=true", "the namespace parameter", "confirmDisruptive=true")
+
+
 @dataclass
 class QuotaSpec:
     flavor: str
