@@ -15,8 +15,10 @@ Admitted work depends on
   resource;
 * a Cohort's quota row when a ClusterQueue under that cohort borrows that flavor and resource
   (admitted usage above its own nominal quota);
-* a link (cohort -> parent, ClusterQueue -> cohort) when a ClusterQueue anywhere in the cohort
-  tree the link belongs to borrows: its borrowed capacity may come through that link.
+* a link (cohort -> parent, ClusterQueue -> cohort) when, in the cohort tree the link belongs
+  to, a ClusterQueue on the moving side borrows anything (it may borrow from the other side), or
+  a ClusterQueue on the other side borrows a flavor and resource the moving side has quota for
+  (it may borrow that quota).
 
 ``find_disruptions`` reads the stored state in a fixed number of queries (five) whatever the
 size of the cluster or the file, and writes nothing.
@@ -143,6 +145,26 @@ class _Stored:
             if amount > nominal.get(cell, 0)
         }
 
+    def link_dependents(self, old: str | None, moving_cohorts: set[str], moving_queues: set[str]) -> list[str]:
+        """Why admitted work depends on the link from the moving side to ``old`` (see above)."""
+        if old is None:
+            return []  # it borrowed from nothing: only gains are possible
+        provided = {
+            cell for cohort in moving_cohorts for cell, nominal in self.cohort_rows.get(cohort, {}).items() if nominal
+        }
+        provided |= {
+            cell for queue in moving_queues for cell, nominal in self.queue_rows.get(queue, {}).items() if nominal
+        }
+        tree = self.under(self.root(old))
+        reasons = []
+        for queue in sorted(q for q, c in self.queue_cohort.items() if c in tree or q in moving_queues):
+            for (flavor, resource), amount in sorted(self.borrowed(queue).items()):
+                if queue in moving_queues or (flavor, resource) in provided:
+                    reasons.append(
+                        f"ClusterQueue {queue} borrows {format_for_humans(amount, resource)} {resource} on {flavor}"
+                    )
+        return _bounded(reasons)
+
     def borrowers(self, cohorts: set[str], cell: Cell | None = None) -> list[str]:
         """Why: each ClusterQueue in ``cohorts`` that borrows (``cell``, or anything)."""
         reasons = []
@@ -173,7 +195,9 @@ def find_disruptions(parsed: specs.ParsedManifests) -> list[Disruption]:
         if isinstance(spec, specs.CohortSpec) and spec.name in stored.cohort_parent:
             old = stored.cohort_parent[spec.name]
             if old != spec.parent:
-                reasons = stored.borrowers(stored.under(stored.root(old))) if old else []
+                moving = stored.under(spec.name)
+                queues = {q for q, c in stored.queue_cohort.items() if c in moving}
+                reasons = stored.link_dependents(old, moving, queues)
                 found.append(
                     Disruption(REPARENT, spec.kind, spec.name, f"parent {_link(old, spec.parent)}", spec.index, reasons)
                 )
@@ -181,7 +205,7 @@ def find_disruptions(parsed: specs.ParsedManifests) -> list[Disruption]:
         elif isinstance(spec, specs.ClusterQueueSpec) and spec.name in stored.queue_cohort:
             old = stored.queue_cohort[spec.name]
             if old != spec.cohort:
-                reasons = stored.borrowers(stored.under(stored.root(old))) if old else []
+                reasons = stored.link_dependents(old, set(), {spec.name})
                 found.append(
                     Disruption(REPARENT, spec.kind, spec.name, f"cohort {_link(old, spec.cohort)}", spec.index, reasons)
                 )
