@@ -61,7 +61,7 @@ def flat_state(instance: models.Model | None) -> dict[str, str | None]:
         if key == "kueue_notation":
             continue  # compared as the text export writes: _notation below
         flat[key] = _text(value)
-    if hasattr(instance, "kueue_notation") and hasattr(instance, "weight") and instance.pk is not None:
+    if instance is not None and hasattr(instance, "kueue_notation") and hasattr(instance, "weight"):
         flat.update(_notation(instance))
     return flat
 
