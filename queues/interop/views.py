@@ -2,7 +2,9 @@
 
 ``POST /api/v1/kueue/import`` takes multi-document YAML (``application/yaml`` or ``text/plain``
 body, or JSON ``{"manifests": "...", "dryRun": true}``); ``?dryRun=true`` shows the diff without
-saving. ``GET /api/v1/kueue/export?apiVersion=v1beta1`` returns YAML (or JSON with
+saving. An import that would delete or re-parent something admitted work depends on is refused
+(400, ``refused: true``, the ``disruptions`` listed) unless ``confirmDisruptive=true``. Errors
+name this API's parameters, never the command's flags. ``GET /api/v1/kueue/export?apiVersion=v1beta1`` returns YAML (or JSON with
 ``Accept: application/json``), export warnings as leading ``#`` comments. Authentication and
 permissions are explicit here so they do not depend on the API's defaults: session or token,
 staff users only.
@@ -28,8 +30,8 @@ from core.models import Surface
 from fairshare.safe_yaml import DEFAULT_MAX_BYTES as MAX_MANIFEST_BYTES
 from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
-from queues.interop.kueue.report import ImportFailed
-from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
+from queues.interop.kueue.report import ImportFailed, ImportRefused
+from queues.interop.kueue.specs import API_TERMS, API_VERSIONS, DEFAULT_EXPORT_VERSION
 
 YAML_MEDIA_TYPE = "application/yaml"
 _TRUE = {"1", "true", "yes", "on"}
@@ -37,7 +39,7 @@ _FALSE = {"", "0", "false", "no", "off"}
 
 
 class BadFlag(ValueError):
-    """A dryRun that is neither true nor false."""
+    """A boolean parameter (dryRun, skipUnsupported, confirmDisruptive) that is neither true nor false."""
 
 
 def _flag(value: Any, name: str = "dryRun") -> bool:
@@ -57,6 +59,11 @@ KUEUE_IMPORT_JSON = inline_serializer(
         "manifests": serializers.CharField(help_text="The YAML text of the manifests"),
         "dryRun": serializers.BooleanField(required=False, default=False),
         "skipUnsupported": serializers.BooleanField(required=False, default=False),
+        "confirmDisruptive": serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="apply even when it deletes or re-parents something admitted work depends on",
+        ),
         "namespace": serializers.CharField(
             required=False, max_length=63, help_text="namespace of LocalQueues without metadata.namespace"
         ),
@@ -87,6 +94,12 @@ class KueueImportView(StaffOnlyView):
             OpenApiParameter(
                 "namespace", OpenApiTypes.STR, description="namespace of LocalQueues without metadata.namespace"
             ),
+            OpenApiParameter(
+                "confirmDisruptive",
+                OpenApiTypes.BOOL,
+                description="apply even when the import deletes quota or re-parents a cohort or ClusterQueue that "
+                "admitted work depends on (without it such an import is refused with 400 and the list)",
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
@@ -100,15 +113,16 @@ class KueueImportView(StaffOnlyView):
         data = request.data
         dry_run = _flag(request.query_params.get("dryRun", ""))
         skip = _flag(request.query_params.get("skipUnsupported", ""), "skipUnsupported")
+        confirm = _flag(request.query_params.get("confirmDisruptive", ""), "confirmDisruptive")
         namespace = request.query_params.get("namespace", "")
         if isinstance(data, dict):
             text = data.get("manifests")
-            if not isinstance(data.get("dryRun", False), bool):
-                raise BadFlag("dryRun: expected true or false")
-            if not isinstance(data.get("skipUnsupported", False), bool):
-                raise BadFlag("skipUnsupported: expected true or false")
+            for name in ("dryRun", "skipUnsupported", "confirmDisruptive"):
+                if not isinstance(data.get(name, False), bool):
+                    raise BadFlag(f"{name}: expected true or false")
             dry_run = dry_run or data.get("dryRun", False)
             skip = skip or data.get("skipUnsupported", False)
+            confirm = confirm or data.get("confirmDisruptive", False)
             namespace = data.get("namespace") or namespace
             if not isinstance(text, str):
                 return Response({"errors": ["manifests: required, the YAML text of the manifests"]}, status=400)
@@ -131,9 +145,20 @@ class KueueImportView(StaffOnlyView):
                 surface=Surface.API,
                 skip_unsupported=skip,
                 namespace=namespace or None,
+                confirm_disruptive=confirm,
+                terms=API_TERMS,
             )
         except ImportFailed as failure:
             return Response(failure.report.as_dict(), status=400)
+        except ImportRefused as refusal:
+            body = refusal.report.as_dict()
+            count = len(refusal.report.dependent_disruptions)
+            body["errors"] = [
+                f"confirmDisruptive: {count} deletion(s) or re-parenting(s) that admitted work depends on "
+                "(listed in disruptions); nothing was saved. Send confirmDisruptive=true to apply them, or "
+                "dryRun=true to preview"
+            ]
+            return Response(body, status=400)
         if not report.objects and not report.configurations:
             return Response({"errors": ["body: no Kubernetes objects in the manifests"]}, status=400)
         return Response(report.as_dict())

@@ -17,12 +17,23 @@ from django.db import models, transaction
 
 from core.audit import Audit
 from core.models import Surface
+from queues.admission.load import admission_units
 from queues.interop.kueue import specs
 from queues.interop.kueue.configuration import compare_configuration
 from queues.interop.kueue.diff import changes, flat_state
 from queues.interop.kueue.parse import ManifestError, parse_manifests
 from queues.interop.kueue.reader import Problem
-from queues.interop.kueue.report import CREATED, UNCHANGED, UPDATED, ImportFailed, ImportReport, ObjectResult
+from queues.interop.kueue.report import (
+    CREATED,
+    UNCHANGED,
+    UPDATED,
+    ImportFailed,
+    ImportRefused,
+    ImportReport,
+    ObjectResult,
+)
+from queues.interop.kueue.safety import find_disruptions
+from queues.locks import advisory_xact_locks
 from queues.models import (
     ClusterQueue,
     ClusterQueueQuota,
@@ -56,14 +67,21 @@ def import_manifests(
     surface: str = Surface.CLI,
     skip_unsupported: bool = False,
     namespace: str | None = None,
+    confirm_disruptive: bool = False,
+    terms: specs.Terms = specs.COMMAND_TERMS,
 ) -> ImportReport:
     """Import every document of ``text``; raises ImportFailed (nothing saved) on bad input.
 
-    ``skip_unsupported`` and ``namespace``: see ``parse.parse_manifests``.
+    ``skip_unsupported``, ``namespace`` and ``terms``: see ``parse.parse_manifests``. The report lists every
+    deletion and re-parenting (``safety.find_disruptions``), each with what admitted work depends
+    on it; a real import with any such dependency raises ImportRefused (nothing saved) unless
+    ``confirm_disruptive``. A real import first takes every admission unit's lock
+    (``admission:<unit>``, in key order, as a pass takes its own one first), so no pass admits
+    work onto what the import checks until it commits; a dry run takes no lock.
     """
     report = ImportReport(dry_run=dry_run)
     try:
-        parsed = parse_manifests(text, skip_unsupported=skip_unsupported, namespace=namespace)
+        parsed = parse_manifests(text, skip_unsupported=skip_unsupported, namespace=namespace, terms=terms)
     except ManifestError as error:
         report.problems.append(Problem(0, "", "", "", str(error)))
         raise ImportFailed(report) from None
@@ -73,9 +91,15 @@ def import_manifests(
     if report.problems:
         raise ImportFailed(report)
     with transaction.atomic():
+        if not dry_run:
+            advisory_xact_locks([f"admission:{unit.key}" for unit in admission_units()])
+        report.disruptions = find_disruptions(parsed)
         _Importer(report, actor, surface).run(parsed)
         if report.problems:
             raise ImportFailed(report)  # rolls the whole transaction back
+        if not dry_run and not confirm_disruptive and report.dependent_disruptions:
+            report.refused = True
+            raise ImportRefused(report)  # rolls the whole transaction back
         if dry_run:
             transaction.set_rollback(True)
     return report
@@ -295,6 +319,7 @@ class _Importer:
             cohort.weight = spec.weight
             cohort.admission_mode = spec.admission_mode
             cohort.kueue_extra = spec.extra
+            cohort.kueue_notation = spec.notation
             if spec.description is not None:
                 cohort.description = spec.description
 
@@ -317,6 +342,7 @@ class _Importer:
             queue.reclaim_within_cohort = spec.reclaim_within_cohort
             queue.stop_policy = spec.stop_policy
             queue.kueue_extra = spec.extra
+            queue.kueue_notation = spec.notation
             if spec.description is not None:
                 queue.description = spec.description
 
@@ -352,6 +378,7 @@ class _Importer:
             queue.stop_policy = spec.stop_policy
             apply_stop_rule(queue, actor=self.actor)  # staff or the system: records an admin-level stop
             queue.kueue_extra = spec.extra
+            queue.kueue_notation = spec.notation
             if spec.description is not None:
                 queue.description = spec.description
 

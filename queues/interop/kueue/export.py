@@ -1,6 +1,8 @@
 """The stored policy as Kueue manifests (``kueue.x-k8s.io`` v1beta1 or v1beta2).
 
 The output imports back unchanged (round trip): every modelled field is written explicitly,
+every quantity in the notation the manifest wrote it in (``kueue_notation``: ``800Gi`` stays
+``800Gi`` for any resource, ``500m`` stays ``500m``),
 fields kept from an earlier import (``kueue_extra``) are put back at their paths, and the
 description travels as the ``fairportal.io/description`` annotation. Reads a fixed number of
 queries whatever the size of the cluster.
@@ -11,15 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 import yaml
 from django.db.models import Prefetch
 
-from fairshare.quantities import format_quantity
 from fairshare.quota.scopes import ancestry
 from queues.interop.kueue import specs
+from queues.interop.kueue.notation import quantity_notation, weight_notation
 from queues.models import (
     AdmissionMode,
     ClusterQueue,
@@ -46,17 +47,13 @@ class ExportResult:
         return yaml.safe_dump_all(self.documents, sort_keys=False, default_flow_style=False, explicit_start=True)
 
 
-def decimal_text(value: Decimal) -> str:
-    """``Decimal('2.5000')`` -> ``'2.5'``, ``Decimal('10')`` -> ``'10'`` (never an exponent)."""
-    return format(value.normalize(), "f")
-
-
 def _resource_key(resource: str) -> tuple[int, str]:
     return (_FIRST_RESOURCES.index(resource), "") if resource in _FIRST_RESOURCES else (len(_FIRST_RESOURCES), resource)
 
 
-def resource_groups(rows: Iterable[Any]) -> list[dict[str, Any]]:
-    """Quota rows -> Kueue ``resourceGroups``.
+def resource_groups(rows: Iterable[Any], notation: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Quota rows -> Kueue ``resourceGroups``, each quantity in its ``notation`` (the owner's
+    ``kueue_notation``; see ``quantity_notation``).
 
     Kueue puts each resource and each flavor in exactly one group, so flavors that cover the
     same set of resources form one group; groups and flavors keep the stored flavor order.
@@ -70,11 +67,16 @@ def resource_groups(rows: Iterable[Any]) -> list[dict[str, Any]]:
         resources = []
         for resource in covered:
             row = quotas[resource]
-            item: dict[str, Any] = {"name": resource, "nominalQuota": format_quantity(row.nominal, resource)}
-            if row.borrowing_limit is not None:
-                item["borrowingLimit"] = format_quantity(row.borrowing_limit, resource)
-            if row.lending_limit is not None:
-                item["lendingLimit"] = format_quantity(row.lending_limit, resource)
+            item: dict[str, Any] = {"name": resource}
+            for limit, key in (
+                ("nominal", "nominalQuota"),
+                ("borrowing_limit", "borrowingLimit"),
+                ("lending_limit", "lendingLimit"),
+            ):
+                amount = getattr(row, limit)
+                if amount is not None:
+                    written = (notation or {}).get(specs.notation_key(flavor_name, resource, limit))
+                    item[key] = quantity_notation(amount, resource, written)
             resources.append(item)
         groups.setdefault(covered, []).append({"name": flavor_name, "resources": resources})
     return [{"coveredResources": list(covered), "flavors": flavors} for covered, flavors in groups.items()]
@@ -142,9 +144,10 @@ def _emit(
     result.documents.append(document)
 
 
-def _with_quotas(spec: dict[str, Any], rows: Iterable[Any]) -> dict[str, Any]:
-    """``spec`` with ``resourceGroups`` from quota rows (none when there are no rows)."""
-    groups = resource_groups(rows)
+def _with_quotas(spec: dict[str, Any], owner: Cohort | ClusterQueue) -> dict[str, Any]:
+    """``spec`` with ``resourceGroups`` from ``owner``'s prefetched quota rows (none when there
+    are no rows)."""
+    groups = resource_groups(owner.quotas.all(), owner.kueue_notation)
     if groups:
         spec["resourceGroups"] = groups
     return spec
@@ -161,6 +164,10 @@ def _admission_scope(mode: str, where: str, warnings: list[str]) -> dict[str, An
             f"{' and '.join(KUEUE_ADMISSION_MODES)}"
         )
     return {"admissionMode": mode}
+
+
+def _weight(obj: Cohort | ClusterQueue | LocalQueue) -> str:
+    return weight_notation(obj.weight, obj.kueue_notation.get(specs.WEIGHT_NOTATION))
 
 
 def _cohort_depth(cohort: Cohort, by_id: dict[int, Cohort]) -> int:
@@ -196,13 +203,13 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         spec = {}
         if cohort.parent is not None:
             spec[specs.COHORT_PARENT_FIELD[api_version]] = cohort.parent.name
-        spec["fairSharing"] = {"weight": decimal_text(cohort.weight)}
+        spec["fairSharing"] = {"weight": _weight(cohort)}
         if cohort.admission_mode:
             spec["admissionScope"] = _admission_scope(cohort.admission_mode, where, warnings)
             warnings.append(
                 f"{where}: admissionScope on a Cohort follows KEP-4136; Kueue's Cohort API does not have it yet"
             )
-        _emit(result, api_version, specs.COHORT, cohort, where, spec=_with_quotas(spec, cohort.quotas.all()))
+        _emit(result, api_version, specs.COHORT, cohort, where, spec=_with_quotas(spec, cohort))
 
     queue_quotas = Prefetch(
         "quotas",
@@ -228,17 +235,17 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
             "reclaimWithinCohort": queue.reclaim_within_cohort,
         }
         spec["stopPolicy"] = queue.stop_policy
-        spec["fairSharing"] = {"weight": decimal_text(queue.weight)}
+        spec["fairSharing"] = {"weight": _weight(queue)}
         if queue.admission_mode:
             spec["admissionScope"] = _admission_scope(queue.admission_mode, where, warnings)
-        _emit(result, api_version, specs.CLUSTER_QUEUE, queue, where, spec=_with_quotas(spec, queue.quotas.all()))
+        _emit(result, api_version, specs.CLUSTER_QUEUE, queue, where, spec=_with_quotas(spec, queue))
 
     for local in LocalQueue.objects.select_related("namespace", "cluster_queue").order_by("namespace__name", "name"):
         where = f"LocalQueue {local.key}"
         spec = {
             "clusterQueue": local.cluster_queue.name,
             "stopPolicy": local.stop_policy,
-            "fairSharing": {"weight": decimal_text(local.weight)},
+            "fairSharing": {"weight": _weight(local)},
         }
         _emit(result, api_version, specs.LOCAL_QUEUE, local, where, namespace=local.namespace.name, spec=spec)
     return result

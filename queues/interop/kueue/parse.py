@@ -50,7 +50,11 @@ def load_documents(text: str) -> list[Any]:
 
 
 def parse_manifests(
-    text: str, *, skip_unsupported: bool = False, namespace: str | None = None
+    text: str,
+    *,
+    skip_unsupported: bool = False,
+    namespace: str | None = None,
+    terms: specs.Terms = specs.COMMAND_TERMS,
 ) -> specs.ParsedManifests:
     """Parse every document; problems are collected, not raised.
 
@@ -58,6 +62,7 @@ def parse_manifests(
     MultiKueue*, ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
     ``skipped`` instead of being errors. ``namespace``: the namespace of LocalQueues that have no
     ``metadata.namespace``, as ``kubectl apply -n`` does (one that names another is an error).
+    ``terms``: how messages name those options (the command's flags or the API's parameters).
     """
     result = specs.ParsedManifests()
     seen: dict[tuple[str, str], int] = {}
@@ -68,7 +73,7 @@ def parse_manifests(
             result.skipped.append(specs.SkippedDocument(index, str(doc.get("apiVersion")), str(kind), name))
             continue
         try:
-            parsed = parse_document(index, doc, namespace=namespace)
+            parsed = parse_document(index, doc, namespace=namespace, terms=terms)
         except FieldError as error:
             result.problems.append(Problem(index, str(kind), name, error.field, error.message))
             continue
@@ -114,7 +119,9 @@ def _metadata_name(doc: Any) -> str:
     return ""
 
 
-def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> specs.ObjectSpec | specs.ConfigurationSpec:
+def parse_document(
+    index: int, doc: Any, *, namespace: str | None = None, terms: specs.Terms = specs.COMMAND_TERMS
+) -> specs.ObjectSpec | specs.ConfigurationSpec:
     """One document -> its spec; raises FieldError for the first bad field.
 
     ``namespace`` fills a LocalQueue's missing ``metadata.namespace`` (kubectl's ``-n``).
@@ -135,7 +142,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         raise FieldError(
             "apiVersion",
             f"{api_version!r} is not supported (use {specs.KUEUE_GROUP}/v1beta1 or v1beta2; "
-            "--skip-unsupported skips such documents)",
+            f"{terms.skip_unsupported} skips such documents)",
         )
     _check_version(version, api_version)
     parser = _PARSERS.get(kind)
@@ -143,7 +150,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         raise FieldError(
             "kind",
             f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration; "
-            "--skip-unsupported skips the others)",
+            f"{terms.skip_unsupported} skips the others)",
         )
     unknown: dict[str, Any] = {}
     root = Reader(doc, "", unknown)
@@ -154,7 +161,7 @@ def parse_document(index: int, doc: Any, *, namespace: str | None = None) -> spe
         root.ignore("status")
         notes.append("status ignored: it is observed state, which fairportal computes itself")
     name, own_namespace, description = _read_metadata(
-        root, notes, namespaced=kind == specs.LOCAL_QUEUE, default_namespace=namespace
+        root, notes, namespaced=kind == specs.LOCAL_QUEUE, default_namespace=namespace, terms=terms
     )
     spec = parser(index, version, name, root)
     if isinstance(spec, specs.LocalQueueSpec):
@@ -173,7 +180,12 @@ def _check_version(version: str, api_version: str) -> None:
 
 
 def _read_metadata(
-    root: Reader, notes: list[str], *, namespaced: bool, default_namespace: str | None = None
+    root: Reader,
+    notes: list[str],
+    *,
+    namespaced: bool,
+    default_namespace: str | None = None,
+    terms: specs.Terms = specs.COMMAND_TERMS,
 ) -> tuple[str, str, str | None]:
     meta = root.child("metadata")
     name = meta.string("name")
@@ -185,15 +197,15 @@ def _read_metadata(
         if namespace and default_namespace and namespace != default_namespace:
             raise FieldError(
                 "metadata.namespace",
-                f"{namespace[:63]!r} does not match --namespace {default_namespace[:63]!r} (as kubectl, the file "
+                f"{namespace[:63]!r} does not match {terms.namespace} {default_namespace[:63]!r} (as kubectl, the file "
                 "wins only when they agree)",
             )
         if not namespace and default_namespace:
             namespace = default_namespace
-            notes.append(f"metadata.namespace not set: {default_namespace} (from --namespace)")
+            notes.append(f"metadata.namespace not set: {default_namespace} (from {terms.namespace})")
         if not namespace:
             raise FieldError(
-                "metadata.namespace", "required for a LocalQueue (the tenant's namespace; or pass --namespace)"
+                "metadata.namespace", f"required for a LocalQueue (the tenant's namespace; or pass {terms.namespace})"
             )
     dropped = [key for key in SERVER_METADATA if meta.has(key)]
     for key in dropped:
@@ -227,6 +239,11 @@ def _quantity(value: Any, field: str) -> int:
         raise FieldError(field, error.message) from None
 
 
+def quantity_text(value: Any) -> str:
+    """The text a (valid) quantity was written as: a YAML number becomes its decimal text."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
 def _weight(reader: Reader, key: str = "weight") -> Decimal:
     """A fairSharing weight: a Kubernetes quantity (``1``, ``0.5``, ``500m``), 0 or more."""
     field = reader.field(key)
@@ -242,8 +259,10 @@ def _weight(reader: Reader, key: str = "weight") -> Decimal:
     return weight
 
 
-def _fair_sharing_weight(spec: Reader, fields: dict[str, str]) -> Decimal:
+def _fair_sharing_weight(spec: Reader, fields: dict[str, str], notation: dict[str, str]) -> Decimal:
     fair = spec.child("fairSharing")
+    if fair.data.get("weight") is not None:
+        notation[specs.WEIGHT_NOTATION] = quantity_text(fair.data.get("weight"))
     weight = _weight(fair)
     fields["weight"] = fair.field("weight")
     fair.finish()
@@ -306,13 +325,17 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
                 listed.append(resource)
                 if not item.has("nominalQuota"):
                     raise FieldError(item.field("nominalQuota"), "required")
-                nominal = _quantity(item.take("nominalQuota"), item.field("nominalQuota"))
+                raw_nominal = item.take("nominalQuota")
+                nominal = _quantity(raw_nominal, item.field("nominalQuota"))
+                texts = {"nominal": quantity_text(raw_nominal)}
                 limits: dict[str, int | None] = {}
-                for key in ("borrowingLimit", "lendingLimit"):
+                for key, limit in (("borrowingLimit", "borrowing_limit"), ("lendingLimit", "lending_limit")):
                     raw = item.take(key)
                     if raw is not None and not limits_allowed:
                         raise FieldError(item.field(key), f"must not be set {limits_reason}")
                     limits[key] = None if raw is None else _quantity(raw, item.field(key))
+                    if raw is not None:
+                        texts[limit] = quantity_text(raw)
                 item.finish()
                 quotas.append(
                     specs.QuotaSpec(
@@ -323,6 +346,7 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
                         lending_limit=limits["lendingLimit"],
                         flavor_order=order,
                         path=item.path,
+                        texts=texts,
                     )
                 )
             if sorted(listed) != sorted(covered):
@@ -334,6 +358,14 @@ def _resource_groups(spec: Reader, *, limits_allowed: bool, limits_reason: str) 
             order += 1
         group.finish()
     return quotas
+
+
+def _quota_notation(quotas: list[specs.QuotaSpec]) -> dict[str, str]:
+    return {
+        specs.notation_key(quota.flavor, quota.resource, limit): text
+        for quota in quotas
+        for limit, text in quota.texts.items()
+    }
 
 
 def _resource_name(value: Any, field: str) -> str:
@@ -383,7 +415,8 @@ def parse_cohort(index: int, version: str, name: str, root: Reader) -> specs.Coh
     parent_key = specs.COHORT_PARENT_FIELD[version]
     parent = _reference(spec, parent_key)
     fields = {"name": "metadata.name", "parent": spec.field(parent_key)}
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     mode = _admission_mode(spec, fields)
     quotas = _resource_groups(
         spec, limits_allowed=parent is not None, limits_reason=f"on a cohort without spec.{parent_key}"
@@ -399,6 +432,7 @@ def parse_cohort(index: int, version: str, name: str, root: Reader) -> specs.Coh
         admission_mode=mode,
         quotas=quotas,
         fields=fields,
+        notation=notation | _quota_notation(quotas),
     )
 
 
@@ -420,7 +454,8 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
     fields["preemption_within_cluster_queue"] = preemption.field("withinClusterQueue")
     fields["reclaim_within_cohort"] = preemption.field("reclaimWithinCohort")
     preemption.finish()
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     mode = _admission_mode(spec, fields)
     quotas = _resource_groups(
         spec,
@@ -442,6 +477,7 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
         stop_policy=stop_policy,
         quotas=quotas,
         fields=fields,
+        notation=notation | _quota_notation(quotas),
     )
 
 
@@ -453,7 +489,8 @@ def parse_local_queue(index: int, version: str, name: str, root: Reader) -> spec
     fields = {"name": "metadata.name", "namespace": "metadata.namespace", "cluster_queue": spec.field("clusterQueue")}
     stop_policy = spec.choice("stopPolicy", list(specs.STOP_POLICIES), "None")
     fields["stop_policy"] = spec.field("stopPolicy")
-    weight = _fair_sharing_weight(spec, fields)
+    notation: dict[str, str] = {}
+    weight = _fair_sharing_weight(spec, fields, notation)
     spec.finish()
     return specs.LocalQueueSpec(
         index=index,
@@ -464,6 +501,7 @@ def parse_local_queue(index: int, version: str, name: str, root: Reader) -> spec
         weight=weight,
         stop_policy=stop_policy,
         fields=fields,
+        notation=notation,
     )
 
 

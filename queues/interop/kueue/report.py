@@ -94,6 +94,12 @@ class ImportReport:
     configurations: list[ConfigurationResult] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     skipped: list[Any] = field(default_factory=list)  # specs.SkippedDocument, with skip_unsupported
+    disruptions: list[Any] = field(default_factory=list)  # safety.Disruption: deletions, re-parenting
+    refused: bool = False  # admitted work depends on a disruption and it was not confirmed
+
+    @property
+    def dependent_disruptions(self) -> list[Any]:
+        return [disruption for disruption in self.disruptions if disruption.depended_on]
 
     @property
     def ok(self) -> bool:
@@ -104,12 +110,15 @@ class ImportReport:
 
     def summary(self) -> str:
         counts = f"{self.count(CREATED)} created, {self.count(UPDATED)} updated, {self.count(UNCHANGED)} unchanged"
-        return f"{counts} (dry run: nothing saved)" if self.dry_run else f"{counts} (applied)"
+        if self.dry_run:
+            return f"{counts} (dry run: nothing saved)"
+        return f"{counts} (refused: nothing saved)" if self.refused else f"{counts} (applied)"
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "dryRun": self.dry_run,
-            "applied": self.ok and not self.dry_run,
+            "applied": self.ok and not self.dry_run and not self.refused,
+            "refused": self.refused,
             "summary": {
                 "created": self.count(CREATED),
                 "updated": self.count(UPDATED),
@@ -118,6 +127,7 @@ class ImportReport:
             "objects": [result.as_dict() for result in self.objects],
             "configurations": [result.as_dict() for result in self.configurations],
             "skipped": [str(document) for document in self.skipped],
+            "disruptions": [disruption.as_dict() for disruption in self.disruptions],
             "errors": [str(problem) for problem in self.problems],
         }
 
@@ -127,6 +137,12 @@ class ImportReport:
             out += result.lines()
         for configuration in self.configurations:
             out += configuration.lines()
+        if self.disruptions:
+            depended = len(self.dependent_disruptions)
+            out.append(
+                f"deletions and re-parenting: {len(self.disruptions)} ({depended} with admitted work depending on them)"
+            )
+            out += [f"    {disruption}" for disruption in self.disruptions]
         if self.skipped:
             out.append(f"skipped {len(self.skipped)} document(s) of kinds fairportal does not model:")
             out += [f"    {document}" for document in self.skipped]
@@ -140,3 +156,13 @@ class ImportFailed(Exception):
     def __init__(self, report: ImportReport) -> None:
         self.report = report
         super().__init__("; ".join(str(problem) for problem in report.problems))
+
+
+class ImportRefused(Exception):
+    """The import would delete or re-parent something admitted work depends on, and that was not
+    confirmed: nothing was saved. ``report`` is the full preview, ``report.dependent_disruptions``
+    what needs the confirmation. Each surface names its own confirmation (API parameter, flag)."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        super().__init__(f"{len(report.dependent_disruptions)} change(s) that admitted work depends on")

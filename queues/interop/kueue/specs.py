@@ -3,7 +3,8 @@
 Quantities are integer millis, weights ``Decimal``; ``extra`` maps the path of every field that
 fairportal does not model (``spec.flavorFungibility``) to its value, so it can be stored and
 exported again. ``fields`` maps model field names to manifest paths so that a model validation
-error can be reported against the line the user wrote.
+error can be reported against the line the user wrote. ``notation`` keeps each quantity's text as
+written (``800Gi``, ``500m``), keyed by ``notation_key``, so export writes it back unchanged.
 """
 
 from __future__ import annotations
@@ -45,6 +46,20 @@ RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 DESCRIPTION_ANNOTATION = "fairportal.io/description"
 
 
+@dataclass(frozen=True)
+class Terms:
+    """How a surface spells the import's options in its messages: a command's errors name its
+    flags, the HTTP API's errors its parameters, never the other's."""
+
+    skip_unsupported: str
+    namespace: str
+    confirm_disruptive: str
+
+
+COMMAND_TERMS = Terms("--skip-unsupported", "--namespace", "--confirm-disruptive")
+API_TERMS = Terms("skipUnsupported=true", "the namespace parameter", "confirmDisruptive=true")
+
+
 @dataclass
 class QuotaSpec:
     flavor: str
@@ -54,6 +69,16 @@ class QuotaSpec:
     lending_limit: int | None
     flavor_order: int
     path: str  # e.g. spec.resourceGroups[0].flavors[1].resources[0]
+    texts: dict[str, str] = field(default_factory=dict)  # {"nominal": "800Gi", ...} as written
+
+
+def notation_key(flavor: str, resource: str, limit: str) -> str:
+    """The ``kueue_notation`` key of one quota quantity (``limit``: nominal, borrowing_limit,
+    lending_limit); the weight's key is ``WEIGHT_NOTATION``."""
+    return f"quotas[{flavor}/{resource}].{limit}"
+
+
+WEIGHT_NOTATION = "weight"
 
 
 @dataclass
@@ -68,6 +93,7 @@ class ObjectSpec:
     extra: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
+    notation: dict[str, str] = field(default_factory=dict)  # see notation_key
 
     @property
     def key(self) -> str:
