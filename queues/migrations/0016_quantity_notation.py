@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('queues', '0013_priority_class_policy'),
+        ('queues', '0015_reasons_apart'),
     ]
 
     operations = [
