@@ -536,6 +536,16 @@ def _versions_identify_rows() -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def database_clock() -> int | None:
+    """The database server's clock now, in microseconds (one query); None on SQLite. One clock for
+    every process: what happened before a reading is visible to statements after a later one."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")
+        return int(cursor.fetchone()[0])
+
+
 def _row_version(table: str = "queues_workload") -> RawSQL:
     """A row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
     return RawSQL(f"{table}.xmin::text::bigint", ())
