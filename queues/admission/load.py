@@ -70,6 +70,9 @@ class LoadedSnapshot:
     # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``):
     # the writer refreshes it through ``note_written``, never through this module's globals.
     seen: dict[int, _Seen] = field(default_factory=dict, repr=False)
+    # The version sums of the pending rows ``seen`` stands for (``_version_sums``), kept equal to
+    # them through ``note_written``; emptied when they no longer describe ``seen``.
+    seen_sums: list[int] = field(default_factory=list, repr=False)
 
     # What a reason write returns on PostgreSQL (after the id), so that the rows a pass wrote
     # need not be read again by the next one: the new version, and the columns a reused
@@ -88,12 +91,13 @@ class LoadedSnapshot:
         longer matches, and the next pass reads them again. A row whose other columns differ
         from what the pass read (edited meanwhile) is forgotten.
         """
-        seen = self.seen
+        seen, sums = self.seen, self.seen_sums
         if not seen:
             return
         for pk, version, lq_id, name, priority, queued_at, created_at in written:
             entry = seen.get(pk)
             if entry is None:
+                sums.clear()
                 continue
             workload = entry.workload
             if (
@@ -104,8 +108,14 @@ class LoadedSnapshot:
                 and entry.created_at.timestamp() == created_at
             ):
                 seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
+                if sums and entry.version is not None:
+                    sums[2] += version - entry.version
+                    sums[3] += pk * (version - entry.version)
+                else:
+                    sums.clear()
             else:
                 del seen[pk]
+                sums.clear()
 
 
 def epoch(moment: datetime) -> float:
@@ -403,7 +413,7 @@ def _namespaces(
     The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
     """
     in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
-    rows = list(Namespace.objects.filter(id__in=in_unit).values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
+    rows = list(Namespace.objects.filter(id__in=in_unit).order_by().values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
     hard: dict[int, dict[str, int]] = defaultdict(dict)
     for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
         "namespace_id", "resource", "hard"
@@ -414,6 +424,7 @@ def _namespaces(
         set(
             LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
             .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+            .order_by()
             .values_list("namespace_id", flat=True)
         )
     )
@@ -582,7 +593,7 @@ _LQ_COLUMNS = (
 
 def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
     """The unit's LocalQueues, in id order; unchanged ones reused from the previous snapshot."""
-    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids)
+    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).order_by()  # sorted here
     seen = _SEEN_QUEUES.get(unit.key, {})
     unchanged: dict[int, _SeenQueue] = {}
     to_read = rows
@@ -629,15 +640,23 @@ def _workloads(
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
-    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
+    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states).order_by()
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
     seen = _SEEN.get(unit.key, {})
+    pending_only = individual is not None and not individual
+    if versioned and seen and pending_only:
+        reused = _reuse_all(loaded, unit, base, lq_keys, seen)
+        if reused is not None:
+            return _with_totals(loaded, unit, reused, lq_keys, cq_names, individual, versioned)
+    sums = [0, 0, 0, 0] if versioned and pending_only else []
     unchanged: dict[int, _Seen] = {}
     to_read = base
     if versioned and seen:  # nothing seen yet (a new worker): one read of everything, versions included
         changed = []
         for pk, state, version in base.annotate(row_version=_row_version()).values_list("id", "state", "row_version"):
+            if sums:
+                _add_version(sums, pk, version)
             entry = seen.get(pk)
             if (
                 state == WorkloadState.PENDING
@@ -654,6 +673,9 @@ def _workloads(
     rows = list(
         (to_read.annotate(row_version=_row_version()) if versioned else to_read).values_list(*columns).order_by("id")
     )
+    if sums and not (seen and versioned):
+        for row in rows:
+            _add_version(sums, row[0], row[-1])
     fresh: dict[int, engine.Workload] = {}
     unknown = []
     for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, _code, _message, created_at, *_ in rows:
@@ -739,13 +761,80 @@ def _workloads(
             )
         workloads.append(workload)
     _SEEN[unit.key] = loaded.seen = kept
+    loaded.seen_sums = sums
+    _SEEN_SUMS[unit.key] = (dict(lq_keys), sums)
+    return _with_totals(loaded, unit, workloads, lq_keys, cq_names, individual, versioned)
+
+
+def _with_totals(
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    workloads: list[engine.Workload],
+    lq_keys: Mapping[int, tuple[str, str]],
+    cq_names: Mapping[int, str],
+    individual: set[int] | None,
+    versioned: bool,
+) -> tuple[engine.Workload, ...]:
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
 
 
+# Per unit, from this process's previous pass: the LocalQueues its pending workloads were checked
+# against, and the version sums of those rows (``_version_sums``; ``LoadedSnapshot.seen_sums``
+# is the same list, which the writer keeps up to date).
+_SEEN_SUMS: dict[str, tuple[dict[int, tuple[str, str]], list[int]]] = {}
+
+
+def _add_version(sums: list[int], pk: int, version: int) -> None:
+    sums[0] += 1
+    sums[1] += pk
+    sums[2] += version
+    sums[3] += pk * version
+
+
+def _version_sums(rows: Any) -> list[int]:
+    """Count, sum of ids, of versions, and of id x version over ``rows``, in the database: one
+    aggregate. Any row added, removed or rewritten changes them (a rewrite gives a row a newer
+    version), short of changes that cancel out in all four at once."""
+    sql, params = (
+        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), coalesce(sum(t.id), 0), coalesce(sum(t.row_version), 0), "
+            f"coalesce(sum(t.id::numeric * t.row_version), 0) FROM ({sql}) AS t(id, row_version)",
+            params,
+        )
+        return [int(value) for value in cursor.fetchone()]
+
+
+def _reuse_all(
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    base: Any,
+    lq_keys: Mapping[int, tuple[str, str]],
+    seen: dict[int, _Seen],
+) -> list[engine.Workload] | None:
+    """Every pending workload as the previous pass of this process left it, when nothing changed:
+    the same LocalQueues, and the rows' version sums as that pass read and wrote them (one
+    aggregate instead of a version per row). None when anything differs: read as usual."""
+    cached = _SEEN_SUMS.get(unit.key)
+    if cached is None or not cached[1] or cached[0] != lq_keys or cached[1] != _version_sums(base):
+        return None
+    workload_ids, current_reasons = loaded.workload_ids, loaded.current_reasons
+    workloads = []
+    for pk, entry in seen.items():  # in id order, as the pass that read them stored them
+        workload = entry.workload
+        workload_ids[workload.key] = pk
+        current_reasons[workload.key] = entry.reason
+        workloads.append(workload)
+    loaded.seen, loaded.seen_sums = seen, cached[1]
+    return workloads
+
+
 # Admitted totals per unit from this process's previous pass, keyed by what they were built
-# from: a digest of the (id, row version) of every admitted row summed (PostgreSQL), the
+# from: the version sums of every admitted row summed (``_version_sums``, PostgreSQL), the
 # LocalQueues loaded one by one and the names of the unit's queues. Any admission, eviction,
 # finish or edit of an admitted row of the unit changes the digest, so the totals are rebuilt
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
@@ -757,22 +846,8 @@ def clear_caches() -> None:
     """Forget what previous passes of this process read (the next snapshot reads everything)."""
     _SEEN.clear()
     _SEEN_QUEUES.clear()
+    _SEEN_SUMS.clear()
     _TOTALS.clear()
-
-
-def _admitted_digest(rows: Any) -> str:
-    """MD5 over the ``id.xmin`` of the rows, and their count (see ``_versions_identify_rows``)."""
-    sql, params = (
-        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT md5(coalesce(string_agg(t.id::text || '.' || t.row_version::text, ',' ORDER BY t.id), '')), count(*) "
-            f"FROM ({sql}) AS t(id, row_version)",
-            params,
-        )
-        digest, count = cursor.fetchone()
-    return f"{digest}:{count}"
 
 
 def _admitted_totals(
@@ -792,7 +867,7 @@ def _admitted_totals(
     rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
     if individual:
         rows = rows.exclude(local_queue_id__any_of=sorted(individual))
-    digest = _admitted_digest(rows) if versioned else None
+    digest = tuple(_version_sums(rows)) if versioned else None
     cache_key = (digest, frozenset(individual), tuple(sorted(lq_keys.items())), tuple(sorted(cq_names.items())))
     cached = _TOTALS.get(unit.key)
     if digest is not None and cached is not None and cached[0] == cache_key:
