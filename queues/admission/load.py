@@ -415,18 +415,25 @@ def _namespaces(
     in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
     rows = list(Namespace.objects.filter(id__in=in_unit).order_by().values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
     hard: dict[int, dict[str, int]] = defaultdict(dict)
-    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
-        "namespace_id", "resource", "hard"
+    for namespace_id, resource, amount in (
+        NamespaceQuota.objects.filter(namespace_id__in=in_unit)
+        .order_by()
+        .values_list("namespace_id", "resource", "hard")
     ):
         hard[namespace_id][resource] = amount
-    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere.
-    spanning = sorted(
-        set(
-            LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
-            .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
-            .order_by()
-            .values_list("namespace_id", flat=True)
+    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere
+    # (the namespaces with a quota by id: their LocalQueues through the namespace index).
+    spanning = (
+        sorted(
+            set(
+                LocalQueue.objects.filter(namespace_id__any_of=sorted(hard))
+                .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+                .order_by()
+                .values_list("namespace_id", flat=True)
+            )
         )
+        if hard
+        else []
     )
     elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
     for row in (
@@ -612,7 +619,7 @@ def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
                 unchanged[pk] = entry
             else:
                 changed.append(pk)
-        to_read = rows.filter(id__any_of=changed)
+        to_read = rows.filter(id__any_of=changed) if changed else rows.none()  # none: no query
     columns = (*_LQ_COLUMNS, "row_version") if versioned else _LQ_COLUMNS
     if versioned:
         to_read = to_read.annotate(row_version=_row_version("queues_localqueue"))
@@ -668,7 +675,7 @@ def _workloads(
                 unchanged[pk] = entry
             else:
                 changed.append(pk)
-        to_read = base.filter(id__any_of=changed)
+        to_read = base.filter(id__any_of=changed) if changed else base.none()  # none: no query
     columns = (*_ROW_COLUMNS, "row_version") if versioned else _ROW_COLUMNS
     rows = list(
         (to_read.annotate(row_version=_row_version()) if versioned else to_read).values_list(*columns).order_by("id")
