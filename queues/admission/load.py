@@ -110,7 +110,7 @@ class LoadedSnapshot:
                 seen[pk] = dataclasses.replace(entry, version=version, reason=reasons[pk])
                 if sums and entry.version is not None:
                     sums[2] += version - entry.version
-                    sums[3] += pk * (version - entry.version)
+                    sums[3] += (pk % _MIX) * (version - entry.version)
                 else:
                     sums.clear()
             else:
@@ -793,15 +793,19 @@ def _with_totals(
 _SEEN_SUMS: dict[str, tuple[dict[int, tuple[str, str]], list[int]]] = {}
 
 
+# A version is 32 bits (xmin), so (id mod 2^31 - 1) x version stays within a bigint.
+_MIX = 2**31 - 1
+
+
 def _add_version(sums: list[int], pk: int, version: int) -> None:
     sums[0] += 1
     sums[1] += pk
     sums[2] += version
-    sums[3] += pk * version
+    sums[3] += (pk % _MIX) * version
 
 
 def _version_sums(rows: Any) -> list[int]:
-    """Count, sum of ids, of versions, and of id x version over ``rows``, in the database: one
+    """Count, sum of ids, of versions, and of id x version (``_add_version``) over ``rows``, in the database: one
     aggregate. Any row added, removed or rewritten changes them (a rewrite gives a row a newer
     version), short of changes that cancel out in all four at once."""
     sql, params = (
@@ -810,7 +814,7 @@ def _version_sums(rows: Any) -> list[int]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*), coalesce(sum(t.id), 0), coalesce(sum(t.row_version), 0), "
-            f"coalesce(sum(t.id::numeric * t.row_version), 0) FROM ({sql}) AS t(id, row_version)",
+            f"coalesce(sum(mod(t.id, {_MIX}) * t.row_version), 0) FROM ({sql}) AS t(id, row_version)",
             params,
         )
         return [int(value) for value in cursor.fetchone()]
