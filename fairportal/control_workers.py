@@ -2,7 +2,7 @@
 
 It starts ``CONTROL_LOOP_PROCESSES`` Celery workers, one per shard ``i``::
 
-    python -m celery -A fairportal worker --pool=solo --queues celery,control.<i> --hostname control-<i>@%h [ARGS]
+    python -m celery -A fairportal worker --pool=solo --queues celery,control.<i>[,...] --hostname control-<i>@%h [ARGS]
 
 Each consumes its shard queue (the admission passes of the units routed there:
 ``fairportal.schedule.ControlRouter``) and the control queue ``celery`` (usage samples, cluster
@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from types import FrameType
 
-from fairportal.schedule import CONTROL_QUEUE, shard_queue
+from fairportal.schedule import CONTROL_QUEUE, MAX_CONTROL_PROCESSES, shard_queue
 
 logger = logging.getLogger("fairportal.control_workers")
 
@@ -41,8 +41,12 @@ RESTART_DELAY_SECONDS = 1.0
 RESERVED_OPTIONS = ("-P", "--pool", "-Q", "--queues", "-n", "--hostname", "-c", "--concurrency", "--autoscale")
 
 
-def worker_command(shard: int, extra: Sequence[str] = ()) -> list[str]:
-    """The command line of shard ``shard``'s worker."""
+def worker_command(shard: int, processes: int, extra: Sequence[str] = ()) -> list[str]:
+    """The command line of shard ``shard``'s worker (of ``processes``). Besides ``control.<shard>``
+    it consumes every shard queue above the processes that falls to it (``control.<shard + k *
+    processes>``, up to MAX_CONTROL_PROCESSES): a sender configured with more processes than the
+    workers still has each of its queues consumed, by one process per queue."""
+    queues = [shard_queue(index) for index in range(shard, MAX_CONTROL_PROCESSES, processes)]
     return [
         sys.executable,
         "-m",
@@ -51,7 +55,7 @@ def worker_command(shard: int, extra: Sequence[str] = ()) -> list[str]:
         "fairportal",
         "worker",
         "--pool=solo",
-        f"--queues={CONTROL_QUEUE},{shard_queue(shard)}",
+        f"--queues={','.join([CONTROL_QUEUE, *queues])}",
         f"--hostname=control-{shard}@%h",
         *extra,
     ]
@@ -78,7 +82,7 @@ class Supervisor:
         self.stopping = False
 
     def start(self, shard: int) -> None:
-        child = subprocess.Popen(worker_command(shard, self.extra), preexec_fn=_die_with_parent)
+        child = subprocess.Popen(worker_command(shard, self.processes, self.extra), preexec_fn=_die_with_parent)
         self.children[child.pid] = (shard, child, time.monotonic())
 
     def stop(self, signum: int = signal.SIGTERM, _frame: FrameType | None = None) -> None:

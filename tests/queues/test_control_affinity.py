@@ -224,6 +224,11 @@ def test_given_the_procfile_worker_then_each_units_passes_run_in_its_shards_proc
         assert len({report["pid"] for report in reports[key]}) == 1  # the same process every time
     pids = {shard: reports[key][0]["pid"] for key, shard in shards.items()}
     assert pids[0] != pids[1]
+    # A sender configured with more processes than the workers: its queue control.3 is consumed
+    # too, by the process it falls to (3 = 1 + 1 x 2), not left waiting.
+    settings.CONTROL_LOOP_PROCESSES = 4
+    assert ask("clusterQueue:d", 3)["pid"] == pids[1]
+    settings.CONTROL_LOOP_PROCESSES = 2
 
     # A worker killed outright is started again by the launcher, under the same name; the pass
     # asked for while it was gone waits in its queue and runs then. (Asked for once it has exited:
