@@ -805,9 +805,13 @@ def _add_version(sums: list[int], pk: int, version: int) -> None:
 
 
 def _version_sums(rows: Any) -> list[int]:
-    """Count, sum of ids, of versions, and of id x version (``_add_version``) over ``rows``, in the database: one
-    aggregate. Any row added, removed or rewritten changes them (a rewrite gives a row a newer
-    version), short of changes that cancel out in all four at once."""
+    """Count, sum of ids, of versions, and of id x version (``_add_version``) over ``rows``: one
+    aggregate in the database (it visits the rows, as their versions are in the rows).
+
+    A version is the id of the transaction that wrote the row, newer than every one before it
+    (until the 32-bit ids wrap around), so a row rewritten, or rows entering the set as many as
+    leave it, raise the sum of versions, and rows leaving lower the count: equal sums mean the
+    same rows at the same versions (the other two sums guard the wraparound)."""
     sql, params = (
         rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
     )
