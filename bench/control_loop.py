@@ -15,8 +15,11 @@ the same run just before it (a plain SQL statement over the same rows; machines 
 - completing the 10,000 workloads whose run is over (the counters checked against the rows
   after), wall-time accounting,
 - the pass that admits into the freed capacity (>= 2,000 admissions) and its admissions per second,
-- throughput with 1, 2 and 4 real ``celery worker`` processes on a real Redis broker: one
-  admission-pass task per unit, after the same freed capacity.
+- throughput with 1, 2 and 4 real solo ``celery worker`` processes on a real Redis broker, with
+  each unit's passes routed to its own process (the Procfile's ``fairportal.control_workers``) and,
+  as the same-run baseline, at random (the single-queue layout before): one admission-pass task
+  per unit, rounds of the first passes after the workers start (cold: what a restart costs), an
+  idle round and the round after the same freed capacity; the workers' CPU beside the wall time.
 
 Database names and the broker come from ``BENCH_DATABASE_URL``, ``BENCH_SEED_DATABASE`` and
 ``BENCH_BROKER_URL`` (use your own names on a shared machine). Not part of ``make test``.
@@ -34,6 +37,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -526,83 +530,145 @@ def admission_writes(table: Table) -> None:
     )
 
 
-def _start_workers(count: int) -> list[subprocess.Popen]:
-    celery = os.path.join(os.path.dirname(sys.executable), "celery")
-    workers = []
-    for index in range(count):
-        workers.append(
+def _start_workers(count: int, layout: str) -> list[subprocess.Popen]:
+    """``affinity``: the Procfile's control role (``fairportal.control_workers``: one solo worker per
+    shard queue); ``random``: ``count`` solo workers on the control queue alone, the layout before
+    (each consumes every shard queue, so a unit's pass lands on whichever process is free)."""
+    env = {**os.environ, "CONTROL_LOOP_PROCESSES": str(count)}
+    options = {"cwd": ROOT, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    options["start_new_session"] = True
+    if layout == "affinity":
+        return [
             subprocess.Popen(
-                [
-                    celery,
-                    "-A",
-                    "fairportal",
-                    "worker",
-                    "--pool=solo",
-                    "--loglevel=WARNING",
-                    "-n",
-                    f"bench-loop-{index}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ],
-                cwd=ROOT,
-                env=dict(os.environ),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
+                [sys.executable, "-m", "fairportal.control_workers", "--loglevel=WARNING", "--without-gossip"],
+                **options,  # type: ignore[call-overload]
             )
+        ]
+    celery = [sys.executable, "-m", "celery", "-A", "fairportal", "worker", "--pool=solo", "--queues=celery"]
+    return [
+        subprocess.Popen(
+            [*celery, "--loglevel=WARNING", "-n", f"bench-loop-{index}@%h", "--without-gossip"],
+            **options,  # type: ignore[call-overload]
         )
-    return workers
+        for index in range(count)
+    ]
 
 
 def _stop_workers(workers: list[subprocess.Popen]) -> None:
     for worker in workers:
-        worker.send_signal(signal.SIGTERM)
+        os.killpg(worker.pid, signal.SIGTERM)
     for worker in workers:
         try:
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            worker.kill()
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+
+
+def _cpu_seconds(workers: list[subprocess.Popen]) -> float:
+    """User and system CPU of the worker processes and their children, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    pids = [worker.pid for worker in workers]
+    for pid in list(pids):
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        pids += [int(child) for child in children]
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
 
 
 def celery_run(table: Table, counts: tuple[int, ...]) -> None:
-    """One admission-pass task per unit on N real worker processes, after capacity frees."""
+    """Rounds of one admission-pass task per unit on N real solo worker processes, per layout.
+
+    For each count and layout, from a fresh copy in the steady state (every reason written once):
+    the first round after the workers start (every process cold: what a restart costs), a second
+    idle round (nothing fits), then the 10,000 completions and the round that admits into the
+    freed room. ``random`` is the layout before (the same-run baseline), ``affinity`` the
+    Procfile's. CPU is the workers' own (from /proc), wall time the round's.
+    """
+    from django.conf import settings
+
     from fairportal.celery import app
     from queues import tasks
     from queues.admission import load as bridge
     from queues.admission import passes as admission
     from queues.models import Workload, WorkloadState
-    from queues.services import cluster
+    from queues.services import cluster, pass_requests
+
+    def one_round(units: list[str], shards: dict[str, int], workers: list[subprocess.Popen]) -> tuple[float, float]:
+        cpu = _cpu_seconds(workers)
+        started = time.perf_counter()
+        sent = [
+            tasks.admission_pass.apply_async((unit,), {"shard": shards[unit]}, ignore_result=False) for unit in units
+        ]
+        for result in sent:
+            result.get(timeout=600)
+        return time.perf_counter() - started, _cpu_seconds(workers) - cpu
 
     for count in counts:
-        fresh_copy()
-        admission.run_all_admission_passes()  # the steady state: every reason written once
-        cluster.complete_due_workloads()
-        before = Workload.objects.filter(state=WorkloadState.ADMITTED).count()
-        units = [unit.key for unit in bridge.admission_units()]
-        _close_django()
-        app.control.purge()
-        workers = _start_workers(count)
-        try:
-            deadline = time.monotonic() + 60
-            while len(app.control.ping(timeout=0.5) or []) < count:
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"{count} Celery workers did not answer within 60 s")
-            started = time.perf_counter()
-            pending = [tasks.admission_pass.apply_async((unit,), ignore_result=False) for unit in units]
-            for result in pending:
-                result.get(timeout=600)
-            seconds = time.perf_counter() - started
-        finally:
-            _stop_workers(workers)
-        admitted = Workload.objects.filter(state=WorkloadState.ADMITTED).count() - before
-        table.add(
-            f"Celery, {count} worker process{'es' if count > 1 else ''}: {len(units)} unit passes",
-            seconds,
-            None,
-            f">= {ADMISSIONS_TARGET:,}/s",
-            f"{admitted:,} admitted, {admitted / seconds:,.0f} admissions/s, {len(units) / seconds:.1f} passes/s",
-        )
+        settings.CONTROL_LOOP_PROCESSES = count  # what every sender routes by (ControlRouter)
+        rounds: dict[str, tuple[float, float, float, float, float, float, int]] = {}
+        for layout in ("random", "affinity"):
+            fresh_copy()
+            admission.run_all_admission_passes()  # the steady state: every reason written once
+            units = bridge.admission_units()
+            shards = pass_requests.shards(units)
+            keys = [unit.key for unit in units]
+            _close_django()
+            app.control.purge()
+            workers = _start_workers(count, layout)
+            try:
+                deadline = time.monotonic() + 90
+                while len(app.control.ping(timeout=0.5) or []) < count:
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"{count} Celery workers did not answer within 90 s")
+                cold, cold_cpu = one_round(keys, shards, workers)
+                idle, idle_cpu = one_round(keys, shards, workers)
+                cluster.complete_due_workloads()
+                before = Workload.objects.filter(state=WorkloadState.ADMITTED).count()
+                _close_django()
+                admit, admit_cpu = one_round(keys, shards, workers)
+            finally:
+                _stop_workers(workers)
+            admitted = Workload.objects.filter(state=WorkloadState.ADMITTED).count() - before
+            rounds[layout] = (cold, cold_cpu, idle, idle_cpu, admit, admit_cpu, admitted)
+        plural = "es" if count > 1 else ""
+        for layout in ("random", "affinity"):
+            cold, cold_cpu, idle, idle_cpu, admit, admit_cpu, admitted = rounds[layout]
+            baseline = rounds["random"]
+            name = "random routing (before)" if layout == "random" else "unit affinity"
+            table.add(
+                f"Celery, {count} process{plural}, {name}: 8 passes after capacity frees",
+                admit,
+                baseline[4] if layout == "affinity" else None,
+                ">= 2,000/s with 2",
+                f"{admitted:,} admitted, {admitted / admit:,.0f} admissions/s",
+                cpu=admit_cpu,
+            )
+            table.add(
+                f"  idle round (8 passes, nothing fits), {name}",
+                idle,
+                baseline[2] if layout == "affinity" else None,
+                "",
+                "warm" if layout == "affinity" else "a unit's process is random",
+                cpu=idle_cpu,
+            )
+            table.add(
+                f"  first round after a (re)start, {name}",
+                cold,
+                idle if layout == "affinity" else None,
+                "",
+                "one cold pass per unit" + ("; vs the warm idle round" if layout == "affinity" else ""),
+                cpu=cold_cpu,
+            )
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from core.directory_settings import DirectorySettingsError, sign_in_settings
 from core.fairsharing_config import FairSharingConfigError, load_policy
 from core.private_files import ensure_private_file
-from fairportal.schedule import beat_schedule, task_routes, whatif_annotations
+from fairportal.schedule import MAX_CONTROL_PROCESSES, beat_schedule, task_routes, whatif_annotations
 from fairportal.secret_key import SecretKeyError, read_secret_key
 from fairshare.durations import parse_duration
 from fairshare.errors import ValidationError as ConfigValueError
@@ -386,6 +386,12 @@ WHATIF_MAX_RUNS_PER_USER = env_int("WHATIF_MAX_RUNS_PER_USER", 500, minimum=1)
 WHATIF_MAX_STORED_BYTES_PER_USER = env_int("WHATIF_MAX_STORED_BYTES_PER_USER", 200 * 1024 * 1024, minimum=1)
 # Scenarios with no run left are deleted this long after they were stored, whatever their source.
 WHATIF_SCENARIO_RETENTION_SECONDS = env_seconds("WHATIF_SCENARIO_RETENTION", "30d")
+# The control loop's worker processes (the Procfile's `worker`: fairportal.control_workers), one
+# per shard queue control.0 .. control.N-1; every unit's admission pass goes to the same one, so
+# its snapshot reuse stays warm. The same value in every process: senders route by it.
+CONTROL_LOOP_PROCESSES = env_int("CONTROL_LOOP_PROCESSES", 2, minimum=1)
+if CONTROL_LOOP_PROCESSES > MAX_CONTROL_PROCESSES:
+    raise ImproperlyConfigured(f"CONTROL_LOOP_PROCESSES: must be at most {MAX_CONTROL_PROCESSES}")
 CELERY_TASK_ROUTES = task_routes()
 CELERY_TASK_ANNOTATIONS = whatif_annotations(WHATIF_SOFT_TIME_LIMIT_SECONDS, WHATIF_TIME_LIMIT_SECONDS)
 CELERY_BEAT_SCHEDULE = beat_schedule(

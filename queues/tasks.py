@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+import os
+from typing import Any
+
+from celery import Task, shared_task
 
 from core.enqueue import enqueue_on_commit
-from queues.admission import load, passes
-from queues.services import cluster, submission, usage
+from queues.admission import passes
+from queues.services import cluster, pass_requests, submission, usage
 
 
-@shared_task(name="queues.admission_pass", ignore_result=True)
-def admission_pass(unit: str) -> dict[str, int]:
-    result = passes.run_admission_pass(unit)
-    return {"admitted": len(result.admitted), "evicted": len(result.evicted), "pending": result.pending}
+@shared_task(bind=True, name="queues.admission_pass", ignore_result=True)
+def admission_pass(self: Task, unit: str, shard: int | None = None, requested: int | None = None) -> dict[str, Any]:
+    """One unit's pass; ``shard`` routed it (``fairportal.schedule.ControlRouter``), ``requested``
+    lets a request that a later pass of this process answered be skipped. The report names the
+    process that ran it (``worker``, ``pid``): the affinity, observable."""
+    result = passes.run_requested_pass(unit, requested)
+    ran = {"worker": self.request.hostname, "pid": os.getpid(), "skipped": result is None}
+    if result is None:
+        return {**ran, "admitted": 0, "evicted": 0, "pending": None}
+    return {**ran, "admitted": len(result.admitted), "evicted": len(result.evicted), "pending": result.pending}
 
 
 @shared_task(name="queues.schedule_admission_passes", ignore_result=True)
 def schedule_admission_passes() -> int:
-    """Fan out one admission pass per unit, so units scale out over workers."""
-    units = load.admission_units()
-    for unit in units:
-        enqueue_on_commit(admission_pass, unit.key)
-    return len(units)
+    """Fan out one admission pass per unit, each to its unit's control process."""
+    return pass_requests.request_every_pass()
 
 
 @shared_task(name="queues.sample_usage", ignore_result=True)

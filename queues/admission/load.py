@@ -80,6 +80,10 @@ class LoadedSnapshot:
     aggregated: int = 0  # admitted workloads loaded as per-queue totals (see _admitted_totals)
     # This pass's entry of the per-process cache of pending workloads (``_SEEN[unit.key]``).
     seen: dict[int, _Seen] = field(default_factory=dict, repr=False)
+    # The version sums of the pending rows ``seen`` stands for (``_version_sums``). A pass writes
+    # no pending row (reasons are stored apart, ``WorkloadReason``), so they stay equal to the
+    # rows' until something else changes one: then the next pass reads by row version.
+    seen_sums: list[int] = field(default_factory=list, repr=False)
 
 
 def epoch(moment: datetime) -> float:
@@ -378,19 +382,27 @@ def _namespaces(
     The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
     """
     in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
-    rows = list(Namespace.objects.filter(id__in=in_unit).values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
+    rows = list(Namespace.objects.filter(id__in=in_unit).order_by().values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
     hard: dict[int, dict[str, int]] = defaultdict(dict)
-    for namespace_id, resource, amount in NamespaceQuota.objects.filter(namespace_id__in=in_unit).values_list(
-        "namespace_id", "resource", "hard"
+    for namespace_id, resource, amount in (
+        NamespaceQuota.objects.filter(namespace_id__in=in_unit)
+        .order_by()
+        .values_list("namespace_id", "resource", "hard")
     ):
         hard[namespace_id][resource] = amount
-    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere.
-    spanning = sorted(
-        set(
-            LocalQueue.objects.filter(namespace_id__in=in_unit, namespace__quotas__isnull=False)
-            .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
-            .values_list("namespace_id", flat=True)
+    # Only a namespace with a quota and a LocalQueue outside the unit can hold quota elsewhere
+    # (the namespaces with a quota by id: their LocalQueues through the namespace index).
+    spanning = (
+        sorted(
+            set(
+                LocalQueue.objects.filter(namespace_id__any_of=sorted(hard))
+                .exclude(cluster_queue_id__in=unit.cluster_queue_ids)
+                .order_by()
+                .values_list("namespace_id", flat=True)
+            )
         )
+        if hard
+        else []
     )
     elsewhere: dict[int, dict[str, int]] = defaultdict(dict)
     for row in (
@@ -508,6 +520,16 @@ def _versions_identify_rows() -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def database_clock() -> int | None:
+    """The database server's clock now, in microseconds (one query); None on SQLite. One clock for
+    every process: what happened before a reading is visible to statements after a later one."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint")
+        return int(cursor.fetchone()[0])
+
+
 def _row_version(table: str = "queues_workload") -> RawSQL:
     """A row's version on PostgreSQL: the transaction that wrote it (``xmin``)."""
     return RawSQL(f"{table}.xmin::text::bigint", ())
@@ -544,7 +566,7 @@ _LQ_COLUMNS = (
 
 def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
     """The unit's LocalQueues, in id order; unchanged ones reused from the previous snapshot."""
-    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids)
+    rows = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).order_by()  # sorted here
     seen = _SEEN_QUEUES.get(unit.key, {})
     unchanged: dict[int, _SeenQueue] = {}
     to_read = rows
@@ -563,7 +585,7 @@ def _local_queues(unit: AdmissionUnit, versioned: bool) -> list[_SeenQueue]:
                 unchanged[pk] = entry
             else:
                 changed.append(pk)
-        to_read = rows.filter(id__any_of=changed)
+        to_read = rows.filter(id__any_of=changed) if changed else rows.none()  # none: no query
     columns = (*_LQ_COLUMNS, "row_version") if versioned else _LQ_COLUMNS
     if versioned:
         to_read = to_read.annotate(row_version=_row_version("queues_localqueue"))
@@ -591,15 +613,23 @@ def _workloads(
     lq_keys = {row["id"]: (row["namespace__name"], f"{row['namespace__name']}/{row['name']}") for row in lq_rows}
     cq_names = {pk: name for name, pk in loaded.cluster_queue_ids.items()}
     states = [WorkloadState.PENDING, WorkloadState.ADMITTED] if individual is None else [WorkloadState.PENDING]
-    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states)
+    base = Workload.objects.filter(local_queue_id__any_of=sorted(lq_keys), state__in=states).order_by()
     if individual:
         base = base | Workload.objects.filter(local_queue_id__any_of=sorted(individual), state=WorkloadState.ADMITTED)
     seen = _SEEN.get(unit.key, {})
+    pending_only = individual is not None and not individual
+    if versioned and seen and pending_only:
+        reused = _reuse_all(loaded, unit, base, lq_keys, seen)
+        if reused is not None:
+            return _with_totals(loaded, unit, reused, lq_keys, cq_names, individual, versioned)
+    sums = [0, 0, 0, 0] if versioned and pending_only else []
     unchanged: dict[int, _Seen] = {}
     to_read = base
     if versioned and seen:  # nothing seen yet (a new worker): one read of everything, versions included
         changed = []
         for pk, state, version in base.annotate(row_version=_row_version()).values_list("id", "state", "row_version"):
+            if sums:
+                _add_version(sums, pk, version)
             entry = seen.get(pk)
             if (
                 state == WorkloadState.PENDING
@@ -611,11 +641,14 @@ def _workloads(
                 unchanged[pk] = entry
             else:
                 changed.append(pk)
-        to_read = base.filter(id__any_of=changed)
+        to_read = base.filter(id__any_of=changed) if changed else base.none()  # none: no query
     columns = (*_ROW_COLUMNS, "row_version") if versioned else _ROW_COLUMNS
     rows = list(
         (to_read.annotate(row_version=_row_version()) if versioned else to_read).values_list(*columns).order_by("id")
     )
+    if sums and not (seen and versioned):
+        for row in rows:
+            _add_version(sums, row[0], row[-1])
     fresh: dict[int, engine.Workload] = {}
     unknown = []
     for pk, lq_id, name, priority, queued_at, state, _admitted_at, _cq, created_at, *_ in rows:
@@ -693,6 +726,20 @@ def _workloads(
             kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, workload)
         workloads.append(workload)
     _SEEN[unit.key] = loaded.seen = kept
+    loaded.seen_sums = sums
+    _SEEN_SUMS[unit.key] = (dict(lq_keys), sums)
+    return _with_totals(loaded, unit, workloads, lq_keys, cq_names, individual, versioned)
+
+
+def _with_totals(
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    workloads: list[engine.Workload],
+    lq_keys: Mapping[int, tuple[str, str]],
+    cq_names: Mapping[int, str],
+    individual: set[int] | None,
+    versioned: bool,
+) -> tuple[engine.Workload, ...]:
     if individual is not None:
         workloads.extend(_admitted_totals(loaded, unit, lq_keys, cq_names, individual, versioned))
     return tuple(workloads)
@@ -712,8 +759,68 @@ def _stored_reasons(loaded: LoadedSnapshot, workloads: Iterable[engine.Workload]
         current[keys[pk]] = (code, message, behind)
 
 
+# Per unit, from this process's previous pass: the LocalQueues its pending workloads were checked
+# against, and the version sums of those rows (``_version_sums``; ``LoadedSnapshot.seen_sums``
+# is the same list, which the writer keeps up to date).
+_SEEN_SUMS: dict[str, tuple[dict[int, tuple[str, str]], list[int]]] = {}
+
+
+# A version is 32 bits (xmin), so (id mod 2^31 - 1) x version stays within a bigint.
+_MIX = 2**31 - 1
+
+
+def _add_version(sums: list[int], pk: int, version: int) -> None:
+    sums[0] += 1
+    sums[1] += pk
+    sums[2] += version
+    sums[3] += (pk % _MIX) * version
+
+
+def _version_sums(rows: Any) -> list[int]:
+    """Count, sum of ids, of versions, and of id x version (``_add_version``) over ``rows``: one
+    aggregate in the database (it visits the rows, as their versions are in the rows).
+
+    A version is the id of the transaction that wrote the row, newer than every one before it
+    (until the 32-bit ids wrap around), so a row rewritten, or rows entering the set as many as
+    leave it, raise the sum of versions, and rows leaving lower the count: equal sums mean the
+    same rows at the same versions (the other two sums guard the wraparound)."""
+    sql, params = (
+        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*), coalesce(sum(t.id), 0), coalesce(sum(t.row_version), 0), "
+            f"coalesce(sum(mod(t.id, {_MIX}) * t.row_version), 0) FROM ({sql}) AS t(id, row_version)",
+            params,
+        )
+        return [int(value) for value in cursor.fetchone()]
+
+
+def _reuse_all(
+    loaded: LoadedSnapshot,
+    unit: AdmissionUnit,
+    base: Any,
+    lq_keys: Mapping[int, tuple[str, str]],
+    seen: dict[int, _Seen],
+) -> list[engine.Workload] | None:
+    """Every pending workload as the previous pass of this process left it, when nothing changed:
+    the same LocalQueues, and the rows' version sums as that pass read them (one
+    aggregate instead of a version per row). None when anything differs: read as usual."""
+    cached = _SEEN_SUMS.get(unit.key)
+    if cached is None or not cached[1] or cached[0] != lq_keys or cached[1] != _version_sums(base):
+        return None
+    workload_ids = loaded.workload_ids
+    workloads = []
+    for pk, entry in seen.items():  # in id order, as the pass that read them stored them
+        workload = entry.workload
+        workload_ids[workload.key] = pk
+        workloads.append(workload)
+    loaded.seen, loaded.seen_sums = seen, cached[1]
+    return workloads
+
+
 # Admitted totals per unit from this process's previous pass, keyed by what they were built
-# from: a digest of the (id, row version) of every admitted row summed (PostgreSQL), the
+# from: the version sums of every admitted row summed (``_version_sums``, PostgreSQL), the
 # LocalQueues loaded one by one and the names of the unit's queues. Any admission, eviction,
 # finish or edit of an admitted row of the unit changes the digest, so the totals are rebuilt
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
@@ -725,22 +832,8 @@ def clear_caches() -> None:
     """Forget what previous passes of this process read (the next snapshot reads everything)."""
     _SEEN.clear()
     _SEEN_QUEUES.clear()
+    _SEEN_SUMS.clear()
     _TOTALS.clear()
-
-
-def _admitted_digest(rows: Any) -> str:
-    """MD5 over the ``id.xmin`` of the rows, and their count (see ``_versions_identify_rows``)."""
-    sql, params = (
-        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT md5(coalesce(string_agg(t.id::text || '.' || t.row_version::text, ',' ORDER BY t.id), '')), count(*) "
-            f"FROM ({sql}) AS t(id, row_version)",
-            params,
-        )
-        digest, count = cursor.fetchone()
-    return f"{digest}:{count}"
 
 
 def _admitted_totals(
@@ -760,7 +853,7 @@ def _admitted_totals(
     rows = Workload.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids, state=WorkloadState.ADMITTED)
     if individual:
         rows = rows.exclude(local_queue_id__any_of=sorted(individual))
-    digest = _admitted_digest(rows) if versioned else None
+    digest = tuple(_version_sums(rows)) if versioned else None
     cache_key = (digest, frozenset(individual), tuple(sorted(lq_keys.items())), tuple(sorted(cq_names.items())))
     cached = _TOTALS.get(unit.key)
     if digest is not None and cached is not None and cached[0] == cache_key:

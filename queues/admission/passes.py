@@ -121,6 +121,26 @@ def _observe(decisions: Plan, result: PassResult, workload_ids: dict[str, int], 
     )
 
 
+# Per process: unit key -> when the last pass of that unit this process completed started (the
+# database's clock, read before the pass read anything).
+_ANSWERED: dict[str, int] = {}
+
+
+def run_requested_pass(unit_key: str, requested: int | None = None) -> PassResult | None:
+    """A pass asked for by a request sent at ``requested`` (the database's clock, read after the
+    change that asked for it committed: ``queues.services.pass_requests``), or None when a pass
+    of this process that started later has answered it (it read after that commit). One query
+    more than the pass on PostgreSQL (its start on the database's clock), none when skipped."""
+    answered = _ANSWERED.get(unit_key)
+    if requested is not None and answered is not None and requested < answered:
+        return None
+    started = load.database_clock()  # before the pass reads anything
+    result = run_admission_pass(unit_key)
+    if started is not None and not result.backed_off:
+        _ANSWERED[unit_key] = max(started, answered or started)
+    return result
+
+
 def run_all_admission_passes(*, now: datetime | None = None) -> list[PassResult]:
     """Every unit in turn (used by the CLI and tests; Celery fans out one task per unit)."""
     return [run_admission_pass(unit.key, now=now) for unit in load.admission_units()]

@@ -51,7 +51,7 @@ def admission_passes(monkeypatch) -> list[str]:
     from queues import tasks
 
     requested: list[str] = []
-    monkeypatch.setattr(tasks.admission_pass, "delay", lambda unit: requested.append(unit))
+    monkeypatch.setattr(tasks.admission_pass, "delay", lambda unit, **_: requested.append(unit))
     return requested
 
 

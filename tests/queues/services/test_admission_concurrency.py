@@ -38,7 +38,7 @@ def no_broker(monkeypatch) -> None:
     is dropped here instead of published to a broker other test runs may share."""
     from queues import tasks
 
-    monkeypatch.setattr(tasks.admission_pass, "delay", lambda unit: None)
+    monkeypatch.setattr(tasks.admission_pass, "delay", lambda unit, **_: None)
 
 
 def admitted_cpu_by(field: str) -> dict[int, int]:
