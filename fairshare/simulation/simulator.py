@@ -43,12 +43,17 @@ from fairshare.admission.candidates import PendingIndex
 from fairshare.admission.planner import plan, scope_capacities
 from fairshare.errors import ValidationError
 from fairshare.quantities import to_base_units
+from fairshare.quota.quota import FlavorResource, QuotaTree, flavor_amounts
 from fairshare.simulation.calendar import monthly_boundaries
 from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
 from fairshare.types import (
     BUDGET_EXHAUSTED,
     BUDGET_INSUFFICIENT,
+    PREEMPT_NEVER,
     PREEMPTED,
+    STOP_HOLD_AND_DRAIN,
+    STOP_NONE,
+    STRICT_FIFO,
     TIME_AWARE,
     ClusterQueue,
     Cohort,
@@ -63,11 +68,23 @@ from fairshare.types import (
 )
 from fairshare.usage import budgets as budget_rules
 from fairshare.usage.accounting import all_nodes, node_paths
-from fairshare.usage.usage import add_penalty, projected, prune_samples, sample, windowed_share
+from fairshare.usage.usage import (
+    add_penalty,
+    decay_alpha,
+    projected,
+    prune_samples,
+    sample,
+    windowed_share,
+    windowed_usage,
+)
 
 _FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
+EVENT, REFERENCE = "event", "reference"
+STEPPINGS = (EVENT, REFERENCE)
 _MAX_PASSES_PER_STEP = 2
 _BUDGET_SLACK_HOURS = 1e-9  # budgets integrate float hours: a crossing predicted to the last bit counts
+
+_NOTHING: Mapping[str, float] = frozen_map(None)
 
 Progress = Callable[[float], None]
 """Called with the fraction done (0..1), at most once per percent and once more with 1.0."""
@@ -87,6 +104,7 @@ class _Job:
     token: int = 0
     path: tuple[str, ...] = ()
     reason: Any = None
+    amounts: dict[FlavorResource, int] = field(default_factory=dict)  # on the quota tree while admitted
 
 
 @dataclass(slots=True)
@@ -140,7 +158,10 @@ class _Series:
 class Simulation:
     """One run of a scenario; ``run()`` returns the JSON-ready result of the contract."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, *, stepping: str = EVENT) -> None:
+        if stepping not in STEPPINGS:
+            raise ValueError(f"stepping is one of {', '.join(STEPPINGS)}, got {stepping[:20]!r}")
+        self.reference = stepping == REFERENCE
         self.scenario = scenario
         self.policy = scenario.policy
         self.horizon = scenario.clock.horizon_seconds
@@ -216,6 +237,17 @@ class Simulation:
         self._heap: list[tuple] = []
         self._seq = 0
         self.last_plan: Plan | None = None
+        # Event stepping: which passes can be skipped, and what the output needs meanwhile.
+        self.skippable = not self.reference and self._passes_are_monotone()
+        self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues) if self.skippable else None
+        self._stopped, self._drained = self._stop_policies()
+        self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
+        self._shares_stale = False
+        self._rows: list[tuple[str, str, tuple[str, ...], list[list], list[list]]] | None = None
+        self._alloc_values: dict[str, list[int | float]] = {}
+        self._share_rows: list[tuple[list, int | float]] = []
+        self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
+        self._alphas: dict[float, float] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -230,6 +262,84 @@ class Simulation:
         for key, usage in self.scenario.initial_usage.items():
             wanted[key].update(usage)
         return {key: tuple(sorted(resources)) for key, resources in sorted(wanted.items())}
+
+    def _passes_are_monotone(self) -> bool:
+        """Whether a pass admits something exactly when some pending workload fits at its start.
+
+        True without preemption of any kind (ClusterQueues' and namespaces'), without
+        ``StrictFIFO`` (a blocked head would make the order matter) and without safe admission
+        (its gate moves with time). Then the order of a pass (scores, fair shares) decides only
+        *who* goes first, never *whether* anything goes: quota only shrinks during a pass, so a
+        workload that does not fit at the start of a pass fits at no later point of it, and the
+        first candidate that fits at the start is admitted when its turn comes (nothing was
+        admitted before it, and no class of it has failed). So a pass in which nothing fits
+        admits nothing and evicts nothing (drains aside, see ``_pass_needed``).
+        """
+        if self.safe_budgets:
+            return False
+        for queue in self.scenario.cluster_queues:
+            if queue.preemption.enabled or queue.queueing_strategy == STRICT_FIFO:
+                return False
+        return all(n.within_namespace == PREEMPT_NEVER or not n.quota for n in self.scenario.namespaces)
+
+    def _stop_policies(self) -> tuple[frozenset[str], frozenset[str]]:
+        """LocalQueues stopped by their own or their ClusterQueue's stop policy; those drained."""
+        stopped, drained = set(), set()
+        for key, local in self.locals.items():
+            policies = (local.stop_policy, self.queues[local.cluster_queue].stop_policy)
+            if any(p != STOP_NONE for p in policies):
+                stopped.add(key)
+            if STOP_HOLD_AND_DRAIN in policies:
+                drained.add(key)
+        return frozenset(stopped), frozenset(drained)
+
+    def _pass_needed(self) -> bool:
+        """Would a pass now admit or evict anything? Always yes unless passes are monotone
+        (``_passes_are_monotone``); then yes when a running workload is drained (by a stop
+        policy or a hold) or when a pending workload its LocalQueue would offer (not stopped or
+        held) fits its namespace quota and its ClusterQueue now (the quota tree is kept up to
+        date with the running workloads, as the pass would load it). Classes are checked once
+        per ClusterQueue and request shape."""
+        if not self.skippable:
+            return True
+        stopped, drained = self._stopped, self._drained
+        if self.holds:
+            stopped, drained = set(stopped), set(drained)
+            for hold in self.holds:
+                for key, local in self.locals.items():
+                    if (
+                        (hold.target_kind == "localQueue" and hold.target == key)
+                        or (hold.target_kind == "namespace" and hold.target == local.namespace)
+                        or (hold.target_kind == "clusterQueue" and hold.target == local.cluster_queue)
+                    ):
+                        stopped.add(key)
+                        if hold.drain:
+                            drained.add(key)
+        if drained and any(job.spec.local_queue in drained for job in self.running.values()):
+            return True
+        tree = self.tree
+        assert tree is not None
+        fits: dict[tuple[str, str], bool] = {}
+        for key in self.index.local_queues():
+            if key in stopped:
+                continue
+            local = self.locals[key]
+            quota = self._ns_quota.get(local.namespace)
+            used = self.current[node_id("namespace", local.namespace)] if quota else {}
+            for items in self.index.classes(key).values():
+                workload = items[0]  # a class is one request shape (no preemption: nothing else)
+                requests = workload.requests
+                if quota and any(
+                    requests.get(r, 0) and used.get(r, 0) + requests.get(r, 0) > limit for r, limit in quota.items()
+                ):
+                    continue
+                memo = (local.cluster_queue, workload.shape_key)
+                fit = fits.get(memo)
+                if fit is None:
+                    fit = fits[memo] = tree.assign(local.cluster_queue, requests)[0] is not None
+                if fit:
+                    return True
+        return False
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -304,7 +414,14 @@ class Simulation:
                     tick = True
                     self._push(float((payload + 1) * self.tick), _TICK, payload + 1)
             if dirty:
-                self._passes(t, reasons=False)
+                if self._pass_needed():
+                    self._passes(t, reasons=False)
+                else:
+                    # A pass would decide nothing (``_pass_needed``): it would only schedule
+                    # the budget checks and, TimeAware, recompute the fair shares the series
+                    # show, which waits until a tick records them.
+                    self._schedule_budget_checks(t)
+                    self._shares_stale = self.time_aware
             if tick:
                 self._record(t)
             if progress is not None:
@@ -338,6 +455,7 @@ class Simulation:
                     self.index.add(self.jobs[name].pending)
             self.last_plan = decided
             self.fair_shares = decided.fair_shares
+            self._shares_stale = False
             evicted = self._apply(decided, t)
             self._schedule_budget_checks(t)
             if not evicted:
@@ -449,10 +567,15 @@ class Simulation:
 
     def _take(self, job: _Job, t: float) -> None:
         self.running[job.spec.name] = job
+        if self.tree is not None and job.admitted is not None:
+            job.amounts = flavor_amounts(job.admitted.requests, job.admitted.assignment)
+            self.tree.add(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
         self._change(job, t, 1)
 
     def _release(self, job: _Job, t: float) -> None:
         self.running.pop(job.spec.name, None)
+        if self.tree is not None and job.admitted is not None:
+            self.tree.remove(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
         self._change(job, t, -1)
 
     def _change(self, job: _Job, t: float, sign: int) -> None:
@@ -462,6 +585,7 @@ class Simulation:
             for resource, amount in requests.items():
                 current[resource] = current.get(resource, 0) + sign * amount
         key = job.spec.local_queue
+        self._alloc_values.pop(key, None)
         lq_current = self.current[job.path[0]]
         for resource, amount in requests.items():
             if not amount:
@@ -483,9 +607,21 @@ class Simulation:
     # --- usage ------------------------------------------------------------------------------
 
     def _sample(self, t: float) -> None:
-        for nid, state in self.states.items():
-            self.states[nid] = sample(state, self.current[nid], t, self.policy)
+        states, current, policy = self.states, self.current, self.policy
+        if self.reference:
+            for nid, state in states.items():
+                states[nid] = sample(state, current[nid], t, policy)
+        else:
+            for nid, state in states.items():
+                now = current[nid]
+                if state.consumed or state.penalty or state.last_update is None or any(now.values()):
+                    states[nid] = sample(state, now, t, policy)
+                else:  # what ``sample`` returns for a node with no usage, no penalty, nothing running
+                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, state.last_update))
         if not self.time_aware:
+            return
+        if not self.reference:
+            self._sample_history(t)
             return
         window = self.policy.usage_window
         half_life = self.policy.usage_half_life_seconds
@@ -498,6 +634,33 @@ class Simulation:
                 shares[resource] = windowed_share(
                     points, [(0.0, float(capacity.get(resource, 0)))], t, window.size_seconds, window.type, half_life
                 )
+            historical[key] = frozen_map(shares)
+        self.historical = frozen_map(historical)
+
+    def _sample_history(self, t: float) -> None:
+        """``historical`` as the reference computes it (``windowed_share`` per LocalQueue and
+        resource), the same arithmetic in the same order: the windowed capacity is computed once
+        per distinct capacity, and a LocalQueue with nothing allocated in its window is at 0."""
+        window = self.policy.usage_window
+        size, kind = window.size_seconds, window.type
+        half_life = self.policy.usage_half_life_seconds
+        capacities: dict[float, float] = {}
+        historical: dict[str, Mapping[str, float]] = {}
+        for key, per_resource in self.history.items():
+            capacity = self.scope_capacity.get(key, {})
+            shares: dict[str, float] = {}
+            for resource, points in per_resource.items():
+                prune_samples(points, t, size, kind)
+                amount = float(capacity.get(resource, 0))
+                windowed = capacities.get(amount)
+                if windowed is None:
+                    windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
+                if windowed <= 0:
+                    shares[resource] = 0.0
+                elif not any(value for _, value in points):
+                    shares[resource] = 0.0 / windowed
+                else:
+                    shares[resource] = windowed_usage(points, t, size, kind, half_life) / windowed
             historical[key] = frozen_map(shares)
         self.historical = frozen_map(historical)
 
@@ -655,7 +818,88 @@ class Simulation:
 
     # --- output ------------------------------------------------------------------------------
 
+    def _refresh_fair_shares(self, t: float) -> None:
+        """The fair shares a skipped pass would have computed: a pass over the same state (it
+        admits and evicts nothing, ``_pass_needed`` said so)."""
+        decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+        assert not decided.admissions and not decided.evictions, "a skipped pass would have decided something"
+        self.fair_shares = decided.fair_shares
+        self._shares_stale = False
+
     def _record(self, t: float) -> None:
+        """One point of the series at tick ``t``: what ``_record_reference`` appends, computed
+        from what changed since the last tick (allocation and fair shares are carried forward
+        until they change; decayed usage is ``usage.projected``'s arithmetic, inline)."""
+        if self.reference:
+            self._record_reference(t)
+            return
+        if self._shares_stale:
+            self._refresh_fair_shares(t)
+        series = self.series
+        series.t.append(_num(t))
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = []
+            for key, resources in self.series_resources.items():
+                alloc = series.allocation.setdefault(key, {})
+                usage = series.usage.setdefault(key, {})
+                rows.append(
+                    (
+                        key,
+                        node_id("localQueue", key),
+                        resources,
+                        [alloc.setdefault(r, []) for r in resources],
+                        [usage.setdefault(r, []) for r in resources],
+                    )
+                )
+        states, current_of, alloc_values = self.states, self.current, self._alloc_values
+        reset = self.policy.reset_inactivity_seconds
+        alphas = self._alphas
+        for key, nid, resources, alloc_lists, usage_lists in rows:
+            if not resources:
+                continue
+            current = current_of[nid]
+            values = alloc_values.get(key)
+            if values is None:
+                values = alloc_values[key] = [to_base_units(current.get(r, 0)) for r in resources]
+            for target, value in zip(alloc_lists, values, strict=True):
+                target.append(value)
+            state = states[nid]
+            previous = state.consumed
+            if not previous and not any(current.values()):
+                for target in usage_lists:
+                    target.append(0.0)
+                continue
+            if state.last_update is None:
+                alpha = None
+            else:
+                elapsed = t - state.last_update
+                if reset > 0 and elapsed > reset:
+                    previous = _NOTHING
+                alpha = alphas.get(elapsed)
+                if alpha is None:
+                    alpha = alphas[elapsed] = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
+            for resource, target in zip(resources, usage_lists, strict=True):
+                if alpha is None:
+                    value = previous.get(resource, 0.0)
+                else:  # usage.decayed, as ``sample`` computes it
+                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
+                target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
+        fair = self.fair_shares
+        if fair is not self._shares_recorded:
+            self._shares_recorded = fair
+            self._share_rows = []
+            for key, resources in self.series_resources.items():
+                share = fair.get(node_id("localQueue", key))
+                if share is None:
+                    continue
+                for resource in resources:
+                    target = series.fair_share.setdefault(key, {}).setdefault(resource, [])
+                    self._share_rows.append((target, to_base_units(share.get(resource, 0))))
+        for target, value in self._share_rows:
+            target.append(value)
+
+    def _record_reference(self, t: float) -> None:
         series = self.series
         series.t.append(_num(t))
         fair = self.fair_shares
@@ -771,7 +1015,7 @@ class Simulation:
         }
 
 
-def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, Any]:
+def simulate(scenario: Scenario, progress: Progress | None = None, *, stepping: str = EVENT) -> dict[str, Any]:
     """Run ``scenario`` and return the result in its stable JSON form (``fairshare/README.md``, "Simulator").
 
     ``progress`` (optional) hears the fraction done, so a long run in a worker can report how
@@ -785,7 +1029,7 @@ def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, 
     if paused:
         gc.disable()
     try:
-        return Simulation(scenario).run(progress)
+        return Simulation(scenario, stepping=stepping).run(progress)
     finally:
         if paused:
             gc.enable()

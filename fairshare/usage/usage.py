@@ -144,17 +144,24 @@ def windowed_usage(
     total = 0.0
     decay = half_life_seconds is not None and half_life_seconds > 0
     rate = math.log(2) / half_life_seconds if decay else 0.0  # type: ignore[operator]
-    count = len(samples)
-    for index, (t, amount) in enumerate(samples):
-        end = samples[index + 1][0] if index + 1 < count else now
-        lo, hi = max(t, start), min(end, now)
-        if hi <= lo or amount == 0:
-            continue
-        if decay:
-            # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
-            total += amount * (math.exp(-rate * (now - hi)) - math.exp(-rate * (now - lo))) / rate
-        else:
-            total += amount * (hi - lo)
+    # Segment i holds amounts[i] over [lo, hi] = [max(t_i, start), min(t_i+1, now)] (the last one
+    # until now). With every t_i clamped into [start, now], a segment is not empty exactly when
+    # bounds[i + 1] > bounds[i], and then lo = bounds[i], hi = bounds[i + 1]. Each bound's decay
+    # factor is computed once and shared by the two segments it bounds: the same numbers, term
+    # for term and in the same order, as computing both ends of each segment.
+    bounds = [min(max(t, start), now) for t, _ in samples]
+    bounds.append(now)
+    amounts = [amount for _, amount in samples]
+    if decay:
+        # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
+        factors = [math.exp(-rate * (now - bound)) for bound in bounds]
+        for index, amount in enumerate(amounts):
+            if bounds[index + 1] > bounds[index] and amount != 0:
+                total += amount * (factors[index + 1] - factors[index]) / rate
+    else:
+        for index, amount in enumerate(amounts):
+            if bounds[index + 1] > bounds[index] and amount != 0:
+                total += amount * (bounds[index + 1] - bounds[index])
     return total
 
 
