@@ -35,15 +35,18 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from fairshare.admission.candidates import PendingIndex
+from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, QueueState
 from fairshare.admission.planner import plan, scope_capacities
+from fairshare.admission.scoring import Scoring
 from fairshare.errors import ValidationError
 from fairshare.quantities import to_base_units
 from fairshare.quota.quota import FlavorResource, QuotaTree, flavor_amounts
+from fairshare.quota.scopes import cohort_chains, queue_chain, queue_scope
 from fairshare.simulation.calendar import monthly_boundaries
 from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
 from fairshare.types import (
@@ -58,6 +61,7 @@ from fairshare.types import (
     ClusterQueue,
     Cohort,
     Hold,
+    Namespace,
     PendingReason,
     Plan,
     Snapshot,
@@ -155,6 +159,38 @@ class _Series:
     fair_share: dict[str, dict[str, list]] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class _History:
+    historical_usage: Mapping[str, Mapping[str, float]]
+
+
+class _ShareState:
+    """What ``Scoring.time_aware_shares`` reads of a pass (``pass_state.PassState``), built as the
+    planner builds it, for the fair shares alone (the quota tree's nominal quota, no usage)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.policy = scenario.policy
+        self.cohorts: dict[str, Cohort] = {c.name: c for c in scenario.cohorts}
+        chains = cohort_chains(self.cohorts)
+        self.queues: dict[str, QueueState] = {}
+        for spec in scenario.cluster_queues:
+            chain = queue_chain(spec, chains)
+            unit = node_id(COHORT, chain[-1]) if chain else node_id(CLUSTER_QUEUE, spec.name)
+            path = (node_id(CLUSTER_QUEUE, spec.name), *(node_id(COHORT, c) for c in chain))
+            self.queues[spec.name] = QueueState(spec, queue_scope(spec, self.cohorts, chains), unit, path)
+        self.namespaces: dict[str, Namespace] = {n.name: n for n in scenario.namespaces}
+        self.locals: dict[str, LocalState] = {}
+        for spec in scenario.local_queues:
+            namespace = self.namespaces.setdefault(spec.namespace, Namespace(spec.namespace))
+            self.locals[spec.key] = LocalState(spec, self.queues[spec.cluster_queue], namespace)
+        self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues)
+        self.alloc: dict[str, dict[str, int]] = {}
+        self.demand: dict[str, dict[str, int]] = {}
+        self.shares: dict[str, dict[str, int]] = {}
+        self.ta_demand: dict[str, dict[str, float]] = {}
+        self.snapshot = _History(frozen_map(None))
+
+
 class Simulation:
     """One run of a scenario; ``run()`` returns the JSON-ready result of the contract."""
 
@@ -243,6 +279,8 @@ class Simulation:
         self._stopped, self._drained = self._stop_policies()
         self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
         self._shares_stale = False
+        self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
+        self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
         self._rows: list[tuple[str, str, tuple[str, ...], list[list], list[list]]] | None = None
         self._alloc_values: dict[str, list[int | float]] = {}
         self._share_rows: list[tuple[list, int | float]] = []
@@ -293,6 +331,37 @@ class Simulation:
                 drained.add(key)
         return frozenset(stopped), frozenset(drained)
 
+    def _count_pending(self, job: _Job, sign: int) -> None:
+        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them."""
+        if self._share_state is None:
+            return
+        demand = self._pending_demand[job.spec.local_queue]
+        for resource, amount in job.pending.requests.items():
+            if amount:
+                total = demand.get(resource, 0) + sign * amount
+                if total:
+                    demand[resource] = total
+                else:
+                    del demand[resource]
+
+    def _blocked(self) -> tuple[Set[str], Set[str]]:
+        """LocalQueues a pass would not admit from (stopped or held), and those it drains."""
+        stopped, drained = self._stopped, self._drained
+        if not self.holds:
+            return stopped, drained
+        stopped, drained = set(stopped), set(drained)
+        for hold in self.holds:
+            for key, local in self.locals.items():
+                if (
+                    (hold.target_kind == "localQueue" and hold.target == key)
+                    or (hold.target_kind == "namespace" and hold.target == local.namespace)
+                    or (hold.target_kind == "clusterQueue" and hold.target == local.cluster_queue)
+                ):
+                    stopped.add(key)
+                    if hold.drain:
+                        drained.add(key)
+        return stopped, drained
+
     def _pass_needed(self) -> bool:
         """Would a pass now admit or evict anything? Always yes unless passes are monotone
         (``_passes_are_monotone``); then yes when a running workload is drained (by a stop
@@ -302,19 +371,7 @@ class Simulation:
         per ClusterQueue and request shape."""
         if not self.skippable:
             return True
-        stopped, drained = self._stopped, self._drained
-        if self.holds:
-            stopped, drained = set(stopped), set(drained)
-            for hold in self.holds:
-                for key, local in self.locals.items():
-                    if (
-                        (hold.target_kind == "localQueue" and hold.target == key)
-                        or (hold.target_kind == "namespace" and hold.target == local.namespace)
-                        or (hold.target_kind == "clusterQueue" and hold.target == local.cluster_queue)
-                    ):
-                        stopped.add(key)
-                        if hold.drain:
-                            drained.add(key)
+        stopped, drained = self._blocked()
         if drained and any(job.spec.local_queue in drained for job in self.running.values()):
             return True
         tree = self.tree
@@ -395,6 +452,7 @@ class Simulation:
                     payload.pending_since = t
                     self.pending[payload.spec.name] = payload
                     self.index.add(payload.pending)
+                    self._count_pending(payload, 1)
                     dirty = True
                 elif kind == _RENEW:
                     renewed = self.budgets[payload]
@@ -501,6 +559,7 @@ class Simulation:
             job.token += 1
             self.pending[job.spec.name] = job
             self.index.add(job.pending)
+            self._count_pending(job, 1)
             event = {
                 "t": _num(t),
                 "type": "preempted" if eviction.code == PREEMPTED else "evicted",
@@ -516,6 +575,7 @@ class Simulation:
         for admission in decided.admissions:
             job = self.pending.pop(admission.workload)
             self.index.remove(job.pending)
+            self._count_pending(job, -1)
             job.state = "Admitted"
             job.wait += t - job.pending_since
             job.admitted_at = t
@@ -819,11 +879,26 @@ class Simulation:
     # --- output ------------------------------------------------------------------------------
 
     def _refresh_fair_shares(self, t: float) -> None:
-        """The fair shares a skipped pass would have computed: a pass over the same state (it
-        admits and evicts nothing, ``_pass_needed`` said so)."""
-        decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
-        assert not decided.admissions and not decided.evictions, "a skipped pass would have decided something"
-        self.fair_shares = decided.fair_shares
+        """The fair shares a skipped pass would have computed, by the pass's own code
+        (``Scoring.time_aware_shares``) on what it would have read: each LocalQueue's allocation,
+        the pending requests of those a pass offers (not stopped or held), the historical usage."""
+        state = self._share_state
+        assert state is not None
+        stopped, _ = self._blocked()
+        state.alloc = {}
+        state.demand = {}
+        for key, local in state.locals.items():
+            allocated = {r: v for r, v in self.current[local.nid].items() if v}
+            if allocated:
+                state.alloc[local.nid] = allocated
+            pending = self._pending_demand[key]
+            if pending and key not in stopped and local.queue.mode == TIME_AWARE:
+                state.demand[local.nid] = dict(pending)
+        state.shares = {}
+        state.ta_demand = {}
+        state.snapshot = _History(self.historical)
+        Scoring(cast(Any, state)).time_aware_shares()
+        self.fair_shares = frozen_map({nid: frozen_map(values) for nid, values in sorted(state.shares.items())})
         self._shares_stale = False
 
     def _record(self, t: float) -> None:

@@ -149,19 +149,24 @@ def windowed_usage(
     # bounds[i + 1] > bounds[i], and then lo = bounds[i], hi = bounds[i + 1]. Each bound's decay
     # factor is computed once and shared by the two segments it bounds: the same numbers, term
     # for term and in the same order, as computing both ends of each segment.
-    bounds = [min(max(t, start), now) for t, _ in samples]
+    # min(max(t, start), now), spelled out (it runs for every sample of every queue)
+    bounds = [now if now < (m := start if start > t else t) else m for t, _ in samples]
     bounds.append(now)
-    amounts = [amount for _, amount in samples]
+    ends = iter(bounds)
+    next(ends)
     if decay:
         # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
-        factors = [math.exp(-rate * (now - bound)) for bound in bounds]
-        for index, amount in enumerate(amounts):
-            if bounds[index + 1] > bounds[index] and amount != 0:
-                total += amount * (factors[index + 1] - factors[index]) / rate
+        exp, neg = math.exp, -rate
+        factors = [exp(neg * (now - bound)) for bound in bounds]
+        after = iter(factors)
+        next(after)
+        for lo, hi, low, high, (_, amount) in zip(bounds, ends, factors, after, samples):
+            if hi > lo and amount != 0:
+                total += amount * (high - low) / rate
     else:
-        for index, amount in enumerate(amounts):
-            if bounds[index + 1] > bounds[index] and amount != 0:
-                total += amount * (bounds[index + 1] - bounds[index])
+        for lo, hi, (_, amount) in zip(bounds, ends, samples):
+            if hi > lo and amount != 0:
+                total += amount * (hi - lo)
     return total
 
 
