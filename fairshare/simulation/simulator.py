@@ -278,6 +278,8 @@ class Simulation:
         self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues) if self.skippable else None
         self._stopped, self._drained = self._stop_policies()
         self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
+        self.passes = 0  # admission passes run
+        self.skipped = 0  # passes skipped (they would have decided nothing)
         self._shares_stale = False
         self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
         self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
@@ -480,6 +482,7 @@ class Simulation:
                     # show, which waits until a tick records them.
                     self._schedule_budget_checks(t)
                     self._shares_stale = self.time_aware
+                    self.skipped += 1
             if tick:
                 self._record(t)
             if progress is not None:
@@ -503,6 +506,7 @@ class Simulation:
             gated = self._safe_admission(t) if self.safe_budgets else {}
             for name in gated:
                 self.index.remove(self.jobs[name].pending)
+            self.passes += 1
             try:
                 if reasons:
                     decided = plan(self._snapshot(with_pending=True, gated=gated), t)

@@ -4,7 +4,7 @@
 simulator (``docs/history-replay.md``): one pool of CPUs shared by many users, each user a
 namespace with one LocalQueue; user activity is Zipf-like (user ``n`` submits in proportion to
 ``1/n``: a few users submit most jobs, most users few); each user has a typical job width (1 to
-8 CPUs, jobs up to 8 times that, at most 128); runtimes are log-uniform from 5 seconds to 17
+16 CPUs, jobs up to 8 times that, at most 128); runtimes are log-uniform from 5 seconds to 17
 hours; submissions come in bursts of up to 8 jobs within a minute, spread over ``days``. The
 pool is sized so that the offered load is ``load`` (rounded up to 64 CPUs). The benchmark
 (``bench/engine.py``) and the simulator's equivalence tests use it; the same seed gives the
@@ -43,7 +43,7 @@ def multi_user_trace(
     counts[0] += max(0, jobs - sum(counts))
     rows: list[tuple[int, int, int, int]] = []
     for user, count in enumerate(counts, start=1):
-        low = rng.randint(0, 3)
+        low = rng.randint(0, 4)
         made = 0
         while made < count:
             burst = min(count - made, rng.randint(1, 8))

@@ -149,8 +149,11 @@ def windowed_usage(
     # bounds[i + 1] > bounds[i], and then lo = bounds[i], hi = bounds[i + 1]. Each bound's decay
     # factor is computed once and shared by the two segments it bounds: the same numbers, term
     # for term and in the same order, as computing both ends of each segment.
-    # min(max(t, start), now), spelled out (it runs for every sample of every queue)
-    bounds = [now if now < (m := start if start > t else t) else m for t, _ in samples]
+    bounds = [t for t, _ in samples]
+    if bounds and not start <= bounds[0] <= now:  # the usual sample out of range: the one covering start
+        bounds[0] = _clamp(bounds[0], start, now)
+    if bounds and (min(bounds) < start or max(bounds) > now):
+        bounds = [_clamp(t, start, now) for t in bounds]
     bounds.append(now)
     ends = iter(bounds)
     next(ends)
@@ -168,6 +171,12 @@ def windowed_usage(
             if hi > lo and amount != 0:
                 total += amount * (hi - lo)
     return total
+
+
+def _clamp(t: float, start: float, now: float) -> float:
+    """``min(max(t, start), now)`` (the same value, without the calls)."""
+    low = start if start > t else t
+    return now if now < low else low
 
 
 def windowed_share(
