@@ -180,9 +180,9 @@ class _ShareState:
             self.queues[spec.name] = QueueState(spec, queue_scope(spec, self.cohorts, chains), unit, path)
         self.namespaces: dict[str, Namespace] = {n.name: n for n in scenario.namespaces}
         self.locals: dict[str, LocalState] = {}
-        for spec in scenario.local_queues:
-            namespace = self.namespaces.setdefault(spec.namespace, Namespace(spec.namespace))
-            self.locals[spec.key] = LocalState(spec, self.queues[spec.cluster_queue], namespace)
+        for local in scenario.local_queues:
+            namespace = self.namespaces.setdefault(local.namespace, Namespace(local.namespace))
+            self.locals[local.key] = LocalState(local, self.queues[local.cluster_queue], namespace)
         self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues)
         self.alloc: dict[str, dict[str, int]] = {}
         self.demand: dict[str, dict[str, int]] = {}
@@ -348,10 +348,9 @@ class Simulation:
 
     def _blocked(self) -> tuple[Set[str], Set[str]]:
         """LocalQueues a pass would not admit from (stopped or held), and those it drains."""
-        stopped, drained = self._stopped, self._drained
         if not self.holds:
-            return stopped, drained
-        stopped, drained = set(stopped), set(drained)
+            return self._stopped, self._drained
+        stopped, drained = set(self._stopped), set(self._drained)
         for hold in self.holds:
             for key, local in self.locals.items():
                 if (
