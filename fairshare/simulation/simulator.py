@@ -283,9 +283,14 @@ class Simulation:
         self._shares_stale = False
         self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
         self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
-        self._rows: list[tuple[str, str, tuple[str, ...], list[list], list[list]]] | None = None
-        self._alloc_values: dict[str, list[int | float]] = {}
+        # Series (event stepping): ticks recorded; allocation and fair shares are written when
+        # they change (and at the end) for the ticks they held, usage at every tick.
+        self._ticks = 0
+        self._rows: list[tuple[str, tuple[str, ...], list[list]]] | None = None
+        self._alloc_lists: dict[str, list[list]] = {}
+        self._alloc_since: dict[str, int] = {}
         self._share_rows: list[tuple[list, int | float]] = []
+        self._share_since = 0
         self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
         self._alphas: dict[float, float] = {}
 
@@ -642,13 +647,14 @@ class Simulation:
         self._change(job, t, -1)
 
     def _change(self, job: _Job, t: float, sign: int) -> None:
+        key = job.spec.local_queue
+        if not self.reference:
+            self._flush_allocation(key)
         requests = job.spec.requests
         for nid in job.path:
             current = self.current[nid]
             for resource, amount in requests.items():
                 current[resource] = current.get(resource, 0) + sign * amount
-        key = job.spec.local_queue
-        self._alloc_values.pop(key, None)
         lq_current = self.current[job.path[0]]
         for resource, amount in requests.items():
             if not amount:
@@ -921,27 +927,14 @@ class Simulation:
             for key, resources in self.series_resources.items():
                 alloc = series.allocation.setdefault(key, {})
                 usage = series.usage.setdefault(key, {})
-                rows.append(
-                    (
-                        key,
-                        node_id("localQueue", key),
-                        resources,
-                        [alloc.setdefault(r, []) for r in resources],
-                        [usage.setdefault(r, []) for r in resources],
-                    )
-                )
-        states, current_of, alloc_values = self.states, self.current, self._alloc_values
+                self._alloc_lists[key] = [alloc.setdefault(r, []) for r in resources]
+                if resources:
+                    rows.append((node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources]))
+        states, current_of = self.states, self.current
         reset = self.policy.reset_inactivity_seconds
         alphas = self._alphas
-        for key, nid, resources, alloc_lists, usage_lists in rows:
-            if not resources:
-                continue
+        for nid, resources, usage_lists in rows:
             current = current_of[nid]
-            values = alloc_values.get(key)
-            if values is None:
-                values = alloc_values[key] = [to_base_units(current.get(r, 0)) for r in resources]
-            for target, value in zip(alloc_lists, values, strict=True):
-                target.append(value)
             state = states[nid]
             previous = state.consumed
             if not previous and not any(current.values()):
@@ -965,6 +958,7 @@ class Simulation:
                 target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
         fair = self.fair_shares
         if fair is not self._shares_recorded:
+            self._flush_shares()
             self._shares_recorded = fair
             self._share_rows = []
             for key, resources in self.series_resources.items():
@@ -974,8 +968,33 @@ class Simulation:
                 for resource in resources:
                     target = series.fair_share.setdefault(key, {}).setdefault(resource, [])
                     self._share_rows.append((target, to_base_units(share.get(resource, 0))))
-        for target, value in self._share_rows:
-            target.append(value)
+        self._ticks += 1
+
+    def _flush_allocation(self, key: str) -> None:
+        """Write a LocalQueue's allocation for the ticks recorded since it last changed (call
+        before it changes, and at the end)."""
+        count = self._ticks - self._alloc_since.get(key, 0)
+        if count <= 0:
+            return
+        self._alloc_since[key] = self._ticks
+        current = self.current[node_id("localQueue", key)]
+        for resource, target in zip(self.series_resources[key], self._alloc_lists.get(key, ()), strict=False):
+            target.extend([to_base_units(current.get(resource, 0))] * count)
+
+    def _flush_shares(self) -> None:
+        """Write the fair shares for the ticks recorded since they last changed."""
+        count = self._ticks - self._share_since
+        self._share_since = self._ticks
+        if count > 0:
+            for target, value in self._share_rows:
+                target.extend([value] * count)
+
+    def _flush_series(self) -> None:
+        if self.reference:
+            return
+        for key in self.series_resources:
+            self._flush_allocation(key)
+        self._flush_shares()
 
     def _record_reference(self, t: float) -> None:
         series = self.series
@@ -997,6 +1016,7 @@ class Simulation:
                     )
 
     def _result(self, end: float) -> dict[str, Any]:
+        self._flush_series()
         workloads: dict[str, Any] = {}
         waits: list[float] = []
         per_queue_waits: dict[str, list[float]] = {key: [] for key in self.locals}
