@@ -681,12 +681,33 @@ class Simulation:
             for nid, state in states.items():
                 states[nid] = sample(state, current[nid], t, policy)
         else:
+            # ``usage.sample``'s arithmetic inline, its decay factor computed once per interval
+            reset = policy.reset_inactivity_seconds
+            alphas = self._alphas
             for nid, state in states.items():
                 now = current[nid]
-                if state.consumed or state.penalty or state.last_update is None or any(now.values()):
+                last = state.last_update
+                if last is None:
                     states[nid] = sample(state, now, t, policy)
-                else:  # what ``sample`` returns for a node with no usage, no penalty, nothing running
-                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, state.last_update))
+                    continue
+                previous = state.consumed
+                if not previous and not any(now.values()):  # no usage, nothing running: stays empty
+                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, last))
+                    continue
+                elapsed = t - last
+                if reset > 0 and elapsed > reset:
+                    previous = _NOTHING
+                alpha = alphas.get(elapsed)
+                if alpha is None:
+                    alpha = alphas[elapsed] = decay_alpha(elapsed, policy.usage_half_life_seconds)
+                consumed: dict[str, float] = {}
+                for resource in sorted(previous.keys() | now.keys()):
+                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(now.get(resource, 0))
+                    if value != 0.0:
+                        consumed[resource] = value
+                states[nid] = UsageState(
+                    consumed=frozen_map(consumed), penalty=_NOTHING, last_update=t if t > last else last
+                )
         if not self.time_aware:
             return
         if not self.reference:
