@@ -35,6 +35,7 @@ from __future__ import annotations
 import gc
 import heapq
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -78,6 +79,8 @@ from fairshare.usage.usage import (
     projected,
     prune_samples,
     sample,
+    window_start,
+    windowed_integral,
     windowed_share,
     windowed_usage,
 )
@@ -256,6 +259,8 @@ class Simulation:
         )
         self.scope_capacity = scope_capacities(self.static) if self.time_aware else {}
         self.history: dict[str, dict[str, list[tuple[float, float]]]] = {key: {} for key in self.locals}
+        # the same step series as two lists (times, amounts), for event stepping
+        self.steps: dict[str, dict[str, tuple[list[float], list[float]]]] = {key: {} for key in self.locals}
         self.historical: Mapping[str, Mapping[str, float]] = {}
         self.fair_shares: Mapping[str, Mapping[str, int]] = {}
         # Budgets and holds.
@@ -664,12 +669,20 @@ class Simulation:
             integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
             integral.set(lq_current.get(resource, 0), t)
             if self.time_aware:
-                points = self.history[key].setdefault(resource, [])
                 value = float(lq_current.get(resource, 0))
-                if points and points[-1][0] == t:
-                    points[-1] = (t, value)
+                if self.reference:
+                    points = self.history[key].setdefault(resource, [])
+                    if points and points[-1][0] == t:
+                        points[-1] = (t, value)
+                    else:
+                        points.append((t, value))
+                    continue
+                times, amounts = self.steps[key].setdefault(resource, ([], []))
+                if times and times[-1] == t:
+                    amounts[-1] = value
                 else:
-                    points.append((t, value))
+                    times.append(t)
+                    amounts.append(value)
         for budget in self.budgets:
             budget.rate = self._budget_rate(budget)
 
@@ -736,21 +749,23 @@ class Simulation:
         half_life = self.policy.usage_half_life_seconds
         capacities: dict[float, float] = {}
         historical: dict[str, Mapping[str, float]] = {}
-        for key, per_resource in self.history.items():
+        start = window_start(t, size, kind)
+        for key, per_resource in self.steps.items():
             capacity = self.scope_capacity.get(key, {})
             shares: dict[str, float] = {}
-            for resource, points in per_resource.items():
-                prune_samples(points, t, size, kind)
+            for resource, (times, amounts) in per_resource.items():
+                # ``usage.prune_samples`` on sorted times: keep the last one at or before start
+                drop = bisect_right(times, start) - 1
+                if drop > 0:
+                    del times[:drop], amounts[:drop]
                 amount = float(capacity.get(resource, 0))
                 windowed = capacities.get(amount)
                 if windowed is None:
                     windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
-                if windowed <= 0:
+                if windowed <= 0 or not any(amounts):
                     shares[resource] = 0.0
-                elif not any(value for _, value in points):
-                    shares[resource] = 0.0 / windowed
                 else:
-                    shares[resource] = windowed_usage(points, t, size, kind, half_life) / windowed
+                    shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
             historical[key] = frozen_map(shares)
         self.historical = frozen_map(historical)
 

@@ -140,6 +140,20 @@ def windowed_usage(
     its ``t`` to the next sample's (the last one until ``now``); nothing before the first
     sample. A ``half_life_seconds`` of None or <= 0 means no decay. The integral is exact.
     """
+    times = [t for t, _ in samples]
+    amounts = [amount for _, amount in samples]
+    return windowed_integral(times, amounts, now, size_seconds, window_type, half_life_seconds)
+
+
+def windowed_integral(
+    times: Sequence[float],
+    amounts: Sequence[float],
+    now: float,
+    size_seconds: float,
+    window_type: str = "sliding",
+    half_life_seconds: float | None = None,
+) -> float:
+    """``windowed_usage`` of the samples ``zip(times, amounts)``, kept as two lists."""
     start = window_start(now, size_seconds, window_type)
     total = 0.0
     decay = half_life_seconds is not None and half_life_seconds > 0
@@ -149,7 +163,7 @@ def windowed_usage(
     # bounds[i + 1] > bounds[i], and then lo = bounds[i], hi = bounds[i + 1]. Each bound's decay
     # factor is computed once and shared by the two segments it bounds: the same numbers, term
     # for term and in the same order, as computing both ends of each segment.
-    bounds = [t for t, _ in samples]
+    bounds = list(times)
     if bounds and not start <= bounds[0] <= now:  # the usual sample out of range: the one covering start
         bounds[0] = _clamp(bounds[0], start, now)
     if bounds and (min(bounds) < start or max(bounds) > now):
@@ -163,11 +177,11 @@ def windowed_usage(
         factors = [exp(neg * (now - bound)) for bound in bounds]
         after = iter(factors)
         next(after)
-        for lo, hi, low, high, (_, amount) in zip(bounds, ends, factors, after, samples):
+        for lo, hi, low, high, amount in zip(bounds, ends, factors, after, amounts):
             if hi > lo and amount != 0:
                 total += amount * (high - low) / rate
     else:
-        for lo, hi, (_, amount) in zip(bounds, ends, samples):
+        for lo, hi, amount in zip(bounds, ends, amounts):
             if hi > lo and amount != 0:
                 total += amount * (hi - lo)
     return total
