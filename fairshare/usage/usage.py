@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import reduce
+from operator import add
 
 from fairshare.policy import FairSharingPolicy
 from fairshare.types import UsageState, frozen_map
@@ -177,14 +179,15 @@ def windowed_integral(
         factors = [exp(neg * (now - bound)) for bound in bounds]
         after = iter(factors)
         next(after)
-        for lo, hi, low, high, amount in zip(bounds, ends, factors, after, amounts):
-            if hi > lo and amount != 0:
-                total += amount * (high - low) / rate
+        terms = [
+            amount * (high - low) / rate
+            for lo, hi, low, high, amount in zip(bounds, ends, factors, after, amounts)
+            if hi > lo and amount != 0
+        ]
     else:
-        for lo, hi, amount in zip(bounds, ends, amounts):
-            if hi > lo and amount != 0:
-                total += amount * (hi - lo)
-    return total
+        terms = [amount * (hi - lo) for lo, hi, amount in zip(bounds, ends, amounts) if hi > lo and amount != 0]
+    # added one by one in order, as ``total += term`` would (``sum`` may compensate rounding)
+    return reduce(add, terms, total)
 
 
 def _clamp(t: float, start: float, now: float) -> float:
