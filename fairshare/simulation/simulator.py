@@ -6,6 +6,13 @@ a hold), an admission pass runs (``planner.plan``); a pass that evicted somethin
 a drain) is followed at once by another one at the same time. A pass over an unchanged state
 would decide nothing new, so it is skipped. Series are recorded at every tick.
 
+Stepping (``stepping=``): ``"event"`` (the default) also skips every pass that provably
+decides nothing (``_passes_are_monotone``, ``_pass_needed``: without preemption, StrictFIFO
+and safe admission, a pass admits something exactly when a pending workload it would offer
+fits now) and writes the series from what changed; ``"reference"`` runs every pass and
+computes every series point afresh. Both give the same result, byte for byte
+(``tests/fairshare/test_simulator_stepping.py``).
+
 * Usage: every ``usageSamplingInterval`` each LocalQueue, namespace, ClusterQueue and cohort is
   sampled with ``usage.sample`` (decay and penalty folding); each admission adds its entry
   penalty to every node on its path at once.
