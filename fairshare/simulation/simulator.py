@@ -6,6 +6,13 @@ a hold), an admission pass runs (``planner.plan``); a pass that evicted somethin
 a drain) is followed at once by another one at the same time. A pass over an unchanged state
 would decide nothing new, so it is skipped. Series are recorded at every tick.
 
+Stepping (``stepping=``): ``"event"`` (the default) also skips every pass that provably
+decides nothing (``_passes_are_monotone``, ``_pass_needed``: without preemption, StrictFIFO
+and safe admission, a pass admits something exactly when a pending workload it would offer
+fits now) and writes the series from what changed; ``"reference"`` runs every pass and
+computes every series point afresh. Both give the same result, byte for byte
+(``tests/fairshare/test_simulator_stepping.py``).
+
 * Usage: every ``usageSamplingInterval`` each LocalQueue, namespace, ClusterQueue and cohort is
   sampled with ``usage.sample`` (decay and penalty folding); each admission adds its entry
   penalty to every node on its path at once.
@@ -35,24 +42,34 @@ from __future__ import annotations
 import gc
 import heapq
 import math
-from collections.abc import Callable, Iterator, Mapping
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from fairshare.admission.candidates import PendingIndex
+from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, QueueState
 from fairshare.admission.planner import plan, scope_capacities
+from fairshare.admission.scoring import Scoring
 from fairshare.errors import ValidationError
 from fairshare.quantities import to_base_units
+from fairshare.quota.quota import FlavorResource, QuotaTree, flavor_amounts
+from fairshare.quota.scopes import cohort_chains, queue_chain, queue_scope
 from fairshare.simulation.calendar import monthly_boundaries
 from fairshare.simulation.scenario import BudgetSpec, Scenario, WorkloadSpec
 from fairshare.types import (
     BUDGET_EXHAUSTED,
     BUDGET_INSUFFICIENT,
+    PREEMPT_NEVER,
     PREEMPTED,
+    STOP_HOLD_AND_DRAIN,
+    STOP_NONE,
+    STRICT_FIFO,
     TIME_AWARE,
     ClusterQueue,
     Cohort,
     Hold,
+    Namespace,
     PendingReason,
     Plan,
     Snapshot,
@@ -63,11 +80,25 @@ from fairshare.types import (
 )
 from fairshare.usage import budgets as budget_rules
 from fairshare.usage.accounting import all_nodes, node_paths
-from fairshare.usage.usage import add_penalty, projected, prune_samples, sample, windowed_share
+from fairshare.usage.usage import (
+    add_penalty,
+    decay_alpha,
+    projected,
+    prune_samples,
+    sample,
+    window_start,
+    windowed_integral,
+    windowed_share,
+    windowed_usage,
+)
 
 _FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
+EVENT, REFERENCE = "event", "reference"
+STEPPINGS = (EVENT, REFERENCE)
 _MAX_PASSES_PER_STEP = 2
 _BUDGET_SLACK_HOURS = 1e-9  # budgets integrate float hours: a crossing predicted to the last bit counts
+
+_NOTHING: Mapping[str, float] = frozen_map(None)
 
 Progress = Callable[[float], None]
 """Called with the fraction done (0..1), at most once per percent and once more with 1.0."""
@@ -87,6 +118,7 @@ class _Job:
     token: int = 0
     path: tuple[str, ...] = ()
     reason: Any = None
+    amounts: dict[FlavorResource, int] = field(default_factory=dict)  # on the quota tree while admitted
 
 
 @dataclass(slots=True)
@@ -137,10 +169,45 @@ class _Series:
     fair_share: dict[str, dict[str, list]] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class _History:
+    historical_usage: Mapping[str, Mapping[str, float]]
+
+
+class _ShareState:
+    """What ``Scoring.time_aware_shares`` reads of a pass (``pass_state.PassState``), built as the
+    planner builds it, for the fair shares alone (the quota tree's nominal quota, no usage)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.policy = scenario.policy
+        self.cohorts: dict[str, Cohort] = {c.name: c for c in scenario.cohorts}
+        chains = cohort_chains(self.cohorts)
+        self.queues: dict[str, QueueState] = {}
+        for spec in scenario.cluster_queues:
+            chain = queue_chain(spec, chains)
+            unit = node_id(COHORT, chain[-1]) if chain else node_id(CLUSTER_QUEUE, spec.name)
+            path = (node_id(CLUSTER_QUEUE, spec.name), *(node_id(COHORT, c) for c in chain))
+            self.queues[spec.name] = QueueState(spec, queue_scope(spec, self.cohorts, chains), unit, path)
+        self.namespaces: dict[str, Namespace] = {n.name: n for n in scenario.namespaces}
+        self.locals: dict[str, LocalState] = {}
+        for local in scenario.local_queues:
+            namespace = self.namespaces.setdefault(local.namespace, Namespace(local.namespace))
+            self.locals[local.key] = LocalState(local, self.queues[local.cluster_queue], namespace)
+        self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues)
+        self.alloc: dict[str, dict[str, int]] = {}
+        self.demand: dict[str, dict[str, int]] = {}
+        self.shares: dict[str, dict[str, int]] = {}
+        self.ta_demand: dict[str, dict[str, float]] = {}
+        self.snapshot = _History(frozen_map(None))
+
+
 class Simulation:
     """One run of a scenario; ``run()`` returns the JSON-ready result of the contract."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, *, stepping: str = EVENT) -> None:
+        if stepping not in STEPPINGS:
+            raise ValueError(f"stepping is one of {', '.join(STEPPINGS)}, got {stepping[:20]!r}")
+        self.reference = stepping == REFERENCE
         self.scenario = scenario
         self.policy = scenario.policy
         self.horizon = scenario.clock.horizon_seconds
@@ -199,6 +266,8 @@ class Simulation:
         )
         self.scope_capacity = scope_capacities(self.static) if self.time_aware else {}
         self.history: dict[str, dict[str, list[tuple[float, float]]]] = {key: {} for key in self.locals}
+        # the same step series as two lists (times, amounts), for event stepping
+        self.steps: dict[str, dict[str, tuple[list[float], list[float]]]] = {key: {} for key in self.locals}
         self.historical: Mapping[str, Mapping[str, float]] = {}
         self.fair_shares: Mapping[str, Mapping[str, int]] = {}
         # Budgets and holds.
@@ -216,6 +285,26 @@ class Simulation:
         self._heap: list[tuple] = []
         self._seq = 0
         self.last_plan: Plan | None = None
+        # Event stepping: which passes can be skipped, and what the output needs meanwhile.
+        self.skippable = not self.reference and self._passes_are_monotone()
+        self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues) if self.skippable else None
+        self._stopped, self._drained = self._stop_policies()
+        self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
+        self.passes = 0  # admission passes run
+        self.skipped = 0  # passes skipped (they would have decided nothing)
+        self._shares_stale = False
+        self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
+        self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
+        # Series (event stepping): ticks recorded; allocation and fair shares are written when
+        # they change (and at the end) for the ticks they held, usage at every tick.
+        self._ticks = 0
+        self._rows: list[tuple[str, tuple[str, ...], list[list]]] | None = None
+        self._alloc_lists: dict[str, list[list]] = {}
+        self._alloc_since: dict[str, int] = {}
+        self._share_rows: list[tuple[list, int | float]] = []
+        self._share_since = 0
+        self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
+        self._alphas: dict[float, float] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -230,6 +319,102 @@ class Simulation:
         for key, usage in self.scenario.initial_usage.items():
             wanted[key].update(usage)
         return {key: tuple(sorted(resources)) for key, resources in sorted(wanted.items())}
+
+    def _passes_are_monotone(self) -> bool:
+        """Whether a pass admits something exactly when some pending workload fits at its start.
+
+        True without preemption of any kind (ClusterQueues' and namespaces'), without
+        ``StrictFIFO`` (a blocked head would make the order matter) and without safe admission
+        (its gate moves with time). Then the order of a pass (scores, fair shares) decides only
+        *who* goes first, never *whether* anything goes: quota only shrinks during a pass, so a
+        workload that does not fit at the start of a pass fits at no later point of it, and the
+        first candidate that fits at the start is admitted when its turn comes (nothing was
+        admitted before it, and no class of it has failed). So a pass in which nothing fits
+        admits nothing and evicts nothing (drains aside, see ``_pass_needed``).
+        """
+        if self.safe_budgets:
+            return False
+        for queue in self.scenario.cluster_queues:
+            if queue.preemption.enabled or queue.queueing_strategy == STRICT_FIFO:
+                return False
+        return all(n.within_namespace == PREEMPT_NEVER or not n.quota for n in self.scenario.namespaces)
+
+    def _stop_policies(self) -> tuple[frozenset[str], frozenset[str]]:
+        """LocalQueues stopped by their own or their ClusterQueue's stop policy; those drained."""
+        stopped, drained = set(), set()
+        for key, local in self.locals.items():
+            policies = (local.stop_policy, self.queues[local.cluster_queue].stop_policy)
+            if any(p != STOP_NONE for p in policies):
+                stopped.add(key)
+            if STOP_HOLD_AND_DRAIN in policies:
+                drained.add(key)
+        return frozenset(stopped), frozenset(drained)
+
+    def _count_pending(self, job: _Job, sign: int) -> None:
+        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them."""
+        if self._share_state is None:
+            return
+        demand = self._pending_demand[job.spec.local_queue]
+        for resource, amount in job.pending.requests.items():
+            if amount:
+                total = demand.get(resource, 0) + sign * amount
+                if total:
+                    demand[resource] = total
+                else:
+                    del demand[resource]
+
+    def _blocked(self) -> tuple[Set[str], Set[str]]:
+        """LocalQueues a pass would not admit from (stopped or held), and those it drains."""
+        if not self.holds:
+            return self._stopped, self._drained
+        stopped, drained = set(self._stopped), set(self._drained)
+        for hold in self.holds:
+            for key, local in self.locals.items():
+                if (
+                    (hold.target_kind == "localQueue" and hold.target == key)
+                    or (hold.target_kind == "namespace" and hold.target == local.namespace)
+                    or (hold.target_kind == "clusterQueue" and hold.target == local.cluster_queue)
+                ):
+                    stopped.add(key)
+                    if hold.drain:
+                        drained.add(key)
+        return stopped, drained
+
+    def _pass_needed(self) -> bool:
+        """Would a pass now admit or evict anything? Always yes unless passes are monotone
+        (``_passes_are_monotone``); then yes when a running workload is drained (by a stop
+        policy or a hold) or when a pending workload its LocalQueue would offer (not stopped or
+        held) fits its namespace quota and its ClusterQueue now (the quota tree is kept up to
+        date with the running workloads, as the pass would load it). Classes are checked once
+        per ClusterQueue and request shape."""
+        if not self.skippable:
+            return True
+        stopped, drained = self._blocked()
+        if drained and any(job.spec.local_queue in drained for job in self.running.values()):
+            return True
+        tree = self.tree
+        assert tree is not None
+        fits: dict[tuple[str, str], bool] = {}
+        for key in self.index.local_queues():
+            if key in stopped:
+                continue
+            local = self.locals[key]
+            quota = self._ns_quota.get(local.namespace)
+            used = self.current[node_id("namespace", local.namespace)] if quota else {}
+            for items in self.index.classes(key).values():
+                workload = items[0]  # a class is one request shape (no preemption: nothing else)
+                requests = workload.requests
+                if quota and any(
+                    requests.get(r, 0) and used.get(r, 0) + requests.get(r, 0) > limit for r, limit in quota.items()
+                ):
+                    continue
+                memo = (local.cluster_queue, workload.shape_key)
+                fit = fits.get(memo)
+                if fit is None:
+                    fit = fits[memo] = tree.assign(local.cluster_queue, requests)[0] is not None
+                if fit:
+                    return True
+        return False
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -285,6 +470,7 @@ class Simulation:
                     payload.pending_since = t
                     self.pending[payload.spec.name] = payload
                     self.index.add(payload.pending)
+                    self._count_pending(payload, 1)
                     dirty = True
                 elif kind == _RENEW:
                     renewed = self.budgets[payload]
@@ -304,7 +490,15 @@ class Simulation:
                     tick = True
                     self._push(float((payload + 1) * self.tick), _TICK, payload + 1)
             if dirty:
-                self._passes(t, reasons=False)
+                if self._pass_needed():
+                    self._passes(t, reasons=False)
+                else:
+                    # A pass would decide nothing (``_pass_needed``): it would only schedule
+                    # the budget checks and, TimeAware, recompute the fair shares the series
+                    # show, which waits until a tick records them.
+                    self._schedule_budget_checks(t)
+                    self._shares_stale = self.time_aware
+                    self.skipped += 1
             if tick:
                 self._record(t)
             if progress is not None:
@@ -328,6 +522,7 @@ class Simulation:
             gated = self._safe_admission(t) if self.safe_budgets else {}
             for name in gated:
                 self.index.remove(self.jobs[name].pending)
+            self.passes += 1
             try:
                 if reasons:
                     decided = plan(self._snapshot(with_pending=True, gated=gated), t)
@@ -338,6 +533,7 @@ class Simulation:
                     self.index.add(self.jobs[name].pending)
             self.last_plan = decided
             self.fair_shares = decided.fair_shares
+            self._shares_stale = False
             evicted = self._apply(decided, t)
             self._schedule_budget_checks(t)
             if not evicted:
@@ -383,6 +579,7 @@ class Simulation:
             job.token += 1
             self.pending[job.spec.name] = job
             self.index.add(job.pending)
+            self._count_pending(job, 1)
             event = {
                 "t": _num(t),
                 "type": "preempted" if eviction.code == PREEMPTED else "evicted",
@@ -398,6 +595,7 @@ class Simulation:
         for admission in decided.admissions:
             job = self.pending.pop(admission.workload)
             self.index.remove(job.pending)
+            self._count_pending(job, -1)
             job.state = "Admitted"
             job.wait += t - job.pending_since
             job.admitted_at = t
@@ -449,19 +647,26 @@ class Simulation:
 
     def _take(self, job: _Job, t: float) -> None:
         self.running[job.spec.name] = job
+        if self.tree is not None and job.admitted is not None:
+            job.amounts = flavor_amounts(job.admitted.requests, job.admitted.assignment)
+            self.tree.add(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
         self._change(job, t, 1)
 
     def _release(self, job: _Job, t: float) -> None:
         self.running.pop(job.spec.name, None)
+        if self.tree is not None and job.admitted is not None:
+            self.tree.remove(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
         self._change(job, t, -1)
 
     def _change(self, job: _Job, t: float, sign: int) -> None:
+        key = job.spec.local_queue
+        if not self.reference:
+            self._flush_allocation(key)
         requests = job.spec.requests
         for nid in job.path:
             current = self.current[nid]
             for resource, amount in requests.items():
                 current[resource] = current.get(resource, 0) + sign * amount
-        key = job.spec.local_queue
         lq_current = self.current[job.path[0]]
         for resource, amount in requests.items():
             if not amount:
@@ -471,21 +676,62 @@ class Simulation:
             integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
             integral.set(lq_current.get(resource, 0), t)
             if self.time_aware:
-                points = self.history[key].setdefault(resource, [])
                 value = float(lq_current.get(resource, 0))
-                if points and points[-1][0] == t:
-                    points[-1] = (t, value)
+                if self.reference:
+                    points = self.history[key].setdefault(resource, [])
+                    if points and points[-1][0] == t:
+                        points[-1] = (t, value)
+                    else:
+                        points.append((t, value))
+                    continue
+                times, amounts = self.steps[key].setdefault(resource, ([], []))
+                if times and times[-1] == t:
+                    amounts[-1] = value
                 else:
-                    points.append((t, value))
+                    times.append(t)
+                    amounts.append(value)
         for budget in self.budgets:
             budget.rate = self._budget_rate(budget)
 
     # --- usage ------------------------------------------------------------------------------
 
     def _sample(self, t: float) -> None:
-        for nid, state in self.states.items():
-            self.states[nid] = sample(state, self.current[nid], t, self.policy)
+        states, current, policy = self.states, self.current, self.policy
+        if self.reference:
+            for nid, state in states.items():
+                states[nid] = sample(state, current[nid], t, policy)
+        else:
+            # ``usage.sample``'s arithmetic inline, its decay factor computed once per interval
+            reset = policy.reset_inactivity_seconds
+            alphas = self._alphas
+            for nid, state in states.items():
+                now = current[nid]
+                last = state.last_update
+                if last is None:
+                    states[nid] = sample(state, now, t, policy)
+                    continue
+                previous = state.consumed
+                if not previous and not any(now.values()):  # no usage, nothing running: stays empty
+                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, last))
+                    continue
+                elapsed = t - last
+                if reset > 0 and elapsed > reset:
+                    previous = _NOTHING
+                alpha = alphas.get(elapsed)
+                if alpha is None:
+                    alpha = alphas[elapsed] = decay_alpha(elapsed, policy.usage_half_life_seconds)
+                consumed: dict[str, float] = {}
+                for resource in sorted(previous.keys() | now.keys()):
+                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(now.get(resource, 0))
+                    if value != 0.0:
+                        consumed[resource] = value
+                states[nid] = UsageState(
+                    consumed=frozen_map(consumed), penalty=_NOTHING, last_update=t if t > last else last
+                )
         if not self.time_aware:
+            return
+        if not self.reference:
+            self._sample_history(t)
             return
         window = self.policy.usage_window
         half_life = self.policy.usage_half_life_seconds
@@ -498,6 +744,35 @@ class Simulation:
                 shares[resource] = windowed_share(
                     points, [(0.0, float(capacity.get(resource, 0)))], t, window.size_seconds, window.type, half_life
                 )
+            historical[key] = frozen_map(shares)
+        self.historical = frozen_map(historical)
+
+    def _sample_history(self, t: float) -> None:
+        """``historical`` as the reference computes it (``windowed_share`` per LocalQueue and
+        resource), the same arithmetic in the same order: the windowed capacity is computed once
+        per distinct capacity, and a LocalQueue with nothing allocated in its window is at 0."""
+        window = self.policy.usage_window
+        size, kind = window.size_seconds, window.type
+        half_life = self.policy.usage_half_life_seconds
+        capacities: dict[float, float] = {}
+        historical: dict[str, Mapping[str, float]] = {}
+        start = window_start(t, size, kind)
+        for key, per_resource in self.steps.items():
+            capacity = self.scope_capacity.get(key, {})
+            shares: dict[str, float] = {}
+            for resource, (times, amounts) in per_resource.items():
+                # ``usage.prune_samples`` on sorted times: keep the last one at or before start
+                drop = bisect_right(times, start) - 1
+                if drop > 0:
+                    del times[:drop], amounts[:drop]
+                amount = float(capacity.get(resource, 0))
+                windowed = capacities.get(amount)
+                if windowed is None:
+                    windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
+                if windowed <= 0 or not any(amounts):
+                    shares[resource] = 0.0
+                else:
+                    shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
             historical[key] = frozen_map(shares)
         self.historical = frozen_map(historical)
 
@@ -655,7 +930,116 @@ class Simulation:
 
     # --- output ------------------------------------------------------------------------------
 
+    def _refresh_fair_shares(self, t: float) -> None:
+        """The fair shares a skipped pass would have computed, by the pass's own code
+        (``Scoring.time_aware_shares``) on what it would have read: each LocalQueue's allocation,
+        the pending requests of those a pass offers (not stopped or held), the historical usage."""
+        state = self._share_state
+        assert state is not None
+        stopped, _ = self._blocked()
+        state.alloc = {}
+        state.demand = {}
+        for key, local in state.locals.items():
+            allocated = {r: v for r, v in self.current[local.nid].items() if v}
+            if allocated:
+                state.alloc[local.nid] = allocated
+            pending = self._pending_demand[key]
+            if pending and key not in stopped and local.queue.mode == TIME_AWARE:
+                state.demand[local.nid] = dict(pending)
+        state.shares = {}
+        state.ta_demand = {}
+        state.snapshot = _History(self.historical)
+        Scoring(cast(Any, state)).time_aware_shares()
+        self.fair_shares = frozen_map({nid: frozen_map(values) for nid, values in sorted(state.shares.items())})
+        self._shares_stale = False
+
     def _record(self, t: float) -> None:
+        """One point of the series at tick ``t``: what ``_record_reference`` appends, computed
+        from what changed since the last tick (allocation and fair shares are carried forward
+        until they change; decayed usage is ``usage.projected``'s arithmetic, inline)."""
+        if self.reference:
+            self._record_reference(t)
+            return
+        if self._shares_stale:
+            self._refresh_fair_shares(t)
+        series = self.series
+        series.t.append(_num(t))
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = []
+            for key, resources in self.series_resources.items():
+                alloc = series.allocation.setdefault(key, {})
+                usage = series.usage.setdefault(key, {})
+                self._alloc_lists[key] = [alloc.setdefault(r, []) for r in resources]
+                if resources:
+                    rows.append((node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources]))
+        states, current_of = self.states, self.current
+        reset = self.policy.reset_inactivity_seconds
+        alphas = self._alphas
+        for nid, resources, usage_lists in rows:
+            current = current_of[nid]
+            state = states[nid]
+            previous = state.consumed
+            if not previous and not any(current.values()):
+                for target in usage_lists:
+                    target.append(0.0)
+                continue
+            if state.last_update is None:
+                alpha = None
+            else:
+                elapsed = t - state.last_update
+                if reset > 0 and elapsed > reset:
+                    previous = _NOTHING
+                alpha = alphas.get(elapsed)
+                if alpha is None:
+                    alpha = alphas[elapsed] = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
+            for resource, target in zip(resources, usage_lists, strict=True):
+                if alpha is None:
+                    value = previous.get(resource, 0.0)
+                else:  # usage.decayed, as ``sample`` computes it
+                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
+                target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
+        fair = self.fair_shares
+        if fair is not self._shares_recorded:
+            self._flush_shares()
+            self._shares_recorded = fair
+            self._share_rows = []
+            for key, resources in self.series_resources.items():
+                share = fair.get(node_id("localQueue", key))
+                if share is None:
+                    continue
+                for resource in resources:
+                    target = series.fair_share.setdefault(key, {}).setdefault(resource, [])
+                    self._share_rows.append((target, to_base_units(share.get(resource, 0))))
+        self._ticks += 1
+
+    def _flush_allocation(self, key: str) -> None:
+        """Write a LocalQueue's allocation for the ticks recorded since it last changed (call
+        before it changes, and at the end)."""
+        count = self._ticks - self._alloc_since.get(key, 0)
+        if count <= 0:
+            return
+        self._alloc_since[key] = self._ticks
+        current = self.current[node_id("localQueue", key)]
+        for resource, target in zip(self.series_resources[key], self._alloc_lists.get(key, ()), strict=False):
+            target.extend([to_base_units(current.get(resource, 0))] * count)
+
+    def _flush_shares(self) -> None:
+        """Write the fair shares for the ticks recorded since they last changed."""
+        count = self._ticks - self._share_since
+        self._share_since = self._ticks
+        if count > 0:
+            for target, value in self._share_rows:
+                target.extend([value] * count)
+
+    def _flush_series(self) -> None:
+        if self.reference:
+            return
+        for key in self.series_resources:
+            self._flush_allocation(key)
+        self._flush_shares()
+
+    def _record_reference(self, t: float) -> None:
         series = self.series
         series.t.append(_num(t))
         fair = self.fair_shares
@@ -675,6 +1059,7 @@ class Simulation:
                     )
 
     def _result(self, end: float) -> dict[str, Any]:
+        self._flush_series()
         workloads: dict[str, Any] = {}
         waits: list[float] = []
         per_queue_waits: dict[str, list[float]] = {key: [] for key in self.locals}
@@ -771,7 +1156,7 @@ class Simulation:
         }
 
 
-def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, Any]:
+def simulate(scenario: Scenario, progress: Progress | None = None, *, stepping: str = EVENT) -> dict[str, Any]:
     """Run ``scenario`` and return the result in its stable JSON form (``fairshare/README.md``, "Simulator").
 
     ``progress`` (optional) hears the fraction done, so a long run in a worker can report how
@@ -785,7 +1170,7 @@ def simulate(scenario: Scenario, progress: Progress | None = None) -> dict[str, 
     if paused:
         gc.disable()
     try:
-        return Simulation(scenario).run(progress)
+        return Simulation(scenario, stepping=stepping).run(progress)
     finally:
         if paused:
             gc.enable()

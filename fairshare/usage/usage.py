@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import reduce
+from operator import add
 
 from fairshare.policy import FairSharingPolicy
 from fairshare.types import UsageState, frozen_map
@@ -148,22 +150,58 @@ def windowed_usage(
     its ``t`` to the next sample's (the last one until ``now``); nothing before the first
     sample. A ``half_life_seconds`` of None or <= 0 means no decay. The integral is exact.
     """
+    times = [t for t, _ in samples]
+    amounts = [amount for _, amount in samples]
+    return windowed_integral(times, amounts, now, size_seconds, window_type, half_life_seconds)
+
+
+def windowed_integral(
+    times: Sequence[float],
+    amounts: Sequence[float],
+    now: float,
+    size_seconds: float,
+    window_type: str = "sliding",
+    half_life_seconds: float | None = None,
+) -> float:
+    """``windowed_usage`` of the samples ``zip(times, amounts)``, kept as two lists."""
     start = window_start(now, size_seconds, window_type)
     total = 0.0
     decay = half_life_seconds is not None and half_life_seconds > 0
     rate = math.log(2) / half_life_seconds if decay else 0.0  # type: ignore[operator]
-    count = len(samples)
-    for index, (t, amount) in enumerate(samples):
-        end = samples[index + 1][0] if index + 1 < count else now
-        lo, hi = max(t, start), min(end, now)
-        if hi <= lo or amount == 0:
-            continue
-        if decay:
-            # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
-            total += amount * (math.exp(-rate * (now - hi)) - math.exp(-rate * (now - lo))) / rate
-        else:
-            total += amount * (hi - lo)
-    return total
+    # Segment i holds amounts[i] over [lo, hi] = [max(t_i, start), min(t_i+1, now)] (the last one
+    # until now). With every t_i clamped into [start, now], a segment is not empty exactly when
+    # bounds[i + 1] > bounds[i], and then lo = bounds[i], hi = bounds[i + 1]. Each bound's decay
+    # factor is computed once and shared by the two segments it bounds: the same numbers, term
+    # for term and in the same order, as computing both ends of each segment.
+    bounds = list(times)
+    if bounds and not start <= bounds[0] <= now:  # the usual sample out of range: the one covering start
+        bounds[0] = _clamp(bounds[0], start, now)
+    if bounds and (min(bounds) < start or max(bounds) > now):
+        bounds = [_clamp(t, start, now) for t in bounds]
+    bounds.append(now)
+    ends = iter(bounds)
+    next(ends)
+    if decay:
+        # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]
+        exp, neg = math.exp, -rate
+        factors = [exp(neg * (now - bound)) for bound in bounds]
+        after = iter(factors)
+        next(after)
+        terms = [
+            amount * (high - low) / rate
+            for lo, hi, low, high, amount in zip(bounds, ends, factors, after, amounts)
+            if hi > lo and amount != 0
+        ]
+    else:
+        terms = [amount * (hi - lo) for lo, hi, amount in zip(bounds, ends, amounts) if hi > lo and amount != 0]
+    # added one by one in order, as ``total += term`` would (``sum`` may compensate rounding)
+    return reduce(add, terms, total)
+
+
+def _clamp(t: float, start: float, now: float) -> float:
+    """``min(max(t, start), now)`` (the same value, without the calls)."""
+    low = start if start > t else t
+    return now if now < low else low
 
 
 def windowed_share(
