@@ -138,7 +138,19 @@ def test_given_the_procfile_worker_and_web_then_web_metrics_show_the_workers_adm
     after = scrape(port)
     assert metric_sum(after, "kueue_admitted_workloads_total") == 5
     assert metric_sum(after, "kueue_admission_wait_time_seconds_count") == 5
-    assert writers < {path.stem.split("_", 1)[1] for path in directory.glob("counter_*.db")}
+    latest = {path.stem.split("_", 1)[1] for path in directory.glob("counter_*.db")}
+    assert writers < latest
+
+    # The exit bookkeeping: gunicorn's child_exit and the launcher drop a live gauge's file of
+    # each process that exits (as prometheus-client's live gauges would leave them), counters stay.
+    web_pids = re.findall(r"Booting worker with pid: (\d+)", (processes.directory / "web.log").read_text())
+    live = [multiprocess.process_identifier(int(pid)) for pid in web_pids] + sorted(latest - writers)
+    for name in live:
+        (directory / f"gauge_livesum_{name}.db").write_bytes(b"")
+    processes.stop("web")
+    processes.stop("worker")
+    assert len(web_pids) == 2 and not list(directory.glob("gauge_*.db")), processes.tails()
+    assert {path.stem.split("_", 1)[1] for path in directory.glob("counter_*.db")} == latest
 
 
 @pytest.mark.django_db
