@@ -9,6 +9,9 @@ SECRET_KEY_PATH := $(CURDIR)/var/secret_key
 # var/ holds the key, the SQLite database (sessions) and the demo's passwords: this user's only.
 PRIVATE_VAR := install -d -m 0700 var && chmod 0700 var
 PORT ?= 8000
+# The directory every process of `make run` writes the control loop's metrics to; /metrics sums
+# them (docs/prometheus.md). `make run` empties it once, before it starts the processes.
+METRICS_DIR ?= $(CURDIR)/var/prometheus-multiproc
 DB ?= postgres
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/fairportal
 REDIS_HOST ?= 127.0.0.1
@@ -34,7 +37,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: metrics-dir install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -91,7 +94,12 @@ redis:
 		echo "Install it (apt-get install redis-server) or point REDIS_URL at a running Redis."; exit 1; \
 	fi
 
-run: seed static redis
+# Empty the metrics directory (its *.db files only), once per start of all the processes: a
+# process never empties it, or the counts of the others would be lost.
+metrics-dir:
+	@PROMETHEUS_MULTIPROC_DIR="$(METRICS_DIR)" deploy/run-role metrics-dir
+
+run: seed static redis metrics-dir
 	@echo ""
 	@echo "  fairportal is starting on http://127.0.0.1:$(PORT)/ (this machine only)"
 	@echo "  Admin: http://127.0.0.1:$(PORT)/admin/   demo logins: admin (staff), alice and bob (tenants);"
@@ -102,7 +110,7 @@ run: seed static redis
 	@# honcho hands each process its own PORT (web's + 100 per line): the banner reads WEB_PORT.
 	@# Files made in var/ (beat's schedule) are this user's only; older ones lose group/other access.
 	@find var -maxdepth 1 -type f -exec chmod go= {} +; chmod -R go= var/staticfiles
-	umask 077 && WEB_PORT=$(PORT) PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	umask 077 && WEB_PORT=$(PORT) PORT=$(PORT) PROMETHEUS_MULTIPROC_DIR="$(METRICS_DIR)" $(VENV)/bin/honcho start -f Procfile
 
 # A new API token for USER of the demo (only the key on stdout; an error and a non-zero exit
 # otherwise): FAIRPORTAL_TOKEN=$$(make -s token USER=alice) && export FAIRPORTAL_TOKEN

@@ -17,6 +17,12 @@ started again after a second (the next pass of each of its units is cold: it rea
 once); one that dies within ``STARTUP_SECONDS`` of its start (bad settings, no broker) stops the
 others and ends the role with its exit status, for the service manager to report. Workers get
 SIGTERM if this process dies (Linux ``PR_SET_PDEATHSIG``).
+
+Metrics: the workers observe the control loop's instruments (``queues.metrics``). With
+``PROMETHEUS_MULTIPROC_DIR`` set (every shipped layout sets it) they write them to that shared
+directory, which this launcher checks at start (a one-line error, exit 2) but never empties: what
+starts every process of the host does (``queues.multiprocess``). A worker that exits keeps its
+counts there; ``process_exited`` does the rest of its bookkeeping.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from fairportal.schedule import CONTROL_QUEUE, MAX_CONTROL_PROCESSES, shard_queue
+from queues import multiprocess
 
 logger = logging.getLogger("fairportal.control_workers")
 
@@ -106,6 +113,7 @@ class Supervisor:
                 continue
             shard, child, started = self.children.pop(pid)
             child.returncode = code = os.waitstatus_to_exitcode(raw)
+            multiprocess.process_exited(pid)
             if self.stopping:
                 continue
             if time.monotonic() - started < STARTUP_SECONDS:
@@ -128,6 +136,10 @@ def main(argv: Sequence[str]) -> int:
             "CONTROL_LOOP_PROCESSES sets how many)",
             file=sys.stderr,
         )
+        return 2
+    problem = multiprocess.problem()
+    if problem:
+        print(f"control_workers: {problem}", file=sys.stderr)
         return 2
     from django.conf import settings
 

@@ -2,7 +2,9 @@
 
 Listens on ``BIND_ADDRESS:PORT`` (127.0.0.1:8000 by default: nothing outside this machine can
 connect until you choose otherwise). A bad configuration stops the server with one line before
-any worker starts.
+any worker starts, as does a ``PROMETHEUS_MULTIPROC_DIR`` that is no writable directory. The
+server never empties that directory (what starts every process does: ``queues.multiprocess``);
+``child_exit`` does the bookkeeping of a worker that exited.
 """
 
 import os
@@ -27,3 +29,15 @@ def on_starting(server):  # noqa: ANN001, ARG001 - gunicorn's hook signature
     except ImproperlyConfigured as error:
         sys.stderr.write(f"error: {error}\n")
         sys.exit(2)
+    from queues import multiprocess
+
+    problem = multiprocess.problem()
+    if problem:
+        sys.stderr.write(f"error: {problem}\n")
+        sys.exit(2)
+
+
+def child_exit(server, worker):  # noqa: ANN001, ARG001 - gunicorn's hook signature
+    from queues import multiprocess
+
+    multiprocess.process_exited(worker.pid)

@@ -7,9 +7,12 @@ Two kinds of metrics:
   in their ``AppConfig.ready`` (budgets: its budgets).
 * Events counted by the control loop (admission passes, admissions, evictions, admission waits):
   the objects are defined here, once; the admission pass calls ``observe_pass`` after each pass.
-  They live in the Celery worker's process, so run the web server and the workers with
-  ``PROMETHEUS_MULTIPROC_DIR`` set to one shared, emptied-at-start directory; ``/metrics``
-  then aggregates every process. Without it, ``/metrics`` shows this process's values only.
+  They are observed in the control workers' processes (``fairportal.control_workers``), not in
+  the web server's: every shipped layout (``make run``, the systemd units, compose) runs all of
+  them with ``PROMETHEUS_MULTIPROC_DIR`` naming one shared directory, emptied once per start by
+  what starts them all, and ``/metrics`` sums the files of every process (``queues.multiprocess``
+  states the invariants). Without it, ``/metrics`` shows the web process's own values only:
+  none of the control loop's.
 
 ``METRICS_TOKEN`` (settings), when set, makes ``/metrics`` require ``Authorization: Bearer``.
 ``METRICS_TENANT_LABELS=false`` leaves out every sample labelled with a tenant's names
@@ -20,7 +23,6 @@ ClusterQueue, cohort and flavor, already the sum over the tenants.
 from __future__ import annotations
 
 import hmac
-import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
@@ -35,8 +37,11 @@ from prometheus_client.registry import Collector
 
 from core import extensions
 from core.extensions import ExtensionPoint
+from queues import multiprocess
 from queues.interop.collector import DatabaseCollector
 from queues.models.workload import Workload
+
+multiprocess.install()  # before any instrument below makes a value
 
 CONTROL_LOOP_REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -161,7 +166,8 @@ class WithoutTenantLabels(Collector):
 
 
 def exposition() -> bytes:
-    """The whole ``/metrics`` body: database state, then the control loop's counters."""
+    """The whole ``/metrics`` body: database state, then the control loop's counters (in
+    multiprocess mode the sum of every process's files; a process's counts stay after it exits)."""
     state = CollectorRegistry(auto_describe=False)
     collectors: list[Collector] = [
         DatabaseCollector(),
@@ -169,9 +175,9 @@ def exposition() -> bytes:
     ]
     for collector in collectors:
         state.register(collector if settings.METRICS_TENANT_LABELS else WithoutTenantLabels(collector))
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if multiprocess.directory():
         events = CollectorRegistry()
-        MultiProcessCollector(events)
+        MultiProcessCollector(events, path=multiprocess.directory())
     else:
         events = CONTROL_LOOP_REGISTRY
     return generate_latest(state) + generate_latest(events)
