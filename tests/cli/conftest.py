@@ -113,6 +113,18 @@ def demo_server(django_db_setup, django_db_blocker) -> Iterator[Demo]:
         with django_db_blocker.unblock():
             call_command("flush", interactive=False, verbosity=0, inhibit_post_migrate=True)
             connection.creation.deserialize_db_from_string(before)
+            _reset_sequences(connection)
+
+
+def _reset_sequences(connection) -> None:
+    """``flush`` restarts every id sequence at 1 and the restored rows keep their ids: move each
+    sequence past its table's highest id, or the next insert (a group the migrations made) collides."""
+    from django.apps import apps
+    from django.core.management.color import no_style
+
+    with connection.cursor() as cursor:
+        for statement in connection.ops.sequence_reset_sql(no_style(), apps.get_models(include_auto_created=True)):
+            cursor.execute(statement)
 
 
 def as_user(demo: Demo, user: str, *args: str, **kwargs) -> Ran:

@@ -13,6 +13,7 @@ from budgets.models import Budget, BudgetEvent
 from core.api_tokens import issue_token
 from core.audit import record_change
 from core.models import DirectoryIdentity, PolicyChange
+from core.webhooks_services import create_endpoint
 from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, Workload
 
 pytestmark = pytest.mark.django_db
@@ -28,9 +29,12 @@ def test_given_demo_when_staff_opens_changelist_then_it_loads(admin_client, demo
 
 
 @pytest.fixture
-def every_model_has_a_row(demo, admin_user):
-    """The demo holds no groups, tokens, sign-in records, directory identities or audit rows, and budget events only
-    when the current period (which depends on today's date) has seen enough use: make one of each."""
+def every_model_has_a_row(demo, admin_user, settings):
+    """The demo holds no groups, tokens, sign-in records, directory identities, webhook endpoints or audit rows, and
+    budget events only when the current period (which depends on today's date) has seen enough use: make one of each
+    (the audited change below is queued to the endpoint: a delivery)."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+    create_endpoint(name="admin-page-check", url="http://127.0.0.1:9/hook", events=["policy.changed"])
     Group.objects.create(name="operators")
     issue_token(admin_user)
     seen = {"username": "team-admin", "ip_address": "127.0.0.1", "user_agent": "test", "path_info": "/accounts/login/"}

@@ -141,6 +141,56 @@ POLICY_CHANGES = {
     "partial_update": row(405, 405, 405, 405, 405),
     "destroy": row(405, 405, 405, 405, 405),
 }
+# Signed-webhook endpoints and their deliveries: admins only (everyone else 403); deliveries are
+# read-only (a write method is a 405 for anyone), with a redeliver action.
+WEBHOOK_ENDPOINTS = {
+    "list": row(200, 403, 403, 403, 403),
+    "retrieve": row(200, 403, 403, 403, 403),
+    "create": row(201, 403, 403, 403, 403),
+    "update": row(200, 403, 403, 403, 403),
+    "partial_update": row(200, 403, 403, 403, 403),
+    "destroy": row(204, 403, 403, 403, 403),
+    "rotate": row(200, 403, 403, 403, 403),
+    "end-rotation": row(200, 403, 403, 403, 403),
+}
+WEBHOOK_DELIVERIES = {
+    "list": row(200, 403, 403, 403, 403),
+    "retrieve": row(200, 403, 403, 403, 403),
+    "create": row(405, 405, 405, 405, 405),
+    "update": row(405, 405, 405, 405, 405),
+    "partial_update": row(405, 405, 405, 405, 405),
+    "destroy": row(405, 405, 405, 405, 405),
+    "redeliver": row(202, 403, 403, 403, 403),
+}
+
+
+@pytest.fixture(autouse=True)
+def webhooks_to_loopback(settings):
+    """Webhook receivers must be public addresses unless allowed: the table's endpoint is on
+    127.0.0.1 (nothing is sent: deliveries go out after a commit, and each test rolls back)."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.1/32"]
+
+
+def webhook_endpoint(world: World) -> Any:
+    from core.models import WebhookEndpoint
+    from core.webhooks import new_secret
+
+    endpoint, _ = WebhookEndpoint.objects.get_or_create(
+        name="ops-hook",
+        defaults={"url": "http://127.0.0.1:9/hook", "events": ["policy.changed"], "secret": new_secret()},
+    )
+    return endpoint
+
+
+def webhook_delivery(world: World) -> Any:
+    from core.models import WebhookDelivery
+    from core.webhooks import queue
+
+    endpoint = webhook_endpoint(world)
+    existing = WebhookDelivery.objects.filter(endpoint=endpoint).first()
+    if existing is not None:
+        return existing
+    return queue([endpoint], event_type="policy.changed", source="test", source_id=1, body={}, enqueue=False)[0]
 
 
 @dataclass(frozen=True)
@@ -190,6 +240,13 @@ ENDPOINTS = [
     Endpoint("simulations", SIMULATIONS, lambda w: w.run_a, {"scenario": tiny_scenario()}),
     Endpoint("shares", SHARES, lambda w: w.lq_a, {"weight": 10}),
     Endpoint("priority", PRIORITY, lambda w: w.admitted_a, {"priority": 100}),
+    Endpoint(
+        "webhook-endpoints",
+        WEBHOOK_ENDPOINTS,
+        webhook_endpoint,
+        {"name": "new-hook", "url": "http://127.0.0.1:9/new", "events": ["budget.*"]},
+    ),
+    Endpoint("webhook-deliveries", WEBHOOK_DELIVERIES, webhook_delivery, {"status": "delivered"}),
     Endpoint("playground/presets", PLAYGROUND_PRESETS, lambda w: SimpleNamespace(pk="volcano-16cpu"), {}),
     Endpoint(
         "playground/scenarios",
