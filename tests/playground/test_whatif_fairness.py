@@ -11,11 +11,12 @@ import time
 import pytest
 from django.db import connection, transaction
 
+from fairportal.celery import app
 from playground import tasks
 from playground.models import Run
 from playground.services import runs
 from tests.factories import UserFactory, simulation_run
-from tests.playground.test_whatif_workers import procfile_workers  # noqa: F401 - a fixture
+from tests.playground.test_whatif_workers import running_procfile_workers
 from tests.procfile import wait_for
 from tests.queues.api.conftest import client_for, tiny_scenario
 
@@ -94,7 +95,12 @@ def seconds_long_scenario(name: str) -> dict:
 
 
 @pytest.mark.celery_worker
-def test_given_real_whatif_worker_when_alice_queues_three_then_bob_one_then_bob_runs_second(procfile_workers):
+def test_given_real_whatif_worker_when_alice_queues_three_then_bob_one_then_bob_runs_second(tmp_path):
+    """All four runs are queued (their messages in the real broker) before the Procfile's workers
+    start, so the order shows the lane's choice, not how long a run takes against how long the
+    next request takes to arrive."""
+    with app.connection_for_write() as broker:
+        broker.default_channel.client.flushdb()  # no stale messages from earlier tests
     alice = client_for(UserFactory(username="alice-e2e", is_staff=True))
     bob = client_for(UserFactory(username="bob-e2e", is_staff=True))
     posted = [
@@ -103,11 +109,13 @@ def test_given_real_whatif_worker_when_alice_queues_three_then_bob_one_then_bob_
     ]
     posted.append(bob.post("/api/v1/simulations/", {"scenario": seconds_long_scenario("bob")}, format="json"))
     assert [response.status_code for response in posted] == [202] * 4
-    started = time.monotonic()
+    assert Run.objects.filter(status="queued").count() == 4
 
-    done = wait_for(lambda: not Run.objects.filter(status__in=["queued", "running"]).exists(), timeout=120)
+    with running_procfile_workers(tmp_path, flush=False) as tails:
+        started = time.monotonic()
+        done = wait_for(lambda: not Run.objects.filter(status__in=["queued", "running"]).exists(), timeout=120)
+        assert done, tails()
 
-    assert done, procfile_workers()
     order = [run.scenario.name for run in Run.objects.select_related("scenario").order_by("started_at")]
-    assert order[:2] == ["alice-0", "bob"], (order, time.monotonic() - started)
+    assert order == ["alice-0", "bob", "alice-1", "alice-2"], (order, time.monotonic() - started)
     assert set(Run.objects.values_list("status", flat=True)) == {Run.Status.SUCCEEDED}
