@@ -88,6 +88,9 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         return
     mine = shares[node.node_id]
     resources = sorted({r for child in node.children for r in child.demand} | set(mine))
+    if not any(mine.values()):
+        _nothing(node, resources, shares)
+        return
     for child in node.children:
         shares[child.node_id] = {}
     for resource in resources:
@@ -107,3 +110,16 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
             shares[child.node_id][resource] = amount
     for child in node.children:
         _descend(child, shares, capacity, k)
+
+
+def _nothing(node: ShareNode, resources: list[str], shares: dict[str, dict[str, float]]) -> None:
+    """``_descend`` below a node whose share is 0 for every resource: ``divide`` of 0 gives every
+    child 0 (deserved first, scaled by ``0 / first``; nothing remains for the rounds), for the
+    same resources as ``_descend`` lists, level by level."""
+    for child in node.children:
+        shares[child.node_id] = dict.fromkeys(resources, 0.0)
+    for child in node.children:
+        if child.children:
+            _nothing(
+                child, sorted({r for grandchild in child.children for r in grandchild.demand} | set(resources)), shares
+            )
