@@ -7,12 +7,14 @@ weight. TimeAware: allocation over fair share (fair shares computed here, see ``
 
 An object the planner builds over its pass state and calls: it reads that state (``locals``,
 ``queues``, ``cohorts``, ``alloc``, ``demand``, ``tree``, ``snapshot``, ``policy``) through
-``state`` and keeps the scores (``local_scores``, ``local_ties``, ``weighted``).
+``state`` and keeps the scores (``local_scores``, ``local_ties``, ``weighted``). A TimeAware
+LocalQueue's tie is computed when first read (``local_ties[key]``; never ``.get``): it reads the
+queue's windowed usage, which the simulator computes only when asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
@@ -40,6 +42,18 @@ from fairshare.types import (
 from fairshare.usage.usage import INFINITE_SCORE, weighted_usage
 
 _EMPTY_STATE = UsageState()
+
+
+class _Ties(dict[str, float]):
+    """``Scoring.local_ties``: a key missing is computed (and kept) on first ``[key]`` read."""
+
+    def __init__(self, compute: Callable[[str], float]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key: str) -> float:
+        value = self[key] = self._compute(key)
+        return value
 
 
 class Scoring:
@@ -76,7 +90,7 @@ class Scoring:
         self._share_layout = (children_of, queues_of, locals_of, history)
         k = self.state.policy.k_value
         for (kind, name), scope in sorted(scopes.items()):
-            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name)
+            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name, usage_read=False)
             self.state.shares.update(fair_shares(root, scope_capacity(self.state.tree, scope), k))
             stack = [root]
             while stack:
@@ -86,21 +100,29 @@ class Scoring:
 
     def _share_local(self, key: str) -> ShareNode:
         local = self.state.locals[key]
-        history = self._share_layout[3]
         demand = sum_maps(self.state.alloc.get(local.nid, {}), self.state.demand.get(local.nid, {}))
-        return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
+        return ShareNode(local.nid, local.spec.weight, {}, demand, {})
 
-    def _share_queue(self, name: str) -> ShareNode:
-        locals_of = self._share_layout[2]
+    def _share_queue(self, name: str, usage_read: bool = True) -> ShareNode:
+        """The ClusterQueue's share node. ``usage_read``: whether its parent's ``divide`` may
+        read its usage (not when it is the root). A node's usage is read only while it asks for
+        more (demand above what it was given), so the history of a namespace's LocalQueues is
+        looked up only when it or the ClusterQueue's usage can be read: the numbers of every
+        node that is read are the same, and an idle queue's windowed usage is never asked for."""
+        locals_of, history = self._share_layout[2], self._share_layout[3]
         children = []
         for namespace, keys in sorted(locals_of.get(name, {}).items()):
             leaves = [self._share_local(key) for key in keys]
+            demand = sum_maps(*(leaf.demand for leaf in leaves))
+            if usage_read or any(demand.values()):
+                for key, leaf in zip(keys, leaves, strict=True):
+                    leaf.usage = dict(history.get(key, {}))
             children.append(
                 ShareNode(
                     node_id(QUEUE_NAMESPACE, f"{name}/{namespace}"),
                     self.state.namespaces[namespace].weight,
                     {},
-                    sum_maps(*(leaf.demand for leaf in leaves)),
+                    demand,
                     sum_maps(*(leaf.usage for leaf in leaves)),
                     leaves,
                 )
@@ -152,8 +174,24 @@ class Scoring:
             self.ns_members.setdefault(local.ns_nid, []).append(key)
             if local.queue.mode == USAGE_BASED:
                 self.weighted[local.nid] = weighted_usage(self.usage_state(local.nid), self.state.policy)
+        self.local_ties = _Ties(self._local_tie)
         for key, local in self.state.locals.items():
-            self.local_scores[key], self.local_ties[key] = self.local_score(local)
+            if local.queue.mode == TIME_AWARE:
+                self.local_scores[key] = self._time_aware_ratio(local)  # its tie on first read
+            else:
+                self.local_scores[key], self.local_ties[key] = self.local_score(local)
+
+    def _local_tie(self, key: str) -> float:
+        """A TimeAware LocalQueue's tie (``history_tie``), when first read: only queues that
+        compete (in the fair tree) or whose namespace does read their windowed usage."""
+        return self.history_tie((key,), self.state.locals[key].spec.weight)
+
+    def _time_aware_ratio(self, local: LocalState) -> float:
+        return fair_share_ratio(
+            self.state.alloc.get(local.nid, {}),
+            self.state.shares.get(local.nid, {}),
+            self.state.ta_demand.get(local.nid, {}),
+        )
 
     def local_score(self, local: LocalState) -> tuple[float, float]:
         """(score, tie) of a LocalQueue inside its ClusterQueue (see ``ranking.weighted``)."""
@@ -164,12 +202,7 @@ class Scoring:
         if mode == DOMINANT_RESOURCE_SHARE:
             return weighted(dominant_share(self.state.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
-            ratio = fair_share_ratio(
-                self.state.alloc.get(local.nid, {}),
-                self.state.shares.get(local.nid, {}),
-                self.state.ta_demand.get(local.nid, {}),
-            )
-            return ratio, self.history_tie((local.spec.key,), local.spec.weight)
+            return self._time_aware_ratio(local), self.history_tie((local.spec.key,), local.spec.weight)
         return 0.0, 0.0
 
     def history_tie(self, keys: tuple[str, ...] | list[str], weight: float) -> float:

@@ -45,6 +45,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, cast
 
 from fairshare.admission.candidates import PendingIndex
@@ -199,6 +200,32 @@ class _ShareState:
         self.shares: dict[str, dict[str, int]] = {}
         self.ta_demand: dict[str, dict[str, float]] = {}
         self.snapshot = _History(frozen_map(None))
+
+
+class _LazyHistory(Mapping[str, Mapping[str, float]]):
+    """``Snapshot.historical_usage`` at one sample (time ``t``), each LocalQueue's value computed
+    on first read (``Simulation._history_of``) and kept. Valid until the next sample prunes the
+    step series (the simulation replaces it then)."""
+
+    def __init__(self, simulation: Simulation, t: float) -> None:
+        self._simulation = simulation
+        self._t = t
+        self._resources = {key: len(per_resource) for key, per_resource in simulation.steps.items()}
+        self._values: dict[str, Mapping[str, float]] = {}
+        self._capacities: dict[float, float] = {}
+
+    def __getitem__(self, key: str) -> Mapping[str, float]:
+        value = self._values.get(key)
+        if value is None:
+            resources = self._resources[key]  # KeyError: not a LocalQueue
+            value = self._values[key] = self._simulation._history_of(key, self._t, resources, self._capacities)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resources)
+
+    def __len__(self) -> int:
+        return len(self._resources)
 
 
 class Simulation:
@@ -749,32 +776,40 @@ class Simulation:
 
     def _sample_history(self, t: float) -> None:
         """``historical`` as the reference computes it (``windowed_share`` per LocalQueue and
-        resource), the same arithmetic in the same order: the windowed capacity is computed once
-        per distinct capacity, and a LocalQueue with nothing allocated in its window is at 0."""
+        resource), the same arithmetic in the same order, each LocalQueue's computed when first
+        read (``_LazyHistory``): a queue that nothing asks for (no fair share divides for it, no
+        tie reads it) before the next sample costs nothing. The step series are pruned here."""
         window = self.policy.usage_window
-        size, kind = window.size_seconds, window.type
-        half_life = self.policy.usage_half_life_seconds
-        capacities: dict[float, float] = {}
-        historical: dict[str, Mapping[str, float]] = {}
-        start = window_start(t, size, kind)
-        for key, per_resource in self.steps.items():
-            capacity = self.scope_capacity.get(key, {})
-            shares: dict[str, float] = {}
-            for resource, (times, amounts) in per_resource.items():
+        start = window_start(t, window.size_seconds, window.type)
+        for per_resource in self.steps.values():
+            for times, amounts in per_resource.values():
                 # ``usage.prune_samples`` on sorted times: keep the last one at or before start
                 drop = bisect_right(times, start) - 1
                 if drop > 0:
                     del times[:drop], amounts[:drop]
-                amount = float(capacity.get(resource, 0))
-                windowed = capacities.get(amount)
-                if windowed is None:
-                    windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
-                if windowed <= 0 or not any(amounts):
-                    shares[resource] = 0.0
-                else:
-                    shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
-            historical[key] = frozen_map(shares)
-        self.historical = frozen_map(historical)
+        self.historical = _LazyHistory(self, t)
+
+    def _history_of(self, key: str, t: float, resources: int, capacities: dict[float, float]) -> Mapping[str, float]:
+        """A LocalQueue's windowed shares at sample time ``t`` (its first ``resources`` series).
+
+        Called after ``t`` too: steps added since start at ``t`` or later, so with ``now = t``
+        they are empty segments (each adds +0.0: nothing), and a queue whose amounts were all
+        0 at ``t`` still gets 0.0. The windowed capacity is computed once per distinct amount."""
+        window = self.policy.usage_window
+        size, kind = window.size_seconds, window.type
+        half_life = self.policy.usage_half_life_seconds
+        capacity = self.scope_capacity.get(key, {})
+        shares: dict[str, float] = {}
+        for resource, (times, amounts) in islice(self.steps[key].items(), resources):
+            amount = float(capacity.get(resource, 0))
+            windowed = capacities.get(amount)
+            if windowed is None:
+                windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
+            if windowed <= 0 or not any(amounts):
+                shares[resource] = 0.0
+            else:
+                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
+        return frozen_map(shares)
 
     # --- budgets ------------------------------------------------------------------------------
 
