@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
     COHORT,
-    QUEUE_NAMESPACE,
     LocalState,
     PassState,
     QueueState,
@@ -37,11 +36,13 @@ from fairshare.types import (
     USAGE_BASED,
     Namespace,
     UsageState,
+    frozen_map,
     node_id,
 )
 from fairshare.usage.usage import INFINITE_SCORE, weighted_usage
 
 _EMPTY_STATE = UsageState()
+_NO_AMOUNTS: Mapping[str, float] = frozen_map(None)
 
 
 class _Ties(dict[str, float]):
@@ -66,8 +67,10 @@ class Scoring:
         self.local_ties: dict[str, float] = {}
         self.ns_members: dict[str, list[str]] = {}
 
-    def time_aware_shares(self) -> None:
-        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history."""
+    def time_aware_shares(self, with_demand: bool = True) -> None:
+        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history
+        (``state.shares``), and each node's demand (``state.ta_demand``) unless ``with_demand``
+        is false (the simulator's series read the shares alone)."""
         scopes: dict[tuple[str, str], Scope] = {}
         for queue in self.state.queues.values():
             if queue.mode == TIME_AWARE:
@@ -92,16 +95,13 @@ class Scoring:
         for (kind, name), scope in sorted(scopes.items()):
             root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name, usage_read=False)
             self.state.shares.update(fair_shares(root, scope_capacity(self.state.tree, scope), k))
+            if not with_demand:
+                continue
             stack = [root]
             while stack:
                 share_node = stack.pop()
                 self.state.ta_demand[share_node.node_id] = dict(share_node.demand)
                 stack.extend(share_node.children)
-
-    def _share_local(self, key: str) -> ShareNode:
-        local = self.state.locals[key]
-        demand = sum_maps(self.state.alloc.get(local.nid, {}), self.state.demand.get(local.nid, {}))
-        return ShareNode(local.nid, local.spec.weight, {}, demand, {})
 
     def _share_queue(self, name: str, usage_read: bool = True) -> ShareNode:
         """The ClusterQueue's share node. ``usage_read``: whether its parent's ``divide`` may
@@ -110,16 +110,33 @@ class Scoring:
         looked up only when it or the ClusterQueue's usage can be read: the numbers of every
         node that is read are the same, and an idle queue's windowed usage is never asked for."""
         locals_of, history = self._share_layout[2], self._share_layout[3]
+        locals_, alloc, pending = self.state.locals, self.state.alloc, self.state.demand
         children = []
         for namespace, keys in sorted(locals_of.get(name, {}).items()):
-            leaves = [self._share_local(key) for key in keys]
+            leaves = []
+            busy = False
+            for key in keys:
+                local = locals_[key]
+                nid = local.nid
+                allocated, asked = alloc.get(nid), pending.get(nid)
+                if allocated or asked:
+                    demand = sum_maps(allocated or _NO_AMOUNTS, asked or _NO_AMOUNTS)
+                    busy = True
+                else:
+                    demand = {}  # sum_maps of nothing
+                leaves.append(ShareNode(nid, local.spec.weight, _NO_AMOUNTS, demand, _NO_AMOUNTS))
+            if not busy and not usage_read:  # an idle namespace: no demand, usage not read
+                children.append(
+                    ShareNode(locals_[keys[0]].ns_nid, self.state.namespaces[namespace].weight, {}, {}, {}, leaves)
+                )
+                continue
             demand = sum_maps(*(leaf.demand for leaf in leaves))
             if usage_read or any(demand.values()):
                 for key, leaf in zip(keys, leaves, strict=True):
-                    leaf.usage = dict(history.get(key, {}))
+                    leaf.usage = dict(history.get(key, _NO_AMOUNTS))
             children.append(
                 ShareNode(
-                    node_id(QUEUE_NAMESPACE, f"{name}/{namespace}"),
+                    locals_[keys[0]].ns_nid,
                     self.state.namespaces[namespace].weight,
                     {},
                     demand,

@@ -109,7 +109,8 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         for child, amount in zip(children, split, strict=True):
             shares[child.node_id][resource] = amount
     for child in node.children:
-        _descend(child, shares, capacity, k)
+        if child.children:
+            _descend(child, shares, capacity, k)
 
 
 def _nothing(node: ShareNode, resources: list[str], shares: dict[str, dict[str, float]]) -> None:

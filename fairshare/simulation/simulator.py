@@ -331,6 +331,7 @@ class Simulation:
         self._share_rows: list[tuple[list, int | float]] = []
         self._share_since = 0
         self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
+        self._share_values: list[tuple[str, str, int | float]] = []
         self._alphas: dict[float, float] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -984,8 +985,8 @@ class Simulation:
         state.shares = {}
         state.ta_demand = {}
         state.snapshot = _History(self.historical)
-        Scoring(cast(Any, state)).time_aware_shares()
-        self.fair_shares = frozen_map({nid: frozen_map(values) for nid, values in sorted(state.shares.items())})
+        Scoring(cast(Any, state)).time_aware_shares(with_demand=False)
+        self.fair_shares = state.shares  # a new dict each time, only read
         self._shares_stale = False
 
     def _record(self, t: float) -> None:
@@ -1036,16 +1037,22 @@ class Simulation:
                 target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
         fair = self.fair_shares
         if fair is not self._shares_recorded:
-            self._flush_shares()
+            # the values the series show, per (LocalQueue, resource); written from this tick on
+            # only when they differ from those written until now
+            values = [
+                (key, resource, to_base_units(share.get(resource, 0)))
+                for key, resources in self.series_resources.items()
+                if (share := fair.get(node_id("localQueue", key))) is not None
+                for resource in resources
+            ]
+            if self._shares_recorded is None or values != self._share_values:
+                self._flush_shares()
+                self._share_values = values
+                self._share_rows = [
+                    (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
+                    for key, resource, value in values
+                ]
             self._shares_recorded = fair
-            self._share_rows = []
-            for key, resources in self.series_resources.items():
-                share = fair.get(node_id("localQueue", key))
-                if share is None:
-                    continue
-                for resource in resources:
-                    target = series.fair_share.setdefault(key, {}).setdefault(resource, [])
-                    self._share_rows.append((target, to_base_units(share.get(resource, 0))))
         self._ticks += 1
 
     def _flush_allocation(self, key: str) -> None:
