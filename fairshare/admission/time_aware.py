@@ -73,6 +73,34 @@ def divide(
     return given
 
 
+def _divide_one(total: float, weight: float, deserved: float, demand: float, usage: float, k: float) -> float:
+    """``divide`` for a single child, the same operations in the same order (a one-element
+    ``sum`` is ``0 + x``: the element itself, as every element here is +0.0 or more)."""
+    given = max(0.0, min(deserved, demand))
+    first = 0 + given
+    if first > total and first > 0:
+        given = given * total / first
+    remaining = total - (0 + given)
+    asking = demand - given > _EPSILON
+    while remaining > _EPSILON and asking:
+        weight_sum = 0 + max(0.0, weight)
+        normalised = max(0.0, weight) / weight_sum if weight_sum > 0 else 1.0 / 1
+        part = max(0.0, normalised + k * (normalised - usage))
+        part_sum = 0 + part
+        if part_sum <= 0:
+            part, part_sum = normalised, 1.0
+        want = demand - given
+        give = min(remaining * part / part_sum, want)
+        given += give
+        handed = 0.0 + give
+        remaining -= handed
+        still = demand - given > _EPSILON
+        if still and handed <= _EPSILON:
+            break  # nobody can take more (only zero parts left)
+        asking = still
+    return given
+
+
 def fair_shares(root: ShareNode, capacity: Mapping[str, float], k: float) -> dict[str, dict[str, int]]:
     """Fair share (millis, rounded) of every node under ``root``, per resource.
 
@@ -93,6 +121,24 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         return
     for child in node.children:
         shares[child.node_id] = {}
+    if len(node.children) == 1:
+        only = node.children[0]
+        share = shares[only.node_id]
+        for resource in resources:
+            total = mine.get(resource, 0.0)
+            cap = float(capacity.get(resource, 0))
+            scale = cap / total if total > 0 else 0.0
+            share[resource] = _divide_one(
+                total,
+                only.weight,
+                float(only.deserved.get(resource, 0)),
+                float(only.demand.get(resource, 0)),
+                only.usage.get(resource, 0.0) * scale,
+                k,
+            )
+        if only.children:
+            _descend(only, shares, capacity, k)
+        return
     for resource in resources:
         total = mine.get(resource, 0.0)
         cap = float(capacity.get(resource, 0))
