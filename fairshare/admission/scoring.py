@@ -14,7 +14,7 @@ queue's windowed usage, which the simulator computes only when asked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
@@ -46,14 +46,17 @@ _NO_AMOUNTS: Mapping[str, float] = frozen_map(None)
 
 
 class _Ties(dict[str, float]):
-    """``Scoring.local_ties``: a key missing is computed (and kept) on first ``[key]`` read."""
+    """``Scoring.local_ties``: a TimeAware LocalQueue's tie (``history_tie``) is computed on
+    first ``[key]`` read and kept. It holds the pass's LocalQueues and history, not the
+    ``Scoring`` (no reference cycle: runs pause the collector)."""
 
-    def __init__(self, compute: Callable[[str], float]) -> None:
+    def __init__(self, locals_: Mapping[str, LocalState], history: Mapping[str, Mapping[str, float]]) -> None:
         super().__init__()
-        self._compute = compute
+        self._locals = locals_
+        self._history = history
 
     def __missing__(self, key: str) -> float:
-        value = self[key] = self._compute(key)
+        value = self[key] = history_tie(self._history, (key,), self._locals[key].spec.weight)
         return value
 
 
@@ -191,17 +194,12 @@ class Scoring:
             self.ns_members.setdefault(local.ns_nid, []).append(key)
             if local.queue.mode == USAGE_BASED:
                 self.weighted[local.nid] = weighted_usage(self.usage_state(local.nid), self.state.policy)
-        self.local_ties = _Ties(self._local_tie)
+        self.local_ties = _Ties(self.state.locals, self.state.snapshot.historical_usage)
         for key, local in self.state.locals.items():
             if local.queue.mode == TIME_AWARE:
                 self.local_scores[key] = self._time_aware_ratio(local)  # its tie on first read
             else:
                 self.local_scores[key], self.local_ties[key] = self.local_score(local)
-
-    def _local_tie(self, key: str) -> float:
-        """A TimeAware LocalQueue's tie (``history_tie``), when first read: only queues that
-        compete (in the fair tree) or whose namespace does read their windowed usage."""
-        return self.history_tie((key,), self.state.locals[key].spec.weight)
 
     def _time_aware_ratio(self, local: LocalState) -> float:
         return fair_share_ratio(
@@ -223,19 +221,8 @@ class Scoring:
         return 0.0, 0.0
 
     def history_tie(self, keys: tuple[str, ...] | list[str], weight: float) -> float:
-        """TimeAware's tie-break between nodes at the same ``allocated / fair share``: their
-        windowed usage (dominant over resources, summed over ``keys``' LocalQueues) over their
-        weight, so the one that used less over the window goes first. Without it every idle
-        queue scores 0 and idle queues are served by queue timestamp (FIFO), whatever their
-        history: the usage window would then never reach the order in a busy cluster, where
-        the queues that compete for freed room are exactly those with nothing running."""
-        history = self.state.snapshot.historical_usage
-        total: dict[str, float] = {}
-        for key in keys:
-            for resource, value in history.get(key, {}).items():
-                total[resource] = total.get(resource, 0.0) + value
-        used = max(total.values(), default=0.0)
-        return used / weight if weight > 0 else (INFINITE_SCORE if used > 0 else 0.0)
+        """``history_tie`` on this pass's history."""
+        return history_tie(self.state.snapshot.historical_usage, keys, weight)
 
     def namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
         if mode == TIME_AWARE:
@@ -301,3 +288,18 @@ class Scoring:
         if share == 0.0:
             return 0.0, 0.0  # not borrowing: no share, whatever the weight (Kueue)
         return weighted(share, weight)
+
+
+def history_tie(history: Mapping[str, Mapping[str, float]], keys: tuple[str, ...] | list[str], weight: float) -> float:
+    """TimeAware's tie-break between nodes at the same ``allocated / fair share``: their
+    windowed usage (dominant over resources, summed over ``keys``' LocalQueues) over their
+    weight, so the one that used less over the window goes first. Without it every idle
+    queue scores 0 and idle queues are served by queue timestamp (FIFO), whatever their
+    history: the usage window would then never reach the order in a busy cluster, where
+    the queues that compete for freed room are exactly those with nothing running."""
+    total: dict[str, float] = {}
+    for key in keys:
+        for resource, value in history.get(key, {}).items():
+            total[resource] = total.get(resource, 0.0) + value
+    used = max(total.values(), default=0.0)
+    return used / weight if weight > 0 else (INFINITE_SCORE if used > 0 else 0.0)

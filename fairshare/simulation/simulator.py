@@ -53,6 +53,7 @@ from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, Qu
 from fairshare.admission.planner import plan, scope_capacities
 from fairshare.admission.scoring import Scoring
 from fairshare.errors import ValidationError
+from fairshare.policy import FairSharingPolicy
 from fairshare.quantities import to_base_units
 from fairshare.quota.quota import FlavorResource, QuotaTree, flavor_amounts
 from fairshare.quota.scopes import cohort_chains, queue_chain, queue_scope
@@ -203,23 +204,54 @@ class _ShareState:
 
 
 class _LazyHistory(Mapping[str, Mapping[str, float]]):
-    """``Snapshot.historical_usage`` at one sample (time ``t``), each LocalQueue's value computed
-    on first read (``Simulation._history_of``) and kept. Valid until the next sample prunes the
-    step series (the simulation replaces it then)."""
+    """``Snapshot.historical_usage`` at one sample (time ``t``): each LocalQueue's windowed
+    shares, as the reference computes them (``windowed_share`` per resource, the same
+    arithmetic in the same order), computed on first read and kept. It holds the step series
+    (``Simulation.steps``), not the simulation (no reference cycle: runs pause the collector);
+    valid until the next sample prunes them (the simulation replaces it then).
 
-    def __init__(self, simulation: Simulation, t: float) -> None:
-        self._simulation = simulation
+    Read after ``t`` too: steps added since start at ``t`` or later, so with ``now = t`` they
+    are empty segments (each adds +0.0: nothing), and a queue whose amounts were all 0 at ``t``
+    still gets 0.0. A resource first seen after ``t`` is left out, as at ``t``."""
+
+    def __init__(
+        self,
+        steps: Mapping[str, Mapping[str, tuple[list[float], list[float]]]],
+        capacity: Mapping[str, Mapping[str, int]],
+        policy: FairSharingPolicy,
+        t: float,
+    ) -> None:
+        self._steps = steps
+        self._capacity = capacity
+        window = policy.usage_window
+        self._window = (window.size_seconds, window.type, policy.usage_half_life_seconds)
         self._t = t
-        self._resources = {key: len(per_resource) for key, per_resource in simulation.steps.items()}
+        self._resources = {key: len(per_resource) for key, per_resource in steps.items()}
         self._values: dict[str, Mapping[str, float]] = {}
-        self._capacities: dict[float, float] = {}
+        self._capacities: dict[float, float] = {}  # windowed capacity per distinct amount
 
     def __getitem__(self, key: str) -> Mapping[str, float]:
         value = self._values.get(key)
         if value is None:
-            resources = self._resources[key]  # KeyError: not a LocalQueue
-            value = self._values[key] = self._simulation._history_of(key, self._t, resources, self._capacities)
+            value = self._values[key] = self._compute(key)
         return value
+
+    def _compute(self, key: str) -> Mapping[str, float]:
+        resources = self._resources[key]  # KeyError: not a LocalQueue
+        size, kind, half_life = self._window
+        t, capacities = self._t, self._capacities
+        capacity = self._capacity.get(key, {})
+        shares: dict[str, float] = {}
+        for resource, (times, amounts) in islice(self._steps[key].items(), resources):
+            amount = float(capacity.get(resource, 0))
+            windowed = capacities.get(amount)
+            if windowed is None:
+                windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
+            if windowed <= 0 or not any(amounts):
+                shares[resource] = 0.0
+            else:
+                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
+        return frozen_map(shares)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._resources)
@@ -776,8 +808,7 @@ class Simulation:
         self.historical = frozen_map(historical)
 
     def _sample_history(self, t: float) -> None:
-        """``historical`` as the reference computes it (``windowed_share`` per LocalQueue and
-        resource), the same arithmetic in the same order, each LocalQueue's computed when first
+        """``historical`` as the reference computes it, each LocalQueue's computed when first
         read (``_LazyHistory``): a queue that nothing asks for (no fair share divides for it, no
         tie reads it) before the next sample costs nothing. The step series are pruned here."""
         window = self.policy.usage_window
@@ -788,29 +819,7 @@ class Simulation:
                 drop = bisect_right(times, start) - 1
                 if drop > 0:
                     del times[:drop], amounts[:drop]
-        self.historical = _LazyHistory(self, t)
-
-    def _history_of(self, key: str, t: float, resources: int, capacities: dict[float, float]) -> Mapping[str, float]:
-        """A LocalQueue's windowed shares at sample time ``t`` (its first ``resources`` series).
-
-        Called after ``t`` too: steps added since start at ``t`` or later, so with ``now = t``
-        they are empty segments (each adds +0.0: nothing), and a queue whose amounts were all
-        0 at ``t`` still gets 0.0. The windowed capacity is computed once per distinct amount."""
-        window = self.policy.usage_window
-        size, kind = window.size_seconds, window.type
-        half_life = self.policy.usage_half_life_seconds
-        capacity = self.scope_capacity.get(key, {})
-        shares: dict[str, float] = {}
-        for resource, (times, amounts) in islice(self.steps[key].items(), resources):
-            amount = float(capacity.get(resource, 0))
-            windowed = capacities.get(amount)
-            if windowed is None:
-                windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
-            if windowed <= 0 or not any(amounts):
-                shares[resource] = 0.0
-            else:
-                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
-        return frozen_map(shares)
+        self.historical = _LazyHistory(self.steps, self.scope_capacity, self.policy, t)
 
     # --- budgets ------------------------------------------------------------------------------
 
