@@ -17,7 +17,8 @@ computes every series point afresh. Both give the same result, byte for byte
   sampled with ``usage.sample`` (decay and penalty folding); each admission adds its entry
   penalty to every node on its path at once.
 * TimeAware history: each LocalQueue's allocation is kept as an exact step series; at every
-  sample its windowed, decayed share of its scope's capacity is recomputed for the planner.
+  sample its windowed, decayed share of its scope's capacity is recomputed for the planner
+  (event stepping: when first read, ``_LazyHistory``).
 * Budgets: WallTime (hours of admitted wall time, summed over workloads) and ResourceHours
   (requests of one resource, optionally one flavor, times time) are integrated exactly; when
   one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
