@@ -7,7 +7,9 @@ weight. TimeAware: allocation over fair share (fair shares computed here, see ``
 
 An object the planner builds over its pass state and calls: it reads that state (``locals``,
 ``queues``, ``cohorts``, ``alloc``, ``demand``, ``tree``, ``snapshot``, ``policy``) through
-``state`` and keeps the scores (``local_scores``, ``local_ties``, ``weighted``).
+``state`` and keeps the scores (``local_scores``, ``local_ties``, ``weighted``). A TimeAware
+LocalQueue's tie is computed when first read (``local_ties[key]``; never ``.get``): it reads the
+queue's windowed usage, which the simulator computes only when asked.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from collections.abc import Mapping
 from fairshare.admission.pass_state import (
     CLUSTER_QUEUE,
     COHORT,
-    QUEUE_NAMESPACE,
     LocalState,
     PassState,
     QueueState,
@@ -35,11 +36,28 @@ from fairshare.types import (
     USAGE_BASED,
     Namespace,
     UsageState,
+    frozen_map,
     node_id,
 )
 from fairshare.usage.usage import INFINITE_SCORE, weighted_usage
 
 _EMPTY_STATE = UsageState()
+_NO_AMOUNTS: Mapping[str, float] = frozen_map(None)
+
+
+class _Ties(dict[str, float]):
+    """``Scoring.local_ties``: a TimeAware LocalQueue's tie (``history_tie``) is computed on
+    first ``[key]`` read and kept. It holds the pass's LocalQueues and history, not the
+    ``Scoring`` (no reference cycle: runs pause the collector)."""
+
+    def __init__(self, locals_: Mapping[str, LocalState], history: Mapping[str, Mapping[str, float]]) -> None:
+        super().__init__()
+        self._locals = locals_
+        self._history = history
+
+    def __missing__(self, key: str) -> float:
+        value = self[key] = history_tie(self._history, (key,), self._locals[key].spec.weight)
+        return value
 
 
 class Scoring:
@@ -52,8 +70,10 @@ class Scoring:
         self.local_ties: dict[str, float] = {}
         self.ns_members: dict[str, list[str]] = {}
 
-    def time_aware_shares(self) -> None:
-        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history."""
+    def time_aware_shares(self, with_demand: bool = True) -> None:
+        """KAI fair shares for every TimeAware scope, from deserved quota, demand and history
+        (``state.shares``), and each node's demand (``state.ta_demand``) unless ``with_demand``
+        is false (the simulator's series read the shares alone)."""
         scopes: dict[tuple[str, str], Scope] = {}
         for queue in self.state.queues.values():
             if queue.mode == TIME_AWARE:
@@ -76,31 +96,53 @@ class Scoring:
         self._share_layout = (children_of, queues_of, locals_of, history)
         k = self.state.policy.k_value
         for (kind, name), scope in sorted(scopes.items()):
-            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name)
+            root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name, usage_read=False)
             self.state.shares.update(fair_shares(root, scope_capacity(self.state.tree, scope), k))
+            if not with_demand:
+                continue
             stack = [root]
             while stack:
                 share_node = stack.pop()
                 self.state.ta_demand[share_node.node_id] = dict(share_node.demand)
                 stack.extend(share_node.children)
 
-    def _share_local(self, key: str) -> ShareNode:
-        local = self.state.locals[key]
-        history = self._share_layout[3]
-        demand = sum_maps(self.state.alloc.get(local.nid, {}), self.state.demand.get(local.nid, {}))
-        return ShareNode(local.nid, local.spec.weight, {}, demand, dict(history.get(key, {})))
-
-    def _share_queue(self, name: str) -> ShareNode:
-        locals_of = self._share_layout[2]
+    def _share_queue(self, name: str, usage_read: bool = True) -> ShareNode:
+        """The ClusterQueue's share node. ``usage_read``: whether its parent's ``divide`` may
+        read its usage (not when it is the root). A node's usage is read only while it asks for
+        more (demand above what it was given), so the history of a namespace's LocalQueues is
+        looked up only when it or the ClusterQueue's usage can be read: the numbers of every
+        node that is read are the same, and an idle queue's windowed usage is never asked for."""
+        locals_of, history = self._share_layout[2], self._share_layout[3]
+        locals_, alloc, pending = self.state.locals, self.state.alloc, self.state.demand
         children = []
         for namespace, keys in sorted(locals_of.get(name, {}).items()):
-            leaves = [self._share_local(key) for key in keys]
+            leaves = []
+            busy = False
+            for key in keys:
+                local = locals_[key]
+                nid = local.nid
+                allocated, asked = alloc.get(nid), pending.get(nid)
+                if allocated or asked:
+                    demand = sum_maps(allocated or _NO_AMOUNTS, asked or _NO_AMOUNTS)
+                    busy = True
+                else:
+                    demand = {}  # sum_maps of nothing
+                leaves.append(ShareNode(nid, local.spec.weight, _NO_AMOUNTS, demand, _NO_AMOUNTS))
+            if not busy and not usage_read:  # an idle namespace: no demand, usage not read
+                children.append(
+                    ShareNode(locals_[keys[0]].ns_nid, self.state.namespaces[namespace].weight, {}, {}, {}, leaves)
+                )
+                continue
+            demand = sum_maps(*(leaf.demand for leaf in leaves))
+            if usage_read or any(demand.values()):
+                for key, leaf in zip(keys, leaves, strict=True):
+                    leaf.usage = dict(history.get(key, _NO_AMOUNTS))
             children.append(
                 ShareNode(
-                    node_id(QUEUE_NAMESPACE, f"{name}/{namespace}"),
+                    locals_[keys[0]].ns_nid,
                     self.state.namespaces[namespace].weight,
                     {},
-                    sum_maps(*(leaf.demand for leaf in leaves)),
+                    demand,
                     sum_maps(*(leaf.usage for leaf in leaves)),
                     leaves,
                 )
@@ -152,8 +194,19 @@ class Scoring:
             self.ns_members.setdefault(local.ns_nid, []).append(key)
             if local.queue.mode == USAGE_BASED:
                 self.weighted[local.nid] = weighted_usage(self.usage_state(local.nid), self.state.policy)
+        self.local_ties = _Ties(self.state.locals, self.state.snapshot.historical_usage)
         for key, local in self.state.locals.items():
-            self.local_scores[key], self.local_ties[key] = self.local_score(local)
+            if local.queue.mode == TIME_AWARE:
+                self.local_scores[key] = self._time_aware_ratio(local)  # its tie on first read
+            else:
+                self.local_scores[key], self.local_ties[key] = self.local_score(local)
+
+    def _time_aware_ratio(self, local: LocalState) -> float:
+        return fair_share_ratio(
+            self.state.alloc.get(local.nid, {}),
+            self.state.shares.get(local.nid, {}),
+            self.state.ta_demand.get(local.nid, {}),
+        )
 
     def local_score(self, local: LocalState) -> tuple[float, float]:
         """(score, tie) of a LocalQueue inside its ClusterQueue (see ``ranking.weighted``)."""
@@ -164,28 +217,12 @@ class Scoring:
         if mode == DOMINANT_RESOURCE_SHARE:
             return weighted(dominant_share(self.state.alloc.get(local.nid, {}), queue.capacity), local.spec.weight)
         if mode == TIME_AWARE:
-            ratio = fair_share_ratio(
-                self.state.alloc.get(local.nid, {}),
-                self.state.shares.get(local.nid, {}),
-                self.state.ta_demand.get(local.nid, {}),
-            )
-            return ratio, self.history_tie((local.spec.key,), local.spec.weight)
+            return self._time_aware_ratio(local), self.history_tie((local.spec.key,), local.spec.weight)
         return 0.0, 0.0
 
     def history_tie(self, keys: tuple[str, ...] | list[str], weight: float) -> float:
-        """TimeAware's tie-break between nodes at the same ``allocated / fair share``: their
-        windowed usage (dominant over resources, summed over ``keys``' LocalQueues) over their
-        weight, so the one that used less over the window goes first. Without it every idle
-        queue scores 0 and idle queues are served by queue timestamp (FIFO), whatever their
-        history: the usage window would then never reach the order in a busy cluster, where
-        the queues that compete for freed room are exactly those with nothing running."""
-        history = self.state.snapshot.historical_usage
-        total: dict[str, float] = {}
-        for key in keys:
-            for resource, value in history.get(key, {}).items():
-                total[resource] = total.get(resource, 0.0) + value
-        used = max(total.values(), default=0.0)
-        return used / weight if weight > 0 else (INFINITE_SCORE if used > 0 else 0.0)
+        """``history_tie`` on this pass's history."""
+        return history_tie(self.state.snapshot.historical_usage, keys, weight)
 
     def namespace_score(self, ns_nid: str, namespace: Namespace, mode: str) -> tuple[float, float]:
         if mode == TIME_AWARE:
@@ -251,3 +288,18 @@ class Scoring:
         if share == 0.0:
             return 0.0, 0.0  # not borrowing: no share, whatever the weight (Kueue)
         return weighted(share, weight)
+
+
+def history_tie(history: Mapping[str, Mapping[str, float]], keys: tuple[str, ...] | list[str], weight: float) -> float:
+    """TimeAware's tie-break between nodes at the same ``allocated / fair share``: their
+    windowed usage (dominant over resources, summed over ``keys``' LocalQueues) over their
+    weight, so the one that used less over the window goes first. Without it every idle
+    queue scores 0 and idle queues are served by queue timestamp (FIFO), whatever their
+    history: the usage window would then never reach the order in a busy cluster, where
+    the queues that compete for freed room are exactly those with nothing running."""
+    total: dict[str, float] = {}
+    for key in keys:
+        for resource, value in history.get(key, {}).items():
+            total[resource] = total.get(resource, 0.0) + value
+    used = max(total.values(), default=0.0)
+    return used / weight if weight > 0 else (INFINITE_SCORE if used > 0 else 0.0)

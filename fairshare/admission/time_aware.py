@@ -73,6 +73,34 @@ def divide(
     return given
 
 
+def _divide_one(total: float, weight: float, deserved: float, demand: float, usage: float, k: float) -> float:
+    """``divide`` for a single child, the same operations in the same order (a one-element
+    ``sum`` is ``0 + x``: the element itself, as every element here is +0.0 or more)."""
+    given = max(0.0, min(deserved, demand))
+    first = 0 + given
+    if first > total and first > 0:
+        given = given * total / first
+    remaining = total - (0 + given)
+    asking = demand - given > _EPSILON
+    while remaining > _EPSILON and asking:
+        weight_sum = 0 + max(0.0, weight)
+        normalised = max(0.0, weight) / weight_sum if weight_sum > 0 else 1.0 / 1
+        part = max(0.0, normalised + k * (normalised - usage))
+        part_sum = 0 + part
+        if part_sum <= 0:
+            part, part_sum = normalised, 1.0
+        want = demand - given
+        give = min(remaining * part / part_sum, want)
+        given += give
+        handed = 0.0 + give
+        remaining -= handed
+        still = demand - given > _EPSILON
+        if still and handed <= _EPSILON:
+            break  # nobody can take more (only zero parts left)
+        asking = still
+    return given
+
+
 def fair_shares(root: ShareNode, capacity: Mapping[str, float], k: float) -> dict[str, dict[str, int]]:
     """Fair share (millis, rounded) of every node under ``root``, per resource.
 
@@ -88,8 +116,29 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         return
     mine = shares[node.node_id]
     resources = sorted({r for child in node.children for r in child.demand} | set(mine))
+    if not any(mine.values()):
+        _nothing(node, resources, shares)
+        return
     for child in node.children:
         shares[child.node_id] = {}
+    if len(node.children) == 1:
+        only = node.children[0]
+        share = shares[only.node_id]
+        for resource in resources:
+            total = mine.get(resource, 0.0)
+            cap = float(capacity.get(resource, 0))
+            scale = cap / total if total > 0 else 0.0
+            share[resource] = _divide_one(
+                total,
+                only.weight,
+                float(only.deserved.get(resource, 0)),
+                float(only.demand.get(resource, 0)),
+                only.usage.get(resource, 0.0) * scale,
+                k,
+            )
+        if only.children:
+            _descend(only, shares, capacity, k)
+        return
     for resource in resources:
         total = mine.get(resource, 0.0)
         cap = float(capacity.get(resource, 0))
@@ -106,4 +155,18 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         for child, amount in zip(children, split, strict=True):
             shares[child.node_id][resource] = amount
     for child in node.children:
-        _descend(child, shares, capacity, k)
+        if child.children:
+            _descend(child, shares, capacity, k)
+
+
+def _nothing(node: ShareNode, resources: list[str], shares: dict[str, dict[str, float]]) -> None:
+    """``_descend`` below a node whose share is 0 for every resource: ``divide`` of 0 gives every
+    child 0 (deserved first, scaled by ``0 / first``; nothing remains for the rounds), for the
+    same resources as ``_descend`` lists, level by level."""
+    for child in node.children:
+        shares[child.node_id] = dict.fromkeys(resources, 0.0)
+    for child in node.children:
+        if child.children:
+            _nothing(
+                child, sorted({r for grandchild in child.children for r in grandchild.demand} | set(resources)), shares
+            )

@@ -17,7 +17,8 @@ computes every series point afresh. Both give the same result, byte for byte
   sampled with ``usage.sample`` (decay and penalty folding); each admission adds its entry
   penalty to every node on its path at once.
 * TimeAware history: each LocalQueue's allocation is kept as an exact step series; at every
-  sample its windowed, decayed share of its scope's capacity is recomputed for the planner.
+  sample its windowed, decayed share of its scope's capacity is recomputed for the planner
+  (event stepping: when first read, ``_LazyHistory``).
 * Budgets: WallTime (hours of admitted wall time, summed over workloads) and ResourceHours
   (requests of one resource, optionally one flavor, times time) are integrated exactly; when
   one is used up its target is held (``Hold``) or held and drained (``HoldAndDrain``): events
@@ -45,6 +46,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, cast
 
 from fairshare.admission.candidates import PendingIndex
@@ -52,6 +54,7 @@ from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, Qu
 from fairshare.admission.planner import plan, scope_capacities
 from fairshare.admission.scoring import Scoring
 from fairshare.errors import ValidationError
+from fairshare.policy import FairSharingPolicy
 from fairshare.quantities import to_base_units
 from fairshare.quota.quota import FlavorResource, QuotaTree, flavor_amounts
 from fairshare.quota.scopes import cohort_chains, queue_chain, queue_scope
@@ -201,6 +204,63 @@ class _ShareState:
         self.snapshot = _History(frozen_map(None))
 
 
+class _LazyHistory(Mapping[str, Mapping[str, float]]):
+    """``Snapshot.historical_usage`` at one sample (time ``t``): each LocalQueue's windowed
+    shares, as the reference computes them (``windowed_share`` per resource, the same
+    arithmetic in the same order), computed on first read and kept. It holds the step series
+    (``Simulation.steps``), not the simulation (no reference cycle: runs pause the collector);
+    valid until the next sample prunes them (the simulation replaces it then).
+
+    Read after ``t`` too: steps added since start at ``t`` or later, so with ``now = t`` they
+    are empty segments (each adds +0.0: nothing), and a queue whose amounts were all 0 at ``t``
+    still gets 0.0. A resource first seen after ``t`` is left out, as at ``t``."""
+
+    def __init__(
+        self,
+        steps: Mapping[str, Mapping[str, tuple[list[float], list[float]]]],
+        capacity: Mapping[str, Mapping[str, int]],
+        policy: FairSharingPolicy,
+        t: float,
+    ) -> None:
+        self._steps = steps
+        self._capacity = capacity
+        window = policy.usage_window
+        self._window = (window.size_seconds, window.type, policy.usage_half_life_seconds)
+        self._t = t
+        self._resources = {key: len(per_resource) for key, per_resource in steps.items()}
+        self._values: dict[str, Mapping[str, float]] = {}
+        self._capacities: dict[float, float] = {}  # windowed capacity per distinct amount
+
+    def __getitem__(self, key: str) -> Mapping[str, float]:
+        value = self._values.get(key)
+        if value is None:
+            value = self._values[key] = self._compute(key)
+        return value
+
+    def _compute(self, key: str) -> Mapping[str, float]:
+        resources = self._resources[key]  # KeyError: not a LocalQueue
+        size, kind, half_life = self._window
+        t, capacities = self._t, self._capacities
+        capacity = self._capacity.get(key, {})
+        shares: dict[str, float] = {}
+        for resource, (times, amounts) in islice(self._steps[key].items(), resources):
+            amount = float(capacity.get(resource, 0))
+            windowed = capacities.get(amount)
+            if windowed is None:
+                windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
+            if windowed <= 0 or not any(amounts):
+                shares[resource] = 0.0
+            else:
+                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
+        return frozen_map(shares)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resources)
+
+    def __len__(self) -> int:
+        return len(self._resources)
+
+
 class Simulation:
     """One run of a scenario; ``run()`` returns the JSON-ready result of the contract."""
 
@@ -304,6 +364,7 @@ class Simulation:
         self._share_rows: list[tuple[list, int | float]] = []
         self._share_since = 0
         self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
+        self._share_values: list[tuple[str, str, int | float]] = []
         self._alphas: dict[float, float] = {}
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -748,33 +809,18 @@ class Simulation:
         self.historical = frozen_map(historical)
 
     def _sample_history(self, t: float) -> None:
-        """``historical`` as the reference computes it (``windowed_share`` per LocalQueue and
-        resource), the same arithmetic in the same order: the windowed capacity is computed once
-        per distinct capacity, and a LocalQueue with nothing allocated in its window is at 0."""
+        """``historical`` as the reference computes it, each LocalQueue's computed when first
+        read (``_LazyHistory``): a queue that nothing asks for (no fair share divides for it, no
+        tie reads it) before the next sample costs nothing. The step series are pruned here."""
         window = self.policy.usage_window
-        size, kind = window.size_seconds, window.type
-        half_life = self.policy.usage_half_life_seconds
-        capacities: dict[float, float] = {}
-        historical: dict[str, Mapping[str, float]] = {}
-        start = window_start(t, size, kind)
-        for key, per_resource in self.steps.items():
-            capacity = self.scope_capacity.get(key, {})
-            shares: dict[str, float] = {}
-            for resource, (times, amounts) in per_resource.items():
+        start = window_start(t, window.size_seconds, window.type)
+        for per_resource in self.steps.values():
+            for times, amounts in per_resource.values():
                 # ``usage.prune_samples`` on sorted times: keep the last one at or before start
                 drop = bisect_right(times, start) - 1
                 if drop > 0:
                     del times[:drop], amounts[:drop]
-                amount = float(capacity.get(resource, 0))
-                windowed = capacities.get(amount)
-                if windowed is None:
-                    windowed = capacities[amount] = windowed_usage([(0.0, amount)], t, size, kind, half_life)
-                if windowed <= 0 or not any(amounts):
-                    shares[resource] = 0.0
-                else:
-                    shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
-            historical[key] = frozen_map(shares)
-        self.historical = frozen_map(historical)
+        self.historical = _LazyHistory(self.steps, self.scope_capacity, self.policy, t)
 
     # --- budgets ------------------------------------------------------------------------------
 
@@ -949,8 +995,8 @@ class Simulation:
         state.shares = {}
         state.ta_demand = {}
         state.snapshot = _History(self.historical)
-        Scoring(cast(Any, state)).time_aware_shares()
-        self.fair_shares = frozen_map({nid: frozen_map(values) for nid, values in sorted(state.shares.items())})
+        Scoring(cast(Any, state)).time_aware_shares(with_demand=False)
+        self.fair_shares = state.shares  # a new dict each time, only read
         self._shares_stale = False
 
     def _record(self, t: float) -> None:
@@ -1001,16 +1047,22 @@ class Simulation:
                 target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
         fair = self.fair_shares
         if fair is not self._shares_recorded:
-            self._flush_shares()
+            # the values the series show, per (LocalQueue, resource); written from this tick on
+            # only when they differ from those written until now
+            values = [
+                (key, resource, to_base_units(share.get(resource, 0)))
+                for key, resources in self.series_resources.items()
+                if (share := fair.get(node_id("localQueue", key))) is not None
+                for resource in resources
+            ]
+            if self._shares_recorded is None or values != self._share_values:
+                self._flush_shares()
+                self._share_values = values
+                self._share_rows = [
+                    (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
+                    for key, resource, value in values
+                ]
             self._shares_recorded = fair
-            self._share_rows = []
-            for key, resources in self.series_resources.items():
-                share = fair.get(node_id("localQueue", key))
-                if share is None:
-                    continue
-                for resource in resources:
-                    target = series.fair_share.setdefault(key, {}).setdefault(resource, [])
-                    self._share_rows.append((target, to_base_units(share.get(resource, 0))))
         self._ticks += 1
 
     def _flush_allocation(self, key: str) -> None:

@@ -10,6 +10,8 @@ import yaml
 from fairshare.errors import ValidationError
 from fairshare.simulation.scenario import parse_scenario
 from fairshare.simulation.simulator import jain_index, simulate
+from fairshare.simulation.traces import multi_user_trace
+from fairshare.types import TIME_AWARE
 
 BASE = """
 name: sim
@@ -258,6 +260,20 @@ def test_a_run_leaves_no_reference_cycles_behind():
         assert gc.collect() == 0  # the collector is paused during runs, so nothing may need it
     finally:
         gc.enable()
+
+
+def test_a_time_aware_run_leaves_no_reference_cycles_behind():
+    # TimeAware keeps lazily computed history and lazily computed ties: neither may point back
+    # at what holds it
+    parsed = parse_scenario(multi_user_trace(seed=5, users=6, jobs=60, days=1, mode=TIME_AWARE))
+    gc.collect()
+    gc.disable()
+    try:
+        result = simulate(parsed)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    assert result["series"]["fairShare"]  # the fair shares (and so the history) were computed
 
 
 def test_a_budget_starts_from_the_hours_already_used():

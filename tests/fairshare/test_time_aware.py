@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from fairshare.admission.time_aware import ShareNode, divide, fair_shares
+from fairshare.admission.time_aware import ShareNode, _divide_one, divide, fair_shares
 
 
 def test_deserved_quota_comes_first_up_to_demand():
@@ -63,3 +65,31 @@ def test_levels_are_divided_top_down_and_rounded_to_millis():
     assert shares["r"]["gpu"] == round(32000 / 3)
     # below q the leaves' usage is relative to q's share of the capacity; equal, so equal split
     assert shares["a"]["gpu"] == shares["b"]["gpu"] == round(16000 / 6)
+
+
+def test_one_child_is_divided_as_divide_divides_it_to_the_last_bit():
+    # ``_divide_one`` is the fast path for a node with one child: the same float, operation for
+    # operation, as ``divide`` of a one-element list, on awkward inputs too (tiny totals and
+    # demands around the epsilon, zero and negative weights, parts that fall back to weights).
+    rng = random.Random(26)
+    for _ in range(20000):
+        total = rng.choice((0.0, 1e-10, 448000.0, rng.uniform(0, 1e6)))
+        weight = rng.choice((0.0, -1.0, 1, 1.0, rng.uniform(0, 3)))
+        deserved = rng.choice((0.0, 448000.0, rng.uniform(0, 1e6)))
+        demand = rng.choice((0.0, 1e-10, 128000.0, rng.uniform(0, 1e6)))
+        usage = rng.choice((0.0, 5.0, rng.uniform(0, 3)))
+        k = rng.choice((0.0, 1.0, 10.0))
+        expected = divide(total, [weight], [deserved], [demand], [usage], k)[0]
+        assert repr(_divide_one(total, weight, deserved, demand, usage, k)) == repr(expected)
+
+
+def test_below_a_node_with_no_share_every_node_gets_zero_of_every_resource_listed():
+    # "idle" asks for nothing, so it gets 0 cpu and 0 memory; its namespace and LocalQueue below
+    # get 0 of the same resources (and of what they list themselves), as dividing 0 would give
+    leaf = ShareNode("idle-lq", 1, {}, {}, {"cpu": 0.9})
+    idle = ShareNode("idle", 1, {}, {}, {"cpu": 0.9}, [ShareNode("idle-ns", 1, {}, {}, {}, [leaf])])
+    busy = ShareNode("busy", 1, {}, {"cpu": 4000}, {})
+    root = ShareNode("root", 1, {}, {"cpu": 4000}, {}, [idle, busy])
+    shares = fair_shares(root, {"cpu": 8000, "memory": 1000}, k=1)
+    assert shares["busy"] == {"cpu": 4000, "memory": 0}
+    assert shares["idle"] == shares["idle-ns"] == shares["idle-lq"] == {"cpu": 0, "memory": 0}
