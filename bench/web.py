@@ -315,12 +315,16 @@ def main() -> None:
     args = parser.parse_args()
     prepare(args.refill)
 
+    from django.contrib.auth import get_user_model
     from django.test import Client
 
     from queues.models import LocalQueue, PendingOrder, UsageSample, Workload
 
+    # force_login: the sign-in backends (django-axes first) want the request a real sign-in has
     admin, tenant = Client(), Client()
-    assert admin.login(username="admin", password="admin") and tenant.login(username="tenant", password="tenant")
+    users = get_user_model().objects
+    admin.force_login(users.get(username="admin"))
+    tenant.force_login(users.get(username="tenant"))
     print(
         f"{LocalQueue.objects.count():,} LocalQueues, {Workload.objects.count():,} workloads "
         f"({Workload.objects.filter(state='Pending').count():,} pending), "
