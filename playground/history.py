@@ -43,6 +43,7 @@ from typing import Any
 
 from fairshare.errors import ValidationError
 from fairshare.quantities import format_quantity, parse_millis
+from fairshare.simulation.traces import pool_size, trace_rows
 from fairshare.types import ADMISSION_MODES, NO_FAIR_SHARING
 from queues.backends.slurm import jobs as slurm
 
@@ -503,27 +504,9 @@ def synthetic_swf(seed: int = 752, users: int = 43, jobs: int = 3200, days: floa
     typical job width (1 to 16 CPUs up to 8 times that, at most 128); runtimes are log-uniform
     from 5 seconds to 17 hours; submissions come in bursts spread over ``days``. ``MaxProcs``
     is set so the offered load is ``load`` of the machine (rounded up to 64 CPUs)."""
-    rng = random.Random(seed)
     span = int(days * 86400)
-    weights = [1 / rank for rank in range(1, users + 1)]
-    total = sum(weights)
-    counts = [max(1, int(jobs * w / total)) for w in weights]
-    counts[0] += jobs - sum(counts)
-    rows = []
-    for user, count in enumerate(counts, start=1):
-        low = rng.randint(0, 4)
-        made = 0
-        while made < count:
-            burst = min(count - made, rng.randint(1, 8))
-            at = rng.randrange(span)
-            for _ in range(burst):
-                procs = min(128, 2 ** rng.randint(low, low + 3))
-                runtime = int(math.exp(rng.uniform(math.log(5), math.log(17 * 3600))))
-                rows.append((at + rng.randint(0, 60), runtime, procs, user))
-                made += 1
-    rows.sort()
-    work = sum(runtime * procs for _, runtime, procs, _ in rows)
-    max_procs = max(128, 64 * math.ceil(work / (load * span) / 64))
+    rows = trace_rows(random.Random(seed), users=users, jobs=jobs, span=span)  # the engine's trace, as SWF
+    max_procs = pool_size(rows, load=load, span=span)
     lines = [
         "; Version: 2.2",
         "; Computer: synthetic (playground.history.synthetic_swf)",

@@ -35,27 +35,9 @@ def multi_user_trace(
     tick: str = "1m",
 ) -> dict[str, Any]:
     """The scenario document of ``jobs`` jobs of ``users`` users over ``days`` (run to completion)."""
-    rng = random.Random(seed)
     span = max(1, int(days * 86400))
-    weights = [1 / rank for rank in range(1, users + 1)]
-    total = sum(weights)
-    counts = [max(1, int(jobs * w / total)) for w in weights]
-    counts[0] += max(0, jobs - sum(counts))
-    rows: list[tuple[int, int, int, int]] = []
-    for user, count in enumerate(counts, start=1):
-        low = rng.randint(0, 4)
-        made = 0
-        while made < count:
-            burst = min(count - made, rng.randint(1, 8))
-            at = rng.randrange(span)
-            for _ in range(burst):
-                cpus = min(MAX_CPUS, 2 ** rng.randint(low, low + 3))
-                runtime = int(math.exp(rng.uniform(math.log(SHORTEST_SECONDS), math.log(LONGEST_SECONDS))))
-                rows.append((at + rng.randint(0, 60), runtime, cpus, user))
-                made += 1
-    rows.sort()
-    work = sum(runtime * cpus for _, runtime, cpus, _ in rows)
-    capacity = max(MAX_CPUS, 64 * math.ceil(work / (load * span) / 64))
+    rows = trace_rows(random.Random(seed), users=users, jobs=jobs, span=span)
+    capacity = pool_size(rows, load=load, span=span)
     width = len(str(users))
     queue = {user: f"user-{user:0{width}d}/jobs" for user in range(1, users + 1)}
     return {
@@ -84,3 +66,33 @@ def multi_user_trace(
             for number, (submit, runtime, cpus, user) in enumerate(rows, start=1)
         ],
     }
+
+
+def trace_rows(rng: random.Random, *, users: int, jobs: int, span: int) -> list[tuple[int, int, int, int]]:
+    """The jobs of the module's trace as ``(submit second, runtime seconds, CPUs, user)``, sorted:
+    Zipf-like users, a typical width per user, log-uniform runtimes, bursts of up to 8 within a
+    minute over ``span`` seconds (``playground.history.synthetic_swf`` writes the same jobs as SWF)."""
+    weights = [1 / rank for rank in range(1, users + 1)]
+    total = sum(weights)
+    counts = [max(1, int(jobs * w / total)) for w in weights]
+    counts[0] += max(0, jobs - sum(counts))
+    rows: list[tuple[int, int, int, int]] = []
+    for user, count in enumerate(counts, start=1):
+        low = rng.randint(0, 4)
+        made = 0
+        while made < count:
+            burst = min(count - made, rng.randint(1, 8))
+            at = rng.randrange(span)
+            for _ in range(burst):
+                cpus = min(MAX_CPUS, 2 ** rng.randint(low, low + 3))
+                runtime = int(math.exp(rng.uniform(math.log(SHORTEST_SECONDS), math.log(LONGEST_SECONDS))))
+                rows.append((at + rng.randint(0, 60), runtime, cpus, user))
+                made += 1
+    rows.sort()
+    return rows
+
+
+def pool_size(rows: list[tuple[int, int, int, int]], *, load: float, span: int) -> int:
+    """CPUs for an offered load of ``load`` over ``span`` seconds, rounded up to 64 (at least 128)."""
+    work = sum(runtime * cpus for _, runtime, cpus, _ in rows)
+    return max(MAX_CPUS, 64 * math.ceil(work / (load * span) / 64))
