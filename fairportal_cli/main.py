@@ -88,33 +88,28 @@ def build_parser() -> Parser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     verbs.required = True
 
-    def verb(name: str, help_text: str) -> Parser:
+    def verb(name: str, help_text: str, *, limited: bool = False) -> Parser:
         sub = verbs.add_parser(name, help=help_text, description=help_text)
         sub.add_argument("--json", action="store_true", help="print the API's JSON instead of a table")
+        if limited:  # a list fetched page by page: how many rows at most
+            sub.add_argument(
+                "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
+            )
         return sub
 
-    shares = verb("shares", "fair-share standing per LocalQueue (like sshare)")
+    shares = verb("shares", "fair-share standing per LocalQueue (like sshare)", limited=True)
     shares.add_argument("--namespace", type=_label, help="only this namespace's LocalQueues")
     shares.add_argument("--cluster-queue", type=_label, help="only the LocalQueues feeding this ClusterQueue")
     shares.add_argument("--queue", type=_key, help="only this LocalQueue (namespace/name)")
-    shares.add_argument(
-        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
-    )
 
     why = verb("why", "why a workload waits: its factors, position, reason and who is ahead (like sprio -j)")
     why.add_argument("workload", metavar="WORKLOAD", help="its id, or namespace/name")
 
-    budgets = verb("budgets", "time budgets and their current period")
-    budgets.add_argument(
-        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
-    )
+    verb("budgets", "time budgets and their current period", limited=True)
 
-    pending = verb("pending", "pending workloads in queue order with their reasons (like squeue -t PD)")
+    pending = verb("pending", "pending workloads in queue order with their reasons (like squeue -t PD)", limited=True)
     pending.add_argument("--queue", type=_key, help="only this LocalQueue (namespace/name)")
     pending.add_argument("--cluster-queue", type=_label, help="only this ClusterQueue")
-    pending.add_argument(
-        "--limit", type=_limit, default=DEFAULT_LIMIT, help=f"at most this many rows (default {DEFAULT_LIMIT})"
-    )
 
     simulate = verb("simulate", "run a scenario file on the server's engine (a what-if run) and print its summary")
     simulate.add_argument("file", metavar="FILE", help="a scenario document, YAML or JSON (docs/design.md)")
