@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from queues.ui.views import audit, detail, flavors, overview, policy, tree, workloads
+from queues.ui.views import actions, audit, detail, flavors, overview, policy, tree, workloads
 
 app_name = "queues"
 
@@ -22,4 +22,8 @@ urlpatterns = [
     path("namespaces/<str:namespace>/workloads/<str:name>/", workloads.workload, name="workload"),
     path("workloads/", workloads.workload_list, name="workloads"),
     path("audit/", audit.audit_log, name="audit-log"),
+    # tenants' actions (queues/ui/views/actions.py): the API's submit and cancel
+    path("workloads/submit/", actions.choose_local_queue, name="submit-choose"),
+    path("namespaces/<str:namespace>/queues/<str:name>/submit/", actions.submit_workload, name="submit-workload"),
+    path("namespaces/<str:namespace>/workloads/<str:name>/cancel/", actions.cancel_workload, name="cancel-workload"),
 ]

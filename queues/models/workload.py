@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from queues.models.reason import WorkloadReason
 
 MAX_POD_SETS = 8
+MAX_POD_COUNT = 100_000  # pods in one pod set: the API's and the submit form's bound
 
 
 def normalise_pod_sets(raw: object, field: str = "pod_sets") -> list[dict[str, Any]]:

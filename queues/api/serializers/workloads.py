@@ -16,10 +16,9 @@ from core.validators import validate_dns_label
 from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
 from queues.models import Workload
-from queues.models.workload import MAX_POD_SETS, total_requests
+from queues.models.workload import MAX_POD_COUNT, MAX_POD_SETS, total_requests
 from queues.services.workloads import resolve_priority
 
-MAX_POD_COUNT = 100_000
 INT32_MAX = 2**31 - 1
 
 

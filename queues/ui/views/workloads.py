@@ -6,6 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from queues.models import WorkloadState
+from queues.models.choices import ACTIVE_STATES
 from queues.selectors.structure import load_structure
 from queues.selectors.workloads import SORTS, filter_options, workload_detail, workload_page
 from queues.ui.views.common import (
@@ -51,7 +52,8 @@ def workload(request: DashboardRequest, namespace: str, name: str) -> HttpRespon
     detail = workload_detail(request.viewer, namespace, name, load_structure())
     if detail is None:
         raise Http404("No such workload")
-    context = {"detail": detail, "row": detail.row, "viewer": request.viewer}
+    can_cancel = detail.row.state in ACTIVE_STATES and request.viewer.can_edit_namespace(detail.workload.namespace_id)
+    context = {"detail": detail, "row": detail.row, "viewer": request.viewer, "can_cancel": can_cancel}
     if wants_live(request):
         return live_response(request, {"workload-state": ("queues/workloads/_state.html", context)})
     return render(request, "queues/workloads/detail.html", {**context, "live_interval": live_interval()})
