@@ -68,6 +68,7 @@ def main() -> None:
                     "flavors": "/queues/flavors/",
                     "audit": "/audit/",
                     "playground": "/playground/",
+                    "submit-workload": "/namespaces/team-vision/queues/training/submit/",
                 }
             )
         for name, url in pages.items():

@@ -343,11 +343,16 @@ def test_given_viewer_or_executor_when_cancelling_then_403(cluster, login):
 
 
 def test_given_overlong_reason_then_cancel_refuses_and_keeps_the_workload(cluster, login):
-    response = login("alice").post(cancel_url("a-job-1"), {"message": "x" * 301})
+    client = login("alice")
+    assert 'id="id_message"' in client.get(cancel_url("a-job-0")).content.decode()  # admitted: a reason is kept
+    assert 'id="id_message"' not in client.get(cancel_url("a-job-1")).content.decode()  # pending: it never ran
+
+    response = client.post(cancel_url("a-job-0"), {"message": "x" * 301})
 
     assert response.status_code == 400
     assert "at most 300 characters" in " ".join(response.context["form"].errors["message"])
-    assert Workload.objects.get(name="a-job-1").state == WorkloadState.PENDING
+    assert "x" * 301 not in " ".join(response.context["form"].errors["message"])
+    assert Workload.objects.get(name="a-job-0").state == WorkloadState.ADMITTED
 
 
 def test_given_no_csrf_token_then_cancel_is_refused(cluster):

@@ -39,6 +39,9 @@ PAGES = [
     ("alice", "queues:workloads?state=Pending", []),
     ("alice", "queues:local-queue", ["team-a", "train"]),
     ("alice", "queues:flavors", []),
+    ("alice", "queues:submit-choose", []),
+    ("alice", "queues:submit-workload", ["team-a", "train"]),
+    ("alice", "queues:cancel-workload", ["team-a", "a-job-1"]),
 ]
 CEILING = 40
 
