@@ -39,7 +39,7 @@ class DurationInput(forms.CharField):
         super().__init__(required=False, max_length=32, **kwargs)
         self.widget.attrs.setdefault("placeholder", "e.g. 45m, 2h, 1h30m")
 
-    def clean(self, value: Any) -> int | None:  # type: ignore[override]  # seconds, not text
+    def clean(self, value: Any) -> int | None:  # seconds, not text
         text = super().clean(value)
         if not text:
             return None
@@ -60,7 +60,7 @@ class QuantityInput(forms.CharField):
         self.limit = limit
         self.widget.attrs.update({"placeholder": "e.g. 2" if not limit.unit.startswith("bytes") else "e.g. 16Gi"})
 
-    def clean(self, value: Any) -> int | None:  # type: ignore[override]  # millis, not text
+    def clean(self, value: Any) -> int | None:  # millis, not text
         text = super().clean(value)
         if not text:
             return None
@@ -89,11 +89,9 @@ class WorkloadSubmitForm(forms.Form):
     count = forms.IntegerField(
         label="Pods", min_value=1, max_value=MAX_POD_COUNT, initial=1, help_text="Each pod requests the amounts below"
     )
-    priority_class = forms.ChoiceField(
-        label="Priority class",
-        required=False,
-        error_messages={"invalid_choice": "not a priority class this namespace may use: pick one of the list"},
-    )
+    # A list to pick from, checked by the API's ``resolve_priority`` (the same rule and message),
+    # not by the form: a name that is not granted is refused there, naming this field.
+    priority_class = forms.CharField(label="Priority class", required=False, max_length=63, widget=forms.Select)
     duration = DurationInput(
         label="Expected run time",
         help_text="How long it runs once admitted; the estimated start of the work behind it uses this",
@@ -115,9 +113,7 @@ class WorkloadSubmitForm(forms.Form):
             if default is not None
             else "none (priority 0)"
         )
-        choice_field = self.fields["priority_class"]
-        assert isinstance(choice_field, forms.ChoiceField)
-        choice_field.choices = [("", blank)] + [
+        self.fields["priority_class"].widget.choices = [("", blank)] + [
             (choice.name, f"{choice.name} (priority {choice.value})") for choice in options.priority_classes
         ]
         if is_admin:

@@ -16,6 +16,7 @@ from django.contrib.auth.models import Group
 from django.http import HttpRequest
 from django.test import Client
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from core.access import EXECUTORS_GROUP
 from queues.models import AdmissionRecord, Workload, WorkloadPriorityClass, WorkloadState
@@ -78,7 +79,7 @@ def test_given_editor_when_opening_submit_then_fields_and_limits_come_from_the_c
     assert (gpu.hard_text, gpu.largest_text) == ("8", "8")  # 8 + 4 borrowed, capped by team-a's hard quota
     assert cpu.flavor_lines == ["a100: 64 (may borrow what the cohort lends)"] and cpu.largest is None
     assert cpu.unit.startswith("cores") and gpu.unit.startswith("count")
-    choices = [value for value, _ in form.fields["priority_class"].choices]
+    choices = [value for value, _ in form.fields["priority_class"].widget.choices]
     assert choices == ["", "high"]  # only what team-a was granted
     assert "priority" not in form.fields  # raw priorities are the admins'
     assert "command" not in form.fields  # the simulated cluster runs no commands
@@ -88,7 +89,7 @@ def test_given_editor_when_opening_submit_then_fields_and_limits_come_from_the_c
 def test_given_admin_when_opening_submit_then_every_class_and_a_raw_priority_are_offered(classes, login):
     form = login("admin").get(SUBMIT).context["form"]
 
-    assert [value for value, _ in form.fields["priority_class"].choices] == ["", "urgent", "high"]
+    assert [value for value, _ in form.fields["priority_class"].widget.choices] == ["", "urgent", "high"]
     assert "priority" in form.fields
 
 
@@ -151,7 +152,11 @@ def test_given_same_form_posted_twice_then_one_workload_and_the_second_post_find
 @pytest.mark.parametrize(
     ("changes", "field", "message"),
     [
-        ({"priority_class": "urgent"}, "priority_class", "not a priority class this namespace may use"),
+        (
+            {"priority_class": "urgent"},
+            "priority_class",
+            "not a priority class namespace team-a may use (allowed: high)",
+        ),
         ({"resource_0": "lots"}, "resource_0", "quantity"),
         ({"resource_0": "", "resource_1": ""}, "resource_0", "request at least one resource"),
         ({"name": "Not_A_Name"}, "name", "is not a valid name"),
@@ -372,3 +377,60 @@ def test_given_budget_page_then_top_consumers_link_to_their_workloads(cluster, l
     assert consumers is not None
     link = reverse("queues:workload", args=["team-a", "a-job-0"])
     assert f'href="{link}"' in consumers.group(0)
+
+
+# -- the same services as the API ----------------------------------------------------------------
+
+
+def api_client(username: str) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(get_user_model().objects.get(username=username))
+    return client
+
+
+def test_given_the_same_submission_through_api_and_form_then_the_stored_workloads_match(classes, login):
+    api = api_client("alice").post(
+        "/api/v1/workloads/",
+        {
+            "name": "via-api",
+            "local_queue": "team-a/train",
+            "pod_sets": [{"count": 2, "requests": {GPU: "1", "cpu": "500m"}}],
+            "priority_class": "high",
+            "duration_seconds": 5400,
+            "max_runtime_seconds": 7200,
+        },
+        format="json",
+    )
+    assert api.status_code == 201, api.content
+    client = login("alice")
+    data = {**opened(client), "name": "via-form", "count": "2", "resource_0": "1", "resource_1": "500m"}
+    data.update({"priority_class": "high", "duration": "90m", "max_runtime": "2h"})
+    assert client.post(SUBMIT, data).status_code == 302
+
+    compared = ["namespace_id", "local_queue_id", "state", "pod_sets", "priority", "priority_class"]
+    compared += ["duration_seconds", "max_runtime_seconds"]
+    by_api, by_form = (Workload.objects.filter(name=name).values(*compared).get() for name in ("via-api", "via-form"))
+    assert by_api == by_form
+    resources = {
+        name: dict(Workload.objects.get(name=name).resources.values_list("resource", "amount"))
+        for name in ("via-api", "via-form")
+    }
+    assert resources["via-api"] == resources["via-form"] == {GPU: 2000, "cpu": 1000}
+
+
+def test_given_a_class_not_granted_then_api_and_form_refuse_it_with_the_same_words(classes, login):
+    api = api_client("alice").post(
+        "/api/v1/workloads/",
+        {
+            "name": "nope",
+            "local_queue": "team-a/train",
+            "pod_sets": [{"requests": {"cpu": "1"}}],
+            "priority_class": "urgent",
+        },
+        format="json",
+    )
+    client = login("alice")
+    form = client.post(SUBMIT, {**opened(client), "name": "nope", "resource_1": "1", "priority_class": "urgent"})
+
+    assert api.status_code == 400 and form.status_code == 400
+    assert errors_of(form)["priority_class"] == [str(message) for message in api.json()["priority_class"]]
