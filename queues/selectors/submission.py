@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from core.access import Access
 from core.formatting import format_for_humans
 from queues.models import ClusterQueueQuota, LocalQueue, NamespaceQuota, StopPolicy, WorkloadPriorityClass
@@ -111,13 +113,14 @@ def visible_local_queue(viewer: Access, namespace: str, name: str) -> LocalQueue
     )
 
 
-def submittable_local_queues(viewer: Access) -> list[LocalQueue]:
-    """The LocalQueues the viewer may submit to: all for admins, their namespaces' for editors."""
+def submittable_local_queues(viewer: Access) -> QuerySet[LocalQueue]:
+    """The LocalQueues the viewer may submit to, by key: all for admins, their namespaces' for
+    editors (a queryset: the page shows it a page at a time)."""
     queues = viewer.visible_to(LocalQueue).select_related("namespace", "cluster_queue")
     if not viewer.is_admin:
         editable = [ns for ns in viewer.namespace_ids if viewer.can_edit_namespace(ns)]
         queues = queues.filter(namespace_id__in=editable)
-    return list(queues.order_by("namespace__name", "name"))
+    return queues.order_by("namespace__name", "name")
 
 
 def submit_options(viewer: Access, local_queue: LocalQueue) -> SubmitOptions:

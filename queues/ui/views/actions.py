@@ -26,6 +26,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
+from django.core.paginator import Paginator
 from django.db import IntegrityError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -43,6 +44,7 @@ from queues.services.workloads import resolve_priority
 from queues.ui.submit_forms import CancelForm, WorkloadSubmitForm, new_submission_key
 from queues.ui.views.common import DashboardRequest, dashboard_view
 
+CHOOSER_PAGE_SIZE = 50
 CANCELLABLE = (WorkloadState.PENDING, WorkloadState.ADMITTED)
 # The services' field names that the form calls otherwise.
 _FORM_FIELD = {"duration_seconds": "duration", "max_runtime_seconds": "max_runtime"}
@@ -63,10 +65,11 @@ def runs_commands() -> bool:
 @dashboard_view
 def choose_local_queue(request: DashboardRequest) -> HttpResponse:
     """Where to submit: the LocalQueues the viewer may submit to, each linking to its form."""
+    page = Paginator(submittable_local_queues(request.viewer), CHOOSER_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
         "queues/actions/choose.html",
-        {"local_queues": submittable_local_queues(request.viewer), "viewer": request.viewer},
+        {"page": page, "local_queues": list(page.object_list), "viewer": request.viewer},
     )
 
 

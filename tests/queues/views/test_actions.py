@@ -19,7 +19,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from core.access import EXECUTORS_GROUP
-from queues.models import AdmissionRecord, Workload, WorkloadPriorityClass, WorkloadState
+from queues.models import AdmissionRecord, LocalQueue, Namespace, Workload, WorkloadPriorityClass, WorkloadState
 from queues.ui.submit_forms import WorkloadSubmitForm
 from tests.queues.views.cluster import GPU, PASSWORD
 
@@ -434,3 +434,17 @@ def test_given_a_class_not_granted_then_api_and_form_refuse_it_with_the_same_wor
 
     assert api.status_code == 400 and form.status_code == 400
     assert errors_of(form)["priority_class"] == [str(message) for message in api.json()["priority_class"]]
+
+
+def test_given_many_local_queues_then_the_chooser_shows_them_a_page_at_a_time(cluster, login):
+    for index in range(60):
+        namespace = Namespace.objects.create(name=f"many-{index:02d}")
+        LocalQueue.objects.create(namespace=namespace, name="q", cluster_queue=cluster.cq_cpu)
+    client = login("admin")
+
+    first = client.get(reverse("queues:submit-choose"))
+    second = client.get(reverse("queues:submit-choose"), {"page": "2"})
+
+    assert len(first.context["local_queues"]) == 50 and first.context["page"].paginator.count == 64
+    assert len(second.context["local_queues"]) == 14
+    assert "?page=2" in first.content.decode()
