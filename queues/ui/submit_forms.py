@@ -91,7 +91,13 @@ class WorkloadSubmitForm(forms.Form):
     )
     # A list to pick from, checked by the API's ``resolve_priority`` (the same rule and message),
     # not by the form: a name that is not granted is refused there, naming this field.
-    priority_class = forms.CharField(label="Priority class", required=False, max_length=63, widget=forms.Select)
+    priority_class = forms.CharField(
+        label="Priority class",
+        required=False,
+        max_length=63,
+        widget=forms.Select,
+        help_text="The classes granted to this namespace, with their priority (higher goes first)",
+    )
     duration = DurationInput(
         label="Expected run time",
         help_text="How long it runs once admitted; the estimated start of the work behind it uses this",
@@ -108,13 +114,9 @@ class WorkloadSubmitForm(forms.Form):
             self.fields[name] = QuantityInput(limit, label=f"{limit.resource} per pod", help_text=limit.unit)
             self.resource_fields.append((name, limit))
         default = options.default_class
-        blank = (
-            f"namespace default: {default.name} (priority {default.value})"
-            if default is not None
-            else "none (priority 0)"
-        )
+        blank = f"default: {default.name} ({default.value})" if default is not None else "none (0)"
         self.fields["priority_class"].widget.choices = [("", blank)] + [
-            (choice.name, f"{choice.name} (priority {choice.value})") for choice in options.priority_classes
+            (choice.name, f"{choice.name} ({choice.value})") for choice in options.priority_classes
         ]
         if is_admin:
             self.fields["priority"] = forms.IntegerField(
