@@ -149,6 +149,18 @@ def test_given_same_form_posted_twice_then_one_workload_and_the_second_post_find
     assert "twice was already submitted" in second.content.decode()
 
 
+def test_given_a_used_form_posted_with_other_values_then_it_is_refused_and_nothing_more_is_stored(classes, login):
+    client = login("alice")
+    data = {**opened(client), "name": "first-use", "resource_1": "1"}
+    assert client.post(SUBMIT, data).status_code == 302
+
+    reused = client.post(SUBMIT, {**data, "name": "second-use"})
+
+    assert reused.status_code == 400
+    assert "already used for another submission" in " ".join(reused.context["form"].non_field_errors())
+    assert not Workload.objects.filter(name="second-use").exists()
+
+
 @pytest.mark.parametrize(
     ("changes", "field", "message"),
     [
