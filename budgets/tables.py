@@ -43,6 +43,9 @@ class BudgetTable(ListTable):
             '<a href="{}">{}</a>', reverse("budgets:detail", args=[record.budget.name]), record.budget.name
         )
 
+    def value_name(self, record: Any) -> str:
+        return record.budget.name
+
     def render_kind(self, record: Any) -> str:
         budget = record.budget
         return f"{budget.get_kind_display()}{f' · {budget.resource}' if budget.resource else ''}"

@@ -144,7 +144,15 @@ def export_values(table: ListTable) -> Iterator[dict[str, Any]]:
     """Each row as {column name: plain value} (``value_<column>`` where the table has one)."""
     columns = _columns(table)
     for row in table.rows:
-        yield {column.name: _plain(row.get_cell_value(column.name)) for column in columns}
+        yield {column.name: _plain(_value(table, row, column)) for column in columns}
+
+
+def _value(table: ListTable, row: Any, column: Any) -> Any:
+    """The table's ``value_<name>`` when it has one, else the accessor's value (never HTML)."""
+    if hasattr(table, f"value_{column.name}"):
+        return row.get_cell_value(column.name)
+    value = column.accessor.resolve(row.record, quiet=True)
+    return column.default if value is None and column.default is not None else value
 
 
 def _plain(value: Any) -> Any:
@@ -162,8 +170,9 @@ def _safe_cell(value: Any) -> Any:
     return value
 
 
-def export_response(table: ListTable, fmt: str, *, total: int, limit: int = EXPORT_LIMIT) -> HttpResponse:
+def export_response(table: ListTable, fmt: str, *, total: int, limit: int | None = None) -> HttpResponse:
     """The table's rows as a CSV or JSON download, saying how many of ``total`` it holds."""
+    limit = EXPORT_LIMIT if limit is None else limit
     rows = list(export_values(table))
     truncated = total > len(rows)
     filename = f"{table.key or 'export'}.{fmt}"

@@ -91,6 +91,15 @@ class WorkloadTable(ListTable):
     def value_queue(self, record: Any) -> str:
         return f"{record.namespace}/{record.local_queue}"
 
+    def value_name(self, record: Any) -> str:
+        return record.name
+
+    def value_state(self, record: Any) -> str:
+        return record.state
+
+    def value_position(self, record: Any) -> int | None:
+        return record.position
+
     def render_state(self, record: Any) -> str:
         evicted = format_html('<div class="muted">evicted {}×</div>', record.evictions) if record.evictions else ""
         return format_html('<span class="badge {}">{}</span>{}', record.state, record.state, evicted)
@@ -228,6 +237,9 @@ class AuditTable(ListTable):
             "mode" if record.change.surface == "ui" else "",
             record.change.get_surface_display(),
         )
+
+    def value_surface(self, record: Any) -> str:
+        return record.change.surface
 
     def value_object(self, record: Any) -> str:
         return f"{record.change.object_type} {record.change.object_repr}"

@@ -25,12 +25,16 @@ PAGES = [
     ("admin", "queues:queue-tree", []),
     ("admin", "queues:workloads", []),
     ("admin", "queues:workloads?state=Pending", []),
+    ("admin", "queues:workloads?sort=-priority&columns=name&columns=state", []),
+    ("admin", "queues:workloads?namespace=team-a&export=csv", []),
+    ("admin", "budgets:list?sort=-percent", []),
     ("admin", "queues:cohort", ["org"]),
     ("admin", "queues:cluster-queue", ["cq-gpu"]),
     ("admin", "queues:namespace", ["team-a"]),
     ("admin", "queues:local-queue", ["team-a", "train"]),
     ("admin", "queues:workload", ["team-a", "a-job-2"]),
     ("admin", "queues:audit-log", []),
+    ("admin", "queues:audit-log?sort=who&export=json", []),
     ("admin", "queues:edit-cluster-queue", ["cq-gpu"]),
     ("admin", "queues:flavors", []),
     ("admin", "queues:flavor", ["default"]),
@@ -39,6 +43,8 @@ PAGES = [
     ("alice", "queues:workloads?state=Pending", []),
     ("alice", "queues:local-queue", ["team-a", "train"]),
     ("alice", "queues:flavors", []),
+    ("alice", "queues:flavors?sort=-running", []),
+    ("alice", "budgets:list", []),
 ]
 CEILING = 40
 
