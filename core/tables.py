@@ -19,25 +19,25 @@ they share. Invariants:
   built by the same selector as the page (so a tenant's export holds exactly the rows its pages
   can show), at most ``EXPORT_LIMIT`` rows; the JSON says ``truncated`` and the ``total``, the
   CSV says it in ``X-Export-*`` headers. Every column is exported (hidden ones too), as plain
-  values; CSV cells that a spreadsheet would read as a formula are prefixed with ``'``.
+  values, through ``core.downloads`` (CSV cells a spreadsheet would run as a formula get a
+  leading ``'``; the file name is sanitised).
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 import django_tables2 as tables
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django_tables2.data import TableListData
+
+from core.downloads import attachment, csv_text
 
 EXPORT_LIMIT = 10_000
 EXPORT_FORMATS = ("csv", "json")
 SESSION_KEY = "fp:columns:"  # + the table's name
-# A spreadsheet reads a cell starting with one of these as a formula (CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # Parameters that are not filters: kept out of sort links, column forms and export links.
 NOT_FILTERS = ("page", "sort", "live", "export", "columns")
 
@@ -161,42 +161,27 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _safe_cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        try:
-            float(value)
-        except ValueError:
-            return "'" + value
-    return value
-
-
 def export_response(table: ListTable, fmt: str, *, total: int, limit: int | None = None) -> HttpResponse:
     """The table's rows as a CSV or JSON download, saying how many of ``total`` it holds."""
     limit = EXPORT_LIMIT if limit is None else limit
     rows = list(export_values(table))
     truncated = total > len(rows)
     filename = f"{table.key or 'export'}.{fmt}"
-    response: HttpResponse
+    columns = _columns(table)
     if fmt == "json":
-        response = JsonResponse(
-            {
-                "columns": [{"name": c.name, "header": str(c.header)} for c in _columns(table)],
-                "rows": rows,
-                "count": len(rows),
-                "total": total,
-                "limit": limit,
-                "truncated": truncated,
-            },
-            json_dumps_params={"ensure_ascii": False},
-        )
+        document = {
+            "columns": [{"name": c.name, "header": str(c.header)} for c in columns],
+            "rows": rows,
+            "count": len(rows),
+            "total": total,
+            "limit": limit,
+            "truncated": truncated,
+        }
+        response = attachment(json.dumps(document, ensure_ascii=False), filename, "application/json")
     else:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow([str(column.header) for column in _columns(table)])
-        for row in rows:
-            writer.writerow([_safe_cell("" if value is None else value) for value in row.values()])
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        headers = {c.name: str(c.header) for c in columns}
+        text = csv_text(list(headers.values()), ({headers[k]: v for k, v in row.items()} for row in rows))
+        response = attachment(text, filename, "text/csv")
     response["X-Export-Rows"] = str(len(rows))
     response["X-Export-Total"] = str(total)
     response["X-Export-Truncated"] = "true" if truncated else "false"

@@ -210,6 +210,7 @@ def test_given_audit_changes_when_sorted_and_exported_then_a_tenant_gets_only_it
     assert [row.change.surface for row in by_surface.context["audit"].rows] == ["admin", "api", "ui"]
     assert [row["Surface"] for row in exported] == ["admin", "api", "ui"]
     assert exported[0]["Change"].startswith("description: — → =HYPERLINK")
+    assert exported[0]["Object"] == "clusterqueue cq-gpu"
     assert [row["object"] for row in tenant["rows"]] == ["localqueue team-a/train"]
     assert "team-b" not in str(tenant) and "cq-gpu" not in str(tenant)
 
@@ -261,7 +262,7 @@ def test_given_a_cell_a_spreadsheet_would_run_when_exported_as_csv_then_it_is_qu
         key = "plain"
         text = dt2.Column()
 
-    rows = [{"text": "=1+2"}, {"text": "-2"}, {"text": "@SUM(A1)"}, {"text": "plain"}]
+    rows = [{"text": "=1+2"}, {"text": -300}, {"text": "@SUM(A1)"}, {"text": "plain"}]
     response = tables.export_response(Plain(rows), "csv", total=4)
 
-    assert [row["Text"] for row in csv_rows(response)] == ["'=1+2", "-2", "'@SUM(A1)", "plain"]
+    assert [row["Text"] for row in csv_rows(response)] == ["'=1+2", "-300", "'@SUM(A1)", "plain"]
