@@ -11,6 +11,7 @@ from typing import Any
 
 import django_tables2 as tables
 from django.contrib.humanize.templatetags.humanize import naturaltime
+from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
@@ -222,7 +223,7 @@ class AuditTable(ListTable):
 
     def render_when(self, record: Any) -> str:
         return format_html(
-            '<span title="{}">{}</span>', record.change.at.isoformat(), f"{record.change.at:%Y-%m-%d %H:%M:%S}"
+            '<span title="{}">{}</span>', record.change.at.isoformat(), date_filter(record.change.at, "Y-m-d H:i:s")
         )
 
     def value_when(self, record: Any) -> str:

@@ -266,3 +266,20 @@ def test_given_a_cell_a_spreadsheet_would_run_when_exported_as_csv_then_it_is_qu
     response = tables.export_response(Plain(rows), "csv", total=4)
 
     assert [row["Text"] for row in csv_rows(response)] == ["'=1+2", "-300", "'@SUM(A1)", "plain"]
+
+
+def test_given_a_column_choice_then_a_queue_page_shows_its_workloads_with_the_same_columns(cluster, login):
+    client = login("alice")
+    client.get(reverse("queues:workloads"), {"columns": ["state", "reason"]})
+
+    response = client.get(reverse("queues:local-queue", args=["team-a", "train"]), {"sort": "-priority"})
+    body = response.content.decode()
+    table = body[body.index('<table class="grid workloads">') :]
+    table = table[: table.index("</thead>")]
+
+    assert re.findall(r'<th scope="col"[^>]*>(?:<a[^>]*>)?([^<]+)', table) == [
+        "Workload",
+        "State",
+        "Why it waits · who is ahead",
+    ]
+    assert response.context["work"].sort == "-priority"  # a queue page sorts like the list
