@@ -8,7 +8,7 @@ from django.shortcuts import render
 from core import tables
 from queues.selectors.audit_log import audit_export, audit_page
 from queues.tables import AuditTable
-from queues.ui.views.common import DashboardRequest, dashboard_view, query_without
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 @dashboard_view
@@ -32,6 +32,6 @@ def audit_log(request: DashboardRequest) -> HttpResponse:
             "table": table,
             "tools": tables.tools(request, table),
             "viewer": request.viewer,
-            "query": query_without(request, "page"),
+            "query": tables.page_query(request),
         },
     )

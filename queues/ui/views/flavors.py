@@ -10,7 +10,7 @@ from queues.selectors.flavors import flavor_list as flavors_of
 from queues.selectors.flavors import flavor_summaries
 from queues.selectors.structure import load_structure
 from queues.tables import FlavorTable
-from queues.ui.views.common import DashboardRequest, dashboard_view, query_without
+from queues.ui.views.common import DashboardRequest, dashboard_view
 
 
 @dashboard_view
@@ -32,7 +32,7 @@ def flavor_list(request: DashboardRequest) -> HttpResponse:
             "listing": listing,
             "table": table,
             "tools": tables.tools(request, table),
-            "query": query_without(request, "page"),
+            "query": tables.page_query(request),
             "viewer": request.viewer,
         },
     )

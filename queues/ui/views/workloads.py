@@ -37,7 +37,7 @@ def workload_list(request: DashboardRequest) -> HttpResponse:
         "work": work,
         "work_table": table,
         "viewer": request.viewer,
-        "query": query_without(request, "page", "live"),
+        "query": tables.page_query(request),
     }
     if wants_live(request):
         return live_response(request, {"workload-table": ("queues/workloads/_table.html", context)})
@@ -48,7 +48,7 @@ def workload_list(request: DashboardRequest) -> HttpResponse:
         {
             **context,
             "live_interval": live_interval(),
-            "live_query": query_without(request, "live"),
+            "live_query": query_without(request, "live", "columns"),  # the choice is saved once, not per poll
             "state_tabs": STATE_TABS,
             "options": filter_options(request.viewer),
             "tools": tables.tools(request, table),
