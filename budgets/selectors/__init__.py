@@ -24,6 +24,7 @@ from budgets.filtersets import BudgetFilterSet
 from budgets.models import Budget, BudgetEvent, BudgetState
 from budgets.status import STATE_LABELS, BudgetStatus, Measurement, build_status, to_hours
 from core.access import Access
+from core.tables import sort_alias
 from queues.models import QueueHold, Workload
 
 
@@ -118,9 +119,7 @@ def budget_list(viewer: Access, params: QueryDict, *, page_size: int = BUDGET_PA
     across the whole list, one page of them (two queries, as ``budgets_with_status``)."""
     filterset = BudgetFilterSet(params, queryset=visible_budgets(viewer))
     budgets = filterset.qs if filterset.is_valid() else Budget.objects.none()
-    sort = params.get("sort") or DEFAULT_BUDGET_SORT
-    if sort.removeprefix("-") not in BUDGET_SORTS:
-        sort = DEFAULT_BUDGET_SORT
+    sort = sort_alias(params.get("sort"), BUDGET_SORTS, DEFAULT_BUDGET_SORT)
     rows = sorted(
         (BudgetRow(b, s) for b, s in _with_status(list(budgets))),
         key=BUDGET_SORTS[sort.removeprefix("-")],

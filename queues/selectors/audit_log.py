@@ -20,6 +20,7 @@ from core.access import Access
 from core.models import PolicyChange
 from core.models.audit import Surface
 from core.redaction import redact_policy_state
+from core.tables import sort_alias
 from queues.filtersets import PolicyChangeFilterSet
 from queues.ui.charts import Marker
 
@@ -102,9 +103,7 @@ def _sorted_changes(viewer: Access, params: QueryDict) -> tuple[PolicyChangeFilt
     """The visible changes ``params`` filter, ordered as ``?sort=`` asks (the newest first by default)."""
     filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
     rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
-    sort = params.get("sort") or DEFAULT_SORT
-    if sort.removeprefix("-") not in AUDIT_SORTS:
-        sort = DEFAULT_SORT
+    sort = sort_alias(params.get("sort"), AUDIT_SORTS, DEFAULT_SORT)
     ascending, descending = AUDIT_SORTS[sort.removeprefix("-")]
     return filterset, rows.order_by(*(descending if sort.startswith("-") else ascending)), sort
 

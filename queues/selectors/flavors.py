@@ -14,6 +14,7 @@ from django.db.models import Count, QuerySet
 from django.http import QueryDict
 
 from core.access import Access
+from core.tables import sort_alias
 from queues.filtersets import ResourceFlavorFilterSet
 from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
 from queues.selectors import live
@@ -138,9 +139,7 @@ def flavor_list(
     """The flavors ``params`` filter (``?name=``), sorted as ``?sort=`` asks, one page of them."""
     filterset = ResourceFlavorFilterSet(params, queryset=ResourceFlavor.objects.order_by("name"))
     queryset = filterset.qs if filterset.is_valid() else ResourceFlavor.objects.none()
-    sort = params.get("sort") or DEFAULT_FLAVOR_SORT
-    if sort.removeprefix("-") not in FLAVOR_SORTS:
-        sort = DEFAULT_FLAVOR_SORT
+    sort = sort_alias(params.get("sort"), FLAVOR_SORTS, DEFAULT_FLAVOR_SORT)
     rows = sorted(
         flavor_summaries(viewer, structure, queryset=queryset),
         key=FLAVOR_SORTS[sort.removeprefix("-")],
