@@ -116,6 +116,7 @@ INSTALLED_APPS = [
     "knox",
     "axes",
     "django_filters",
+    "django_tables2",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "queues",

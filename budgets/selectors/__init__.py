@@ -9,16 +9,22 @@ among the top consumers and the rest only as one "other namespaces" total.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
+from django.http import QueryDict
 
 from budgets import accounting
+from budgets.filtersets import BudgetFilterSet
 from budgets.models import Budget, BudgetEvent, BudgetState
-from budgets.status import BudgetStatus, Measurement, build_status, to_hours
+from budgets.status import STATE_LABELS, BudgetStatus, Measurement, build_status, to_hours
 from core.access import Access
+from core.tables import sort_alias
 from queues.models import QueueHold, Workload
 
 
@@ -65,11 +71,63 @@ def budget_status(budget: Budget, *, held: bool | None = None) -> BudgetStatus:
 
 def budgets_with_status(viewer: Access) -> list[tuple[Budget, BudgetStatus]]:
     """Every visible budget with its status (two queries)."""
-    budgets = list(visible_budgets(viewer))
+    return _with_status(list(visible_budgets(viewer)))
+
+
+def _with_status(budgets: list[Budget]) -> list[tuple[Budget, BudgetStatus]]:
     held = set(
         QueueHold.objects.filter(source__in=[f"budget:{b.pk}" for b in budgets]).values_list("source", flat=True)
     )
     return [(budget, budget_status(budget, held=f"budget:{budget.pk}" in held)) for budget in budgets]
+
+
+class BudgetRow(NamedTuple):
+    """A budget and its status, one row of the budget list (unpacks as ``budget, status``)."""
+
+    budget: Budget
+    status: BudgetStatus
+
+
+_SEVERITY = {state: rank for rank, state in enumerate(STATE_LABELS)}  # error first, ok last
+_FAR = datetime.max.replace(tzinfo=UTC)
+# ``?sort=`` of the budget table. A budget's use and forecast come from its status (computed in
+# Python from the stored state, no ledger scan), so the filtered list is sorted whole, then paged.
+BUDGET_SORTS: dict[str, Callable[[BudgetRow], Any]] = {
+    "name": lambda r: (r.budget.name,),
+    "target": lambda r: (r.budget.target_label, r.budget.name),
+    "kind": lambda r: (r.budget.kind, r.budget.resource, r.budget.name),
+    "used": lambda r: (r.status.used_hours, r.budget.name),
+    "allocated": lambda r: (r.status.allocated_hours, r.budget.name),
+    "percent": lambda r: (r.status.percent, r.budget.name),
+    "forecast": lambda r: (r.status.forecast_exhausted_at or _FAR, r.budget.name),
+    "state": lambda r: (_SEVERITY[r.status.state], -r.status.percent, r.budget.name),
+}
+DEFAULT_BUDGET_SORT = "name"
+BUDGET_PAGE_SIZE = 50
+
+
+@dataclass
+class BudgetList:
+    page: Page
+    rows: list[BudgetRow]  # the whole filtered, sorted list (exports); ``page`` holds this page's
+    filterset: BudgetFilterSet
+    sort: str
+
+
+def budget_list(viewer: Access, params: QueryDict, *, page_size: int = BUDGET_PAGE_SIZE) -> BudgetList:
+    """The visible budgets ``params`` filter (the API's filter names), sorted as ``?sort=`` asks
+    across the whole list, one page of them (two queries, as ``budgets_with_status``)."""
+    filterset = BudgetFilterSet(params, queryset=visible_budgets(viewer))
+    budgets = filterset.qs if filterset.is_valid() else Budget.objects.none()
+    sort = sort_alias(params.get("sort"), BUDGET_SORTS, DEFAULT_BUDGET_SORT)
+    rows = sorted(
+        (BudgetRow(b, s) for b, s in _with_status(list(budgets))),
+        key=BUDGET_SORTS[sort.removeprefix("-")],
+        reverse=sort.startswith("-"),
+    )
+    return BudgetList(
+        page=Paginator(rows, page_size).get_page(params.get("page", 1)), rows=rows, filterset=filterset, sort=sort
+    )
 
 
 def budget_events(budget_id: int, *, limit: int | None = 50) -> QuerySet[BudgetEvent]:

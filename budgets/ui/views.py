@@ -21,8 +21,10 @@ from budgets import accounting, selectors
 from budgets.enforcement import current_hold
 from budgets.models import Budget
 from budgets.services import update_budget
+from budgets.tables import BudgetTable
 from budgets.ui import charts
 from budgets.ui.forms import BudgetForm
+from core import tables
 from core.access import access_for
 from core.models import Surface
 from core.versions import StaleVersion
@@ -34,7 +36,27 @@ from queues.ui.views.policy import opened_at, saving_version, stale_message, sta
 @login_required
 def budget_list(request: HttpRequest) -> HttpResponse:
     viewer = access_for(request.user)
-    return render(request, "budgets/list.html", {"rows": selectors.budgets_with_status(viewer)})
+    try:
+        export = tables.export_format(request)
+    except tables.BadTableRequest as error:
+        return tables.bad_request(error)
+    listing = selectors.budget_list(viewer, request.GET)
+    if export:
+        rows = listing.rows[: tables.EXPORT_LIMIT]
+        return tables.export_response(BudgetTable(rows, order_by=listing.sort), export, total=len(listing.rows))
+    table = tables.configure(BudgetTable(listing.page.object_list, order_by=listing.sort), request)
+    return render(
+        request,
+        "budgets/list.html",
+        {
+            "rows": listing.page.object_list,
+            "listing": listing,
+            "table": table,
+            "tools": tables.tools(request, table),
+            "query": tables.page_query(request),
+            "viewer": viewer,
+        },
+    )
 
 
 @login_required

@@ -20,10 +20,19 @@ from core.access import Access
 from core.models import PolicyChange
 from core.models.audit import Surface
 from core.redaction import redact_policy_state
+from core.tables import sort_alias
 from queues.filtersets import PolicyChangeFilterSet
 from queues.ui.charts import Marker
 
 PAGE_SIZE = 50
+# ``?sort=`` of the audit table's columns: (ascending, descending), ties by id.
+AUDIT_SORTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "when": (("at", "id"), ("-at", "-id")),
+    "who": (("actor_name", "-at", "-id"), ("-actor_name", "-at", "-id")),
+    "surface": (("surface", "-at", "-id"), ("-surface", "-at", "-id")),
+    "object": (("object_type", "object_repr", "-at", "-id"), ("-object_type", "-object_repr", "-at", "-id")),
+}
+DEFAULT_SORT = "-when"
 
 
 def visible_changes(viewer: Access) -> QuerySet[PolicyChange]:
@@ -87,13 +96,30 @@ class AuditPage:
     page: Page
     rows: list[ChangeRow]
     filterset: PolicyChangeFilterSet
+    sort: str = DEFAULT_SORT
+
+
+def _sorted_changes(viewer: Access, params: QueryDict) -> tuple[PolicyChangeFilterSet, QuerySet[PolicyChange], str]:
+    """The visible changes ``params`` filter, ordered as ``?sort=`` asks (the newest first by default)."""
+    filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
+    rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
+    sort = sort_alias(params.get("sort"), AUDIT_SORTS, DEFAULT_SORT)
+    ascending, descending = AUDIT_SORTS[sort.removeprefix("-")]
+    return filterset, rows.order_by(*(descending if sort.startswith("-") else ascending)), sort
 
 
 def audit_page(viewer: Access, params: QueryDict) -> AuditPage:
-    filterset = PolicyChangeFilterSet(params, queryset=visible_changes(viewer))
-    rows = filterset.qs if filterset.is_valid() else PolicyChange.objects.none()
-    page = Paginator(rows.order_by("-at", "-id"), PAGE_SIZE).get_page(params.get("page", 1))
-    return AuditPage(page=page, rows=change_rows(viewer, list(page.object_list)), filterset=filterset)
+    filterset, rows, sort = _sorted_changes(viewer, params)
+    page = Paginator(rows, PAGE_SIZE).get_page(params.get("page", 1))
+    return AuditPage(page=page, rows=change_rows(viewer, list(page.object_list)), filterset=filterset, sort=sort)
+
+
+def audit_export(viewer: Access, params: QueryDict, *, limit: int) -> tuple[list[ChangeRow], int, str]:
+    """The first ``limit`` rows of the filtered log in the page's order, and how many match."""
+    _filterset, rows, sort = _sorted_changes(viewer, params)
+    changes = list(rows[:limit])
+    total = rows.count() if len(changes) == limit else len(changes)
+    return change_rows(viewer, changes), total, sort
 
 
 MAX_MARKERS = 40

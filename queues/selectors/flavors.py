@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, QuerySet
+from django.http import QueryDict
 
 from core.access import Access
+from core.tables import sort_alias
+from queues.filtersets import ResourceFlavorFilterSet
 from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
 from queues.selectors import live
 from queues.selectors.shares import NO_SHARE, Share
@@ -61,11 +65,18 @@ class FlavorSummary:
         return ", ".join(cell.label for cell in self.totals) or "no quota"
 
 
-def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | None = None) -> list[FlavorSummary]:
-    """Every flavor (or the one named) with its capacity, use and the ClusterQueues on it."""
-    flavors = list(
-        ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name)
-    )
+def flavor_summaries(
+    viewer: Access,
+    structure: ClusterStructure,
+    name: str | None = None,
+    *,
+    queryset: QuerySet[ResourceFlavor] | None = None,
+) -> list[FlavorSummary]:
+    """Every flavor (or the one named, or those of ``queryset``) with its capacity, use and the
+    ClusterQueues on it."""
+    if queryset is None:
+        queryset = ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name)
+    flavors = list(queryset)
     used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
     running = dict(
         WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
@@ -105,3 +116,34 @@ def flavor_summaries(viewer: Access, structure: ClusterStructure, name: str | No
 
 def _ordered(cells: dict[str, FlavorCell]) -> list[FlavorCell]:
     return [cells[resource] for resource in resource_order(cells)]
+
+
+PAGE_SIZE = 50
+# ``?sort=`` of the flavor table: a flavor's figures are computed in Python from the structure, so
+# the filtered list is sorted whole in Python, then paged (flavors are few: one per kind of hardware).
+FLAVOR_SORTS = {"flavor": lambda s: (s.flavor.name,), "running": lambda s: (s.running, s.flavor.name)}
+DEFAULT_FLAVOR_SORT = "flavor"
+
+
+@dataclass
+class FlavorList:
+    page: Page
+    filterset: ResourceFlavorFilterSet
+    sort: str
+    rows: list[FlavorSummary]  # the whole filtered, sorted list (exports); ``page`` holds this page's
+
+
+def flavor_list(
+    viewer: Access, structure: ClusterStructure, params: QueryDict, *, page_size: int = PAGE_SIZE
+) -> FlavorList:
+    """The flavors ``params`` filter (``?name=``), sorted as ``?sort=`` asks, one page of them."""
+    filterset = ResourceFlavorFilterSet(params, queryset=ResourceFlavor.objects.order_by("name"))
+    queryset = filterset.qs if filterset.is_valid() else ResourceFlavor.objects.none()
+    sort = sort_alias(params.get("sort"), FLAVOR_SORTS, DEFAULT_FLAVOR_SORT)
+    rows = sorted(
+        flavor_summaries(viewer, structure, queryset=queryset),
+        key=FLAVOR_SORTS[sort.removeprefix("-")],
+        reverse=sort.startswith("-"),
+    )
+    page = Paginator(rows, page_size).get_page(params.get("page", 1))
+    return FlavorList(page=page, filterset=filterset, sort=sort, rows=rows)

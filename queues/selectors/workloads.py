@@ -30,22 +30,35 @@ from queues.selectors.structure import ClusterStructure
 from queues.ui.display import amounts
 
 PAGE_SIZE = 25  # with the reasons and who is ahead, 25 rows are about three screens at 1440x900
-# "newest"/"oldest" follow submission order (the primary key, indexed): sorting 100,000 rows by
-# queue timestamp on every page load would cost more than the whole rest of the page.
-SORTS = {
-    "newest": ("-id",),
-    "oldest": ("id",),
-    "priority": ("-priority", "queued_at", "id"),
-    # pending work in queue order per ClusterQueue, then what runs or ran (no position)
-    "position": ("local_queue__cluster_queue__name", F("queue_position").asc(nulls_last=True), "-id"),
-    # a queue's page: everything that waits first (in queue order), then what runs
-    "waiting-first": (
-        F("state").desc(),
-        "local_queue__cluster_queue__name",
-        F("queue_position").asc(nulls_last=True),
-        "-id",
+_POSITION = F("queue_position").asc(nulls_last=True)
+_QUEUE_ORDER = ("local_queue__cluster_queue__name", _POSITION, "-id")
+# The orders a list can ask for (``?sort=<name>`` or ``-<name>``; the workload table's sortable
+# columns), each as (ascending, descending), with ties broken by id so that pages never repeat
+# or skip a row. "newest"/"oldest" (the default of the whole list) follow submission order (the
+# primary key, indexed): sorting 100,000 rows by queue timestamp on every page load would cost
+# more than the whole rest of the page, so only a click on "Queued" does it.
+ORDERINGS: dict[str, tuple[tuple[Any, ...], tuple[Any, ...]]] = {
+    "name": (("name", "id"), ("-name", "-id")),
+    "queue": (
+        ("namespace__name", "local_queue__name", "-id"),
+        ("-namespace__name", "-local_queue__name", "-id"),
     ),
+    # descending puts what waits first (in queue order), then what runs: a queue's page
+    "state": (("state", *_QUEUE_ORDER), (F("state").desc(), *_QUEUE_ORDER)),
+    "priority": (("priority", "queued_at", "id"), ("-priority", "queued_at", "id")),
+    # pending work in queue order per ClusterQueue, then what runs or ran (no position)
+    "position": (
+        _QUEUE_ORDER,
+        ("local_queue__cluster_queue__name", F("queue_position").desc(nulls_last=True), "-id"),
+    ),
+    "queued": (("queued_at", "id"), ("-queued_at", "-id")),
+    "newest": (("-id",), ("id",)),
 }
+# Older spellings of ``?sort=`` still honoured (bookmarks, links in the docs).
+LEGACY_SORTS = {"oldest": "-newest", "waiting-first": "-state"}
+_NEEDS_POSITION = {"state", "position"}
+SORTS = {"waiting-first": ORDERINGS["state"][1]}  # the API's queue lists (``api/views/observe.py``)
+EXPORT_CHUNK = 1_000  # workloads loaded per query by an export
 AHEAD_SHOWN = 2
 
 
@@ -85,11 +98,18 @@ class WorkloadRow:
 
 
 def sort_key(value: str | None, state: list[str]) -> str:
-    """The requested order; lists of pending (and admitted) work default to queue order."""
-    if value in SORTS:
+    """The requested order (``name`` or ``-name`` of ``ORDERINGS``); lists of pending (and
+    admitted) work default to queue order, the others to the newest first."""
+    value = LEGACY_SORTS.get(value or "", value)
+    if value and value.removeprefix("-") in ORDERINGS:
         return value
     active = {WorkloadState.PENDING, WorkloadState.ADMITTED}
     return "position" if state and set(state) <= active else "newest"
+
+
+def ordering(sort: str) -> tuple[Any, ...]:
+    ascending, descending = ORDERINGS[sort.removeprefix("-")]
+    return descending if sort.startswith("-") else ascending
 
 
 def _base(viewer: Access) -> WorkloadQuerySet:
@@ -119,21 +139,60 @@ def workload_page(
 
     ``fixed`` narrows the base queryset (a queue's detail page lists only that queue's workloads).
     """
-    queryset = _base(viewer)
-    if fixed:
-        queryset = queryset.filter(**fixed)
-    filterset = WorkloadFilterSet(params, queryset=queryset)
-    rows = cast(WorkloadQuerySet, filterset.qs if filterset.is_valid() else queryset.none())
+    filterset, filtered = _filtered(viewer, params, fixed)
+    rows = cast(WorkloadQuerySet, filtered)
     sort = sort_key(params.get("sort"), params.getlist("state"))
-    ordered = rows.with_queue_position() if sort in ("position", "waiting-first") else rows  # joined only to order
     # Page over ids first (an index-only walk even deep into 100,000 rows), then load that page's
     # rows with their queues; the count needs no queue order.
-    counted: Any = _Counted(ordered.order_by(*SORTS[sort]).values_list("id", flat=True), rows)  # pages like a queryset
+    counted: Any = _Counted(_ordered_ids(rows, sort), rows)  # pages like a queryset
     page = Paginator(counted, page_size).get_page(params.get("page", 1))
     ids = list(page.object_list)
     by_id = {workload.id: workload for workload in attach_queue_positions(_base(viewer).filter(id__in=ids))}
     workloads = [by_id[i] for i in ids if i in by_id]
     return WorkloadPage(page=page, rows=build_rows(viewer, workloads, structure), filterset=filterset, sort=sort)
+
+
+def _ordered_ids(rows: WorkloadQuerySet, sort: str) -> QuerySet:
+    """The ids of ``rows`` in the order ``sort`` names (queue positions joined only to order)."""
+    ordered = rows.with_queue_position() if sort.removeprefix("-") in _NEEDS_POSITION else rows
+    return ordered.order_by(*ordering(sort)).values_list("id", flat=True)
+
+
+def _filtered(viewer: Access, params: QueryDict, fixed: Mapping[str, Any] | None) -> tuple[WorkloadFilterSet, Any]:
+    queryset = _base(viewer)
+    if fixed:
+        queryset = queryset.filter(**fixed)
+    filterset = WorkloadFilterSet(params, queryset=queryset)
+    return filterset, (filterset.qs if filterset.is_valid() else queryset.none())
+
+
+@dataclass
+class WorkloadExport:
+    rows: list[WorkloadRow]
+    total: int
+    sort: str
+
+
+def workload_export(
+    viewer: Access, params: QueryDict, *, limit: int, fixed: Mapping[str, Any] | None = None
+) -> WorkloadExport:
+    """The first ``limit`` workloads of the list ``params`` filters, in the page's order.
+
+    The same visibility, filters and order as ``workload_page`` (an export never holds a row
+    its pages could not show); no "who is ahead" (that is the page's, per row on screen).
+    Loaded ``EXPORT_CHUNK`` rows at a time: a fixed number of queries per chunk.
+    """
+    filterset, rows = _filtered(viewer, params, fixed)
+    sort = sort_key(params.get("sort"), params.getlist("state"))
+    ids = list(_ordered_ids(rows, sort)[:limit]) if filterset.is_valid() else []
+    total = rows.count() if len(ids) == limit else len(ids)
+    redact = reason_redactor(viewer)
+    out: list[WorkloadRow] = []
+    for start in range(0, len(ids), EXPORT_CHUNK):
+        chunk = ids[start : start + EXPORT_CHUNK]
+        by_id = {w.id: w for w in attach_queue_positions(_base(viewer).filter(id__in=chunk))}
+        out.extend(_row(by_id[i], redact) for i in chunk if i in by_id)
+    return WorkloadExport(rows=out, total=total, sort=sort)
 
 
 class _Counted:

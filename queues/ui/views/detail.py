@@ -8,6 +8,7 @@ from typing import Any
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
+from core import tables
 from queues.models import WorkloadState
 from queues.selectors import history
 from queues.selectors.detail import (
@@ -20,6 +21,7 @@ from queues.selectors.detail import (
 from queues.selectors.structure import ClusterStructure, load_structure
 from queues.selectors.tree import TreeFilters, queue_tree
 from queues.selectors.workloads import workload_page
+from queues.tables import WorkloadTable
 from queues.ui.links import playground_url
 from queues.ui.views.common import (
     DashboardRequest,
@@ -55,13 +57,14 @@ def _render(
     if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
         params.setlist("state", [WorkloadState.PENDING, WorkloadState.ADMITTED])
     if "sort" not in params:  # what waits first: the short page shows who waits and why
-        params["sort"] = "waiting-first"
+        params["sort"] = "-state"
     work = workload_page(request.viewer, params, structure, page_size=WORKLOAD_PAGE_SIZE, fixed=workloads(structure))
     context = {
         "detail": detail,
         "obj": detail.obj,
         "children": children,
         "work": work,
+        "work_table": tables.configure(WorkloadTable(work.rows, order_by=work.sort, compact=True), request),
         "viewer": request.viewer,
         "range": range_name,
         "ranges": list(history.RANGES),

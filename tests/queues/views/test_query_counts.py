@@ -25,12 +25,16 @@ PAGES = [
     ("admin", "queues:queue-tree", []),
     ("admin", "queues:workloads", []),
     ("admin", "queues:workloads?state=Pending", []),
+    ("admin", "queues:workloads?sort=-priority&columns=name&columns=state", []),
+    ("admin", "queues:workloads?namespace=team-a&export=csv", []),
+    ("admin", "budgets:list?sort=-percent", []),
     ("admin", "queues:cohort", ["org"]),
     ("admin", "queues:cluster-queue", ["cq-gpu"]),
     ("admin", "queues:namespace", ["team-a"]),
     ("admin", "queues:local-queue", ["team-a", "train"]),
     ("admin", "queues:workload", ["team-a", "a-job-2"]),
     ("admin", "queues:audit-log", []),
+    ("admin", "queues:audit-log?sort=who&export=json", []),
     ("admin", "queues:edit-cluster-queue", ["cq-gpu"]),
     ("admin", "queues:flavors", []),
     ("admin", "queues:flavor", ["default"]),
@@ -42,6 +46,8 @@ PAGES = [
     ("alice", "queues:submit-choose", []),
     ("alice", "queues:submit-workload", ["team-a", "train"]),
     ("alice", "queues:cancel-workload", ["team-a", "a-job-1"]),
+    ("alice", "queues:flavors?sort=-running", []),
+    ("alice", "budgets:list", []),
 ]
 CEILING = 40
 
