@@ -84,14 +84,14 @@ class Window:
 
 
 def _span_text(span: timedelta) -> str:
+    """``6 h 12 min``, ``24 h``, ``7 d``, ``2 d 3 h``: hours and minutes under two days."""
     minutes = round(span.total_seconds() / 60)
-    days, rest = divmod(minutes, 24 * 60)
-    hours, minutes = divmod(rest, 60)
-    parts = [
-        f"{days} d" if days else "",
-        f"{hours} h" if hours else "",
-        f"{minutes} min" if minutes and not days else "",
-    ]
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""]
+    else:
+        days, hours = divmod(hours, 24)
+        parts = [f"{days} d", f"{hours} h" if hours else ""]
     return " ".join(part for part in parts if part) or "0 min"
 
 
