@@ -16,9 +16,14 @@ register = template.Library()
 @register.simple_tag
 def chart(figures: Mapping[str, Any] | None, element_id: str, title: str, size: str = "") -> str:
     """``<figure>`` with the plot element ``element_id`` (``role="img"``, labelled ``title``,
-    described by the summary) and a collapsed "In words" caption holding the summary of
+    described by the summary) and a collapsed "in words" caption holding the summary of
     ``figures[element_id]``. ``size`` adds the chart's size class (``auto``, ``tall``)."""
-    figure = (figures or {}).get(element_id) or {}
+    return chart_of((figures or {}).get(element_id), element_id, title, size)
+
+
+@register.simple_tag
+def chart_of(figure: Mapping[str, Any] | None, element_id: str, title: str, size: str = "") -> str:
+    """``chart`` for a page with a single figure."""
     return format_html(
         '<figure class="chart-figure">'
         '<div id="{id}" class="chart{size}" role="img" aria-label="{title}" aria-describedby="{id}-summary"></div>'
@@ -28,5 +33,5 @@ def chart(figures: Mapping[str, Any] | None, element_id: str, title: str, size: 
         id=element_id,
         size=f" {size}" if size else "",
         title=title,
-        summary=figure.get("summary", ""),
+        summary=(figure or {}).get("summary", ""),
     )

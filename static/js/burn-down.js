@@ -4,7 +4,8 @@
     var data = document.getElementById("burn-down-data");
     if (!data || !window.Plotly) { return; }
     var figure = JSON.parse(data.textContent);
-    Plotly.newPlot("burn-down", figure.data, figure.layout, {displaylogo: false, responsive: true});
+    var config = {displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d", "autoScale2d"]};
+    Plotly.newPlot("burn-down", figure.data, figure.layout, config);
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", draw); } else { draw(); }
 })();
