@@ -242,28 +242,38 @@ def _value(value: float, trace: Mapping[str, Any], layout: Mapping[str, Any]) ->
     return f"{number}×" if unit == "×" else f"{number} {unit}".strip()
 
 
-def _moment(text: str) -> str:
+def _moment(x: Any, layout: Mapping[str, Any]) -> str:
+    """A time of the x axis: a date as the page shows times, or a number in the axis' unit
+    (``layout.meta.x_unit``: the playground's "minutes from the start")."""
+    if isinstance(x, int | float):
+        unit = (layout.get("meta") or {}).get("x_unit", "")
+        return f"{x:g} {unit}".strip()
     from django.utils import timezone
 
-    return f"{timezone.localtime(datetime.fromisoformat(text)):%b %-d %H:%M}"
+    return f"{timezone.localtime(datetime.fromisoformat(str(x))):%b %-d %H:%M}"
 
 
 def _trace_summary(trace: Mapping[str, Any], layout: Mapping[str, Any]) -> str:
     name = (trace.get("meta") or {}).get("label") or trace.get("name") or "series"
+    if trace.get("type") == "box":
+        medians = ", ".join(
+            f"{x} {_value(m, trace, layout)}" for x, m in zip(trace.get("x") or [], trace.get("median") or [])
+        )
+        return f"{name}, median: {medians}." if medians else f"{name}: no values."
     points = [(x, y) for x, y in zip(trace.get("x") or [], trace.get("y") or []) if y is not None]
     if not points:
         return f"{name}: no values."
     if trace.get("type") == "bar":
         total = sum(y for _, y in points)
         x, most = max(points, key=lambda point: point[1])
-        return f"{name}: {_value(total, trace, layout)} in all, most {_value(most, trace, layout)} at {_moment(x)}."
+        return f"{name}: {_value(total, trace, layout)} in all, most {_value(most, trace, layout)} at {_moment(x, layout)}."
     last_x, last = points[-1]
     peak_x, peak = max(points, key=lambda point: point[1])
     if all(y == last for _, y in points):
         return f"{name}: {_value(last, trace, layout)} throughout."
     return (
-        f"{name}: {_value(last, trace, layout)} at {_moment(last_x)} (latest), "
-        f"peak {_value(peak, trace, layout)} at {_moment(peak_x)}."
+        f"{name}: {_value(last, trace, layout)} at {_moment(last_x, layout)} (latest), "
+        f"peak {_value(peak, trace, layout)} at {_moment(peak_x, layout)}."
     )
 
 

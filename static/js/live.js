@@ -9,51 +9,9 @@
 (function () {
   "use strict";
 
-  // Time charts of one page share one window (layout.meta.window): a zoom on one (drag, range
-  // selector button) moves the others, and "all" or a double-click brings every one back to it.
-  var syncing = false;
-
-  function pageWindow(el) {
-    var meta = el.layout && el.layout.meta;
-    return meta && meta.window ? meta.window.slice() : null;
-  }
-
-  function timeCharts() {
-    return Array.prototype.filter.call(document.querySelectorAll(".js-plotly-plot"), function (el) {
-      return pageWindow(el) !== null;
-    });
-  }
-
-  function syncZoom(source, event) {
-    if (syncing || !event) { return; }
-    var range = null;
-    if (event["xaxis.range[0]"] !== undefined && event["xaxis.range[1]"] !== undefined) {
-      range = [event["xaxis.range[0]"], event["xaxis.range[1]"]];
-    } else if (Array.isArray(event["xaxis.range"])) {
-      range = event["xaxis.range"].slice();
-    } else if (event["xaxis.autorange"]) {
-      range = pageWindow(source);  // "all" and double-click: the page's window, not Plotly's autorange
-    }
-    if (!range) { return; }
-    syncing = true;
-    var pending = timeCharts().map(function (el) {
-      return window.Plotly.relayout(el, { "xaxis.range": range.slice(), "xaxis.autorange": false });
-    });
-    Promise.all(pending).catch(function () {}).then(function () { syncing = false; });
-  }
-
   function drawFigure(id, figure) {
     var el = document.getElementById(id);
-    if (!el || !window.Plotly || !figure) { return; }
-    var config = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d", "autoScale2d"] };
-    window.Plotly.react(el, figure.data || [], figure.layout || {}, config).then(function () {
-      if (!el.dataset.zoomSync && pageWindow(el)) {
-        el.dataset.zoomSync = "1";
-        el.on("plotly_relayout", function (event) { syncZoom(el, event); });
-      }
-    });
-    var caption = document.querySelector('[data-chart-summary="' + id + '"]');
-    if (caption && typeof figure.summary === "string") { caption.textContent = figure.summary; }
+    if (el && window.fairportalCharts) { window.fairportalCharts.draw(el, figure); }
   }
 
   function drawInitialFigures() {
