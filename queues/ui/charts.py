@@ -226,7 +226,7 @@ def summary(figure: Figure, window_label: str = "") -> str:
     return " ".join(part for part in sentences if part)
 
 
-SUMMARY_SERIES = 8
+SUMMARY_SERIES = 16  # an allocation chart of four resources has four series each
 
 
 def _sentence(text: str) -> str:
@@ -271,6 +271,8 @@ def _trace_summary(trace: Mapping[str, Any], layout: Mapping[str, Any]) -> str:
     peak_x, peak = max(points, key=lambda point: point[1])
     if all(y == last for _, y in points):
         return f"{name}: {_value(last, trace, layout)} throughout."
+    if peak == last:
+        return f"{name}: {_value(last, trace, layout)} at {_moment(last_x, layout)} (latest, and the peak)."
     return (
         f"{name}: {_value(last, trace, layout)} at {_moment(last_x, layout)} (latest), "
         f"peak {_value(peak, trace, layout)} at {_moment(peak_x, layout)}."
