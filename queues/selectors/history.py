@@ -45,10 +45,6 @@ def parse_range(value: str | None) -> str:
     return value if value == DATA or value in RANGES else DEFAULT_RANGE
 
 
-def since(range_name: str, now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) - RANGES.get(parse_range(range_name), DATA_LIMIT)
-
-
 @dataclass(frozen=True)
 class Window:
     """The time range every time chart of one page shows, exactly ``[start, end]``.
