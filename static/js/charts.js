@@ -40,9 +40,38 @@
     Promise.all(updates).catch(function () {}).then(function () { syncing = false; });
   }
 
+  // The figures are drawn for a light page; under prefers-color-scheme: dark the dark ink, the
+  // grid and the range selector's buttons are swapped for light ones (the series keep their colours).
+  var INK = "#172033";
+  var DARK = { ink: "#e6e9ef", grid: "#2a3346", button: "#26314a", active: "#3b4a7a", note: "rgba(16,22,34,0.7)" };
+
+  function forScheme(layout) {
+    if (!window.matchMedia || !window.matchMedia("(prefers-color-scheme: dark)").matches) { return layout; }
+    var dark = JSON.parse(JSON.stringify(layout));
+    dark.font = Object.assign({}, dark.font, { color: DARK.ink });
+    Object.keys(dark).forEach(function (key) {
+      var axis = dark[key];
+      if (!/^[xy]axis/.test(key) || !axis) { return; }
+      axis.gridcolor = DARK.grid;
+      if (axis.rangeselector) {
+        axis.rangeselector.bgcolor = DARK.button;
+        axis.rangeselector.activecolor = DARK.active;
+        axis.rangeselector.font = Object.assign({}, axis.rangeselector.font, { color: DARK.ink });
+      }
+    });
+    (dark.annotations || []).forEach(function (note) {
+      if (note.font && note.font.color === INK) { note.font.color = DARK.ink; }
+      if (note.bgcolor) { note.bgcolor = DARK.note; }
+    });
+    (dark.shapes || []).forEach(function (shape) {
+      if (shape.line && shape.line.color === INK) { shape.line.color = DARK.ink; }
+    });
+    return dark;
+  }
+
   function draw(el, figure) {
     if (!el || !window.Plotly || !figure) { return; }
-    window.Plotly.react(el, figure.data || [], figure.layout || {}, CONFIG).then(function () {
+    window.Plotly.react(el, figure.data || [], forScheme(figure.layout || {}), CONFIG).then(function () {
       if (!el.hasAttribute("data-zoom-sync") && windowOf(el)) {
         el.setAttribute("data-zoom-sync", "");
         el.on("plotly_relayout", function (event) { sync(el, event); });

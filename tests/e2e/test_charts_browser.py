@@ -170,3 +170,15 @@ def test_given_a_live_refresh_then_the_summaries_and_the_shared_window_stay(clus
 
     windows = {tuple(chart["window"]) for chart in time_charts(page.evaluate(CHARTS))}
     assert len(windows) == 1
+
+
+def test_given_a_dark_colour_scheme_then_chart_text_and_grid_are_drawn_light(cluster, page):
+    page.emulate_media(color_scheme="dark")
+    sign_in(page, "admin")
+
+    charts_of(page, reverse("queues:home"))
+
+    inks = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot')].map(el => [el.id, el._fullLayout.font.color])"
+    )
+    assert inks and all(color == "#e6e9ef" for _id, color in inks), inks
