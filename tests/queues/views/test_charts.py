@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import plotly.graph_objects as go
 import pytest
+from django.utils import timezone
 
-from queues.models import UsageSample
+from queues.models import AdmissionRecord, UsageSample
 from queues.selectors import history
 from queues.ui import charts
 
@@ -220,3 +221,30 @@ def test_given_admin_when_local_queue_opened_with_7d_then_its_charts_start_at_it
     html = response.content.decode()
     assert 'id="chart-counts-summary"' in html and 'role="img"' in html
     assert detail.figures["chart-counts"]["summary"] in html
+
+
+def test_given_admissions_older_than_the_first_sample_then_the_wait_chart_leaves_them_out_like_the_others(
+    cluster, login
+):
+    # The demo's situation: finished history admitted the afternoon before the sampler started.
+    workload = cluster.a_train.workloads.order_by("id").first()
+    long_ago = timezone.now() - timedelta(hours=20)
+    AdmissionRecord.objects.create(
+        workload=workload,
+        namespace_id=workload.namespace_id,
+        local_queue_id=workload.local_queue_id,
+        cluster_queue_id=cluster.cq_gpu.id,
+        admitted_at=long_ago,
+        ended_at=long_ago + timedelta(hours=1),
+        end_reason=AdmissionRecord.EndReason.FINISHED,
+    )
+
+    detail = login("admin").get("/namespaces/team-a/queues/train/").context["detail"]
+
+    first = UsageSample.objects.filter(kind=UsageSample.Kind.LOCAL_QUEUE, object_id=cluster.a_train.id).earliest(
+        "sampled_at"
+    )
+    assert detail.window.start == first.sampled_at
+    waits = detail.figures["chart-waits"]
+    assert waits["data"], "the fixture's own admissions are in the window"
+    assert all(datetime.fromisoformat(x) >= detail.window.start for trace in waits["data"] for x in trace["x"])
