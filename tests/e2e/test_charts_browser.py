@@ -182,3 +182,30 @@ def test_given_a_dark_colour_scheme_then_chart_text_and_grid_are_drawn_light(clu
         "() => [...document.querySelectorAll('.js-plotly-plot')].map(el => [el.id, el._fullLayout.font.color])"
     )
     assert inks and all(color == "#e6e9ef" for _id, color in inks), inks
+
+
+def test_given_a_finished_what_if_run_then_its_charts_share_the_replay_window_fit_and_have_summaries(
+    transactional_db, settings, page, monkeypatch
+):
+    from playground.services import runs, scenarios
+    from playground.tasks import run_playground
+    from tests.factories import UserFactory
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    admin = UserFactory(username="admin", is_staff=True, password="pw-for-charts")
+    scenario = scenarios.create_from_preset("volcano-16cpu", owner=admin)
+    monkeypatch.setattr(runs, "send_on_commit", lambda run: None)  # no worker: the run is computed right here
+    run = runs.start_run(scenario, edits=["namespaces.ns2.weight=2"], owner=admin)
+    run_playground(str(run.pk))
+    page.goto(reverse("login"))
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "pw-for-charts")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/")
+
+    charts = charts_of(page, reverse("playground:run", args=[run.pk]))
+
+    timed = time_charts(charts)
+    assert len(timed) == 5 and len({tuple(chart["window"]) for chart in timed}) == 1
+    assert all(chart["summary"].strip() and chart["role"] == "img" for chart in charts)
+    assert page.evaluate(OVERFLOWS)["found"] == []
