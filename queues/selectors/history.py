@@ -49,9 +49,10 @@ def parse_range(value: str | None) -> str:
 class Window:
     """The time range every time chart of one page shows, exactly ``[start, end]``.
 
-    Invariants: ``start < end``; ``start`` is never before the page's first sample when there is
-    one (charts start where the data starts), nor before ``end`` minus the range asked for.
-    ``data_start`` is that first sample (None: no data in the range).
+    Invariants: ``end - start >= MIN_SPAN``; ``start`` is never before ``end`` minus the range
+    asked for, nor before the page's first sample when there is one (charts start where the data
+    starts), unless that sample is younger than ``MIN_SPAN``. ``data_start`` is that first sample
+    when the window starts at it (None: the data goes back further, or there is none).
     """
 
     name: str
