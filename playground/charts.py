@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from queues.ui.charts import GRID, THEME  # the dashboard's look
+from queues.ui.charts import GRID, THEME, summary  # the dashboard's look and text summaries
 
 Figure = dict[str, Any]
 
@@ -38,6 +38,19 @@ MAX_QUEUES = 12  # more LocalQueues than this are drawn as the top ones plus "ot
 def time_axis(end_seconds: float) -> tuple[float, str]:
     """Divisor and axis title: minutes for runs under three hours, hours after."""
     return (60.0, "minutes from the start") if end_seconds < 3 * 3600 else (3600.0, "hours from the start")
+
+
+def zoomable(layout: dict[str, Any], end_seconds: float) -> dict[str, Any]:
+    """A time chart of the run: from the replay's start to its end (where its data is), zoom
+    along time only, and that window in ``meta`` so a zoom on one chart of the page moves the
+    others (``static/js/charts.js``) and a double-click brings them back."""
+    divisor, _title = time_axis(end_seconds)
+    window = [0, round(end_seconds / divisor, 4)]
+    layout["xaxis"].update({"range": list(window), "autorange": False})
+    layout["yaxis"]["fixedrange"] = True
+    layout["dragmode"] = "zoom"
+    layout["meta"] = {"window": window, "x_unit": "min" if divisor == 60.0 else "h"}
+    return layout
 
 
 def base_layout(*, x_title: str, y_title: str, height: int = 300) -> dict[str, Any]:
@@ -137,7 +150,7 @@ def _pair(view: Mapping[str, Any], resource: str, *, empty: str, y_title: str, t
     for side, series in view["series"].items():
         data, top = traces(series, _x(series["t"], divisor), colors)
         peak = max(peak, top)
-        layout = base_layout(x_title=x_title, y_title=y_title)
+        layout = zoomable(base_layout(x_title=x_title, y_title=y_title), max(view["end"].values()))
         layout["title"] = {"text": SIDE_LABELS[side], "x": 0, "font": {"size": 13}}
         figures[side] = {"data": data, "layout": layout}
     for figure in figures.values():
@@ -241,7 +254,7 @@ def utilization_figure(view: Mapping[str, Any]) -> Figure:
             )
     if not data:
         return empty_figure("No capacity in this scenario")
-    layout = base_layout(x_title=x_title, y_title="of nominal capacity")
+    layout = zoomable(base_layout(x_title=x_title, y_title="of nominal capacity"), max(view["end"].values()))
     layout["yaxis"]["tickformat"] = ".0%"
     return {"data": data, "layout": layout}
 
@@ -270,6 +283,7 @@ def wait_figure(view: Mapping[str, Any]) -> Figure:
                 "mean": [stats["mean"] / divisor for _, stats in rows],
                 "boxmean": True,
                 "marker": {"color": SIDE_COLORS[side]},
+                "meta": {"unit": unit},
             }
         )
     layout = base_layout(x_title="tenant (namespace)", y_title=f"wait ({unit})")
@@ -314,7 +328,15 @@ def moved_figure(view: Mapping[str, Any]) -> Figure:
 
 
 def all_figures(view: Mapping[str, Any], resource: str | None = None) -> dict[str, Figure]:
-    """Every figure of the run page, keyed by the element id that draws it."""
+    """Every figure of the run page, keyed by the element id that draws it, each with its text
+    summary under ``"summary"`` (the page's text alternative of the chart)."""
+    figures = _figures(view, resource)
+    for figure in figures.values():
+        figure["summary"] = summary(figure)
+    return figures
+
+
+def _figures(view: Mapping[str, Any], resource: str | None) -> dict[str, Figure]:
     resource = resource or default_resource(view)
     figures: dict[str, Figure] = {
         "chart-utilization": utilization_figure(view),

@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from budgets.accounting import Segment
 from budgets.status import BudgetStatus
+from queues.ui.charts import summary
 
 MAX_POINTS = 500
 
@@ -88,6 +89,7 @@ def burn_down_figure(
             name="remaining",
             line={"color": "#2f6fdf", "width": 2},
             hovertemplate="%{x}<br>%{y:.2f} " + status.unit + " left<extra></extra>",
+            meta={"unit": status.unit},
         )
     )
     forecast = forecast_line(status)
@@ -100,6 +102,7 @@ def burn_down_figure(
                 name="forecast",
                 line={"color": "#d9822b", "dash": "dash"},
                 hovertemplate="%{x}<br>%{y:.2f} " + status.unit + " left (forecast)<extra></extra>",
+                meta={"unit": status.unit},
             )
         )
     for threshold in sorted(thresholds):
@@ -114,17 +117,46 @@ def burn_down_figure(
         figure.add_vline(x=status.exhausted_at, line={"color": "#a33", "width": 1})
         figure.add_annotation(x=status.exhausted_at, y=0, text="exhausted", showarrow=True, arrowhead=2)
     end = status.period_end or (forecast[-1][0] if forecast else status.as_of)
+    start = data_start(used_points) or status.period_start
     figure.update_layout(
-        margin={"l": 50, "r": 20, "t": 30, "b": 40},
+        margin={"l": 50, "r": 20, "t": 40, "b": 40},
         height=360,
         template="plotly_white",
-        legend={"orientation": "h", "y": 1.1},
-        yaxis={"title": f"{status.unit} remaining", "rangemode": "tozero"},
-        xaxis={"range": [status.period_start, end] if status.period_start and end else None},
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0},
+        yaxis={"title": f"{status.unit} remaining", "rangemode": "tozero", "fixedrange": True, "automargin": True},
+        # From where the usage starts (the chart starts where the data starts), to the period's
+        # end; "whole period" (or a drag, then a double-click back) shows the rest.
+        xaxis={
+            "range": [start, end] if start and end else None,
+            "automargin": True,
+            "rangeselector": {
+                "buttons": [{"label": "whole period", "step": "all"}],
+                "x": 1,
+                "xanchor": "right",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "bgcolor": "#eef1f6",
+                "font": {"size": 11},
+            },
+        },
+        dragmode="zoom",
     )
     return figure
 
 
+def data_start(used_points: Sequence[tuple[datetime, float]]) -> datetime | None:
+    """The last moment nothing was used yet before the first usage of the period (None: none)."""
+    start = None
+    for moment, used in used_points:
+        if used > 0:
+            return start
+        start = moment
+    return None
+
+
 def figure_data(figure: go.Figure) -> dict[str, Any]:
-    """Plain JSON-ready data for ``json_script`` (Plotly's encoder handles dates and numbers)."""
-    return json.loads(figure.to_json())
+    """Plain JSON-ready data for ``json_script`` (Plotly's encoder handles dates and numbers),
+    with its text summary under ``"summary"`` (the page's text alternative of the chart)."""
+    data: dict[str, Any] = json.loads(figure.to_json())
+    data["summary"] = summary(data)
+    return data

@@ -27,7 +27,6 @@ from queues.ui.display import amounts
 
 MAX_ADMISSIONS = 20_000
 # Bucket width per range: enough buckets for a curve, enough admissions per bucket for a p95.
-BUCKETS = {"6h": timedelta(minutes=15), "24h": timedelta(hours=1), "7d": timedelta(hours=6), "30d": timedelta(days=1)}
 
 
 def nearest_rank(ordered: list[float], p: float) -> float:
@@ -55,7 +54,7 @@ def _bucket(moment: datetime, start: datetime, width: timedelta) -> datetime:
 def wait_history(scope: Q, window: history.Window) -> WaitHistory:
     """Waits and evictions of the admissions matching ``scope`` (a ``Q`` on AdmissionRecord:
     ``Q(local_queue_id=...)``, ``Q(cluster_queue_id__in=...)``) inside ``window``."""
-    width = BUCKETS.get(window.name, timedelta(hours=1))
+    width = window.bucket
     previous_end = (
         AdmissionRecord.objects.filter(workload_id=OuterRef("workload_id"), admitted_at__lt=OuterRef("admitted_at"))
         .order_by("-admitted_at")

@@ -82,6 +82,7 @@ class QueueDetail:
     budgets: list[Any] = field(default_factory=list)
     changes: list[ChangeRow] = field(default_factory=list)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
+    window: history.Window | None = None  # the one window of every time chart on the page
     can_edit: bool = False
 
 
@@ -98,10 +99,11 @@ def _figures(
     limit_series: bool = False,
     limit: dict[str, float] | None = None,
     limit_name: str = "Nominal quota",
-) -> dict[str, charts.Figure]:
-    """A queue page's charts over ``range_name``: its stored series (``series_kind``), the waits of
-    ``admissions``, and its policy changes as markers (``object_type``, unless not ``show_changes``)."""
-    window = history.window(range_name)
+) -> dict[str, Any]:
+    """A queue page's ``figures`` and their one ``window`` (from the queue's first sample in
+    ``range_name``): its stored series (``series_kind``), the waits of ``admissions`` in the same
+    window, and its policy changes as markers (``object_type``, unless not ``show_changes``)."""
+    window = history.page_window(range_name, [(series_kind, object_id)])
     series = history.object_series(series_kind, object_id, window.start)
     markers = change_markers(viewer, window.start, object_type=object_type, object_id=object_id) if show_changes else []
     if limit_series:
@@ -121,13 +123,10 @@ def _figures(
         "chart-counts": charts.admitted_pending_figure(series.times, series.admitted, series.pending),
     }
     waits = analytics.wait_history(admissions, window)
-    per = duration(analytics.BUCKETS[window.name].total_seconds())
+    per = duration(window.bucket.total_seconds())
     figures["chart-waits"] = charts.wait_figure(waits.times, waits.p50, waits.p95, per)
     figures["chart-evictions"] = charts.evictions_figure(waits.eviction_times, waits.evictions, per)
-    return {
-        key: charts.framed(figure, start=window.start, end=window.end, markers=markers)
-        for key, figure in figures.items()
-    }
+    return {"figures": charts.frame_page(figures, window, markers), "window": window}
 
 
 def _changes(viewer: Access, object_type: str, object_id: int) -> list[ChangeRow]:
@@ -168,9 +167,7 @@ def local_queue_detail(
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "localqueue", lq.id),
-        figures=_figures(
-            viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)
-        ),
+        **_figures(viewer, range_name, Kind.LOCAL_QUEUE, "localqueue", lq.id, entitlement, Q(local_queue_id=lq.id)),
         can_edit=viewer.can_edit_namespace(lq.namespace_id),
     )
 
@@ -237,7 +234,7 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "clusterqueue", queue.id) if viewer.is_admin else [],
-        figures=_figures(
+        **_figures(
             viewer,
             range_name,
             Kind.CLUSTER_QUEUE,
@@ -272,7 +269,7 @@ def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, ran
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
         changes=_changes(viewer, "namespace", namespace.id),
-        figures=_figures(
+        **_figures(
             viewer,
             range_name,
             Kind.NAMESPACE,
@@ -318,7 +315,7 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         **_usage(allocated, cohort.consumed_resources, capacity, counts.values()),
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
-        figures=_figures(
+        **_figures(
             viewer,
             range_name,
             Kind.COHORT,

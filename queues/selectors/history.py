@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Q, Sum
+from django.db.models import Min, Q, Sum
 from django.utils import timezone
 
 from queues.models import UsageSample
@@ -24,32 +24,119 @@ RANGES: dict[str, timedelta] = {
     "7d": timedelta(days=7),
     "30d": timedelta(days=30),
 }
-DEFAULT_RANGE = "24h"
+DATA = "data"  # the default window: the span of the page's data, at most ``DATA_LIMIT``
+DEFAULT_RANGE = DATA
+DATA_LIMIT = RANGES["24h"]
+CHOICES = [DATA, *RANGES]  # what the range picker offers, in its order
+MIN_SPAN = timedelta(minutes=15)  # a page whose first sample is seconds old still gets a readable axis
 MAX_POINTS = 400
+# Interval of the wait and eviction buckets: the first whose window span is at most the key
+# (a little above each range, so a window of 6 h 5 min still reads in quarters of an hour).
+BUCKET_WIDTHS: tuple[tuple[timedelta, timedelta], ...] = (
+    (timedelta(hours=8), timedelta(minutes=15)),
+    (timedelta(hours=36), timedelta(hours=1)),
+    (timedelta(days=10), timedelta(hours=6)),
+)
+WIDEST_BUCKET = timedelta(days=1)
 
 
 def parse_range(value: str | None) -> str:
-    """A known range name (``6h``, ``24h``, ``7d``, ``30d``); anything else is the default."""
-    return value if value in RANGES else DEFAULT_RANGE
-
-
-def since(range_name: str, now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) - RANGES[parse_range(range_name)]
+    """A known range name (``data``, ``6h``, ``24h``, ``7d``, ``30d``); anything else is ``data``."""
+    return value if value == DATA or value in RANGES else DEFAULT_RANGE
 
 
 @dataclass(frozen=True)
 class Window:
-    """The time range a page asked for: charts show exactly ``[start, end]``."""
+    """The time range every time chart of one page shows, exactly ``[start, end]``.
+
+    Invariants: ``end - start >= MIN_SPAN``; ``start`` is never before ``end`` minus the range
+    asked for, nor before the page's first sample when there is one (charts start where the data
+    starts), unless that sample is younger than ``MIN_SPAN``. ``data_start`` is that first sample
+    when the window starts at it (None: the data goes back further, or there is none).
+    """
 
     name: str
     start: datetime
     end: datetime
+    data_start: datetime | None = None
+
+    @property
+    def span(self) -> timedelta:
+        return self.end - self.start
+
+    @property
+    def bucket(self) -> timedelta:
+        """The interval waits and evictions are grouped by: about 24 to 28 buckets a window."""
+        return next((width for limit, width in BUCKET_WIDTHS if self.span <= limit), WIDEST_BUCKET)
+
+    @property
+    def label(self) -> str:
+        """How card subtitles name the window: "last 6 h", "since 09:19 (6 h 12 min)" (today) or
+        "since Nov 27 09:19 (1 d 6 h)"."""
+        if self.data_start is not None and self.start == self.data_start:
+            start, end = timezone.localtime(self.start), timezone.localtime(self.end)
+            when = f"{start:%H:%M}" if start.date() == end.date() else f"{start:%b %-d %H:%M}"
+            return f"since {when} ({_span_text(self.span)})"
+        return f"last {_span_text(self.span)}"
 
 
-def window(range_name: str | None, now: datetime | None = None) -> Window:
+def _span_text(span: timedelta) -> str:
+    """``6 h 12 min``, ``24 h``, ``7 d``, ``2 d 3 h``: hours and minutes under two days."""
+    minutes = round(span.total_seconds() / 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        parts = [f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""]
+    else:
+        days, hours = divmod(hours, 24)
+        parts = [f"{days} d", f"{hours} h" if hours else ""]
+    return " ".join(part for part in parts if part) or "0 min"
+
+
+def fit_window(range_name: str | None, first: datetime | None, now: datetime) -> Window:
+    """The window of a page whose data starts at ``first``: the range asked for (``data``, the
+    default: at most ``DATA_LIMIT``) from ``now`` back, cut to start at ``first`` when the data
+    starts later, and at least ``MIN_SPAN`` long. Pure: the one rule every dashboard page uses."""
     name = parse_range(range_name)
+    start = now - RANGES.get(name, DATA_LIMIT)
+    data_start = first if first is not None and first <= now else None
+    # A first sample within 1% of the range's start is the range itself (samples are minutes apart).
+    if data_start is not None and data_start > start + (now - start) / 100:
+        start = min(data_start, now - MIN_SPAN)
+    return Window(name, start, now, data_start if data_start is not None and data_start == start else None)
+
+
+def window(range_name: str | None, now: datetime | None = None, first: datetime | None = None) -> Window:
+    """The range asked for up to ``now``, not cut to any data (``page_window`` cuts it)."""
+    return fit_window(range_name, first, now or timezone.now())
+
+
+def page_window(range_name: str | None, targets: Iterable[tuple[str, int]], now: datetime | None = None) -> Window:
+    """The one window of a page whose time charts draw the series of ``targets`` (``(kind,
+    object id)`` pairs): from its first sample within the range asked for (one query) to now."""
     end = now or timezone.now()
-    return Window(name, end - RANGES[name], end)
+    name = parse_range(range_name)
+    first = first_sample_at(targets, end - RANGES.get(name, DATA_LIMIT))
+    return fit_window(name, first, end)
+
+
+def first_sample_at(targets: Iterable[tuple[str, int]], start: datetime) -> datetime | None:
+    """The earliest sample of ``targets`` at or after ``start`` (one query on the series index)."""
+    query = _targets_query(targets)
+    if query is None:
+        return None
+    return UsageSample.objects.filter(query, sampled_at__gte=start).aggregate(first=Min("sampled_at"))["first"]
+
+
+def _targets_query(targets: Iterable[tuple[str, int]]) -> Q | None:
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for kind, object_id in targets:
+        by_kind[kind].append(object_id)
+    if not by_kind:
+        return None
+    query = Q()
+    for kind, ids in by_kind.items():
+        query |= Q(kind=kind, object_id__in=ids)
+    return query
 
 
 @dataclass
@@ -131,14 +218,9 @@ def object_series(kind: str, object_id: int, start: datetime) -> Series:
 def summed_series(targets: Iterable[tuple[str, int]], start: datetime) -> Series:
     """Several queues' series summed per sample time (one query), e.g. a tenant's namespaces or
     the cluster's roots (root cohorts and ClusterQueues outside any cohort)."""
-    by_kind: dict[str, list[int]] = defaultdict(list)
-    for kind, object_id in targets:
-        by_kind[kind].append(object_id)
-    if not by_kind:
+    query = _targets_query(targets)
+    if query is None:
         return Series()
-    query = Q()
-    for kind, ids in by_kind.items():
-        query |= Q(kind=kind, object_id__in=ids)
     rows = list(UsageSample.objects.filter(query, sampled_at__gte=start).order_by("sampled_at").values_list(*_FIELDS))
     return _columns(rows)
 

@@ -126,6 +126,7 @@ class Overview:
     budget_count: int = 0
     starved: analytics.StarvedSummary = field(default_factory=analytics.StarvedSummary)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
+    window: history.Window | None = None  # the one window of every time chart on the page
 
 
 # --- shared pieces ------------------------------------------------------------------------------
@@ -213,25 +214,21 @@ def cluster_overview(range_name: str) -> Overview:
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
     overview.starved = analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy())
 
-    window = history.window(range_name)
-    start = window.start
     roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
     ]
+    overview.window = window = history.page_window(range_name, roots)
+    start = window.start
     root_series = history.summed_series(roots, start)
     times, admitted_counts, pending = history.count_series(Kind.CLUSTER_QUEUE, start)
-    jain_times, jain_values = _jain_history(structure, root_series, range_name)
+    jain_times, jain_values = _jain_history(structure, root_series, window)
     overview.figures = {
         "chart-utilisation": charts.utilisation_figure(root_series.times, root_series.allocated, root_series.capacity),
         "chart-fairness": charts.fairness_figure(jain_times, jain_values),
         "chart-counts": charts.admitted_pending_figure(times, admitted_counts, pending),
         "chart-capacity": charts.capacity_figure([row.__dict__ for row in overview.capacity_rows]),
     }
-    markers = change_markers(ADMIN, start)
-    overview.figures = {
-        key: charts.framed(figure, start=start, end=window.end, markers=markers)
-        for key, figure in overview.figures.items()
-    }
+    overview.figures = charts.frame_page(overview.figures, window, change_markers(ADMIN, start))
     return overview
 
 
@@ -305,10 +302,10 @@ def _jain_now(
 
 
 def _jain_history(
-    structure: ClusterStructure, roots: history.Series, range_name: str
+    structure: ClusterStructure, roots: history.Series, window: history.Window
 ) -> tuple[list[datetime], list[float | None]]:
     """Fairness between tenants at up to ``JAIN_POINTS`` sample times, cached per new sample."""
-    key = f"dashboard:jain:{range_name}:{history.latest_sample_id()}"
+    key = f"dashboard:jain:{window.name}:{window.data_start}:{history.latest_sample_id()}"
     cached = cache.get(key)
     if cached is not None:
         return cached
@@ -359,9 +356,10 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
         stop_policy=StopPolicy.NONE
     ).count() + (ClusterQueue.objects.filter(id__in=my_queues).exclude(stop_policy=StopPolicy.NONE).count())
 
-    window = history.window(range_name)
+    targets = [(Kind.NAMESPACE, ns_id) for ns_id in ns_ids]
+    overview.window = window = history.page_window(range_name, targets)
     start = window.start
-    series = history.summed_series([(Kind.NAMESPACE, ns_id) for ns_id in ns_ids], start)
+    series = history.summed_series(targets, start)
     times, admitted_counts, pending = history.count_series(Kind.NAMESPACE, start, ns_ids)
     entitlement: dict[str, float] = {}
     for ns_id in ns_ids:
@@ -380,11 +378,7 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
         ),
         "chart-counts": charts.admitted_pending_figure(times, admitted_counts, pending),
     }
-    markers = change_markers(viewer, start)
-    overview.figures = {
-        key: charts.framed(figure, start=start, end=window.end, markers=markers)
-        for key, figure in overview.figures.items()
-    }
+    overview.figures = charts.frame_page(overview.figures, window, change_markers(viewer, start))
     return overview
 
 

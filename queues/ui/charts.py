@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from queues.selectors.shares import dominant_share
 from queues.ui.display import resource_order, short_name, to_display, unit_label
 
+if TYPE_CHECKING:
+    from queues.selectors.history import Window
+
 Figure = dict[str, Any]
+TOP_WITH_SELECTOR = 40  # room above a time chart's plot for its range selector and "now"
 
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 GRID = "#eef1f6"
@@ -75,47 +79,64 @@ class Marker:
     text: str
 
 
+# The zoom buttons a time chart offers inside its page's window: each one only when the window
+# is clearly longer, then "all" (back to the whole window). Zoom on one chart moves them all
+# (static/js/live.js listens to plotly_relayout).
+ZOOM_STEPS: tuple[tuple[str, int, str, timedelta], ...] = (
+    ("1h", 1, "hour", timedelta(hours=1.5)),
+    ("6h", 6, "hour", timedelta(hours=8)),
+    ("24h", 24, "hour", timedelta(hours=30)),
+    ("7d", 7, "day", timedelta(days=9)),
+)
+# The same across a page's figures and its live refreshes: Plotly.react then keeps a reader's zoom.
+UI_REVISION = "page"
+
+
+def range_selector(start: datetime, end: datetime) -> dict[str, Any]:
+    """Plotly's range selector for a window ``[start, end]``: the steps shorter than it, and "all"."""
+    span = end - start
+    buttons: list[dict[str, Any]] = [
+        {"label": label, "count": count, "step": step, "stepmode": "backward"}
+        for label, count, step, needs in ZOOM_STEPS
+        if span >= needs
+    ]
+    buttons.append({"label": "all", "step": "all"})
+    return {
+        "buttons": buttons,
+        # top right, above the plot: the top left holds the panels' names (allocation charts)
+        "x": 1,
+        "xanchor": "right",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "bgcolor": "#eef1f6",
+        "activecolor": "#c9d1f7",
+        "font": {"size": 11, "color": "#172033"},
+    }
+
+
 def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[Marker] = ()) -> Figure:
-    """Show exactly the requested range ``[start, end]`` (not just the span of the data), a
-    "now" line at ``end``, a shaded band and a note where the data begins later than ``start``,
-    and ``markers`` (policy changes) as dotted lines with the change on hover."""
+    """Show exactly the page's window ``[start, end]`` (the same on every chart of the page), a
+    "now" line at ``end``, ``markers`` (policy changes) as dotted lines with the change on hover,
+    and zoom along time only: drag to zoom, a range selector above the plot, double-click back
+    to the window. Charts that are not time charts (bars by flavor, empty figures) are left alone.
+    """
     layout = figure["layout"]
     xaxis = layout.get("xaxis")
     if not isinstance(xaxis, dict) or xaxis.get("type") != "date":
         return figure  # not a time chart (bars), or an empty one
     xaxis["range"] = [start.isoformat(), end.isoformat()]
     xaxis["autorange"] = False
+    xaxis["rangeselector"] = range_selector(start, end)
+    for key, axis in layout.items():
+        if key.startswith("yaxis") and isinstance(axis, dict):
+            axis["fixedrange"] = True  # a drag zooms time, never the values
+    layout["dragmode"] = "zoom"
+    layout["uirevision"] = UI_REVISION
+    layout["meta"] = {"window": [start.isoformat(), end.isoformat()]}
+    margin = layout.setdefault("margin", {})
+    margin["t"] = max(margin.get("t", 0), TOP_WITH_SELECTOR)
     shapes = layout.setdefault("shapes", [])
     notes = layout.setdefault("annotations", [])
-    first = _first_time(figure)
-    if first is not None and first > start + (end - start) / 100:
-        shapes.append(
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": start.isoformat(),
-                "x1": first.isoformat(),
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": "rgba(138,148,166,0.10)",
-                "line": {"width": 0},
-                "layer": "below",
-            }
-        )
-        notes.append(
-            {
-                "text": f"data from {first:%b %-d %H:%M}",
-                "showarrow": False,
-                "xref": "x",
-                "yref": "paper",
-                "x": first.isoformat(),
-                "y": 1,
-                "xanchor": "right",
-                "yanchor": "top",
-                "font": {"size": 10, "color": "#8a94a6"},
-            }
-        )
     shapes.append(
         {
             "type": "line",
@@ -137,7 +158,8 @@ def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[
             "x": end.isoformat(),
             "y": 1,
             "xanchor": "right",
-            "yanchor": "bottom",
+            "yanchor": "top",  # inside the plot, under the range selector
+            "bgcolor": "rgba(255,255,255,0.7)",
             "font": {"size": 10, "color": "#172033"},
         }
     )
@@ -173,9 +195,98 @@ def framed(figure: Figure, *, start: datetime, end: datetime, markers: Sequence[
     return figure
 
 
-def _first_time(figure: Figure) -> datetime | None:
-    firsts = [trace["x"][0] for trace in figure.get("data", ()) if trace.get("x")]
-    return datetime.fromisoformat(min(firsts)) if firsts else None
+def frame_page(figures: Mapping[str, Figure], window: Window, markers: Sequence[Marker] = ()) -> dict[str, Figure]:
+    """Every figure of one page framed to the page's one ``window`` (``history.page_window``), each
+    with its text summary under ``"summary"`` (what the page prints under the chart and what a
+    screen reader reads instead of the plot)."""
+    framed_figures = {}
+    for key, figure in figures.items():
+        framed_figures[key] = framed(figure, start=window.start, end=window.end, markers=markers)
+        framed_figures[key]["summary"] = summary(figure, window.label)
+    return framed_figures
+
+
+def summary(figure: Figure, window_label: str = "") -> str:
+    """The text alternative of a figure: the window it shows, then per series its latest value
+    and its peak with their times (per bar series: the total and the largest bar; per row of a
+    horizontal bar chart: each part). An empty figure says why it is empty. Pure and short: at
+    most ``SUMMARY_SERIES`` series are named."""
+    data = figure.get("data") or []
+    layout = figure.get("layout") or {}
+    if not data:
+        notes = [note.get("text", "") for note in layout.get("annotations", ()) if note.get("xref") == "paper"]
+        return " ".join(part for part in (_sentence(window_label), *notes) if part) or "No data."
+    if all(trace.get("orientation") == "h" for trace in data):
+        return _bars_summary(data, layout)
+    sentences = [_sentence(window_label)] if window_label else []
+    for trace in data[:SUMMARY_SERIES]:
+        sentences.append(_trace_summary(trace, layout))
+    if len(data) > SUMMARY_SERIES:
+        sentences.append(f"{len(data) - SUMMARY_SERIES} more series in the chart.")
+    return " ".join(part for part in sentences if part)
+
+
+SUMMARY_SERIES = 16  # an allocation chart of four resources has four series each
+
+
+def _sentence(text: str) -> str:
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+def _value(value: float, trace: Mapping[str, Any], layout: Mapping[str, Any]) -> str:
+    axis = layout.get("yaxis" + str(trace.get("yaxis", "y"))[1:], {}) or {}
+    if axis.get("tickformat") == ".0%":
+        return f"{value:.1%}"
+    unit = (trace.get("meta") or {}).get("unit", "")
+    number = f"{value:.4g}" if isinstance(value, float) else str(value)
+    return f"{number}×" if unit == "×" else f"{number} {unit}".strip()
+
+
+def _moment(x: Any, layout: Mapping[str, Any]) -> str:
+    """A time of the x axis: a date as the page shows times, or a number in the axis' unit
+    (``layout.meta.x_unit``: the playground's "minutes from the start")."""
+    if isinstance(x, int | float):
+        unit = (layout.get("meta") or {}).get("x_unit", "")
+        return f"{x:g} {unit}".strip()
+    from django.utils import timezone
+
+    return f"{timezone.localtime(datetime.fromisoformat(str(x))):%b %-d %H:%M}"
+
+
+def _trace_summary(trace: Mapping[str, Any], layout: Mapping[str, Any]) -> str:
+    name = (trace.get("meta") or {}).get("label") or trace.get("name") or "series"
+    if trace.get("type") == "box":
+        medians = ", ".join(
+            f"{x} {_value(m, trace, layout)}" for x, m in zip(trace.get("x") or [], trace.get("median") or [])
+        )
+        return f"{name}, median: {medians}." if medians else f"{name}: no values."
+    points = [(x, y) for x, y in zip(trace.get("x") or [], trace.get("y") or []) if y is not None]
+    if not points:
+        return f"{name}: no values."
+    if trace.get("type") == "bar":
+        total = sum(y for _, y in points)
+        x, most = max(points, key=lambda point: point[1])
+        return f"{name}: {_value(total, trace, layout)} in all, most {_value(most, trace, layout)} at {_moment(x, layout)}."
+    last_x, last = points[-1]
+    peak_x, peak = max(points, key=lambda point: point[1])
+    if all(y == last for _, y in points):
+        return f"{name}: {_value(last, trace, layout)} throughout."
+    if peak == last:
+        return f"{name}: {_value(last, trace, layout)} at {_moment(last_x, layout)} (latest, and the peak)."
+    return (
+        f"{name}: {_value(last, trace, layout)} at {_moment(last_x, layout)} (latest), "
+        f"peak {_value(peak, trace, layout)} at {_moment(peak_x, layout)}."
+    )
+
+
+def _bars_summary(data: Sequence[Mapping[str, Any]], layout: Mapping[str, Any]) -> str:
+    rows: dict[str, list[str]] = {}
+    percent = (layout.get("xaxis") or {}).get("tickformat") == ".0%"
+    for trace in data:
+        for label, value in zip(trace.get("y") or [], trace.get("x") or []):
+            text = f"{value:.0%}" if percent else f"{value:.4g}"
+            rows.setdefault(str(label), []).append(f"{trace.get('name', '')} {text}".strip())
+    return " ".join(f"{label}: {', '.join(parts)}." for label, parts in rows.items())
 
 
 def empty_figure(message: str) -> Figure:
@@ -265,6 +376,7 @@ def admitted_pending_figure(times: Sequence[datetime], admitted: Sequence[int], 
                 "x": x,
                 "y": list(admitted),
                 "line": {"color": COLORS["admitted"], "width": 2, "shape": "hv"},
+                "meta": {"unit": "workloads"},
                 "fill": "tozeroy",
                 "fillcolor": "rgba(22,132,91,0.12)",
             },
@@ -275,6 +387,7 @@ def admitted_pending_figure(times: Sequence[datetime], admitted: Sequence[int], 
                 "x": x,
                 "y": list(pending),
                 "line": {"color": COLORS["pending"], "width": 2, "shape": "hv"},
+                "meta": {"unit": "workloads"},
             },
         ],
         "layout": base_layout(y_title="workloads"),
@@ -330,6 +443,7 @@ def allocation_figure(
                 "legendgroup": group,
                 "showlegend": first,  # noqa: B023
                 "hovertemplate": f"%{{y:.3~f}} {unit_label(resource)}",  # noqa: B023
+                "meta": {"label": f"{short_name(resource)} {name.lower()}", "unit": unit_label(resource)},  # noqa: B023
             }
 
         stored_series = (
@@ -401,6 +515,7 @@ def share_figure(
                 "y": now_share,
                 "line": {"color": "#4055d8", "width": 2, "shape": "hv"},
                 "hovertemplate": "%{y:.2f}×",
+                "meta": {"unit": "×"},
             },
             {
                 "type": "scatter",
@@ -410,6 +525,7 @@ def share_figure(
                 "y": usage_share,
                 "line": {"color": "#b26a00", "width": 2, "dash": "dot"},
                 "hovertemplate": "%{y:.2f}×",
+                "meta": {"unit": "×"},
             },
         ],
         "layout": layout,
@@ -497,6 +613,7 @@ def wait_figure(times: Sequence[datetime], p50: Sequence[float], p95: Sequence[f
                 "line": {"color": "#4055d8", "width": 2, "shape": "hv"},
                 "marker": {"size": 4},
                 "hovertemplate": f"%{{y:.1f}} {unit} (p50, per {width_label})",
+                "meta": {"label": "p50 wait", "unit": unit},
             },
             {
                 "type": "scatter",
@@ -507,6 +624,7 @@ def wait_figure(times: Sequence[datetime], p50: Sequence[float], p95: Sequence[f
                 "line": {"color": "#b26a00", "width": 2, "shape": "hv", "dash": "dot"},
                 "marker": {"size": 4},
                 "hovertemplate": f"%{{y:.1f}} {unit} (p95, per {width_label})",
+                "meta": {"label": "p95 wait", "unit": unit},
             },
         ],
         "layout": layout,
@@ -534,6 +652,7 @@ def evictions_figure(times: Sequence[datetime], by_reason: Mapping[str, Sequence
                 "y": list(counts),
                 "marker": {"color": EVICTION_COLORS.get(reason, "#0b7285")},
                 "hovertemplate": f"%{{y}} {reason} (per {width_label})<extra></extra>",
+                "meta": {"label": f"{reason} evictions", "unit": ""},
             }
             for reason, counts in by_reason.items()
         ],

@@ -2,9 +2,8 @@
 (function () {
   function draw() {
     var data = document.getElementById("burn-down-data");
-    if (!data || !window.Plotly) { return; }
-    var figure = JSON.parse(data.textContent);
-    Plotly.newPlot("burn-down", figure.data, figure.layout, {displaylogo: false, responsive: true});
+    if (!data || !window.fairportalCharts) { return; }
+    window.fairportalCharts.draw(document.getElementById("burn-down"), JSON.parse(data.textContent));
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", draw); } else { draw(); }
 })();

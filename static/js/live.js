@@ -11,9 +11,7 @@
 
   function drawFigure(id, figure) {
     var el = document.getElementById(id);
-    if (!el || !window.Plotly || !figure) { return; }
-    var config = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
-    window.Plotly.react(el, figure.data || [], figure.layout || {}, config);
+    if (el && window.fairportalCharts) { window.fairportalCharts.draw(el, figure); }
   }
 
   function drawInitialFigures() {

@@ -4,11 +4,11 @@
 
   function drawFigures() {
     const data = document.getElementById("pg-figures");
-    if (!data || typeof Plotly === "undefined") return;
+    if (!data || !window.fairportalCharts) return;
     const figures = JSON.parse(data.textContent);
     for (const [id, figure] of Object.entries(figures)) {
       const element = document.getElementById(id);
-      if (element) Plotly.newPlot(element, figure.data, figure.layout, {displaylogo: false, responsive: true});
+      if (element) window.fairportalCharts.draw(element, figure);
     }
   }
 

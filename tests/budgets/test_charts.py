@@ -70,3 +70,33 @@ def test_given_status_and_thresholds_then_the_figure_has_remaining_forecast_and_
     levels = sorted(shape["y0"] for shape in figure["layout"]["shapes"])
     assert levels == [0.0, 2.0]  # 100% and 80% used
     assert figure["layout"]["yaxis"]["title"]["text"] == "GPU-hours remaining"
+
+
+def test_given_usage_late_in_the_period_then_the_chart_starts_where_it_starts_and_keeps_the_whole_period_a_click_away():
+    status = status_for(used_hours=4, rate_per_hour=2, allocated=10, period_end=hours(30))
+    points = [(T, 0.0), (hours(1.5), 0.0), (hours(2), 4.0)]  # nothing used in the first 1.5 h
+
+    figure = figure_data(burn_down_figure(points, status, [80]))
+
+    start, end = figure["layout"]["xaxis"]["range"]
+    assert datetime.fromisoformat(start) == hours(1.5)
+    assert datetime.fromisoformat(end) == hours(30)
+    assert [b["label"] for b in figure["layout"]["xaxis"]["rangeselector"]["buttons"]] == ["whole period"]
+    assert figure["layout"]["yaxis"]["fixedrange"] is True  # a drag zooms time only
+
+
+def test_given_nothing_used_yet_then_the_chart_shows_the_period_from_its_start():
+    status = status_for(used_hours=0, rate_per_hour=0, allocated=10, period_end=hours(30))
+
+    figure = figure_data(burn_down_figure([(T, 0.0), (hours(2), 0.0)], status, []))
+
+    assert datetime.fromisoformat(figure["layout"]["xaxis"]["range"][0]) == T
+
+
+def test_given_a_burn_down_then_its_summary_names_what_remains_and_the_forecast_in_the_budget_unit():
+    status = status_for(used_hours=4, rate_per_hour=2, allocated=10, period_end=hours(4))
+
+    figure = figure_data(burn_down_figure([(T, 0.0), (hours(2), 4.0)], status, [80, 100]))
+
+    assert "remaining: 6 GPU-hours at Jun 1 02:00 (latest), peak 10 GPU-hours at Jun 1 00:00." in figure["summary"]
+    assert "forecast: 2 GPU-hours at Jun 1 04:00 (latest)" in figure["summary"]

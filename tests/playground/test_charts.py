@@ -107,3 +107,31 @@ def test_an_empty_run_draws_notes_instead_of_axes():
     figures = charts.all_figures(view)
     assert all(figure["data"] == [] for figure in figures.values())
     assert figures["chart-waits"]["layout"]["annotations"][0]["text"] == "No workloads were submitted"
+
+
+def test_time_charts_of_a_run_share_one_window_from_its_start_to_its_end_and_zoom_along_time_only(volcano):
+    figures = charts.all_figures(volcano)
+    end = max(volcano["end"].values()) / 60  # a short run: minutes
+
+    timed = {key: figure for key, figure in figures.items() if "meta" in figure["layout"]}
+
+    assert set(timed) == {
+        "chart-utilization",
+        "chart-allocation-baseline",
+        "chart-allocation-edited",
+        "chart-usage-baseline",
+        "chart-usage-edited",
+    }
+    for figure in timed.values():
+        layout = figure["layout"]
+        assert layout["xaxis"]["range"] == layout["meta"]["window"] == [0, pytest.approx(end)]
+        assert layout["yaxis"]["fixedrange"] is True and layout["dragmode"] == "zoom"
+
+
+def test_every_figure_of_a_run_has_a_text_summary_in_the_run_s_own_units(volcano):
+    figures = charts.all_figures(volcano)
+
+    assert all(figure["summary"] for figure in figures.values())
+    assert " min" in figures["chart-usage-edited"]["summary"]  # times as minutes from the start
+    assert figures["chart-waits"]["summary"].startswith("Baseline, median: ns1 ")
+    assert figures["chart-moved"]["summary"].startswith("starts: ")

@@ -15,7 +15,13 @@ from queues.ui.views.common import DashboardRequest, dashboard_view, live_interv
 def overview(request: DashboardRequest) -> HttpResponse:
     range_name = history.parse_range(request.GET.get("range"))
     data = overview_for(request.viewer, range_name)
-    context = {"overview": data, "viewer": request.viewer, "range": range_name, "ranges": list(history.RANGES)}
+    context = {
+        "overview": data,
+        "viewer": request.viewer,
+        "range": range_name,
+        "ranges": history.CHOICES,
+        "window": data.window,
+    }
     if wants_live(request):
         fragments = {
             "overview-kpis": ("queues/overview/_kpis.html", context),
