@@ -2,7 +2,7 @@
 them (refused while they exist, deleted with it, unlinked), for the delete confirmation page
 and the delete service (``queues.services.policy.delete_policy_object``).
 
-Generic over the model's reverse relations (``_meta.related_objects``), so the rows other apps
+Generic over the model's reverse relations (hidden ones included), so the rows other apps
 hang on a queues object (budgets on a ClusterQueue, charges on a workload) are counted without
 queues importing them. Workloads, and rows of a workload (its resources), also count how many
 are admitted now: admitted work is what a delete must never pull the ground from under.
@@ -81,8 +81,13 @@ _EFFECTS = {
 def dependents_of(obj: models.Model) -> Dependents:
     """Every reverse relation of ``obj`` with rows, in the model's declaration order."""
     rows = []
-    for relation in obj._meta.related_objects:
-        if relation.many_to_many or relation.on_delete not in _EFFECTS:  # DO_NOTHING: bookkeeping without a constraint
+    relations = [
+        field
+        for field in obj._meta.get_fields(include_hidden=True)  # quota rows name a flavor with related_name "+"
+        if (field.one_to_many or field.one_to_one) and field.auto_created and not field.concrete
+    ]
+    for relation in relations:
+        if relation.on_delete not in _EFFECTS:  # DO_NOTHING: bookkeeping without a constraint
             continue
         related = relation.related_model
         queryset = related._base_manager.filter(**{relation.field.name: obj})
