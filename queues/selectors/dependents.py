@@ -91,21 +91,17 @@ def dependents_of(obj: models.Model) -> Dependents:
             continue
         related = relation.related_model
         queryset = related._base_manager.filter(**{relation.field.name: obj})
-        count = queryset.count()
+        workload = _workload_field(related)
+        count = queryset.values(workload).distinct().count() if workload else queryset.count()
         if not count:
             continue
         effect = _EFFECTS[relation.on_delete]
-        admitted = _admitted(related, queryset)
-        names = [str(row) for row in queryset.order_by("pk")[:NAMED]] if effect == Effect.BLOCKS else []
-        rows.append(
-            Dependent(
-                label=str(related._meta.verbose_name_plural if count != 1 else related._meta.verbose_name),
-                count=count,
-                effect=effect,
-                admitted=admitted,
-                names=names,
-            )
-        )
+        admitted = _admitted(related, queryset, workload)
+        names = _names(related, queryset, workload) if effect == Effect.BLOCKS else []
+        label = related._meta.verbose_name_plural if count != 1 else related._meta.verbose_name
+        if workload:  # rows of workloads (their resources placed on a flavor): count the workloads
+            label = f"workloads ({label})" if count != 1 else f"workload ({label})"
+        rows.append(Dependent(label=str(label), count=count, effect=effect, admitted=admitted, names=names))
     if isinstance(obj, Cohort):
         # Its ClusterQueues refuse the delete already; say how much running work sits under it.
         admitted = Workload.objects.filter(cluster_queue__cohort=obj, state=WorkloadState.ADMITTED).count()
@@ -114,10 +110,32 @@ def dependents_of(obj: models.Model) -> Dependents:
     return Dependents(rows)
 
 
-def _admitted(model: type[models.Model], queryset: models.QuerySet) -> int:
+def _workload_field(model: type[models.Model]) -> str | None:
+    """The foreign key of a workload's own rows (its resources) to their workload, if any."""
+    return next((f.name for f in model._meta.concrete_fields if f.is_relation and f.related_model is Workload), None)
+
+
+def _admitted(model: type[models.Model], queryset: models.QuerySet, workload: str | None) -> int:
     if model is Workload:
         return queryset.filter(state=WorkloadState.ADMITTED).count()
-    if any(f.is_relation and f.related_model is Workload for f in model._meta.concrete_fields):
-        lookup = next(f.name for f in model._meta.concrete_fields if f.is_relation and f.related_model is Workload)
-        return queryset.filter(**{f"{lookup}__state": WorkloadState.ADMITTED}).values(lookup).distinct().count()
+    if workload:
+        return queryset.filter(**{f"{workload}__state": WorkloadState.ADMITTED}).values(workload).distinct().count()
     return 0
+
+
+_OWNERS = ("cluster_queue", "cohort", "namespace")  # what a quota row belongs to
+
+
+def _names(model: type[models.Model], queryset: models.QuerySet, workload: str | None) -> list[str]:
+    """Up to ``NAMED`` rows as people name them: workloads as namespace/name, admitted first;
+    quota rows as their owner and resource; anything else as its ``str``."""
+    if model is Workload or workload:
+        ids = queryset.values_list("pk" if model is Workload else workload, flat=True).distinct()
+        rows = Workload.objects.filter(pk__in=ids).select_related("namespace")
+        return [str(row) for row in rows.order_by("state", "pk")[:NAMED]]  # "Admitted" sorts before the rest
+    owner = next((f.name for f in model._meta.concrete_fields if f.is_relation and f.name in _OWNERS), None)
+    if owner is not None and model.__name__.endswith("Quota"):
+        return [
+            f"{getattr(row, owner)} {row.resource}" for row in queryset.select_related(owner).order_by("pk")[:NAMED]
+        ]
+    return [str(row) for row in queryset.order_by("pk")[:NAMED]]
