@@ -100,7 +100,7 @@ def dependents_of(obj: models.Model) -> Dependents:
         names = _names(related, queryset, workload) if effect == Effect.BLOCKS else []
         label = related._meta.verbose_name_plural if count != 1 else related._meta.verbose_name
         if workload:  # rows of workloads (their resources placed on a flavor): count the workloads
-            label = f"workloads ({label})" if count != 1 else f"workload ({label})"
+            label = "workloads placed on it" if count != 1 else "workload placed on it"
         rows.append(Dependent(label=str(label), count=count, effect=effect, admitted=admitted, names=names))
     if isinstance(obj, Cohort):
         # Its ClusterQueues refuse the delete already; say how much running work sits under it.

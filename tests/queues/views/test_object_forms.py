@@ -557,3 +557,14 @@ def test_given_admin_then_add_edit_and_delete_links_are_where_the_objects_are_sh
         assert f'href="{url}' in admin_body
         if tenant_page.status_code == 200:
             assert f'href="{url}' not in tenant_page.content.decode()
+
+
+def test_given_the_api_when_a_cluster_queue_with_admitted_work_is_deleted_then_the_same_service_refuses_it(
+    cluster, login
+):
+    response = login("admin").delete(f"/api/v1/cluster-queues/{cluster.cq_gpu.pk}/")
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "protected"
+    assert "admitted workloads depend on it" in response.json()["detail"]
+    assert ClusterQueue.objects.filter(pk=cluster.cq_gpu.pk).exists() and not PolicyChange.objects.exists()
