@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from budgets.models import Budget
@@ -72,7 +74,7 @@ class BudgetAddForm(BudgetForm):
         ]
         help_texts = {"local_queue": "Exactly one target: a LocalQueue, a namespace or a ClusterQueue"}
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["local_queue"].queryset = LocalQueue.objects.select_related("namespace").order_by(  # type: ignore[attr-defined]  # a ModelChoiceField
             "namespace__name", "name"

@@ -14,8 +14,10 @@ for the names of up to ``NAMED`` rows that refuse the delete; admins only (names
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import models
+from django.db.models import ForeignObjectRel
 
 from queues.models import Cohort, Workload, WorkloadState
 
@@ -69,7 +71,7 @@ class Dependents:
         return f"{lead}Still used by {'; '.join(parts)}: delete or move those first."
 
 
-_EFFECTS = {
+_EFFECTS: dict[Any, str] = {
     models.PROTECT: Effect.BLOCKS,
     models.RESTRICT: Effect.BLOCKS,
     models.CASCADE: Effect.DELETED,
@@ -84,7 +86,7 @@ def dependents_of(obj: models.Model) -> Dependents:
     relations = [
         field
         for field in obj._meta.get_fields(include_hidden=True)  # quota rows name a flavor with related_name "+"
-        if (field.one_to_many or field.one_to_one) and field.auto_created and not field.concrete
+        if isinstance(field, ForeignObjectRel) and (field.one_to_many or field.one_to_one)
     ]
     for relation in relations:
         if relation.on_delete not in _EFFECTS:  # DO_NOTHING: bookkeeping without a constraint
@@ -130,7 +132,7 @@ def _names(model: type[models.Model], queryset: models.QuerySet, workload: str |
     """Up to ``NAMED`` rows as people name them: workloads as namespace/name, admitted first;
     quota rows as their owner and resource; anything else as its ``str``."""
     if model is Workload or workload:
-        ids = queryset.values_list("pk" if model is Workload else workload, flat=True).distinct()
+        ids = queryset.values_list(workload or "pk", flat=True).distinct()
         rows = Workload.objects.filter(pk__in=ids).select_related("namespace")
         return [str(row) for row in rows.order_by("state", "pk")[:NAMED]]  # "Admitted" sorts before the rest
     owner = next((f.name for f in model._meta.concrete_fields if f.is_relation and f.name in _OWNERS), None)

@@ -130,7 +130,7 @@ def _refuse(viewer: Access, kind: Kind, obj: Any) -> None:
 def _initial(request: DashboardRequest, kind: str) -> dict[str, Any]:
     """Prefill from the page the Add link was on (``?namespace=team-a``, ``?cluster_queue=gpu``, ``?cohort=org``)."""
     initial: dict[str, Any] = {}
-    lookups = {
+    lookups: dict[str, tuple[Any, str]] = {
         "namespace": (Namespace, "namespace"),
         "cluster_queue": (ClusterQueue, "cluster_queue"),
         "cohort": (Cohort, "cohort" if kind == "cluster-queue" else "parent"),

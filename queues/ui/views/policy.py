@@ -148,7 +148,7 @@ def edit_page(
     *,
     label: str,
     back: str,
-    done: Callable[[models.Model], str] | None = None,
+    done: Callable[[Any], str] | None = None,
     save: SaveObject = save_policy_object,
     delete_url: str = "",
 ) -> HttpResponse:

@@ -541,7 +541,16 @@ def test_given_an_object_changed_since_the_delete_page_was_opened_when_posted_th
         (("budgets:list", []), ["budgets:add"]),
         (("budgets:detail", ["a-gpu-hours"]), [("budgets:edit", ["a-gpu-hours"]), ("budgets:delete", ["a-gpu-hours"])]),
         (("queues:edit-cluster-queue", ["cq-gpu"]), [("queues:delete-cluster-queue", ["cq-gpu"])]),
-        (("queues:namespace", ["team-a"]), [("queues:edit-namespace", ["team-a"])]),
+        (
+            ("queues:namespace", ["team-a"]),
+            [("queues:edit-namespace", ["team-a"]), ("queues:delete-namespace", ["team-a"])],
+        ),
+        (("queues:cluster-queue", ["cq-gpu"]), [("queues:delete-cluster-queue", ["cq-gpu"])]),
+        (("queues:cohort", ["org"]), [("queues:edit-cohort", ["org"]), ("queues:delete-cohort", ["org"])]),
+        (
+            ("queues:local-queue", ["team-a", "train"]),
+            [("queues:delete-local-queue", ["team-a", "train"])],  # alice edits its stop policy, never deletes it
+        ),
     ],
 )
 def test_given_admin_then_add_edit_and_delete_links_are_where_the_objects_are_shown_and_tenants_see_none(
