@@ -14,6 +14,7 @@ place in the tree); ``queues.ui.views.edit`` shows them.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
@@ -28,6 +29,7 @@ from queues.models import (
     Namespace,
     NamespaceQuota,
     ResourceFlavor,
+    WorkloadPriorityClass,
 )
 
 MAX_LABEL_LINES = 64  # the model allows 32 labels; more lines than this is not worth parsing
@@ -81,17 +83,51 @@ class LocalQueueTenantForm(VersionedModelForm):
         fields = sorted(EDITOR_LOCAL_QUEUE_FIELDS, reverse=True)  # the API's rule: stop_policy, description
 
 
+class PriorityClassNamesField(forms.MultipleChoiceField):
+    """A namespace's allowed WorkloadPriorityClass names, ticked from the classes that exist (the
+    model's ``clean()`` refuses a name that no longer does)."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=self.class_names, required=False, **kwargs)
+
+    def validate(self, value: Any) -> None:
+        unknown = [name for name in value if not self.valid_value(name)]
+        if unknown:
+            shown = ", ".join(repr(str(name)[:63]) for name in unknown[:5])
+            raise forms.ValidationError(f"no WorkloadPriorityClass named {shown}", code="invalid_choice")
+        super().validate(value)
+
+    @staticmethod
+    def class_names() -> list[tuple[str, str]]:
+        return [
+            (name, f"{name} ({value})")
+            for name, value in WorkloadPriorityClass.objects.order_by("-value", "name").values_list("name", "value")
+        ]
+
+
 class NamespaceForm(PlainWeightMixin, VersionedModelForm):
+    allowed_priority_classes = PriorityClassNamesField(
+        help_text="The classes its tenants may submit with (the default is always allowed)"
+    )
+
     class Meta:
         model = Namespace
-        fields = ["weight", "preemption_within_namespace", "description"]
+        fields = [
+            "weight",
+            "preemption_within_namespace",
+            "allowed_priority_classes",
+            "default_priority_class",
+            "description",
+        ]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
 class ClusterQueueForm(PlainWeightMixin, VersionedModelForm):
     class Meta:
         model = ClusterQueue
-        fields = list(ClusterQueue.POLICY_FIELDS)
+        fields = ["cohort", *ClusterQueue.POLICY_FIELDS]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
@@ -118,7 +154,7 @@ class ClusterQueueAddForm(ClusterQueueForm):
 
 class NamespaceAddForm(NamespaceForm):
     class Meta(NamespaceForm.Meta):
-        fields = ["name", "weight", "preemption_within_namespace", "description"]
+        fields = ["name", *NamespaceForm.Meta.fields]
 
 
 class LocalQueueAddForm(LocalQueueForm):

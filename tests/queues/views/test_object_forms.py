@@ -577,3 +577,47 @@ def test_given_the_api_when_a_cluster_queue_with_admitted_work_is_deleted_then_t
     assert response.json()["code"] == "protected"
     assert "admitted workloads depend on it" in response.json()["detail"]
     assert ClusterQueue.objects.filter(pk=cluster.cq_gpu.pk).exists() and not PolicyChange.objects.exists()
+
+
+def test_given_admin_when_a_namespace_is_granted_priority_classes_then_they_are_stored_and_audited(cluster, login):
+    from queues.models import WorkloadPriorityClass
+
+    high = WorkloadPriorityClass.objects.create(name="high", value=100)
+    WorkloadPriorityClass.objects.create(name="low", value=-10)
+    client = login("admin")
+    url = reverse("queues:edit-namespace", args=["team-b"])
+    page = client.get(url)
+    data = {
+        "version": page.context["form"]["version"].value(),
+        "weight": "1",
+        "preemption_within_namespace": "Never",
+        "allowed_priority_classes": ["high", "low"],
+        "default_priority_class": str(high.pk),
+        "description": "",
+        **rows("quotas", []),
+    }
+
+    response = client.post(url, data)
+
+    assert response.status_code == 302
+    namespace = Namespace.objects.get(name="team-b")
+    assert (sorted(namespace.allowed_priority_classes), namespace.default_priority_class_id) == (
+        ["high", "low"],
+        high.pk,
+    )
+    assert ui_change("namespace", "update").after["allowed_priority_classes"] == ["high", "low"]
+
+
+def test_given_an_unknown_priority_class_when_posted_then_the_field_is_named_and_nothing_changes(cluster, login):
+    data = {
+        "weight": "1",
+        "preemption_within_namespace": "Never",
+        "allowed_priority_classes": ["vip"],
+        **rows("quotas", []),
+    }
+
+    response = login("admin").post(reverse("queues:edit-namespace", args=["team-b"]), data)
+
+    assert response.status_code == 400
+    assert "vip" in " ".join(response.context["form"].errors["allowed_priority_classes"])
+    assert Namespace.objects.get(name="team-b").allowed_priority_classes == []

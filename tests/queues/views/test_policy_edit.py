@@ -20,6 +20,7 @@ LQ = ["team-a", "train"]
 def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> dict[str, str]:
     """A ClusterQueue form submission: its fields and the quota formset rows."""
     data = {
+        "cohort": str(cq.cohort_id or ""),
         "weight": "1",
         "queueing_strategy": cq.queueing_strategy,
         "admission_mode": cq.admission_mode,
