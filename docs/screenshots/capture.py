@@ -68,6 +68,9 @@ def main() -> None:
                     "flavors": "/queues/flavors/",
                     "audit": "/audit/",
                     "playground": "/playground/",
+                    "edit-cluster-queue": "/queues/cluster-queues/gpu-training/edit/",
+                    "add-cluster-queue": "/queues/cluster-queue/add/",
+                    "delete-refused": "/queues/flavors/a100/delete/",
                 }
             )
         for name, url in pages.items():
