@@ -26,7 +26,7 @@ class ResourceFlavor(KueueObject):
             raise ValidationError(
                 {
                     "node_labels": [
-                        f"{name}: {message}" if name else message for name, ms in errors.items() for message in ms
+                        f"{name[:63]}: {message}" if name else message for name, ms in errors.items() for message in ms
                     ]
                 }
             )

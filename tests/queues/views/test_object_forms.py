@@ -621,3 +621,12 @@ def test_given_an_unknown_priority_class_when_posted_then_the_field_is_named_and
     assert response.status_code == 400
     assert "vip" in " ".join(response.context["form"].errors["allowed_priority_classes"])
     assert Namespace.objects.get(name="team-b").allowed_priority_classes == []
+
+
+def test_given_a_huge_label_name_when_a_flavor_is_added_then_the_error_quotes_it_clipped(cluster, login):
+    response = login("admin").post(reverse("queues:add-flavor"), {"name": "h100", "node_labels": "Y" * 3000 + "=v"})
+
+    errors = " ".join(response.context["form"].errors["node_labels"])
+    assert response.status_code == 400
+    assert "is not a valid label name" in errors and len(errors) < 200
+    assert not ResourceFlavor.objects.filter(name="h100").exists()
