@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -137,6 +137,10 @@ def stale_message(stale: StaleVersion) -> str:
     )
 
 
+CONCURRENT_WRITE = (
+    "Someone saved a conflicting change (an object of the same name) while this page was being saved. "
+    "Nothing was saved; your input is below."
+)
 SaveObject = Callable[..., Any]  # save_policy_object's signature: (instance, *, quotas, actor, surface)
 
 
@@ -173,6 +177,8 @@ def edit_page(
                         )
                     except FieldErrors as errors:
                         _attach(form, formset, kept, errors)
+                    except IntegrityError:  # validated, then a concurrent write won (the same name)
+                        conflict = [CONCURRENT_WRITE]
                     else:
                         saved = form.instance
                         change = (

@@ -630,3 +630,16 @@ def test_given_a_huge_label_name_when_a_flavor_is_added_then_the_error_quotes_it
     assert response.status_code == 400
     assert "is not a valid label name" in errors and len(errors) < 200
     assert not ResourceFlavor.objects.filter(name="h100").exists()
+
+
+def test_given_the_same_name_created_concurrently_when_saved_then_409_with_the_input_kept(cluster, login, monkeypatch):
+    # The race (another admin's insert between validation and this insert) is made deterministic by
+    # skipping the uniqueness check, so the database's unique constraint is what refuses the row.
+    monkeypatch.setattr(ResourceFlavor, "validate_unique", lambda self, exclude=None: None)
+
+    response = login("admin").post(reverse("queues:add-flavor"), {"name": "a100", "description": "mine"})
+
+    assert response.status_code == 409
+    assert "Nothing was saved" in html.unescape(response.content.decode())
+    assert 'value="mine"' in response.content.decode()
+    assert ResourceFlavor.objects.filter(name="a100").count() == 1 and not PolicyChange.objects.exists()
