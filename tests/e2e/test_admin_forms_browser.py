@@ -72,6 +72,7 @@ def test_given_admin_when_a_flavor_is_added_from_the_tree_and_deleted_from_its_p
     sign_in(page, "admin")
     page.goto(reverse("queues:queue-tree"))
     page.click("summary[data-hook=add-menu]")
+    screenshot("admin-tree-add-menu")
     page.click("a[data-hook=add-flavor]")
     page.fill("#id_name", "h100")
     page.fill("#id_node_labels", "gpu.example.com/model=h100")
