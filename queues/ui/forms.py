@@ -67,11 +67,12 @@ class PlainWeightMixin:
 
 
 class LocalQueueForm(PlainWeightMixin, VersionedModelForm):
-    """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
+    """Admins: the ClusterQueue it feeds (fixed once it holds workloads: the model's rule), the
+    weight against the namespace's other LocalQueues, the stop policy, the note."""
 
     class Meta:
         model = LocalQueue
-        fields = ["weight", "stop_policy", "description"]
+        fields = ["cluster_queue", "weight", "stop_policy", "description"]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 

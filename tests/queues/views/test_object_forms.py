@@ -643,3 +643,27 @@ def test_given_the_same_name_created_concurrently_when_saved_then_409_with_the_i
     assert "Nothing was saved" in html.unescape(response.content.decode())
     assert 'value="mine"' in response.content.decode()
     assert ResourceFlavor.objects.filter(name="a100").count() == 1 and not PolicyChange.objects.exists()
+
+
+def test_given_an_idle_local_queue_when_moved_to_another_cluster_queue_then_it_feeds_that_one(cluster, login):
+    idle = LocalQueue.objects.create(namespace=cluster.team_c, name="idle", cluster_queue=cluster.cq_cpu)
+    url = reverse("queues:edit-local-queue", args=["team-c", "idle"])
+    data = {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "1", "stop_policy": "None", "description": ""}
+
+    response = login("admin").post(url, data)
+
+    assert response.status_code == 302
+    assert LocalQueue.objects.get(pk=idle.pk).cluster_queue_id == cluster.cq_gpu.pk
+    assert ui_change("localqueue", "update").changed_fields() == ["cluster_queue"]
+
+
+def test_given_a_local_queue_holding_workloads_when_moved_then_the_models_rule_names_the_field(cluster, login):
+    url = reverse("queues:edit-local-queue", args=["team-c", "etl"])
+    data = {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "1", "stop_policy": "None", "description": ""}
+
+    response = login("admin").post(url, data)
+
+    assert response.status_code == 400
+    assert response.context["form"].errors["cluster_queue"]
+    assert LocalQueue.objects.get(pk=cluster.c_etl.pk).cluster_queue_id == cluster.cq_cpu.pk
+    assert not PolicyChange.objects.exists()
