@@ -27,6 +27,7 @@ from budgets.status import BudgetStatus, build_status, format_hours
 from core.audit import audited_delete, audited_write
 from core.enqueue import enqueue_on_commit
 from core.models import Surface
+from queues.services.policy import save_policy_object
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +190,16 @@ def update_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.A
         stored.save()
         request_reconcile(stored.pk)
     return stored
+
+
+def create_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.API, **_: Any) -> Budget:
+    """Create ``budget`` as every policy object is created (``save_policy_object``: validated by
+    ``Budget.clean``, a field error names the field, one audit row), then measure it at once.
+    Extra keyword arguments (``quotas``: a budget has none) are accepted so the generic add page
+    can call it like ``save_policy_object``."""
+    save_policy_object(budget, actor=actor, surface=surface)
+    request_reconcile(budget.pk)
+    return budget
 
 
 def delete_budget(budget: Budget, *, actor: Any = None, surface: str = Surface.API) -> None:

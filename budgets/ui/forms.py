@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from budgets.models import Budget
+from queues.models import LocalQueue
 from queues.ui.forms import VersionedModelForm
 
 
@@ -51,3 +54,28 @@ class BudgetForm(VersionedModelForm):
             "alert_emails",
             "webhook_url",
         ]
+
+
+class BudgetAddForm(BudgetForm):
+    """Admins: a new budget, with what it measures (target, kind, resource, flavor, first period
+    start); those stay fixed once it has charges (``Budget.clean``)."""
+
+    class Meta(BudgetForm.Meta):
+        fields = [
+            "name",
+            "local_queue",
+            "namespace",
+            "cluster_queue",
+            "kind",
+            "resource",
+            "flavor",
+            "anchor",
+            *BudgetForm.Meta.fields,
+        ]
+        help_texts = {"local_queue": "Exactly one target: a LocalQueue, a namespace or a ClusterQueue"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["local_queue"].queryset = LocalQueue.objects.select_related("namespace").order_by(  # type: ignore[attr-defined]  # a ModelChoiceField
+            "namespace__name", "name"
+        )

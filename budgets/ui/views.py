@@ -1,4 +1,6 @@
-"""Budget pages (thin: selectors read, charts draw, templates render).
+"""Budget pages (thin: selectors read, charts draw, templates render), and the admins' add,
+edit and delete pages (the generic form and delete pages of ``queues.ui.views``, saving through
+the budgets app's services with surface ``ui``).
 
 A tenant sees only budgets that can hold its work; any other budget is a 404, never a 403, so
 a page does not even confirm that a budget exists.
@@ -20,17 +22,18 @@ from django.urls import reverse
 from budgets import accounting, selectors
 from budgets.enforcement import current_hold
 from budgets.models import Budget
-from budgets.services import update_budget
+from budgets.services import create_budget, delete_budget, update_budget
 from budgets.tables import BudgetTable
 from budgets.ui import charts
-from budgets.ui.forms import BudgetForm
+from budgets.ui.forms import BudgetAddForm, BudgetForm
 from core import tables
 from core.access import access_for
 from core.models import Surface
 from core.versions import StaleVersion
 from queues.ui.links import playground_url
 from queues.ui.views.common import DashboardRequest, dashboard_view
-from queues.ui.views.policy import opened_at, saving_version, stale_message, stale_page_data
+from queues.ui.views.edit import delete_page
+from queues.ui.views.policy import edit_page, opened_at, saving_version, stale_message, stale_page_data
 
 
 @login_required
@@ -80,6 +83,7 @@ def budget_detail(request: HttpRequest, name: str) -> HttpResponse:
             "events": selectors.budget_events(budget.pk, limit=50),
             "consumers": selectors.top_consumers(budget, status, viewer),
             "burn_window": settings.BUDGET_BURN_RATE_WINDOW_SECONDS,
+            "viewer": viewer,
         },
     )
 
@@ -129,7 +133,55 @@ def edit_budget(request: DashboardRequest, name: str) -> HttpResponse:
         "back": back,
         "playground_url": playground_url(budget),
         "viewer": viewer,
+        "delete_url": reverse("budgets:delete", args=[budget.name]),
         "non_field_errors": conflict or list(form.non_field_errors()),
     }
     status = (409 if conflict else 400) if request.method == "POST" else 200
-    return render(request, "queues/policy/edit.html", context, status=status)
+    return render(request, "queues/edit/object_edit.html", context, status=status)
+
+
+def _admins_only(viewer: Any, budget: Budget | None) -> None:
+    """403 for a tenant who can see ``budget`` (or any signed-in user on the add page), else 404."""
+    if viewer.is_admin:
+        return
+    if budget is None or viewer.visible_to(Budget).filter(pk=budget.pk).exists():
+        raise PermissionDenied("Only platform admins add, change or delete budgets")
+    raise Http404("No such budget")
+
+
+@dashboard_view
+def add_budget(request: DashboardRequest) -> HttpResponse:
+    """Admins create a budget as the API does (``budgets.services.create_budget``), then it is measured."""
+    _admins_only(request.viewer, None)
+    initial: dict[str, Any] = {}
+    for field in ("local_queue", "namespace", "cluster_queue"):
+        if request.GET.get(field, "").isdigit():
+            initial[field] = int(request.GET[field][:18])
+    form = BudgetAddForm(request.POST or None, instance=Budget(), initial=initial)
+    return edit_page(
+        request,
+        form.instance,
+        form,
+        None,
+        label="budget",
+        back=reverse("budgets:list"),
+        done=lambda budget: reverse("budgets:detail", args=[budget.name]),
+        save=create_budget,
+    )
+
+
+@dashboard_view
+def delete_budget_page(request: DashboardRequest, name: str) -> HttpResponse:
+    """What goes with a budget (its ledger, events, a hold it placed) and the delete, under the
+    budget's accounting lock (``budgets.services.delete_budget``)."""
+    budget = get_object_or_404(Budget, name=name)
+    _admins_only(request.viewer, budget)
+    return delete_page(
+        request,
+        budget,
+        label=f"budget {name}",
+        back=reverse("budgets:detail", args=[name]),
+        done=reverse("budgets:list"),
+        delete=delete_budget,
+        lock_first=partial(accounting.lock_budget, budget.pk),
+    )

@@ -15,6 +15,7 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from core.formatting import format_for_humans
+from core.validators import NODE_LABEL_VALUE, NODE_LABEL_VALUE_MESSAGE, node_label_errors
 from fairshare.errors import ValidationError as EngineValidationError
 from fairshare.quantities import parse_millis, to_base_units, validate_resource_name
 
@@ -123,25 +124,14 @@ class NameField(serializers.SlugRelatedField):
         return super().to_internal_value(data)
 
 
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-LABEL_VALUE = RegexValidator(_LABEL_VALUE, "label values are strings of at most 63 letters, digits, '-', '_' or '.'")
+LABEL_VALUE = RegexValidator(NODE_LABEL_VALUE, NODE_LABEL_VALUE_MESSAGE)
 
 
 def validate_node_labels(labels: Any) -> dict[str, str]:
-    """Kubernetes node labels: qualified names to values of at most 63 characters."""
-    if not isinstance(labels, Mapping):
-        raise serializers.ValidationError("expected a mapping of label names to values")
-    if len(labels) > MAX_RESOURCES:
-        raise serializers.ValidationError(f"at most {MAX_RESOURCES} labels, got {len(labels)}")
-    errors: dict[str, list[str]] = {}
-    for name, value in labels.items():
-        try:
-            validate_resource_name(name, "")
-        except EngineValidationError:
-            errors[str(name)] = ["is not a valid label name (e.g. cloud.google.com/gke-accelerator)"]
-            continue
-        if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.match(value):
-            errors[str(name)] = ["label values are strings of at most 63 letters, digits, '-', '_' or '.'"]
+    """Kubernetes node labels: qualified names to values of at most 63 characters
+    (``core.validators.node_label_errors``, the rule the model's ``clean`` applies too)."""
+    errors = node_label_errors(labels)
     if errors:
-        raise serializers.ValidationError(errors)
+        whole = errors.pop("", None)
+        raise serializers.ValidationError(whole if whole else errors)
     return dict(labels)

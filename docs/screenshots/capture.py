@@ -69,6 +69,9 @@ def main() -> None:
                     "audit": "/audit/",
                     "playground": "/playground/",
                     "submit-workload": "/namespaces/team-vision/queues/training/submit/",
+                    "edit-cluster-queue": "/queues/cluster-queues/gpu-training/edit/",
+                    "add-cluster-queue": "/queues/cluster-queue/add/",
+                    "delete-refused": "/queues/flavors/a100/delete/",
                 }
             )
         for name, url in pages.items():

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from core.api import exceptions
 from queues.backends import BackendUnavailable
 from queues.models import Workload
-from queues.services.errors import IdempotencyKeyReused, InvalidTransition, StopLocked
+from queues.services.errors import IdempotencyKeyReused, InvalidTransition, StillUsed, StopLocked
 
 
 def stop_locked(exc: StopLocked) -> Response:
@@ -24,6 +24,11 @@ def invalid_transition(exc: InvalidTransition) -> Response:
 
 def idempotency_key_reused(exc: IdempotencyKeyReused) -> Response:
     return Response({"detail": str(exc), "code": "idempotency_key_reused"}, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+
+
+def still_used(exc: StillUsed) -> Response:
+    """A delete refused while rows (admitted work among them) still refer to the object."""
+    return Response({"detail": exc.message, "code": "protected"}, status=status.HTTP_409_CONFLICT)
 
 
 def backend_unavailable(exc: BackendUnavailable) -> Response:
@@ -45,5 +50,6 @@ def register() -> None:
     exceptions.register(StopLocked, stop_locked)
     exceptions.register(InvalidTransition, invalid_transition)
     exceptions.register(IdempotencyKeyReused, idempotency_key_reused)
+    exceptions.register(StillUsed, still_used)
     exceptions.register(BackendUnavailable, backend_unavailable)
     exceptions.register(Workload.DoesNotExist, workload_not_found)

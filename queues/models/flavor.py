@@ -1,8 +1,9 @@
 """ResourceFlavor: a kind of capacity (default, a100, spot)."""
 
+from django.core.exceptions import ValidationError
 from django.db import models
 
-from core.validators import validate_dns_label
+from core.validators import node_label_errors, validate_dns_label
 from queues.models.kueue import KueueObject
 
 
@@ -15,3 +16,17 @@ class ResourceFlavor(KueueObject):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        """Node labels are Kubernetes labels (``core.validators.node_label_errors``), whichever
+        surface writes them."""
+        super().clean()
+        errors = node_label_errors(self.node_labels)
+        if errors:
+            raise ValidationError(
+                {
+                    "node_labels": [
+                        f"{name[:63]}: {message}" if name else message for name, ms in errors.items() for message in ms
+                    ]
+                }
+            )

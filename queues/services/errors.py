@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core.errors import FieldErrors
 
-__all__ = ["FieldErrors", "IdempotencyKeyReused", "InvalidTransition", "StopLocked"]
+__all__ = ["FieldErrors", "IdempotencyKeyReused", "InvalidTransition", "StillUsed", "StopLocked"]
 
 
 class StopLocked(FieldErrors):
@@ -37,3 +37,12 @@ class IdempotencyKeyReused(Exception):
             f"Idempotency-Key {key!r} was already used for a different request body; "
             "send a new key for a new submission, or the identical body to get the first result"
         )
+
+
+class StillUsed(Exception):
+    """A delete refused because rows still refer to the object (admitted work among them, often);
+    nothing was written. ``message`` names what, for a page or an answer (HTTP 409)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)

@@ -13,14 +13,16 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import models
+from django.db import models, transaction
+from django.db.models import ProtectedError, RestrictedError
 
 from core.access import access_for
-from core.audit import audited_write
+from core.audit import audited_delete, audited_write
 from queues.access import may_change_stop, stop_level
 from queues.models import Cohort, LocalQueue, NamespaceQuota, StopPolicy
 from queues.models.quota import FlavorResourceQuota
-from queues.services.errors import FieldErrors, StopLocked
+from queues.selectors.dependents import dependents_of
+from queues.services.errors import FieldErrors, StillUsed, StopLocked
 
 # Related name of the quota rows and the rows' foreign key to their owner, per owner model.
 QUOTA_OWNER_FIELD = {"clusterqueue": "cluster_queue", "cohort": "cohort", "namespace": "namespace"}
@@ -136,3 +138,25 @@ def replace_quota_rows(owner: models.Model, rows: Sequence[QuotaRow]) -> None:
     for row in rows:
         setattr(row, owner_field, owner)
     related.model.objects.bulk_create(rows)
+
+
+def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) -> None:
+    """Delete ``instance`` (audited), or raise ``StillUsed`` and write nothing while rows still
+    refer to it (``queues.selectors.dependents``: LocalQueues of a ClusterQueue, workloads, admitted
+    or not, quota rows on a flavor...). The check runs inside the delete's transaction after the
+    row is locked; the database's ``PROTECT`` constraints stay the last word (a row added
+    meanwhile refuses the delete the same way)."""
+    with transaction.atomic():
+        list(type(instance)._default_manager.select_for_update().filter(pk=instance.pk).values_list("pk", flat=True))
+        refusal = dependents_of(instance).sentence()
+        if refusal:
+            raise StillUsed(refusal)
+        try:
+            with transaction.atomic():
+                audited_delete(instance, actor=actor, surface=surface)
+        except (ProtectedError, RestrictedError) as error:
+            users = list(getattr(error, "protected_objects", None) or getattr(error, "restricted_objects", None) or [])
+            shown = ", ".join(f"{type(obj)._meta.verbose_name} {obj}" for obj in users[:5])
+            raise StillUsed(
+                f"Still used by {shown}{', ...' if len(users) > 5 else ''}: delete or move those first."
+            ) from None

@@ -6,18 +6,33 @@ Quantities are typed in Kubernetes notation (``500m``, ``2Gi``, ``4``) through
 ``QuantityFormField``; a bad one is an error on that field.
 
 Every edit form carries the version of the object it was opened at (``VersionedModelForm``,
-``core.versions``): the view refuses a save when the object changed since.
+``core.versions``): the view refuses a save when the object changed since. The add forms
+(``*AddForm``) are the edit forms with the fields an object is created with (its name, its
+place in the tree); ``queues.ui.views.edit`` shows them.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
 from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
-from queues.models import ClusterQueue, ClusterQueueQuota, Cohort, CohortQuota, LocalQueue, Namespace, NamespaceQuota
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    CohortQuota,
+    LocalQueue,
+    Namespace,
+    NamespaceQuota,
+    ResourceFlavor,
+    WorkloadPriorityClass,
+)
+
+MAX_LABEL_LINES = 64  # the model allows 32 labels; more lines than this is not worth parsing
 
 
 class VersionField(forms.CharField):
@@ -52,11 +67,12 @@ class PlainWeightMixin:
 
 
 class LocalQueueForm(PlainWeightMixin, VersionedModelForm):
-    """Admins: the weight against the namespace's other LocalQueues, the stop policy, the note."""
+    """Admins: the ClusterQueue it feeds (fixed once it holds workloads: the model's rule), the
+    weight against the namespace's other LocalQueues, the stop policy, the note."""
 
     class Meta:
         model = LocalQueue
-        fields = ["weight", "stop_policy", "description"]
+        fields = ["cluster_queue", "weight", "stop_policy", "description"]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
@@ -68,17 +84,51 @@ class LocalQueueTenantForm(VersionedModelForm):
         fields = sorted(EDITOR_LOCAL_QUEUE_FIELDS, reverse=True)  # the API's rule: stop_policy, description
 
 
+class PriorityClassNamesField(forms.MultipleChoiceField):
+    """A namespace's allowed WorkloadPriorityClass names, ticked from the classes that exist (the
+    model's ``clean()`` refuses a name that no longer does)."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=self.class_names, required=False, **kwargs)
+
+    def validate(self, value: Any) -> None:
+        unknown = [name for name in value if not self.valid_value(name)]
+        if unknown:
+            shown = ", ".join(repr(str(name)[:63]) for name in unknown[:5])
+            raise forms.ValidationError(f"no WorkloadPriorityClass named {shown}", code="invalid_choice")
+        super().validate(value)
+
+    @staticmethod
+    def class_names() -> list[tuple[str, str]]:
+        return [
+            (name, f"{name} ({value})")
+            for name, value in WorkloadPriorityClass.objects.order_by("-value", "name").values_list("name", "value")
+        ]
+
+
 class NamespaceForm(PlainWeightMixin, VersionedModelForm):
+    allowed_priority_classes = PriorityClassNamesField(
+        help_text="The classes its tenants may submit with (the default is always allowed)"
+    )
+
     class Meta:
         model = Namespace
-        fields = ["weight", "preemption_within_namespace", "description"]
+        fields = [
+            "weight",
+            "preemption_within_namespace",
+            "allowed_priority_classes",
+            "default_priority_class",
+            "description",
+        ]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
 class ClusterQueueForm(PlainWeightMixin, VersionedModelForm):
     class Meta:
         model = ClusterQueue
-        fields = list(ClusterQueue.POLICY_FIELDS)
+        fields = ["cohort", *ClusterQueue.POLICY_FIELDS]
         widgets = {"weight": forms.NumberInput(attrs={"step": "0.1", "min": "0"})}
 
 
@@ -91,6 +141,78 @@ class CohortForm(PlainWeightMixin, VersionedModelForm):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.fields["parent"].queryset = Cohort.objects.exclude(pk=self.instance.pk).order_by("name")  # type: ignore[attr-defined]  # a ModelChoiceField
+
+
+class CohortAddForm(CohortForm):
+    class Meta(CohortForm.Meta):
+        fields = ["name", "parent", "weight", "admission_mode", "description"]
+
+
+class ClusterQueueAddForm(ClusterQueueForm):
+    class Meta(ClusterQueueForm.Meta):
+        fields = ["name", "cohort", *ClusterQueue.POLICY_FIELDS]
+
+
+class NamespaceAddForm(NamespaceForm):
+    class Meta(NamespaceForm.Meta):
+        fields = ["name", *NamespaceForm.Meta.fields]
+
+
+class LocalQueueAddForm(LocalQueueForm):
+    """Admins place a new LocalQueue: its namespace, name and ClusterQueue, then its weight."""
+
+    class Meta(LocalQueueForm.Meta):
+        fields = ["namespace", "name", "cluster_queue", "weight", "stop_policy", "description"]
+
+
+class NodeLabelsField(forms.CharField):
+    """A flavor's node labels as ``key=value`` lines in the form, a mapping in the model (whose
+    ``clean()`` checks names and values: ``core.validators.node_label_errors``)."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "placeholder": "cloud.google.com/gke-accelerator=nvidia-a100"})
+
+    def prepare_value(self, value: object) -> object:
+        if isinstance(value, dict):
+            return "\n".join(f"{key}={label}" for key, label in value.items())
+        return value
+
+    def to_python(self, value: object) -> dict[str, str]:  # type: ignore[override]  # a mapping for the model's JSON field
+        text = super().to_python(value) or ""
+        lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+        if len(lines) > MAX_LABEL_LINES:
+            raise forms.ValidationError(f"at most {MAX_LABEL_LINES} lines, got {len(lines)}")
+        labels: dict[str, str] = {}
+        for number, line in enumerate(lines, start=1):
+            key, equals, label = line.partition("=")
+            if not equals or not key.strip():
+                raise forms.ValidationError(f"line {number}: write each label as name=value")
+            if key.strip() in labels:
+                raise forms.ValidationError(f"line {number}: {key.strip()[:63]} is given twice")
+            labels[key.strip()] = label.strip()
+        return labels
+
+    def has_changed(self, initial: object, data: object) -> bool:
+        try:
+            return self.to_python(data) != (initial or {})
+        except forms.ValidationError:
+            return True
+
+
+class ResourceFlavorForm(VersionedModelForm):
+    """Admins: a flavor's note and node labels (its name is its identity in every quota row)."""
+
+    node_labels = NodeLabelsField(
+        required=False, max_length=4096, help_text="One name=value per line; kept for the Kueue export"
+    )
+
+    class Meta:
+        model = ResourceFlavor
+        fields = ["description", "node_labels"]
+
+
+class ResourceFlavorAddForm(ResourceFlavorForm):
+    class Meta(ResourceFlavorForm.Meta):
+        fields = ["name", "description", "node_labels"]
 
 
 class QuotaFormSet(BaseInlineFormSet):

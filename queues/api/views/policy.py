@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.serializers import BaseSerializer
 
-from core.api.views import PolicyViewSet
+from core.api.views import PolicyViewSet as BasePolicyViewSet
+from core.models import Surface
 from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.api.serializers.policy import (
     ClusterQueueSerializer,
@@ -24,9 +27,18 @@ from queues.filtersets import (
     ResourceFlavorFilterSet,
 )
 from queues.selectors import api as selectors
+from queues.services.policy import delete_policy_object
 
 CLUSTER_WIDE = "Cluster-wide policy: every tenant reads it, only admins change it."
 TENANT_SCOPED = "Tenants see only their own namespaces'; another tenant's is a 404."
+
+
+class PolicyViewSet(BasePolicyViewSet):
+    """Deletes through ``delete_policy_object``, as the dashboard's delete pages: refused (409,
+    code ``protected``, naming what depends, admitted work first) while anything refers to the object."""
+
+    def perform_destroy(self, instance: Any) -> None:
+        delete_policy_object(instance, actor=self.request.user, surface=Surface.API)
 
 
 @extend_schema_view(list=extend_schema(description=CLUSTER_WIDE))

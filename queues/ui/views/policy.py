@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.forms import ModelForm
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -48,6 +48,8 @@ from queues.ui.views.common import DashboardRequest, dashboard_view
 def _summary(change: PolicyChange | None, label: str) -> str:
     if change is None:
         return f"{label}: nothing changed."
+    if change.action == PolicyChange.Action.CREATE:
+        return f"Created {label}."
     before, after = change.before or {}, change.after or {}
     parts = []
     for name in change.changed_fields():
@@ -135,7 +137,14 @@ def stale_message(stale: StaleVersion) -> str:
     )
 
 
-def _edit(
+CONCURRENT_WRITE = (
+    "Someone saved a conflicting change (an object of the same name) while this page was being saved. "
+    "Nothing was saved; your input is below."
+)
+SaveObject = Callable[..., Any]  # save_policy_object's signature: (instance, *, quotas, actor, surface)
+
+
+def edit_page(
     request: DashboardRequest,
     obj: models.Model,
     form: ModelForm,
@@ -143,16 +152,24 @@ def _edit(
     *,
     label: str,
     back: str,
+    done: Callable[[Any], str] | None = None,
+    save: SaveObject = save_policy_object,
+    delete_url: str = "",
 ) -> HttpResponse:
+    """The add or edit page of a policy object (``obj`` unsaved: add), NetBox-style: the form and
+    its quota rows; a valid POST is saved by ``save`` (the API's own service) with surface ``ui``
+    and redirects to ``done(obj)`` (default: ``back``). Field errors of the form or the service
+    come back on their field (400); a save over a newer version is refused (409)."""
+    creating = obj.pk is None
     conflict: list[str] = []
     if request.method == "POST":
         try:
             with saving_version(request, obj, request.viewer):
                 if form.is_valid() and (formset is None or formset.is_valid()):
                     kept = formset.kept_forms() if formset is not None else []
-                    before = _last_change_id(obj)
+                    before = 0 if creating else _last_change_id(obj)
                     try:
-                        save_policy_object(
+                        save(
                             form.instance,
                             quotas=[f.instance for f in kept] if formset is not None else None,
                             actor=request.user,
@@ -160,16 +177,22 @@ def _edit(
                         )
                     except FieldErrors as errors:
                         _attach(form, formset, kept, errors)
+                    except IntegrityError:  # validated, then a concurrent write won (the same name)
+                        conflict = [CONCURRENT_WRITE]
                     else:
+                        saved = form.instance
                         change = (
                             PolicyChange.objects.filter(
-                                object_type=obj._meta.model_name, object_id=str(obj.pk), id__gt=before
+                                object_type=saved._meta.model_name, object_id=str(saved.pk), id__gt=before
                             )
                             .order_by("-id")
                             .first()
                         )
-                        messages.success(request, _summary(change, label))
-                        return redirect(back)
+                        messages.success(request, _summary(change, label if not creating else f"{label} {saved}"))
+                        return redirect(done(saved) if done is not None else back)
+                    if creating:
+                        form.instance.pk = None  # a failed save must not leave the page thinking it exists
+                        form.instance._state.adding = True
         except StaleVersion as stale:
             data = stale_page_data(request.POST, stale.current, formset.prefix if formset is not None else None)
             form = type(form)(data, instance=obj)
@@ -182,13 +205,15 @@ def _edit(
         "form": form,
         "formset": formset,
         "label": label,
+        "creating": creating,
         "back": back,
-        "playground_url": playground_url(obj),
+        "delete_url": delete_url,
+        "playground_url": playground_url(None if creating else obj),
         "viewer": request.viewer,
         "non_field_errors": conflict
         or list(form.non_field_errors()) + (list(formset.non_form_errors()) if formset else []),
     }
-    return render(request, "queues/policy/edit.html", context, status=status)
+    return render(request, "queues/edit/object_edit.html", context, status=status)
 
 
 @dashboard_view
@@ -207,7 +232,15 @@ def edit_local_queue(request: DashboardRequest, namespace: str, name: str) -> Ht
         raise PermissionDenied("Viewers cannot change this LocalQueue")
     form = form_class(request.POST or None, instance=lq, initial=opened_at(request, lq, viewer))
     back = reverse("queues:local-queue", args=[namespace, name])
-    return _edit(request, lq, form, None, label=f"LocalQueue {lq.key}", back=back)
+    return edit_page(
+        request,
+        lq,
+        form,
+        None,
+        label=f"LocalQueue {lq.key}",
+        back=back,
+        delete_url=reverse("queues:delete-local-queue", args=[namespace, name]) if viewer.is_admin else "",
+    )
 
 
 @dashboard_view
@@ -221,8 +254,14 @@ def edit_namespace(request: DashboardRequest, name: str) -> HttpResponse:
         request.POST or None, instance=namespace, initial=opened_at(request, namespace, request.viewer)
     )
     formset = NamespaceQuotaFormSet(request.POST or None, instance=namespace, prefix="quotas")
-    return _edit(
-        request, namespace, form, formset, label=f"namespace {name}", back=reverse("queues:namespace", args=[name])
+    return edit_page(
+        request,
+        namespace,
+        form,
+        formset,
+        label=f"namespace {name}",
+        back=reverse("queues:namespace", args=[name]),
+        delete_url=reverse("queues:delete-namespace", args=[name]),
     )
 
 
@@ -236,8 +275,14 @@ def edit_cluster_queue(request: DashboardRequest, name: str) -> HttpResponse:
         raise PermissionDenied("Only platform admins change ClusterQueues")
     form = ClusterQueueForm(request.POST or None, instance=queue, initial=opened_at(request, queue, viewer))
     formset = ClusterQueueQuotaFormSet(request.POST or None, instance=queue, prefix="quotas")
-    return _edit(
-        request, queue, form, formset, label=f"ClusterQueue {name}", back=reverse("queues:cluster-queue", args=[name])
+    return edit_page(
+        request,
+        queue,
+        form,
+        formset,
+        label=f"ClusterQueue {name}",
+        back=reverse("queues:cluster-queue", args=[name]),
+        delete_url=reverse("queues:delete-cluster-queue", args=[name]),
     )
 
 
@@ -248,4 +293,12 @@ def edit_cohort(request: DashboardRequest, name: str) -> HttpResponse:
     cohort = get_object_or_404(Cohort, name=name)
     form = CohortForm(request.POST or None, instance=cohort, initial=opened_at(request, cohort, request.viewer))
     formset = CohortQuotaFormSet(request.POST or None, instance=cohort, prefix="quotas")
-    return _edit(request, cohort, form, formset, label=f"cohort {name}", back=reverse("queues:cohort", args=[name]))
+    return edit_page(
+        request,
+        cohort,
+        form,
+        formset,
+        label=f"cohort {name}",
+        back=reverse("queues:cohort", args=[name]),
+        delete_url=reverse("queues:delete-cohort", args=[name]),
+    )

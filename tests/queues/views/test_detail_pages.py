@@ -72,7 +72,7 @@ def test_given_policy_changes_when_queue_opened_then_recent_ones_are_listed(clus
     client = login("admin")
     client.post(
         reverse("queues:edit-local-queue", args=["team-a", "train"]),
-        {"weight": "3", "stop_policy": "None", "description": ""},
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "3", "stop_policy": "None", "description": ""},
     )
 
     body = client.get(reverse("queues:local-queue", args=["team-a", "train"])).content.decode()

@@ -20,6 +20,7 @@ LQ = ["team-a", "train"]
 def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> dict[str, str]:
     """A ClusterQueue form submission: its fields and the quota formset rows."""
     data = {
+        "cohort": str(cq.cohort_id or ""),
         "weight": "1",
         "queueing_strategy": cq.queueing_strategy,
         "admission_mode": cq.admission_mode,
@@ -41,7 +42,8 @@ def quota_post(cq: ClusterQueue, rows: list[dict[str, str]], **fields: str) -> d
 
 def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_written(cluster, login):
     response = login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "3.5", "stop_policy": "None", "description": "main"}
+        reverse("queues:edit-local-queue", args=LQ),
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "3.5", "stop_policy": "None", "description": "main"},
     )
 
     assert response.status_code == 302 and response["Location"] == reverse("queues:local-queue", args=LQ)
@@ -60,7 +62,7 @@ def test_given_admin_when_weight_saved_then_it_changes_and_one_ui_audit_row_is_w
 def test_given_saved_weight_when_redirected_then_message_names_the_change(cluster, login):
     response = login("admin").post(
         reverse("queues:edit-local-queue", args=LQ),
-        {"weight": "3", "stop_policy": "None", "description": ""},
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "3", "stop_policy": "None", "description": ""},
         follow=True,
     )
 
@@ -70,7 +72,8 @@ def test_given_saved_weight_when_redirected_then_message_names_the_change(cluste
 @pytest.mark.parametrize(("weight", "message"), [("-1", "weight must be 0 or more"), ("abc", "Enter a number")])
 def test_given_bad_weight_when_saved_then_error_names_the_field_and_nothing_is_stored(cluster, login, weight, message):
     response = login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": weight, "stop_policy": "None"}
+        reverse("queues:edit-local-queue", args=LQ),
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": weight, "stop_policy": "None"},
     )
 
     assert response.status_code == 400
@@ -93,7 +96,8 @@ def test_given_zero_namespace_weight_when_saved_then_rejected_by_the_models_rule
 
 def test_given_tenant_editor_when_stop_policy_saved_then_weight_cannot_ride_along(cluster, login):
     response = login("alice").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "100", "stop_policy": "Hold", "description": ""}
+        reverse("queues:edit-local-queue", args=LQ),
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "100", "stop_policy": "Hold", "description": ""},
     )
 
     lq = LocalQueue.objects.get(pk=cluster.a_train.pk)
@@ -222,7 +226,7 @@ def test_given_cohort_that_would_become_its_own_ancestor_when_saved_then_parent_
 def test_given_unchanged_form_when_saved_then_no_audit_row_and_a_nothing_changed_message(cluster, login):
     response = login("admin").post(
         reverse("queues:edit-local-queue", args=LQ),
-        {"weight": "2", "stop_policy": "None", "description": ""},
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "2", "stop_policy": "None", "description": ""},
         follow=True,
     )
 
@@ -339,7 +343,8 @@ def test_given_a_weight_edit_when_saved_then_the_usage_score_and_who_is_ahead_ch
 
     # When: its weight is doubled, with no usage sample in between.
     login("admin").post(
-        reverse("queues:edit-local-queue", args=LQ), {"weight": "4", "stop_policy": "None", "description": ""}
+        reverse("queues:edit-local-queue", args=LQ),
+        {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "4", "stop_policy": "None", "description": ""},
     )
 
     # Then: the stored score is halved now, and the tree shows it.
@@ -359,7 +364,10 @@ def test_given_an_admins_hold_when_a_tenant_editor_resumes_it_in_the_form_then_a
 ):
     assert (
         login("admin")
-        .post(reverse("queues:edit-local-queue", args=LQ), {"weight": "2", "stop_policy": "Hold", "description": ""})
+        .post(
+            reverse("queues:edit-local-queue", args=LQ),
+            {"cluster_queue": str(cluster.cq_gpu.pk), "weight": "2", "stop_policy": "Hold", "description": ""},
+        )
         .status_code
         == 302
     )
