@@ -34,6 +34,11 @@ computes every series point afresh. Both give the same result, byte for byte
   The arithmetic (charges, exhaustion, action, worst case) is ``fairshare.usage.budgets``.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
+* Contention: the run is *contended* while at least one submitted workload is still pending
+  after the admission passes of a moment (it could not be admitted then, for want of quota,
+  its turn, or a hold). ``summary.contention`` gives those intervals (``[start, end)``, seconds),
+  their total, and the utilisation averaged over them alone, so a long, mostly idle replay does
+  not hide how full the cluster was while work waited.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
   t=0); without one it stops when nothing runs and nothing is left to arrive.
 """
@@ -319,6 +324,11 @@ class Simulation:
                 for resource, quota in flavor_quotas.resources.items():
                     self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
         self.total_alloc: dict[str, _Integral] = {}
+        # Contention: allocation integrated only while some workload waits (``_note_contention``).
+        self.contended = False
+        self.contended_time = _Integral(since=0.0)
+        self.contended_alloc: dict[str, _Integral] = {}
+        self.contention_intervals: list[list[float]] = []
         self.lq_alloc: dict[str, dict[str, _Integral]] = {key: {} for key in self.locals}
         # TimeAware history.
         self.time_aware = any(q.admission_mode == TIME_AWARE for q in scenario.cluster_queues) or any(
@@ -560,6 +570,7 @@ class Simulation:
                     self._schedule_budget_checks(t)
                     self._shares_stale = self.time_aware
                     self.skipped += 1
+            self._note_contention(t)
             if tick:
                 self._record(t)
             if progress is not None:
@@ -571,6 +582,7 @@ class Simulation:
         if self.horizon is not None and end > now:
             self._advance_budgets(end)
         self._passes(end, reasons=True)
+        self._close_contention(end)
         result = self._result(end)
         if progress is not None and reported < 100:
             progress(1.0)
@@ -734,6 +746,8 @@ class Simulation:
                 continue
             total = self.total_alloc.setdefault(resource, _Integral(since=0.0))
             total.set(total.value + sign * amount, t)
+            if self.contended:
+                self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(total.value, t)
             integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
             integral.set(lq_current.get(resource, 0), t)
             if self.time_aware:
@@ -753,6 +767,43 @@ class Simulation:
                     amounts.append(value)
         for budget in self.budgets:
             budget.rate = self._budget_rate(budget)
+
+    # --- contention -------------------------------------------------------------------------
+
+    def _note_contention(self, t: float) -> None:
+        """After the passes of moment ``t``: is some submitted workload still pending? Opens or
+        closes a contended interval; while one is open, ``_change`` integrates the allocation."""
+        contended = bool(self.pending)
+        if contended == self.contended:
+            return
+        self.contended = contended
+        self.contended_time.set(1.0 if contended else 0.0, t)
+        for resource, total in self.total_alloc.items():
+            self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(total.value if contended else 0.0, t)
+        if contended:
+            self.contention_intervals.append([t, t])
+        else:
+            self.contention_intervals[-1][1] = t
+
+    def _close_contention(self, end: float) -> None:
+        """An interval still open at the end of the run ends there."""
+        if self.contended and self.contention_intervals:
+            self.contention_intervals[-1][1] = end
+
+    def _contention_summary(self, end: float) -> dict[str, Any]:
+        seconds = self.contended_time.total(end)
+        utilization: dict[str, float] = {}
+        for resource, capacity in sorted(self.capacity.items()):
+            if capacity <= 0 or seconds <= 0:
+                continue
+            integral = self.contended_alloc.get(resource)
+            used = integral.total(end) / seconds if integral is not None else 0.0
+            utilization[resource] = round(used / capacity, 6)
+        return {
+            "seconds": _num(seconds),
+            "intervals": [[_num(start), _num(stop)] for start, stop in self.contention_intervals if stop > start],
+            "utilization": utilization,
+        }
 
     # --- usage ------------------------------------------------------------------------------
 
@@ -1204,6 +1255,7 @@ class Simulation:
                 },
                 "evictions": sum(j.evictions for j in self.jobs.values()),
                 "budgets": self._budget_summary(),
+                "contention": self._contention_summary(end),
             },
         }
 
