@@ -13,11 +13,12 @@ Definitions the page states next to the figures:
 * *Utilisation over time* is the admitted amount over the nominal capacity of the scenario.
 * Every headline figure says what it is over (``scope``): the whole run (``run``: averaged over
   its ``endSeconds``), the workloads submitted in it (``submitted``), or its end (``end``).
-* *While contended* (``contention``): the intervals in which at least one submitted workload was
-  still pending after the admission passes of the moment, i.e. could not be admitted (the
-  simulator's ``summary.contention``). Utilisation while contended is the allocation averaged
-  over those intervals alone; waits while contended are the waits of the workloads submitted
-  inside one (``[start, end)``: a workload that had to wait opens one at its submission).
+* *While contended* (``contention``, the simulator's ``summary.contention``): a resource is
+  contended while a workload requesting it is still pending after the admission passes of the
+  moment, in a LocalQueue neither stopped nor held (it could not be admitted: no quota, or not
+  its turn). Utilisation of a resource while contended is its allocation averaged over the
+  times it was contended alone; waits while contended are the waits of the workloads submitted
+  while some resource was (``[start, end)``: a workload that had to wait opens one).
 * *Budgets* are compared in the replay's own time base, seconds from its start (and the
   calendar time of that start when the scenario has one): both sides are replay figures, an
   exhaustion inside the replay or a forecast at the end-of-replay burn rate, never mixed with
@@ -277,7 +278,8 @@ def contention(result: Result) -> dict[str, Any]:
         "seconds": _num(seconds),
         "fraction": round(seconds / float(end), 6) if end else 0.0,
         "intervals": len(intervals),
-        "utilization": dict(reported.get("utilization", {})),
+        "utilization": {resource: row["utilization"] for resource, row in reported.get("resources", {}).items()},
+        "resourceSeconds": {resource: row["seconds"] for resource, row in reported.get("resources", {}).items()},
         "waitSeconds": {  # None: no workload was submitted while contended
             "count": len(ordered),
             "p50": _num(nearest_rank(ordered, 0.50)) if ordered else None,

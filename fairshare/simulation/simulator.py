@@ -34,11 +34,12 @@ computes every series point afresh. Both give the same result, byte for byte
   The arithmetic (charges, exhaustion, action, worst case) is ``fairshare.usage.budgets``.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
-* Contention: the run is *contended* while at least one submitted workload is still pending
-  after the admission passes of a moment (it could not be admitted then, for want of quota,
-  its turn, or a hold). ``summary.contention`` gives those intervals (``[start, end)``, seconds),
-  their total, and the utilisation averaged over them alone, so a long, mostly idle replay does
-  not hide how full the cluster was while work waited.
+* Contention: a resource is *contended* while at least one workload requesting it is still
+  pending after the admission passes of a moment in a LocalQueue that is not stopped or held
+  (it could not be admitted for want of quota or its turn; work a budget holds does not count).
+  ``summary.contention`` gives the intervals in which some resource was (``[start, end)``,
+  seconds), and per resource the contended seconds and the utilisation averaged over them alone,
+  so a long, mostly idle replay does not hide how full the cluster was while work waited.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
   t=0); without one it stops when nothing runs and nothing is left to arrive.
 """
@@ -324,9 +325,11 @@ class Simulation:
                 for resource, quota in flavor_quotas.resources.items():
                     self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
         self.total_alloc: dict[str, _Integral] = {}
-        # Contention: allocation integrated only while some workload waits (``_note_contention``).
-        self.contended = False
-        self.contended_time = _Integral(since=0.0)
+        # Contention (``_note_contention``): pending workloads per LocalQueue and resource they
+        # request; per resource, contended time and the allocation integrated only then.
+        self.waiting: dict[str, dict[str, int]] = {key: {} for key in self.locals}
+        self.contended: frozenset[str] = frozenset()
+        self.contended_time: dict[str, _Integral] = {}
         self.contended_alloc: dict[str, _Integral] = {}
         self.contention_intervals: list[list[float]] = []
         self.lq_alloc: dict[str, dict[str, _Integral]] = {key: {} for key in self.locals}
@@ -422,7 +425,12 @@ class Simulation:
         return frozenset(stopped), frozenset(drained)
 
     def _count_pending(self, job: _Job, sign: int) -> None:
-        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them."""
+        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them, and
+        the pending workloads per LocalQueue and resource (contention)."""
+        waiting = self.waiting[job.spec.local_queue]
+        for resource, amount in job.spec.requests.items():
+            if amount:
+                waiting[resource] = waiting.get(resource, 0) + sign
         if self._share_state is None:
             return
         demand = self._pending_demand[job.spec.local_queue]
@@ -746,7 +754,7 @@ class Simulation:
                 continue
             total = self.total_alloc.setdefault(resource, _Integral(since=0.0))
             total.set(total.value + sign * amount, t)
-            if self.contended:
+            if resource in self.contended:
                 self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(total.value, t)
             integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
             integral.set(lq_current.get(resource, 0), t)
@@ -771,19 +779,30 @@ class Simulation:
     # --- contention -------------------------------------------------------------------------
 
     def _note_contention(self, t: float) -> None:
-        """After the passes of moment ``t``: is some submitted workload still pending? Opens or
-        closes a contended interval; while one is open, ``_change`` integrates the allocation."""
-        contended = bool(self.pending)
+        """After the passes of moment ``t``: which resources does a workload still pending (in a
+        LocalQueue neither stopped nor held) request? Opens and closes contended stretches per
+        resource, and the intervals in which any resource is contended."""
+        blocked = self._blocked()[0] if (self.holds or self._stopped) else ()
+        contended = frozenset(
+            resource
+            for key, counts in self.waiting.items()
+            if key not in blocked
+            for resource, count in counts.items()
+            if count > 0
+        )
         if contended == self.contended:
             return
-        self.contended = contended
-        self.contended_time.set(1.0 if contended else 0.0, t)
-        for resource, total in self.total_alloc.items():
-            self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(total.value if contended else 0.0, t)
-        if contended:
+        for resource in contended ^ self.contended:
+            now_contended = resource in contended
+            self.contended_time.setdefault(resource, _Integral(since=0.0)).set(1.0 if now_contended else 0.0, t)
+            total = self.total_alloc.get(resource)
+            value = total.value if (total is not None and now_contended) else 0.0
+            self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(value, t)
+        if contended and not self.contended:
             self.contention_intervals.append([t, t])
-        else:
+        elif self.contended and not contended:
             self.contention_intervals[-1][1] = t
+        self.contended = contended
 
     def _close_contention(self, end: float) -> None:
         """An interval still open at the end of the run ends there."""
@@ -791,18 +810,20 @@ class Simulation:
             self.contention_intervals[-1][1] = end
 
     def _contention_summary(self, end: float) -> dict[str, Any]:
-        seconds = self.contended_time.total(end)
-        utilization: dict[str, float] = {}
+        intervals = [[_num(start), _num(stop)] for start, stop in self.contention_intervals if stop > start]
+        resources: dict[str, dict[str, float | int]] = {}
         for resource, capacity in sorted(self.capacity.items()):
+            timer = self.contended_time.get(resource)
+            seconds = timer.total(end) if timer is not None else 0.0
             if capacity <= 0 or seconds <= 0:
                 continue
             integral = self.contended_alloc.get(resource)
             used = integral.total(end) / seconds if integral is not None else 0.0
-            utilization[resource] = round(used / capacity, 6)
+            resources[resource] = {"seconds": _num(seconds), "utilization": round(used / capacity, 6)}
         return {
-            "seconds": _num(seconds),
-            "intervals": [[_num(start), _num(stop)] for start, stop in self.contention_intervals if stop > start],
-            "utilization": utilization,
+            "seconds": _num(sum(stop - start for start, stop in intervals)),
+            "intervals": intervals,
+            "resources": resources,
         }
 
     # --- usage ------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""``summary.contention``: the intervals in which some submitted workload could not be admitted,
-and the utilisation over them alone (issue 25: a long, mostly idle replay hid a full cluster)."""
+"""``summary.contention``: per resource, the times a workload requesting it could not be admitted
+(held work aside), and the utilisation over them alone (issue 25: a long, mostly idle replay hid
+a full cluster)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,18 @@ clusterQueues:
     quotas: [{flavor: default, resources: {cpu: {nominal: 4}}}]
 localQueues:
   - {name: a/main, clusterQueue: cq}
+  - {name: b/main, clusterQueue: cq}
 """
 
 
-def job(name: str, cpu: str, submit: str, duration: str = "1h") -> dict:
+def job(name: str, cpu: str, submit: str, duration: str = "1h", queue: str = "a/main", gpu: str = "0") -> dict:
+    requests = {"cpu": cpu, **({"nvidia.com/gpu": gpu} if gpu != "0" else {})}
     return {
         "name": name,
-        "localQueue": "a/main",
+        "localQueue": queue,
         "submitAt": submit,
         "duration": duration,
-        "podSets": [{"count": 1, "requests": {"cpu": cpu}}],
+        "podSets": [{"count": 1, "requests": requests}],
     }
 
 
@@ -56,20 +59,58 @@ def test_given_a_busy_start_and_an_idle_rest_then_contention_is_the_busy_interva
     # Whole run: (3 x 4 + 3 x 1) CPU-hours over 4 CPUs x 10 h.
     assert summary["utilization"] == {"cpu": 0.375}
     # Contended: someone waited from 00:00 until C was admitted at 02:00; the cluster was full then.
-    assert summary["contention"] == {"seconds": 7200, "intervals": [[0, 7200]], "utilization": {"cpu": 1.0}}
+    assert summary["contention"] == {
+        "seconds": 7200,
+        "intervals": [[0, 7200]],
+        "resources": {"cpu": {"seconds": 7200, "utilization": 1.0}},
+    }
 
 
 def test_given_nothing_ever_waits_then_there_is_no_contention():
     result = run([job("a", "1", "0s"), job("b", "1", "3h")])
 
-    assert result["summary"]["contention"] == {"seconds": 0, "intervals": [], "utilization": {}}
+    assert result["summary"]["contention"] == {"seconds": 0, "intervals": [], "resources": {}}
 
 
 def test_given_work_still_pending_at_the_horizon_then_the_last_interval_ends_there():
     result = run([job("a", "4", "8h", duration="5h"), job("b", "4", "9h")])
 
     assert result["summary"]["contention"]["intervals"] == [[32400, 36000]]
-    assert result["summary"]["contention"]["utilization"] == {"cpu": 1.0}
+    assert result["summary"]["contention"]["resources"] == {"cpu": {"seconds": 3600, "utilization": 1.0}}
+
+
+def test_given_work_a_budget_holds_then_it_is_not_contention():
+    # b/main's budget (1 workload-hour) runs out at 01:00 and holds it; its second job waits
+    # from then on, but for the budget, not for quota: the cluster is not contended.
+    document = yaml.safe_load(SCENARIO)
+    document["budgets"] = [
+        {"name": "b-hours", "localQueue": "b/main", "kind": "WallTime", "allocatedHours": 1, "action": "Hold"}
+    ]
+    document["workloads"] = [job("b1", "1", "0s", queue="b/main"), job("b2", "1", "1h", queue="b/main")]
+
+    result = simulate(parse_scenario(document))
+
+    assert result["workloads"]["b2"]["state"] == "Pending"
+    assert result["summary"]["contention"] == {"seconds": 0, "intervals": [], "resources": {}}
+
+
+def test_given_gpu_work_waiting_then_only_the_resources_it_requests_are_contended():
+    document = yaml.safe_load(SCENARIO)
+    document["clusterQueues"][0]["quotas"][0]["resources"]["nvidia.com/gpu"] = {"nominal": 1}
+    document["workloads"] = [
+        job("g1", "1", "0s", gpu="1"),
+        job("g2", "1", "0s", gpu="1"),  # waits 00:00-01:00 for the one GPU
+        job("cpu-only", "2", "0s", duration="10h"),
+    ]
+
+    contention = simulate(parse_scenario(document))["summary"]["contention"]
+
+    # GPU: 1 of 1 busy while g2 waited; CPU: g2 requests a CPU too, so CPU counts as contended
+    # then, at 3 of 4 cores (g1 and cpu-only).
+    assert contention["resources"] == {
+        "cpu": {"seconds": 3600, "utilization": 0.75},
+        "nvidia.com/gpu": {"seconds": 3600, "utilization": 1.0},
+    }
 
 
 def test_given_both_steppings_then_the_contention_is_the_same():
