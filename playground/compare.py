@@ -512,11 +512,14 @@ def compare(
     max_points: int = MAX_SERIES_POINTS,
     modes: tuple[Sequence[str], Sequence[str]] | None = None,
     clock_start: datetime | None = None,
+    edited_capacity: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The comparison view: headline figures, per-tenant waits, per-LocalQueue summaries,
     budgets, moved workloads and the thinned series of both runs.
 
-    ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs);
+    ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs),
+    ``edited_capacity`` the edited scenario's when the edits change quotas (each side's
+    utilisation over time is over its own capacity, as its headline figure is);
     ``clock_start`` the calendar moment of t=0, when the scenario has one (``clockStart``: the
     page turns replay times into dates with it).
     """
@@ -537,7 +540,10 @@ def compare(
         "localQueues": local_queue_rows(baseline, edited),
         "budgets": budgets,
         "moved": moved_summary(workload_moves(baseline, edited)),
-        "series": {side: chart_series(result, capacity, max_points) for side, result in zip(SIDES, (baseline, edited))},
+        "series": {
+            "baseline": chart_series(baseline, capacity, max_points),
+            "edited": chart_series(edited, capacity if edited_capacity is None else edited_capacity, max_points),
+        },
         "end": {side: result["summary"].get("endSeconds") for side, result in zip(SIDES, (baseline, edited))},
         "modes": mode_levels(*modes) if modes is not None else [],
     }

@@ -210,3 +210,22 @@ def test_given_a_run_of_todays_cluster_then_budget_rows_are_replay_only_and_the_
     ) in re.sub(r"\s+", " ", row)
     live = body.split('id="live-budgets">')[1].split("</ul>")[0]
     assert "ns1-hours" in live and "Today, on the budget pages" in body
+
+
+def test_given_an_edit_that_triples_the_quota_then_each_sides_utilisation_series_is_over_its_own_capacity():
+    from playground import documents
+
+    baseline_scenario = parse_scenario(document())
+    edited_scenario = documents.apply_edits(document(), [EDIT])[1]
+
+    view = compare.compare(
+        simulate(baseline_scenario),
+        simulate(edited_scenario),
+        capacity=compare.capacity_of(baseline_scenario),
+        edited_capacity=compare.capacity_of(edited_scenario),
+    )
+
+    # Edited, a, b and c run at once from 00:10: 12 of its 12 CPUs, never 12 of the baseline's 4 (300%).
+    assert max(view["series"]["baseline"]["utilization"]["cpu"]) == 1.0
+    assert max(view["series"]["edited"]["utilization"]["cpu"]) == pytest.approx(1.0)
+    assert all(value <= 1.0 for value in view["series"]["edited"]["utilization"]["cpu"])
