@@ -328,6 +328,7 @@ class Simulation:
         # Contention (``_note_contention``): pending workloads per LocalQueue and resource they
         # request; per resource, contended time and the allocation integrated only then.
         self.waiting: dict[str, dict[str, int]] = {key: {} for key in self.locals}
+        self.waiting_total: dict[str, int] = {}  # the same summed over LocalQueues
         self.contended: frozenset[str] = frozenset()
         self.contended_time: dict[str, _Integral] = {}
         self.contended_alloc: dict[str, _Integral] = {}
@@ -427,10 +428,11 @@ class Simulation:
     def _count_pending(self, job: _Job, sign: int) -> None:
         """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them, and
         the pending workloads per LocalQueue and resource (contention)."""
-        waiting = self.waiting[job.spec.local_queue]
+        waiting, totals = self.waiting[job.spec.local_queue], self.waiting_total
         for resource, amount in job.spec.requests.items():
             if amount:
                 waiting[resource] = waiting.get(resource, 0) + sign
+                totals[resource] = totals.get(resource, 0) + sign
         if self._share_state is None:
             return
         demand = self._pending_demand[job.spec.local_queue]
@@ -578,7 +580,8 @@ class Simulation:
                     self._schedule_budget_checks(t)
                     self._shares_stale = self.time_aware
                     self.skipped += 1
-            self._note_contention(t)
+            if dirty:  # only a submission, a finish, a pass or a hold changes what waits
+                self._note_contention(t)
             if tick:
                 self._record(t)
             if progress is not None:
@@ -782,14 +785,17 @@ class Simulation:
         """After the passes of moment ``t``: which resources does a workload still pending (in a
         LocalQueue neither stopped nor held) request? Opens and closes contended stretches per
         resource, and the intervals in which any resource is contended."""
-        blocked = self._blocked()[0] if (self.holds or self._stopped) else ()
-        contended = frozenset(
-            resource
-            for key, counts in self.waiting.items()
-            if key not in blocked
-            for resource, count in counts.items()
-            if count > 0
-        )
+        totals = self.waiting_total
+        if self.holds or self._stopped:
+            blocked = self._blocked()[0]
+            waiting = self.waiting
+            contended = frozenset(
+                resource
+                for resource, count in totals.items()
+                if count - sum(waiting[key].get(resource, 0) for key in blocked) > 0
+            )
+        else:
+            contended = frozenset(resource for resource, count in totals.items() if count > 0)
         if contended == self.contended:
             return
         for resource in contended ^ self.contended:
