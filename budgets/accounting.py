@@ -236,24 +236,45 @@ def segments(budget_id: int, start: datetime, end: datetime | None) -> list[Segm
     return result
 
 
+RATE_PLACES = Decimal("0.000000001")  # ``BudgetState.burn_rate``'s nine decimal places
+
+
+def burn_window(period_start: datetime, as_of: datetime, window_seconds: int) -> tuple[datetime, datetime]:
+    """The burn-rate window ``[start, as_of)``: the last ``window_seconds`` before the measurement,
+    cut at the start of the period (a new period's rate is over its own time only)."""
+    return max(period_start, as_of - timedelta(seconds=window_seconds)), as_of
+
+
+def burn_rate(charged_unit_seconds: Decimal, start: datetime, end: datetime) -> Decimal:
+    """Unit-seconds charged for time inside ``[start, end)`` per second of it, to the nine
+    decimal places ``BudgetState`` stores (so the status computed in a run and the one read back
+    from its state are the same); 0 for an empty window."""
+    window_micro = (end - start) // _MICROSECOND
+    if window_micro <= 0:
+        return Decimal(0)
+    rate = charged_unit_seconds * Decimal(1_000_000) / Decimal(window_micro)
+    return rate.quantize(RATE_PLACES)
+
+
 def measure(
     budget: Budget, now: datetime, *, burn_window_seconds: int, previous: BudgetState | None
 ) -> Measurement | None:
     """Used, burn rate and exhaustion time of the period containing ``now`` (None before the anchor).
 
-    The burn rate is what was charged over the last ``burn_window_seconds`` of the period,
-    per second. The exhaustion time is found once (by a sweep over the period's ledger) and
-    kept while the period and the allocation stay the same.
+    Everything is as of ``now``, the moment this run charged the ledger up to: the burn rate is
+    the net amount the ledger charged for time inside ``burn_window`` (the last
+    ``burn_window_seconds``, cut at the period start) divided by that window's length
+    (``burn_rate``), the usage the period's net charges up to ``now``; so while the charges go
+    on at a steady rate, the forecast ``now + remaining / rate`` is the same instant at every run.
+    The exhaustion time is found once (by a sweep over the period's ledger) and kept while the
+    period and the allocation stay the same.
     """
     if now < budget.anchor:
         return None
     period = budget.renewal_rule().period_at(now)
     used = used_between(budget.pk, period.start, period.end)
-    window_start = max(period.start, now - timedelta(seconds=burn_window_seconds))
-    window_micro = (now - window_start) // _MICROSECOND
-    burn_rate = Decimal(0)
-    if window_micro > 0:
-        burn_rate = used_between(budget.pk, window_start, now) * Decimal(1_000_000) / Decimal(window_micro)
+    window_start, window_end = burn_window(period.start, now, burn_window_seconds)
+    rate = burn_rate(used_between(budget.pk, window_start, window_end), window_start, window_end)
     exhausted_at = None
     if is_exhausted(used, budget.allocated_hours):
         unchanged = (
@@ -272,6 +293,6 @@ def measure(
         period_start=period.start,
         period_end=period.end,
         used=used,
-        burn_rate=burn_rate,
+        burn_rate=rate,
         exhausted_at=exhausted_at,
     )

@@ -24,7 +24,7 @@ from django.core.mail import send_mail
 from django.utils import timezone
 
 from budgets.models import Budget, BudgetEvent
-from budgets.status import BudgetStatus, format_hours
+from budgets.status import BudgetStatus, format_hours, threshold_reached
 from core import webhooks
 from core.enqueue import enqueue_on_commit
 from core.models import WebhookDelivery
@@ -39,13 +39,6 @@ class WebhookDeliveryError(Exception):
 
 
 # --- recording ---------------------------------------------------------------------------------
-
-
-def threshold_reached(used_unit_seconds: Decimal, allocated_hours: Decimal, threshold: float | int) -> bool:
-    """Exact: ``used >= threshold% of allocated`` (a zero allocation counts as 100% used)."""
-    if allocated_hours <= 0:
-        return Decimal(str(threshold)) <= 100
-    return used_unit_seconds * 100 >= Decimal(str(threshold)) * allocated_hours * 3600
 
 
 def record_event(

@@ -114,7 +114,8 @@ def budget_families(budget_usage: BudgetUsage | None) -> Iterator[Metric]:
     )
     at_risk = GaugeMetricFamily(
         f"{PREFIX}_budget_at_risk",
-        "1 when a budget is at risk: past its first alert threshold or forecast to run out before it resets",
+        "1 when a budget is at risk: forecast, at its burn rate, to run out before it resets "
+        "(the budget pages' state, budgets.status.classify)",
         labels=LABELS,
     )
     forecast = GaugeMetricFamily(

@@ -44,8 +44,10 @@ class Measurement:
 class BudgetStatus:
     """A budget's current period against its current allocation.
 
-    ``burn_rate_per_hour`` is units per hour over the recent window (for WallTime: how many
-    workloads ran on average; for GPU-hours: how many GPUs). ``forecast_exhausted_at`` is when
+    ``burn_rate_per_hour`` is units per hour charged over the burn window before ``as_of``
+    (``budgets.accounting.burn_window``; for WallTime: how many workloads ran on average; for
+    GPU-hours: how many GPUs). ``alert_crossed`` is the highest alert threshold reached, by the
+    exact test the alerts use (``threshold_reached``). ``forecast_exhausted_at`` is when
     the remaining allocation runs out at that rate: None when nothing burns or it is already
     exhausted; ``exhausts_before_reset`` says whether that is before the period ends.
     """
@@ -67,7 +69,7 @@ class BudgetStatus:
     forecast_exhausted_at: datetime | None
     exhausts_before_reset: bool | None
     held: bool
-    first_alert: float | None = None  # the lowest alert threshold, percent
+    alert_crossed: float | None = None  # the highest alert threshold reached this period, percent
     error: str = ""  # why the last accounting run failed (``BudgetState.error``)
 
     @property
@@ -110,16 +112,39 @@ def is_exhausted(used_unit_seconds: Decimal, allocated_hours: Decimal) -> bool:
 def forecast(
     as_of: datetime, used_unit_seconds: Decimal, allocated_hours: Decimal, burn_rate: Decimal
 ) -> datetime | None:
-    """When the allocation runs out at ``burn_rate`` unit-seconds per second (None: never/already)."""
+    """When the allocation runs out at ``burn_rate`` unit-seconds per second (None: never/already).
+
+    ``as_of`` is the moment ``used_unit_seconds`` was measured (never the clock of the reader), and
+    the arithmetic is exact to the microsecond (no float): while the usage grows at ``burn_rate``,
+    every later measurement gives the same instant, so the forecast moves only when the rate does.
+    """
     allocated = allocated_hours * SECONDS_PER_HOUR
     if rules.exhausted(used_unit_seconds, allocated):
         return None
-    seconds = rules.seconds_to_exhaustion(used_unit_seconds, allocated, burn_rate)
-    if seconds is None:
-        return None
-    if seconds > Decimal(10 * 365 * 86400):
-        return None  # a decade away: not a forecast worth showing
-    return as_of + timedelta(seconds=float(seconds))
+    with localcontext(prec=60):
+        seconds = rules.seconds_to_exhaustion(Decimal(used_unit_seconds), allocated, Decimal(burn_rate))
+        if seconds is None:
+            return None
+        if seconds > Decimal(10 * 365 * 86400):
+            return None  # a decade away: not a forecast worth showing
+        microseconds = int((seconds * 1_000_000).to_integral_value(rounding=ROUND_HALF_UP))
+    return as_of + timedelta(microseconds=microseconds)
+
+
+def threshold_reached(used_unit_seconds: Decimal, allocated_hours: Decimal, threshold: float | int) -> bool:
+    """Exact: ``used >= threshold% of allocated`` (a zero allocation counts as 100% used). The
+    alerts (``ThresholdCrossed``) and the state reason both ask this, so they never disagree."""
+    if allocated_hours <= 0:
+        return Decimal(str(threshold)) <= 100
+    return Decimal(used_unit_seconds) * 100 >= Decimal(str(threshold)) * allocated_hours * SECONDS_PER_HOUR
+
+
+def highest_threshold_reached(
+    used_unit_seconds: Decimal, allocated_hours: Decimal, thresholds: Iterable[float | int]
+) -> float | None:
+    """The highest alert threshold (percent) the usage has reached, None when none has."""
+    reached = [float(t) for t in thresholds if threshold_reached(used_unit_seconds, allocated_hours, t)]
+    return max(reached, default=None)
 
 
 def first_crossing(
@@ -151,24 +176,43 @@ def first_crossing(
 
 
 def classify(status: BudgetStatus) -> tuple[str, str]:
-    """``(state, why)``: held or exhausted; at risk when past the first alert threshold, or when
-    the forecast runs out before the period resets (within ``AT_RISK_HORIZON`` for a budget that
-    never resets); otherwise ok. A failed accounting run is ``error`` before anything else: its
-    numbers are stale, so it is never ok. The only place this rule lives."""
+    """``(state, why)``, the only place this rule lives.
+
+    * ``error``: the last accounting run failed; its numbers are stale, so it is never ok;
+    * ``held``, then ``exhausted``;
+    * ``at_risk`` only from the forecast: at the burn rate the allocation runs out before the
+      period resets (within ``AT_RISK_HORIZON`` for a budget that never resets). Crossing an alert
+      threshold alone is not "at risk": a budget at 85% that resets tomorrow at its pace is fine;
+    * ``ok`` otherwise.
+
+    The reason names the *highest* alert threshold reached (the same exact test as the
+    ``ThresholdCrossed`` alerts), whatever the state, so "past 80%" is never reported as "past 50%".
+    """
     if status.error:
         return ERROR, f"{status.error}: usage is not measured and the budget is not enforced until this is fixed"
     if status.held:
         return HELD, "new work from its queues waits until the budget is raised or renews"
     if status.exhausted:
         return EXHAUSTED, "used up: the next accounting run holds its queues"
-    if status.first_alert is not None and status.measured and status.percent >= status.first_alert:
-        return AT_RISK, f"past its {status.first_alert:g}% alert threshold"
+    crossed = (
+        f"past its {status.alert_crossed:g}% alert threshold"
+        if status.alert_crossed is not None and status.measured
+        else ""
+    )
     forecast_at, as_of, period_end = status.forecast_exhausted_at, status.as_of, status.period_end
+    rate = f"{format_hours(status.burn_rate_per_hour)} {status.unit} per hour"
     if forecast_at is not None and as_of is not None:
+        runs_out = ""
         if period_end is not None and forecast_at < period_end:
-            return AT_RISK, "forecast to run out before the period resets"
-        if period_end is None and forecast_at - as_of <= AT_RISK_HORIZON:
-            return AT_RISK, "forecast to run out within 7 days"
+            runs_out = f"forecast to run out before the period resets, at its burn rate of {rate}"
+        elif period_end is None and forecast_at - as_of <= AT_RISK_HORIZON:
+            runs_out = f"forecast to run out within 7 days, at its burn rate of {rate}"
+        if runs_out:
+            return AT_RISK, f"{runs_out}; {crossed}" if crossed else runs_out
+    if crossed:
+        if period_end is None:
+            return OK, f"{crossed}; not forecast to run out within 7 days"
+        return OK, f"{crossed}; not forecast to run out before the period resets"
     return OK, ""
 
 
@@ -184,7 +228,6 @@ def build_status(
     error: str = "",
 ) -> BudgetStatus:
     """Status from the last measurement and the *current* allocation (raising it shows at once)."""
-    first_alert = min((float(t) for t in thresholds), default=None)
     if measurement is None:
         return BudgetStatus(
             budget_id=budget_id,
@@ -204,7 +247,6 @@ def build_status(
             forecast_exhausted_at=None,
             exhausts_before_reset=None,
             held=held,
-            first_alert=first_alert,
             error=error,
         )
     used_hours = to_hours(measurement.used)
@@ -233,7 +275,7 @@ def build_status(
         forecast_exhausted_at=predicted,
         exhausts_before_reset=before_reset,
         held=held,
-        first_alert=first_alert,
+        alert_crossed=highest_threshold_reached(measurement.used, allocated_hours, thresholds),
         error=error,
     )
 

@@ -11,11 +11,24 @@ Definitions the page states next to the figures:
 * *Wait* is the simulator's ``waitSeconds`` (all pending time, across evictions; pending work
   counts its wait up to the end). Tenants are namespaces.
 * *Utilisation over time* is the admitted amount over the nominal capacity of the scenario.
+* Every headline figure says what it is over (``scope``): the whole run (``run``: averaged over
+  its ``endSeconds``), the workloads submitted in it (``submitted``), or its end (``end``).
+* *While contended* (``contention``, the simulator's ``summary.contention``): a resource is
+  contended while a workload requesting it is still pending after the admission passes of the
+  moment, in a LocalQueue neither stopped nor held (it could not be admitted: no quota, or not
+  its turn). Utilisation of a resource while contended is its allocation averaged over the
+  times it was contended alone; waits while contended are the waits of the workloads submitted
+  while some resource was (``[start, end)``: a workload that had to wait opens one).
+* *Budgets* are compared in the replay's own time base, seconds from its start (and the
+  calendar time of that start when the scenario has one): both sides are replay figures, an
+  exhaustion inside the replay or a forecast at the end-of-replay burn rate, never mixed with
+  today's live forecast (which the page shows apart, as the budget pages compute it).
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -167,22 +180,49 @@ def forecast_after_end(result: Result, label: str) -> float | None:
     return None if moment is None else _num((moment - epoch).total_seconds())
 
 
+def _budget_side(exhausted_at: float | None, forecast_at: float | None, end: float | None) -> dict[str, Any]:
+    """One side of a budget row in the replay's time base: ``exhausted`` (inside the replay, at
+    ``at``), ``forecast`` (not inside it; at its end-of-replay rate it runs out at ``at``), or
+    ``never`` (not inside it, and nothing burns at its end)."""
+    if exhausted_at is not None:
+        return {"outcome": "exhausted", "at": exhausted_at, "end": end}
+    if forecast_at is not None:
+        return {"outcome": "forecast", "at": forecast_at, "end": end}
+    return {"outcome": "never", "at": None, "end": end}
+
+
 def budget_rows(labels: Sequence[str], baseline: Result, edited: Result) -> list[dict[str, Any]]:
     """Exhaustion time of each budget in both runs; None = not exhausted within the run. A budget
     still running at the end gets its forecast (``forecast_after_end``), so "not exhausted in
-    the replay" never reads as "never runs out"."""
+    the replay" never reads as "never runs out".
+
+    Both sides are in the same time base (seconds from the replay's start), so a row compares
+    like with like; ``shift`` is edited minus baseline of whatever each side's ``at`` is (and
+    ``shiftKind`` says whether either is a forecast)."""
     before, after = budget_exhaustion(baseline), budget_exhaustion(edited)
+    ends = [result.get("summary", {}).get("endSeconds") for result in (baseline, edited)]
     rows = []
     for label in list(labels) + sorted((set(before) | set(after)) - set(labels)):
         b, a = before.get(label), after.get(label)
+        b_forecast = forecast_after_end(baseline, label) if b is None else None
+        a_forecast = forecast_after_end(edited, label) if a is None else None
+        sides = {
+            "baselineSide": _budget_side(b, b_forecast, ends[0]),
+            "editedSide": _budget_side(a, a_forecast, ends[1]),
+        }
+        b_at, a_at = sides["baselineSide"]["at"], sides["editedSide"]["at"]
+        shift = None if a_at is None or b_at is None else _num(a_at - b_at)
         rows.append(
             {
                 "budget": label,
                 "baseline": b,
                 "edited": a,
                 "delta": None if a is None or b is None else _num(a - b),
-                "baselineForecast": forecast_after_end(baseline, label) if b is None else None,
-                "editedForecast": forecast_after_end(edited, label) if a is None else None,
+                "baselineForecast": b_forecast,
+                "editedForecast": a_forecast,
+                **sides,
+                "shift": shift,
+                "shiftKind": None if shift is None else ("replay" if b is not None and a is not None else "forecast"),
             }
         )
     return rows
@@ -206,6 +246,46 @@ def local_queue_rows(baseline: Result, edited: Result) -> list[dict[str, Any]]:
     for key in sorted(set(per["baseline"]) | set(per["edited"])):
         rows.append({"localQueue": key, "tenant": tenant_of(key), **{side: per[side].get(key) for side in SIDES}})
     return rows
+
+
+# --- while contended ------------------------------------------------------------------------
+
+
+def contention(result: Result) -> dict[str, Any]:
+    """The run's contended intervals as the simulator reports them (``summary.contention``) and
+    the figures over them: how long (and what fraction of the run), utilisation over them alone,
+    and the waits of the workloads submitted inside one. Empty figures for a result without
+    them (a run stored before the simulator reported contention)."""
+    summary = result.get("summary", {})
+    reported = summary.get("contention")
+    if reported is None:
+        return {"available": False}
+    intervals = [(float(start), float(end)) for start, end in reported.get("intervals", ())]
+    starts = [start for start, _ in intervals]
+    waits = []
+    for entry in result.get("workloads", {}).values():
+        wait, submitted = entry.get("waitSeconds"), entry.get("submitAt")
+        if wait is None or submitted is None:
+            continue
+        index = bisect_right(starts, float(submitted)) - 1
+        if index >= 0 and intervals[index][0] <= float(submitted) < intervals[index][1]:
+            waits.append(float(wait))
+    ordered = sorted(waits)
+    end = summary.get("endSeconds") or 0
+    seconds = float(reported.get("seconds", 0))
+    return {
+        "available": True,
+        "seconds": _num(seconds),
+        "fraction": round(seconds / float(end), 6) if end else 0.0,
+        "intervals": len(intervals),
+        "utilization": {resource: row["utilization"] for resource, row in reported.get("resources", {}).items()},
+        "resourceSeconds": {resource: row["seconds"] for resource, row in reported.get("resources", {}).items()},
+        "waitSeconds": {  # None: no workload was submitted while contended
+            "count": len(ordered),
+            "p50": _num(nearest_rank(ordered, 0.50)) if ordered else None,
+            "p95": _num(nearest_rank(ordered, 0.95)) if ordered else None,
+        },
+    }
 
 
 # --- series -------------------------------------------------------------------------------
@@ -278,7 +358,14 @@ def within_noise(before: float | None, after: float | None, unit: str) -> bool:
 
 
 def _kpi(
-    key: str, label: str, before: float | None, after: float | None, better: str | None, unit: str = ""
+    key: str,
+    label: str,
+    before: float | None,
+    after: float | None,
+    better: str | None,
+    unit: str = "",
+    *,
+    scope: str = "run",
 ) -> dict[str, Any]:
     delta = None if before is None or after is None else _num(after - before)
     noise = within_noise(before, after, unit)
@@ -295,6 +382,7 @@ def _kpi(
         "better": better,
         "verdict": verdict,
         "noise": noise,
+        "scope": scope,
     }
 
 
@@ -304,31 +392,71 @@ def censored(result: Result) -> int:
     return sum(1 for entry in result.get("workloads", {}).values() if entry.get("state") == "Pending")
 
 
-def kpis(baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The headline numbers, with which direction is better."""
+def _while_contended(row: dict[str, Any], before: float | None, after: float | None) -> dict[str, Any]:
+    """A headline row's figure over the contended intervals, beside the whole-run one."""
+    inner = _kpi(
+        row["key"] + ".contended", row["label"] + " while contended", before, after, row["better"], row["unit"]
+    )
+    return {key: inner[key] for key in ("baseline", "edited", "delta", "verdict", "noise")}
+
+
+def kpis(
+    baseline: Result, edited: Result, budgets: Sequence[Mapping[str, Any]], contended: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The headline numbers, with which direction is better and what each is over (``scope``:
+    ``run`` averaged over the whole run, ``submitted`` over every workload submitted in it,
+    ``end`` at its end). Utilisation and waits also carry ``contended``: the same figure over
+    the contended intervals only (``contention``), when both sides report them."""
     b, e = baseline["summary"], edited["summary"]
+    contended = contended or {side: contention(result) for side, result in zip(SIDES, (baseline, edited))}
+    both = all(contended.get(side, {}).get("available") for side in SIDES)
     rows = [_kpi("jainIndex", "Jain fairness index", b["jainIndex"], e["jainIndex"], "higher", "index")]
     for resource in sorted(set(b["utilization"]) | set(e["utilization"])):
-        rows.append(
-            _kpi(
-                f"utilization.{resource}",
-                f"Utilisation {resource}",
-                b["utilization"].get(resource),
-                e["utilization"].get(resource),
-                "higher",
-                "ratio",
-            )
+        row = _kpi(
+            f"utilization.{resource}",
+            f"Utilisation {resource}",
+            b["utilization"].get(resource),
+            e["utilization"].get(resource),
+            "higher",
+            "ratio",
         )
+        if both:
+            row["contended"] = _while_contended(
+                row,
+                contended["baseline"]["utilization"].get(resource),
+                contended["edited"]["utilization"].get(resource),
+            )
+        rows.append(row)
     cut = {"baseline": censored(baseline), "edited": censored(edited)}
     for key, label in (("p50", "Wait p50"), ("p95", "Wait p95")):
-        row = _kpi(f"wait.{key}", label, b["waitSeconds"][key], e["waitSeconds"][key], "lower", "seconds")
+        row = _kpi(
+            f"wait.{key}", label, b["waitSeconds"][key], e["waitSeconds"][key], "lower", "seconds", scope="submitted"
+        )
         row["censored"] = cut  # the waits include these still-pending workloads' time so far
+        if both:
+            row["contended"] = _while_contended(
+                row, contended["baseline"]["waitSeconds"][key], contended["edited"]["waitSeconds"][key]
+            )
         rows.append(row)
     rows.append(
-        _kpi("finished", "Workloads finished", b["workloads"]["finished"], e["workloads"]["finished"], "higher")
+        _kpi(
+            "finished",
+            "Workloads finished",
+            b["workloads"]["finished"],
+            e["workloads"]["finished"],
+            "higher",
+            scope="end",
+        )
     )
     rows.append(
-        _kpi("pending", "Still pending at the end", b["workloads"]["pending"], e["workloads"]["pending"], "lower")
+        _kpi(
+            "pending",
+            "Still pending at the end",
+            b["workloads"]["pending"],
+            e["workloads"]["pending"],
+            "lower",
+            scope="end",
+        )
     )
     rows.append(_kpi("evictions", "Evictions", b["evictions"], e["evictions"], "lower"))
     exhausted = [sum(row[side] is not None for row in budgets) for side in SIDES]
@@ -383,16 +511,25 @@ def compare(
     budget_labels: Sequence[str] = (),
     max_points: int = MAX_SERIES_POINTS,
     modes: tuple[Sequence[str], Sequence[str]] | None = None,
+    clock_start: datetime | None = None,
+    edited_capacity: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The comparison view: headline figures, per-tenant waits, per-LocalQueue summaries,
     budgets, moved workloads and the thinned series of both runs.
 
-    ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs).
+    ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs),
+    ``edited_capacity`` the edited scenario's when the edits change quotas (each side's
+    utilisation over time is over its own capacity, as its headline figure is);
+    ``clock_start`` the calendar moment of t=0, when the scenario has one (``clockStart``: the
+    page turns replay times into dates with it).
     """
     budgets = budget_rows(budget_labels, baseline, edited)
     tenants_before, tenants_after = tenant_waits(baseline), tenant_waits(edited)
+    contended = {side: contention(result) for side, result in zip(SIDES, (baseline, edited))}
     return {
-        "kpis": kpis(baseline, edited, budgets),
+        "kpis": kpis(baseline, edited, budgets, contended),
+        "contention": contended,
+        "clockStart": clock_start.isoformat() if clock_start is not None else None,
         "utilization": {
             side: dict(result["summary"]["utilization"]) for side, result in zip(SIDES, (baseline, edited))
         },
@@ -403,7 +540,10 @@ def compare(
         "localQueues": local_queue_rows(baseline, edited),
         "budgets": budgets,
         "moved": moved_summary(workload_moves(baseline, edited)),
-        "series": {side: chart_series(result, capacity, max_points) for side, result in zip(SIDES, (baseline, edited))},
+        "series": {
+            "baseline": chart_series(baseline, capacity, max_points),
+            "edited": chart_series(edited, capacity if edited_capacity is None else edited_capacity, max_points),
+        },
         "end": {side: result["summary"].get("endSeconds") for side, result in zip(SIDES, (baseline, edited))},
         "modes": mode_levels(*modes) if modes is not None else [],
     }

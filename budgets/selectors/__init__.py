@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -22,7 +22,7 @@ from django.http import QueryDict
 from budgets import accounting
 from budgets.filtersets import BudgetFilterSet
 from budgets.models import Budget, BudgetEvent, BudgetState
-from budgets.status import STATE_LABELS, BudgetStatus, Measurement, build_status, to_hours
+from budgets.status import SECONDS_PER_HOUR, STATE_LABELS, BudgetStatus, Measurement, build_status, to_hours
 from core.access import Access
 from core.tables import sort_alias
 from queues.models import QueueHold, Workload
@@ -190,6 +190,44 @@ def top_consumers(budget: Budget, status: BudgetStatus, viewer: Access, *, limit
 
 def _share(amount: Decimal, total: Decimal) -> float:
     return round(float(amount * 100 / total), 1) if total > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class BurnFigures:
+    """The arithmetic behind a budget's burn rate, as the page shows it.
+
+    ``rate_per_hour == charged_hours / window hours`` (``accounting.burn_rate``), the rate the
+    forecast uses; ``now_per_hour`` is what the ledger charges per hour at ``as_of`` (the work
+    running then), so a rate still high from a burst that has ended reads as such.
+    """
+
+    window_start: datetime
+    window_end: datetime
+    charged_hours: Decimal
+    rate_per_hour: Decimal
+    now_per_hour: Decimal
+
+    @property
+    def window_seconds(self) -> int:
+        return int((self.window_end - self.window_start).total_seconds())
+
+
+def burn_figures(budget: Budget, status: BudgetStatus, *, window_seconds: int) -> BurnFigures | None:
+    """The burn-rate window of the last measurement, what the ledger charged in it, and the rate
+    charging at its end (three queries); None before the first measurement."""
+    if not status.measured or status.period_start is None or status.as_of is None:
+        return None
+    start, end = accounting.burn_window(status.period_start, status.as_of, window_seconds)
+    charged = accounting.used_between(budget.pk, start, end)
+    last_instant = accounting.segments(budget.pk, end - timedelta(microseconds=1), end)
+    now_rate = sum((segment.rate for segment in last_instant), Decimal(0))
+    return BurnFigures(
+        window_start=start,
+        window_end=end,
+        charged_hours=to_hours(charged),
+        rate_per_hour=to_hours(accounting.burn_rate(charged, start, end) * SECONDS_PER_HOUR),
+        now_per_hour=to_hours(now_rate * SECONDS_PER_HOUR),
+    )
 
 
 def usage_curve(budget: Budget, status: BudgetStatus) -> list[accounting.Segment]:

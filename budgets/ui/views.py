@@ -82,7 +82,7 @@ def budget_detail(request: HttpRequest, name: str) -> HttpResponse:
             "chart": chart,
             "events": selectors.budget_events(budget.pk, limit=50),
             "consumers": selectors.top_consumers(budget, status, viewer),
-            "burn_window": settings.BUDGET_BURN_RATE_WINDOW_SECONDS,
+            "burn": selectors.burn_figures(budget, status, window_seconds=settings.BUDGET_BURN_RATE_WINDOW_SECONDS),
             "viewer": viewer,
         },
     )

@@ -34,6 +34,12 @@ computes every series point afresh. Both give the same result, byte for byte
   The arithmetic (charges, exhaustion, action, worst case) is ``fairshare.usage.budgets``.
 * An evicted (preempted or drained) workload goes back to pending with its original queue
   timestamp and, when admitted again, runs its full duration again.
+* Contention: a resource is *contended* while at least one workload requesting it is still
+  pending after the admission passes of a moment in a LocalQueue that is not stopped or held
+  (it could not be admitted for want of quota or its turn; work a budget holds does not count).
+  ``summary.contention`` gives the intervals in which some resource was (``[start, end)``,
+  seconds), and per resource the contended seconds and the utilisation averaged over them alone,
+  so a long, mostly idle replay does not hide how full the cluster was while work waited.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
   t=0); without one it stops when nothing runs and nothing is left to arrive.
 """
@@ -319,6 +325,14 @@ class Simulation:
                 for resource, quota in flavor_quotas.resources.items():
                     self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
         self.total_alloc: dict[str, _Integral] = {}
+        # Contention (``_note_contention``): pending workloads per LocalQueue and resource they
+        # request; per resource, contended time and the allocation integrated only then.
+        self.waiting: dict[str, dict[str, int]] = {key: {} for key in self.locals}
+        self.waiting_total: dict[str, int] = {}  # the same summed over LocalQueues
+        self.contended: frozenset[str] = frozenset()
+        self.contended_time: dict[str, _Integral] = {}
+        self.contended_alloc: dict[str, _Integral] = {}
+        self.contention_intervals: list[list[float]] = []
         self.lq_alloc: dict[str, dict[str, _Integral]] = {key: {} for key in self.locals}
         # TimeAware history.
         self.time_aware = any(q.admission_mode == TIME_AWARE for q in scenario.cluster_queues) or any(
@@ -412,7 +426,13 @@ class Simulation:
         return frozenset(stopped), frozenset(drained)
 
     def _count_pending(self, job: _Job, sign: int) -> None:
-        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them."""
+        """Keep the pending requests per LocalQueue (TimeAware demand) as the pass sums them, and
+        the pending workloads per LocalQueue and resource (contention)."""
+        waiting, totals = self.waiting[job.spec.local_queue], self.waiting_total
+        for resource, amount in job.spec.requests.items():
+            if amount:
+                waiting[resource] = waiting.get(resource, 0) + sign
+                totals[resource] = totals.get(resource, 0) + sign
         if self._share_state is None:
             return
         demand = self._pending_demand[job.spec.local_queue]
@@ -560,6 +580,8 @@ class Simulation:
                     self._schedule_budget_checks(t)
                     self._shares_stale = self.time_aware
                     self.skipped += 1
+            if dirty:  # only a submission, a finish, a pass or a hold changes what waits
+                self._note_contention(t)
             if tick:
                 self._record(t)
             if progress is not None:
@@ -571,6 +593,7 @@ class Simulation:
         if self.horizon is not None and end > now:
             self._advance_budgets(end)
         self._passes(end, reasons=True)
+        self._close_contention(end)
         result = self._result(end)
         if progress is not None and reported < 100:
             progress(1.0)
@@ -734,6 +757,8 @@ class Simulation:
                 continue
             total = self.total_alloc.setdefault(resource, _Integral(since=0.0))
             total.set(total.value + sign * amount, t)
+            if resource in self.contended:
+                self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(total.value, t)
             integral = self.lq_alloc[key].setdefault(resource, _Integral(since=0.0))
             integral.set(lq_current.get(resource, 0), t)
             if self.time_aware:
@@ -753,6 +778,59 @@ class Simulation:
                     amounts.append(value)
         for budget in self.budgets:
             budget.rate = self._budget_rate(budget)
+
+    # --- contention -------------------------------------------------------------------------
+
+    def _note_contention(self, t: float) -> None:
+        """After the passes of moment ``t``: which resources does a workload still pending (in a
+        LocalQueue neither stopped nor held) request? Opens and closes contended stretches per
+        resource, and the intervals in which any resource is contended."""
+        totals = self.waiting_total
+        if self.holds or self._stopped:
+            blocked = self._blocked()[0]
+            waiting = self.waiting
+            contended = frozenset(
+                resource
+                for resource, count in totals.items()
+                if count - sum(waiting[key].get(resource, 0) for key in blocked) > 0
+            )
+        else:
+            contended = frozenset(resource for resource, count in totals.items() if count > 0)
+        if contended == self.contended:
+            return
+        for resource in contended ^ self.contended:
+            now_contended = resource in contended
+            self.contended_time.setdefault(resource, _Integral(since=0.0)).set(1.0 if now_contended else 0.0, t)
+            total = self.total_alloc.get(resource)
+            value = total.value if (total is not None and now_contended) else 0.0
+            self.contended_alloc.setdefault(resource, _Integral(since=0.0)).set(value, t)
+        if contended and not self.contended:
+            self.contention_intervals.append([t, t])
+        elif self.contended and not contended:
+            self.contention_intervals[-1][1] = t
+        self.contended = contended
+
+    def _close_contention(self, end: float) -> None:
+        """An interval still open at the end of the run ends there."""
+        if self.contended and self.contention_intervals:
+            self.contention_intervals[-1][1] = end
+
+    def _contention_summary(self, end: float) -> dict[str, Any]:
+        intervals = [[_num(start), _num(stop)] for start, stop in self.contention_intervals if stop > start]
+        resources: dict[str, dict[str, float | int]] = {}
+        for resource, capacity in sorted(self.capacity.items()):
+            timer = self.contended_time.get(resource)
+            seconds = timer.total(end) if timer is not None else 0.0
+            if capacity <= 0 or seconds <= 0:
+                continue
+            integral = self.contended_alloc.get(resource)
+            used = integral.total(end) / seconds if integral is not None else 0.0
+            resources[resource] = {"seconds": _num(seconds), "utilization": round(used / capacity, 6)}
+        return {
+            "seconds": _num(sum(stop - start for start, stop in intervals)),
+            "intervals": intervals,
+            "resources": resources,
+        }
 
     # --- usage ------------------------------------------------------------------------------
 
@@ -1204,6 +1282,7 @@ class Simulation:
                 },
                 "evictions": sum(j.evictions for j in self.jobs.values()),
                 "budgets": self._budget_summary(),
+                "contention": self._contention_summary(end),
             },
         }
 

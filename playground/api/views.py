@@ -162,8 +162,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PlaygroundVie
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 409: NotReadySerializer},
         summary="The side-by-side comparison of a succeeded run",
-        description="kpis, utilization, tenants (wait distributions), localQueues, budgets (exhaustion "
-        "times), moved (workloads that start earlier or later), series (thinned, per side).",
+        description="kpis (each with its scope: run, submitted or end; utilisation and waits with their "
+        "figures while contended), contention (per side: contended time, utilisation and waits then), "
+        "utilization, tenants (wait distributions), localQueues, budgets (per side in the replay's time "
+        "base: exhausted, forecast past its end, or never; shift), clockStart, moved (workloads that start "
+        "earlier or later), series (thinned, per side).",
     )
     @action(detail=True, methods=["get"])
     def comparison(self, request: Request, pk: str | None = None) -> Response:

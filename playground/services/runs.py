@@ -216,6 +216,8 @@ def _compare(run: Run) -> dict[str, Any]:
         capacity=capacity_of(baseline_scenario),
         budget_labels=[budget.label for budget in baseline_scenario.budgets],
         modes=(admission_modes(baseline_scenario), admission_modes(edited_scenario)),
+        clock_start=baseline_scenario.clock.start,
+        edited_capacity=capacity_of(edited_scenario),
     )
     return {"comparison": view}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
@@ -81,3 +82,59 @@ def pretty(value: Any) -> str:
 def get_item(mapping: Any, key: Any) -> Any:
     """``mapping[key]`` in a template (None when absent)."""
     return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def run_window(view: Any, source: str = "") -> str:
+    """What the headline figures are over: ``30 h replay`` (a run of today's cluster replays its
+    history), ``30 h simulation`` otherwise; two lengths when the sides ended apart."""
+    ends = (view or {}).get("end") or {}
+    baseline, edited = ends.get("baseline"), ends.get("edited")
+    noun = "replay" if source == "live" else "simulation"
+    if baseline is None or edited is None:
+        return noun
+    if baseline == edited:
+        return f"{format_duration(float(baseline))} {noun}"
+    return f"{noun} ({format_duration(float(baseline))} baseline, {format_duration(float(edited))} edited)"
+
+
+SCOPES = {
+    "run": "averaged over the {}",
+    "submitted": "every workload submitted in the {}",
+    "end": "at the end of the {}",
+}
+
+
+@register.filter
+def scope_text(scope: Any, window: str) -> str:
+    """A headline card's "over what": ``averaged over the 30 h replay``."""
+    return SCOPES.get(str(scope or "run"), SCOPES["run"]).format(window)
+
+
+@register.filter
+def replay_time(seconds: Any, clock_start: Any) -> str:
+    """A moment of the run: ``+27 h`` from its start, and the calendar time when the scenario
+    has one (``+27 h, Nov 25 14:57 UTC``)."""
+    if seconds is None or seconds == "":
+        return "—"
+    text = "+" + format_duration(float(seconds))
+    if clock_start:
+        moment = datetime.fromisoformat(str(clock_start)) + timedelta(seconds=float(seconds))
+        text += f", {moment:%b} {moment.day} {moment:%H:%M %Z}".rstrip()
+    return text
+
+
+@register.filter
+def budget_sides(row: Any) -> list[dict[str, Any]]:
+    """A budget row's two sides, baseline then edited (``compare.budget_rows``), each
+    ``{outcome: exhausted | forecast | never, at, end}`` in the replay's time base; a row stored
+    before the sides were (older runs) is read from its exhaustion and forecast fields."""
+    sides = []
+    for side in ("baseline", "edited"):
+        stored = row.get(f"{side}Side")
+        if stored is None:
+            exhausted, predicted = row.get(side), row.get(f"{side}Forecast")
+            outcome = "exhausted" if exhausted is not None else "forecast" if predicted is not None else "never"
+            stored = {"outcome": outcome, "at": exhausted if exhausted is not None else predicted, "end": None}
+        sides.append(stored)
+    return sides

@@ -96,7 +96,8 @@ def _states(page) -> dict[str, str]:
 
 
 def test_given_budgets_in_every_state_then_overview_list_and_budget_pages_show_the_same_one(cluster, page):
-    # Given: a-gpu-hours pushed past its first alert threshold (at risk), b-wall-time left as it is.
+    # Given: a-gpu-hours at 85% of a lowered allocation with its work running (forecast to run out
+    # before it resets: at risk), b-wall-time left as it is.
     budget = Budget.objects.get(name="a-gpu-hours")
     reconcile_all_budgets()
     used = budget.state.used_unit_seconds / Decimal(3600)

@@ -104,6 +104,10 @@ def test_budget_rows_give_exhaustion_times_and_the_shift():
             "delta": 1800,
             "baselineForecast": None,
             "editedForecast": None,
+            "baselineSide": {"outcome": "exhausted", "at": 3600, "end": None},
+            "editedSide": {"outcome": "exhausted", "at": 5400, "end": None},
+            "shift": 1800,
+            "shiftKind": "replay",
         },
         {
             "budget": "never",
@@ -112,6 +116,10 @@ def test_budget_rows_give_exhaustion_times_and_the_shift():
             "delta": None,
             "baselineForecast": None,
             "editedForecast": None,
+            "baselineSide": {"outcome": "never", "at": None, "end": None},
+            "editedSide": {"outcome": "never", "at": None, "end": None},
+            "shift": None,
+            "shiftKind": None,
         },
     ]
 

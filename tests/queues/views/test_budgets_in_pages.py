@@ -76,8 +76,9 @@ def _states(body: str) -> dict[str, str]:
     return dict(re.findall(r'data-budget-state="([^"]+)"[^>]*>([^<]+)<', body))
 
 
-def test_given_a_budget_past_its_first_alert_threshold_then_every_surface_says_at_risk(cluster, login):
-    # Given: a-gpu-hours used past 80% of a lowered allocation (its use is unchanged), b-wall-time fine.
+def test_given_a_budget_forecast_to_run_out_then_every_surface_says_at_risk(cluster, login):
+    # Given: a-gpu-hours used 85% of a lowered allocation with its work still running (so it is
+    # forecast to run out before it resets), b-wall-time fine.
     budget = Budget.objects.get(name="a-gpu-hours")
     used = login("admin").get(reverse("budgets:detail", args=["a-gpu-hours"])).context["status"].used_hours
     budget.allocated_hours = (used / Decimal("0.85")).quantize(Decimal("0.001"))
@@ -95,5 +96,7 @@ def test_given_a_budget_past_its_first_alert_threshold_then_every_surface_says_a
 
     # Then: one state per budget, the same words everywhere.
     assert overview["a-gpu-hours"] == "at risk"
+    rows = {row["name"]: row["status"] for row in admin.get("/api/v1/budgets/").json()["results"]}
+    assert rows["a-gpu-hours"]["state_reason"].startswith("forecast to run out")
     assert overview == listing == pages
     assert {name: label.replace(" ", "_") for name, label in overview.items()} == api

@@ -107,7 +107,7 @@ def status(percent: float, **fields: object):
         "forecast_exhausted_at": None,
         "exhausts_before_reset": None,
         "held": False,
-        "first_alert": 80.0,
+        "alert_crossed": 80.0 if percent >= 80 else None,
     }
     values.update(fields)
     return BudgetStatus(**values)
@@ -117,7 +117,7 @@ def status(percent: float, **fields: object):
     ("percent", "fields", "level"),
     [
         (10, {}, "ok"),
-        (85, {}, "warn"),  # past the first alert threshold (80)
+        (85, {}, "ok"),  # past the 80% alert threshold but not forecast to run out: not at risk
         (
             10,
             {
