@@ -143,3 +143,25 @@ def test_given_make_changepassword_then_the_new_password_works(migrated: Path):
         migrated,
     )
     assert check.stdout.strip().splitlines()[-1] == "alice", check.stdout + check.stderr
+
+
+def test_given_the_demo_sqlite_database_then_a_users_stored_bytes_are_counted_as_on_postgresql(migrated: Path):
+    """The playground's storage quota sums documents' sizes in SQL (``octet_length``), which the
+    SQLite of Debian 12 (3.40) lacks: on the demo's database the count must still run and equal
+    the stored documents' sizes in bytes."""
+    script = (
+        "from django.contrib.auth import get_user_model\n"
+        "from playground.models import Scenario\n"
+        "from django.db import connection\n"
+        "from playground.services.lane import stored_bytes\n"
+        "user = get_user_model().objects.get(username='alice')\n"
+        "document = {'name': 'caf\\u00e9 \\u2013 sized', 'n': 1}\n"
+        "Scenario.objects.create(owner=user, name='sized', source=Scenario.Source.choices[0][0], document=document)\n"
+        "cursor = connection.cursor()\n"
+        "cursor.execute('SELECT document FROM playground_scenario')\n"
+        "print(stored_bytes(user), sum(len(row[0].encode()) for row in cursor.fetchall()))\n"
+    )
+    result = run(["bin/manage", "shell", "-c", script], migrated)
+    assert result.returncode == 0, result.stderr
+    counted, expected = result.stdout.splitlines()[-1].split()
+    assert int(counted) == int(expected) > 0
