@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from queues.ui.views import audit, detail, flavors, overview, policy, tree, workloads
+from queues.ui.views import audit, detail, flavors, glossary, overview, policy, tree, workloads
 
 app_name = "queues"
 
@@ -22,4 +22,5 @@ urlpatterns = [
     path("namespaces/<str:namespace>/workloads/<str:name>/", workloads.workload, name="workload"),
     path("workloads/", workloads.workload_list, name="workloads"),
     path("audit/", audit.audit_log, name="audit-log"),
+    path("glossary/", glossary.glossary_page, name="glossary"),
 ]
