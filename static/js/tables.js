@@ -88,7 +88,7 @@
     var body = table.tBodies[0];
     (function emit(items) { items.forEach(function (item) { body.appendChild(item.row); emit(item.kids); }); })(roots);
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (cell, index) {
-      if (cell.hasAttribute("data-sort")) { cell.setAttribute("aria-sort", "none"); } else { cell.removeAttribute("aria-sort"); }
+      cell.removeAttribute("aria-sort");
       if (index === state.column) { cell.setAttribute("aria-sort", state.desc ? "descending" : "ascending"); }
     });
   }
@@ -110,7 +110,7 @@
       return;
     }
     var header = event.target.closest("table[data-sortable] th[data-sort]");
-    if (header && !event.target.closest(".term")) { sortBy(header); }
+    if (header) { sortBy(header); }
   });
   // Keyboard: a sortable header is a tab stop; Enter or Space sorts by it (again: reverse).
   document.addEventListener("keydown", function (event) {
@@ -131,7 +131,6 @@
   function focusable(root) {
     (root || document).querySelectorAll("table[data-sortable] th[data-sort]").forEach(function (header) {
       header.tabIndex = 0;
-      if (!header.hasAttribute("aria-sort")) { header.setAttribute("aria-sort", "none"); }
     });
   }
 
