@@ -43,15 +43,22 @@ def test_every_term_a_template_names_is_in_the_glossary():
     assert not unknown
 
 
-def test_a_term_is_focusable_and_described_by_its_definition():
-    html = Template('{% term "usage-score" %} and {% term "usage-score" "score" %}').render(Context())
+def test_a_term_is_focusable_and_described_by_its_definition_which_is_not_part_of_its_text():
+    html = Template('{% term "usage-score" %} and {% term "usage-score" "score" %}{% glossary_definitions %}').render(
+        Context()
+    )
 
-    labels = re.findall(r'<dfn tabindex="0" aria-describedby="([^"]+)">([^<]+)</dfn>', html)
-    assert [text for _, text in labels] == ["Usage score", "score"]
-    for tip_id, _ in labels:
-        tip = re.search(rf'<span class="term-tip" role="tooltip" id="{tip_id}">([^<]+)</span>', html)
-        assert tip and unescape(tip.group(1)) == TERMS["usage-score"].definition
-    assert labels[0][0] != labels[1][0], "two uses on one page need two ids"
+    labels = re.findall(
+        r'<dfn class="term" tabindex="0" data-definition="([^"]+)" aria-describedby="([^"]+)">([^<]+)</dfn>', html
+    )
+    assert [text for _, _, text in labels] == ["Usage score", "score"]
+    definition = TERMS["usage-score"].definition
+    for shown, described_by, _ in labels:
+        assert unescape(shown) == definition  # what hover and focus show
+        target = re.search(rf'<span id="{described_by}">([^<]+)</span>', html)
+        assert target and unescape(target.group(1)) == definition  # what a screen reader reads
+    assert html.count('id="gl-def-usage-score"') == 1  # one target per page, however often it is used
+    assert re.search(r'<div hidden id="glossary-definitions">', html)
 
 
 def test_an_unknown_term_fails_the_render_instead_of_showing_no_help():
