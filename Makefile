@@ -37,7 +37,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: metrics-dir install install-test install-ldap ldap-headers slapd oidc-provider run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: metrics-dir install install-test install-ldap ldap-headers slapd oidc-provider axe run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -179,6 +179,13 @@ oidc-provider:
 	@test -f var/oidc-node/node_modules/oidc-provider/package.json && grep -q '"version": "$(OIDC_PROVIDER_VERSION)"' var/oidc-node/node_modules/oidc-provider/package.json || { \
 		mkdir -p var/oidc-node && npm install --silent --no-audit --no-fund --prefix var/oidc-node oidc-provider@$(OIDC_PROVIDER_VERSION); }
 
+# axe-core from npm (var/axe-node): the accessibility audit tests/e2e/test_accessibility.py injects
+# into every page in Chromium.
+AXE_CORE_VERSION ?= 4.14.1
+axe:
+	@test -f var/axe-node/node_modules/axe-core/package.json && grep -q '"version": "$(AXE_CORE_VERSION)"' var/axe-node/node_modules/axe-core/package.json || { \
+		mkdir -p var/axe-node && npm install --silent --no-audit --no-fund --prefix var/axe-node axe-core@$(AXE_CORE_VERSION); }
+
 # Debian's podman (and runc, debootstrap) for the container test, which builds the image on a
 # base made from Debian's packages (deploy/container/base-image.sh): no container registry.
 podman:
@@ -191,7 +198,7 @@ podman:
 image: podman
 	deploy/container/build-image.sh
 
-services: postgres redis chromium prometheus podman slurm slapd oidc-provider
+services: postgres redis chromium prometheus podman slurm slapd oidc-provider axe
 
 # Lint: ruff (rules in pyproject.toml), mypy with django-stubs over the five packages, and the
 # import contracts (fairshare pure and layered, queues below budgets/playground, no cycles: lint-imports).

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from core.tables import ListTable
+from core.timefmt import when
 from queues.ui.display import number as format_number
 
 
@@ -80,7 +81,7 @@ class BudgetTable(ListTable):
         status = record.status
         if not status.period_start:
             return "not measured yet"
-        return f"{_date(status.period_start, 'M j')} → {_date(status.period_end, 'M j') or 'never resets'}"
+        return f"{_date(status.period_start, 'Y-m-d')} → {_date(status.period_end, 'Y-m-d') or 'never resets'}"
 
     def value_period(self, record: Any) -> str:
         status = record.status
@@ -90,7 +91,7 @@ class BudgetTable(ListTable):
         return f"{status.period_start.isoformat()}/{end}"
 
     def render_forecast(self, record: Any) -> str:
-        return _date(record.status.forecast_exhausted_at, "M j, H:i") or "—"
+        return when(record.status.forecast_exhausted_at) or "—"
 
     def value_forecast(self, record: Any) -> str | None:
         moment = record.status.forecast_exhausted_at

@@ -175,6 +175,9 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # Every template may write {{ moment|when }} (one time format, core.timefmt) and
+            # {% term "key" %} (glossary hover help, core.glossary) without loading them.
+            "builtins": ["core.templatetags.when", "core.templatetags.glossary"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

@@ -47,7 +47,12 @@ def _number(value: float) -> str:
 
 
 def _mode_choices() -> tuple[tuple[str, str], ...]:
-    return ((NO_MODE, "(not a scope)"), *tuple((mode, mode) for mode in ADMISSION_MODES))
+    """The modes, and "not set": the pages call a ClusterQueue without a mode of its own (nor a
+    cohort's above it) NoAdmissionFairSharing (default), so the editor names that too."""
+    return (
+        (NO_MODE, "not set (inherits; default NoAdmissionFairSharing)"),
+        *tuple((mode, mode) for mode in ADMISSION_MODES),
+    )
 
 
 def editable_fields(scenario: Scenario) -> list[EditableField]:

@@ -144,6 +144,66 @@ NAMESPACES: dict[str, tuple[str, dict[str, str], list[tuple[str, str, str]]]] = 
     ),
 }
 
+# Policy changes the demo makes while its history is replayed, through the audited service
+# (queues.services.policy) as the admin, so the audit log and the charts' policy markers have
+# something to show: (share of the replayed span, kind, name, field, value at the start, value
+# set then, surface, note). Each ends at the value the tables above give, so the demo's final
+# policy is the same with or without a history.
+POLICY_STORY: list[tuple[float, str, str, str, str, str, str, str]] = [
+    (0.3, "localqueue", "team-vision/training", "weight", "1", "2", "ui", "demo: the vision paper deadline"),
+    (0.55, "namespace", "team-recsys", "weight", "1", "1.5", "api", "demo: recsys joins the GPU serving rota"),
+    (0.8, "namespace", "team-speech", "weight", "2", "1", "cli", "demo: speech's quarter of extra share ends"),
+]
+
+
+def _story_object(kind: str, name: str) -> Any:
+    if kind == "localqueue":
+        namespace, lq_name = name.split("/")
+        return LocalQueue.objects.get(namespace__name=namespace, name=lq_name)
+    return Namespace.objects.get(name=name)
+
+
+def _start_policy_story() -> bool:
+    """Set the story's starting values (part of the seed, not audited) unless a history was
+    seeded before (a second seed tells no story twice). True when the story is to be told."""
+    from core.models import PolicyChange
+
+    if PolicyChange.objects.filter(note__startswith="demo: ").exists():
+        return False
+    for _, kind, name, field_name, start, _, _, _ in POLICY_STORY:
+        type(_story_object(kind, name))._default_manager.filter(pk=_story_object(kind, name).pk).update(
+            **{field_name: Decimal(start)}
+        )
+    return True
+
+
+def _policy_story_events(start: datetime, seconds: int) -> list[tuple[datetime, Callable[[datetime], None]]]:
+    """The story's changes at their moments of the replay, each one audited write."""
+    from core.models import PolicyChange
+    from queues.services.policy import save_policy_object
+
+    admin = get_user_model().objects.filter(username="admin").first()
+
+    def change(
+        kind: str, name: str, field_name: str, value: str, surface: str, note: str
+    ) -> Callable[[datetime], None]:
+        def apply(moment: datetime) -> None:
+            instance = _story_object(kind, name)
+            setattr(instance, field_name, Decimal(value))
+            save_policy_object(instance, actor=admin, surface=surface)
+            # The replay runs the past now: the audit row gets the replayed moment, as the
+            # usage samples and admissions of the same step do.
+            latest = PolicyChange.objects.filter(object_type=kind, object_id=str(instance.pk)).latest("id")
+            PolicyChange.objects.filter(pk=latest.pk).update(at=moment, note=note)
+
+        return apply
+
+    return [
+        (start + timedelta(seconds=seconds * share), change(kind, name, field_name, value, surface, note))
+        for share, kind, name, field_name, _, value, surface, note in POLICY_STORY
+    ]
+
+
 # Demo logins. The password is the username only with DEBUG=true (a development machine);
 # otherwise each user gets a random one, printed once when it is created.
 USERS: list[dict[str, Any]] = [
@@ -407,13 +467,21 @@ def _save_workloads(items: list[NewWorkload]) -> int:
     return len(created)
 
 
-def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime | None = None) -> int:
+def replay_history(
+    seconds: int,
+    arrivals: list[NewWorkload],
+    *,
+    end: datetime | None = None,
+    events: list[tuple[datetime, Callable[[datetime], None]]] | None = None,
+) -> int:
     """Run the control loop's own services at past moments, one sampling interval apart.
 
     Each workload of ``arrivals`` is submitted at the step its queue timestamp falls in; then
     the simulated cluster, admission passes and usage samples run exactly as beat would have
     run them, so the usage series, admissions and finished work are real loop output, not
-    drawn by hand. Returns the number of samples taken.
+    drawn by hand. ``events`` (a moment and what to do then, given the step's moment: policy
+    changes) run at the first step at or after their moment, before that step's pass. Returns
+    the number of samples taken.
     """
     from django.conf import settings
 
@@ -425,11 +493,14 @@ def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime |
     step = timedelta(seconds=settings.FAIR_SHARING.usage_sampling_interval_seconds)
     moment = end - timedelta(seconds=seconds)
     waiting = sorted(arrivals, key=lambda item: item[0].queued_at)
+    planned = sorted(events or [], key=lambda event: event[0])
     samples = 0
     while moment <= end:
         due = [item for item in waiting if item[0].queued_at <= moment]
         waiting = waiting[len(due) :]
         _save_workloads(due)
+        while planned and planned[0][0] <= moment:
+            planned.pop(0)[1](moment)
         complete_due_workloads(now=moment)
         run_all_admission_passes(now=moment)
         samples += int(sample_usage(now=moment).sampled)
@@ -440,7 +511,9 @@ def replay_history(seconds: int, arrivals: list[NewWorkload], *, end: datetime |
 
 def seed_demo(*, history_seconds: int = 0) -> SeedReport:
     """Load the demo; with ``history_seconds``, pending work arrives over that span and the
-    control loop is replayed over it, so charts and budgets have a past from the first page."""
+    control loop is replayed over it, so charts and budgets have a past from the first page, and
+    the admin makes the ``POLICY_STORY`` changes on the way (audited, so the audit log and the
+    charts' policy markers show them; once per database). Without a history nothing is audited."""
     with transaction.atomic():
         local_queues = _seed_policy()
         for _, extra in extensions.items(DEMO_EXTRAS):
@@ -452,8 +525,11 @@ def seed_demo(*, history_seconds: int = 0) -> SeedReport:
         if not history_seconds:
             history, arrivals = items, []
         created = _save_workloads(history)
+        story = bool(history_seconds) and _start_policy_story()
     if arrivals:
-        replay_history(history_seconds, arrivals)
+        end = timezone.now()
+        events = _policy_story_events(end - timedelta(seconds=history_seconds), history_seconds) if story else []
+        replay_history(history_seconds, arrivals, end=end, events=events)
         created += len(arrivals)
     for _, extra in extensions.items(DEMO_EXTRAS):
         extra.after_history()

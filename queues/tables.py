@@ -11,11 +11,11 @@ from typing import Any
 
 import django_tables2 as tables
 from django.contrib.humanize.templatetags.humanize import naturaltime
-from django.template.defaultfilters import date as date_filter
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from core.tables import ListTable
+from core.timefmt import when
 
 NUM = {"th": {"class": "num"}, "td": {"class": "num"}}
 
@@ -122,7 +122,9 @@ class WorkloadTable(ListTable):
         return record.reason
 
     def render_queued(self, record: Any) -> str:
-        return format_html('<span title="{}">{}</span>', record.queued_at.isoformat(), naturaltime(record.queued_at))
+        return format_html(
+            '<span title="{}">{}</span>', when(record.queued_at, seconds=True), naturaltime(record.queued_at)
+        )
 
     def value_queued(self, record: Any) -> str | None:
         return _iso(record.queued_at)
@@ -183,8 +185,7 @@ class FlavorTable(ListTable):
 
     def value_capacity(self, record: Any) -> str:
         return "; ".join(
-            f"{cell.resource}: {cell.text('nominal')}"
-            + (f" (+{cell.text('cohort_owned')} cohorts')" if cell.cohort_owned else "")
+            f"{cell.resource}: {cell.text('capacity')}" + (f" ({cell.capacity_parts})" if cell.cohort_owned else "")
             for cell in record.totals
         )
 
@@ -223,7 +224,7 @@ class AuditTable(ListTable):
 
     def render_when(self, record: Any) -> str:
         return format_html(
-            '<span title="{}">{}</span>', record.change.at.isoformat(), date_filter(record.change.at, "Y-m-d H:i:s")
+            '<span title="{}">{}</span>', record.change.at.isoformat(), when(record.change.at, seconds=True)
         )
 
     def value_when(self, record: Any) -> str:

@@ -7,7 +7,7 @@ edit and delete pages follow the object's page (``.../<name>/edit/``, ``.../<nam
 
 from django.urls import path
 
-from queues.ui.views import actions, audit, detail, edit, flavors, overview, policy, tree, workloads
+from queues.ui.views import actions, audit, detail, edit, flavors, glossary, overview, policy, tree, workloads
 
 app_name = "queues"
 
@@ -48,4 +48,5 @@ urlpatterns = [
     path("workloads/submit/", actions.choose_local_queue, name="submit-choose"),
     path("namespaces/<str:namespace>/queues/<str:name>/submit/", actions.submit_workload, name="submit-workload"),
     path("namespaces/<str:namespace>/workloads/<str:name>/cancel/", actions.cancel_workload, name="cancel-workload"),
+    path("glossary/", glossary.glossary_page, name="glossary"),
 ]

@@ -1,10 +1,11 @@
 """Capture the README's screenshots from a running fairportal (``make run``) at 1440x900.
 
-    python docs/screenshots/capture.py [--base http://127.0.0.1:8000] [--out docs/screenshots]
+    python docs/screenshots/capture.py [--base http://127.0.0.1:8000] [--out docs/screenshots] [--dark]
 
 Signs in as the demo admin, waits for every chart to draw, saves full-page PNGs and prints,
 per page, its height and any table wider than its box (horizontal overflow). Debian's
-Chromium through Playwright, as the browser tests use.
+Chromium through Playwright, as the browser tests use. ``--dark`` takes them in the dark colour
+scheme, as ``NAME-dark.png``.
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).parent))
     parser.add_argument("--user", default="admin")
     parser.add_argument("--all", action="store_true", help="every page, not only the README's three")
+    parser.add_argument("--dark", action="store_true", help="the dark colour scheme (prefers-color-scheme: dark)")
     options = parser.parse_args()
     out = Path(options.out)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        page = browser.new_context(viewport={"width": 1440, "height": 900}, base_url=options.base).new_page()
+        page = browser.new_context(
+            viewport={"width": 1440, "height": 900},
+            base_url=options.base,
+            color_scheme="dark" if options.dark else "light",
+        ).new_page()
         page.goto("/accounts/login/")
         page.fill("#id_username", options.user)
         page.fill("#id_password", options.user)
@@ -84,7 +90,7 @@ def main() -> None:
                 page.wait_for_selector("#estimate-result:not([data-state=busy])", timeout=60_000)
             height = page.evaluate("() => document.documentElement.scrollHeight")
             print(f"{name:18} {url:48} {height:6} px  overflow: {page.evaluate(OVERFLOW) or 'none'}")
-            page.screenshot(path=str(out / f"{name}.png"), full_page=True)
+            page.screenshot(path=str(out / f"{name}{'-dark' if options.dark else ''}.png"), full_page=True)
         browser.close()
 
 

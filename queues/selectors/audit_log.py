@@ -21,6 +21,7 @@ from core.models import PolicyChange
 from core.models.audit import Surface
 from core.redaction import redact_policy_state
 from core.tables import sort_alias
+from core.timefmt import when
 from queues.filtersets import PolicyChangeFilterSet
 from queues.ui.charts import Marker
 
@@ -139,5 +140,5 @@ def change_markers(
         change = row.change
         what = "; ".join(f"{f.name} {f.before} → {f.after}" for f in row.fields[:3]) or change.get_action_display()
         who = change.actor_name or change.surface
-        markers.append(Marker(change.at, f"{change.object_repr}: {what} ({who}, {change.at:%H:%M})"))
+        markers.append(Marker(change.at, f"{change.object_repr}: {what} ({who}, {when(change.at)})"))
     return markers

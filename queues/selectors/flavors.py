@@ -38,12 +38,24 @@ class FlavorCell:
         return short_name(self.resource)
 
     @property
+    def capacity(self) -> int:
+        """All that can be admitted on the flavor: ClusterQueues' nominal quota plus the cohorts'
+        own, the same figure the overview's capacity table shows."""
+        return self.nominal + self.cohort_owned
+
+    @property
     def share(self) -> Share:
-        capacity = self.nominal + self.cohort_owned
-        return Share(self.admitted / capacity, self.resource) if capacity else NO_SHARE
+        return Share(self.admitted / self.capacity, self.resource) if self.capacity else NO_SHARE
 
     def text(self, name: str) -> str:
         return amount(getattr(self, name), self.resource)
+
+    @property
+    def capacity_parts(self) -> str:
+        """``24 GPU in ClusterQueues + 8 GPU in cohorts``; '' when cohorts own none of it."""
+        if not self.cohort_owned:
+            return ""
+        return f"{self.text('nominal')} in ClusterQueues + {self.text('cohort_owned')} in cohorts"
 
 
 @dataclass

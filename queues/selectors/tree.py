@@ -42,6 +42,7 @@ class TreeRow:
     key: dict[str, str] = field(default_factory=dict)
     weight: Any = None
     mode: str = ""
+    mode_scope: str = ""  # who sets ``mode``: "cohort org", "ClusterQueue cq-a" or "default" (nobody)
     quota: list[str] = field(default_factory=list)
     entitlement: list[str] = field(default_factory=list)
     allocated: list[str] = field(default_factory=list)
@@ -251,6 +252,7 @@ class _RowBuilder:
             key={"cohort": cohort.name},
             weight=cohort.weight,
             mode=cohort.admission_mode,
+            mode_scope=f"cohort {cohort.name}" if cohort.admission_mode else "",
             quota=amounts(capacity),
             **usage_fields(allocated, cohort.consumed, capacity),
             continued=continued,
@@ -279,6 +281,7 @@ class _RowBuilder:
             key={"cluster_queue": queue.name},
             weight=queue.weight,
             mode=queue.effective_mode,
+            mode_scope=queue.scope,
             quota=amounts(capacity),
             entitlement=amounts(capacity),
             borrowed=amounts(borrowed),

@@ -23,12 +23,17 @@
     });
   }
 
-  function setStatus(state, text) {
+  // The state word ("live", "paused", "refresh failed, retrying") sits in an aria-live region and
+  // changes only when the state does; the time of the last refresh is written beside it, outside
+  // the region, so screen readers are not interrupted every few seconds.
+  function setStatus(state, text, at) {
     document.querySelectorAll("[data-live-status]").forEach(function (el) {
       el.classList.remove("paused", "error");
       if (state) { el.classList.add(state); }
       var label = el.querySelector("[data-live-text]");
-      if (label) { label.textContent = text; }
+      if (label && label.textContent !== text) { label.textContent = text; }
+      var when = el.querySelector("[data-live-at]");
+      if (when && at) { when.textContent = "updated " + (window.fairportalTime ? window.fairportalTime(at, { seconds: true }) : at.toISOString()); }
     });
   }
 
@@ -55,8 +60,7 @@
             }
           });
           Object.keys(data.figures || {}).forEach(function (id) { drawFigure(id, data.figures[id]); });
-          var at = new Date(data.at || Date.now());
-          setStatus("", "updated " + at.toLocaleTimeString());
+          setStatus("", "live", new Date(data.at || Date.now()));
         })
         .catch(function () { setStatus("error", "refresh failed, retrying"); })
         .finally(function () { busy = false; });

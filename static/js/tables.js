@@ -5,7 +5,8 @@
  * data-v (or its text), siblings among siblings, so a tree stays a tree (a row's value when it
  * has none of its own is the largest of the rows below it). Collapsed rows and the sort are kept
  * per page in sessionStorage and applied again after a live refresh swaps the table in.
- * Sorting orders the rows of the page shown (long lists are paged on the server).
+ * Sorting orders the rows of the page shown (long lists are paged on the server). Sortable
+ * headers are tab stops: Enter or Space sorts as a click does, and aria-sort says the order.
  */
 (function () {
   "use strict";
@@ -109,15 +110,30 @@
       return;
     }
     var header = event.target.closest("table[data-sortable] th[data-sort]");
-    if (header) {
-      var column = header.cellIndex;
-      var current = load("sort", null);
-      var desc = current && current.column === column ? !current.desc : header.getAttribute("data-sort") === "num";
-      save("sort", { column: column, desc: desc });
-      applySort(header.closest("table"));
-      applyCollapse(header.closest("table"));
-    }
+    if (header) { sortBy(header); }
   });
-  document.addEventListener("DOMContentLoaded", function () { refresh(document); });
-  document.addEventListener("live:updated", function (event) { refresh(event.target); });
+  // Keyboard: a sortable header is a tab stop; Enter or Space sorts by it (again: reverse).
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" && event.key !== " ") { return; }
+    var header = event.target.closest && event.target.closest("table[data-sortable] th[data-sort]");
+    if (header && event.target === header) { event.preventDefault(); sortBy(header); header.focus(); }
+  });
+
+  function sortBy(header) {
+    var column = header.cellIndex;
+    var current = load("sort", null);
+    var desc = current && current.column === column ? !current.desc : header.getAttribute("data-sort") === "num";
+    save("sort", { column: column, desc: desc });
+    applySort(header.closest("table"));
+    applyCollapse(header.closest("table"));
+  }
+
+  function focusable(root) {
+    (root || document).querySelectorAll("table[data-sortable] th[data-sort]").forEach(function (header) {
+      header.tabIndex = 0;
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { focusable(document); refresh(document); });
+  document.addEventListener("live:updated", function (event) { focusable(event.target); refresh(event.target); });
 })();

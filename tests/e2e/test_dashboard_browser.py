@@ -3,6 +3,8 @@ a tenant's scoped view, and a page refreshing itself."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -143,4 +145,8 @@ def test_given_open_queue_page_when_work_is_submitted_then_it_appears_without_re
     page.wait_for_function(
         "() => document.getElementById('detail-workloads').innerText.includes('fresh-job')", timeout=10_000
     )
-    assert "updated" in page.locator("[data-live-text]").first.inner_text()
+    # One time format in the browser too: 24-hour, the zone named (core.timefmt, static/js/time.js).
+    assert re.fullmatch(
+        r"updated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", page.locator("[data-live-at]").first.inner_text()
+    )
+    assert page.locator("[data-live-text]").first.inner_text() == "live"

@@ -58,7 +58,7 @@ def test_given_seed_then_workload_resources_match_pod_sets():
         assert {row.resource: row.amount for row in workload.resources.all()} == workload.requests
 
 
-def test_given_seed_then_no_audit_noise_is_written():
+def test_given_seed_without_history_then_no_audit_noise_is_written():
     call_command("seed_demo", stdout=StringIO())
     assert PolicyChange.objects.count() == 0
 
@@ -101,3 +101,36 @@ def test_given_debug_on_when_seeding_then_the_demo_logins_are_the_usernames(sett
     seed_demo()
 
     assert get_user_model().objects.get(username="admin").check_password("admin")
+
+
+def test_given_history_when_seeded_then_the_admin_made_a_few_audited_changes_that_chart_markers_show():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from core.access import access_for
+    from queues.demo import NAMESPACES
+    from queues.selectors.audit_log import change_markers
+
+    started = timezone.now()
+    call_command("seed_demo", "--history", "2h", stdout=StringIO())
+
+    changes = list(PolicyChange.objects.order_by("at"))
+    assert [(c.object_type, c.object_repr, c.surface) for c in changes] == [
+        ("localqueue", "team-vision/training", "ui"),
+        ("namespace", "team-recsys", "api"),
+        ("namespace", "team-speech", "cli"),
+    ]
+    assert {c.actor_name for c in changes} == {"admin"}
+    assert all(started - timedelta(hours=2) <= c.at <= started for c in changes)  # in the replayed past
+    assert [c.before["weight"] for c in changes] != [c.after["weight"] for c in changes]
+    # The story ends at the tables' values: the demo's policy is the same with or without history.
+    assert LocalQueue.objects.get(namespace__name="team-vision", name="training").weight == 2
+    for name in ("team-recsys", "team-speech"):
+        assert str(Namespace.objects.get(name=name).weight.normalize()) == NAMESPACES[name][0]
+
+    admin = access_for(get_user_model().objects.get(username="admin"))
+    assert len(change_markers(admin, started - timedelta(hours=24))) == 3
+
+    call_command("seed_demo", "--history", "1h", stdout=StringIO())
+    assert PolicyChange.objects.count() == 3  # told once per database

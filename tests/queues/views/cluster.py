@@ -159,3 +159,13 @@ def build_cluster(*, history_hours: int = 2, extra_local_queues: int = 0, extra_
     # A budget hold put on after the last pass: the tree shows it, the reasons are the last pass's.
     QueueHold.objects.create(local_queue=cluster.c_etl, message="budget etl-hours is exhausted", source="budget:test")
     return cluster
+
+
+def page_text(html: str) -> str:
+    """What a reader sees of ``html``: tags and the glossary's hidden definitions (``{% term %}``'s
+    tooltips, shown only on hover or focus) removed, entities decoded, spaces collapsed."""
+    import re
+    from html import unescape
+
+    html = re.sub(r'<span class="term-tip"[^>]*>.*?</span>', "", html, flags=re.S)
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", html)))
