@@ -209,6 +209,13 @@ class Workload(models.Model):
         reason = self._stored_reason()
         return reason.text if reason is not None else ""
 
+    @property
+    def pending_reason_shortages(self) -> list[dict[str, Any]]:
+        """The short resources its reason names, dominant first, as stored
+        (``reason.shortage_rows``: millis; [] unless pending and waiting for quota)."""
+        reason = self._stored_reason()
+        return reason.shortage_rows if reason is not None else []
+
     def _stored_reason(self) -> WorkloadReason | None:
         if self.state != WorkloadState.PENDING or self.pk is None:
             return None

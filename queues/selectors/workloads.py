@@ -26,6 +26,7 @@ from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
 from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests
 from queues.selectors.reasons import TITLES, sentence, title
+from queues.selectors.reasons import shortages as reason_shortages
 from queues.selectors.structure import ClusterStructure
 from queues.ui.display import amounts
 
@@ -82,6 +83,8 @@ class WorkloadRow:
     last_eviction: str = ""
     ahead: list[AheadItem] = field(default_factory=list)
     ahead_more: int = 0
+    # every short resource the reason names, dominant first (``reasons.shortages``)
+    shortages: list[dict[str, Any]] = field(default_factory=list)
 
 
 def sort_key(value: str | None, state: list[str]) -> str:
@@ -184,6 +187,7 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         wall_time_seconds=workload.total_wall_time_seconds(),
         evictions=workload.eviction_count,
         last_eviction=redact(workload.last_eviction_reason),
+        shortages=reason_shortages(workload.pending_reason_shortages) if pending else [],
     )
 
 

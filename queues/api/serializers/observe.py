@@ -14,6 +14,7 @@ from core.api.fields import ResourceQuantitiesField
 from core.api.serializers import FiniteFloatField
 from fairshare.admission.reasons import format_score
 from fairshare.types import USAGE_BASED
+from queues.api.serializers.workloads import ShortageSerializer
 
 
 class DominantShareSerializer(serializers.Serializer):
@@ -104,6 +105,9 @@ class WaitReasonSerializer(serializers.Serializer):
     title = serializers.CharField(source="reason_title", read_only=True)
     message = serializers.CharField(
         source="reason", read_only=True, help_text="The engine's sentence, redacted for tenants"
+    )
+    shortages = ShortageSerializer(
+        many=True, read_only=True, help_text="Every short resource the message names, dominant first"
     )
 
 

@@ -17,6 +17,7 @@ from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
 from queues.models import Workload
 from queues.models.workload import MAX_POD_SETS, total_requests
+from queues.selectors import reasons
 from queues.services.workloads import resolve_priority
 
 MAX_POD_COUNT = 100_000
@@ -44,9 +45,40 @@ class PodSetSerializer(serializers.Serializer):
     requests_formatted = FormattedResourcesField(lambda pod_set: pod_set["requests"])
 
 
+class ShortageSerializer(serializers.Serializer):
+    """One resource the workload lacks in its ClusterQueue (``queues.selectors.reasons.shortages``)."""
+
+    resource = serializers.CharField(read_only=True)
+    flavor = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The flavor the reason names; null: no flavor has quota for it"
+    )
+    requested = serializers.FloatField(read_only=True, help_text="Base units (cores, bytes, GPUs)")
+    requested_formatted = serializers.CharField(read_only=True)
+    available = serializers.FloatField(read_only=True, help_text="Free for it now in that flavor")
+    available_formatted = serializers.CharField(read_only=True)
+    missing = serializers.FloatField(read_only=True, help_text="requested - available")
+    missing_formatted = serializers.CharField(read_only=True)
+    ceiling = serializers.FloatField(read_only=True, help_text="The most the ClusterQueue could ever get of it there")
+    ceiling_formatted = serializers.CharField(read_only=True)
+    never_fits = serializers.BooleanField(
+        read_only=True, help_text="Waiting will not help: over the ceiling, or no flavor"
+    )
+
+
 class PendingReasonSerializer(serializers.Serializer):
     code = serializers.CharField(source="pending_reason_code", help_text="Machine-readable, e.g. InsufficientQuota")
-    message = serializers.CharField(source="pending_reason_message", help_text="Which resource lacked how much, ...")
+    message = serializers.CharField(
+        source="pending_reason_message",
+        help_text="The engine's sentence: every short resource with its amounts, the dominant one first",
+    )
+    shortages = serializers.SerializerMethodField(
+        help_text="Every short resource the message names, dominant first (InsufficientQuota and "
+        "WaitingForFairShare; [] for the other codes)"
+    )
+
+    @extend_schema_field(ShortageSerializer(many=True))
+    def get_shortages(self, workload: Workload) -> list[dict[str, Any]]:
+        return reasons.shortages(workload.pending_reason_shortages)
 
 
 @extend_schema_field(PendingReasonSerializer(allow_null=True))
