@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 from fairshare.quantities import format_quantity
 from fairshare.quota.quota import FitFailure
@@ -39,6 +40,21 @@ def shortage_clause(cluster_queue: str, shortage: Shortage) -> str:
         f"{format_quantity(shortage.missing, resource)} more needed "
         f"(requests {requested}, {format_quantity(max(shortage.available, 0), resource)} available)"
     )
+
+
+def shortage_json(shortage: Shortage) -> dict[str, Any]:
+    """A shortage as the simulator's results and scenario tools write it (camelCase, quantities
+    in Kubernetes notation, as the sentence quotes them)."""
+    resource = shortage.resource
+    return {
+        "resource": resource,
+        "flavor": shortage.flavor,
+        "requested": format_quantity(shortage.requested, resource),
+        "available": format_quantity(max(shortage.available, 0), resource),
+        "missing": format_quantity(shortage.missing, resource),
+        "ceiling": format_quantity(max(shortage.ceiling, 0), resource),
+        "neverFits": shortage.never_fits,
+    }
 
 
 def namespace_quota(namespace: str, resource: str, quota: int, used: int, requested: int) -> str:

@@ -144,6 +144,12 @@ class PriorityRowSerializer(serializers.Serializer):
     queue_position = serializers.IntegerField(
         source="row.position", read_only=True, allow_null=True, help_text="1-based, in its ClusterQueue (pending only)"
     )
+    queue_position_state = serializers.CharField(
+        source="row.position_state",
+        read_only=True,
+        allow_null=True,
+        help_text="ranked (by the last admission pass) or estimated (not seen by a pass yet), as on workloads/",
+    )
     reason = serializers.SerializerMethodField(help_text="Why it waits; null unless pending")
     ahead = AheadSerializer(many=True, read_only=True, help_text="Pending work ahead of it, per LocalQueue")
     ahead_more = serializers.IntegerField(

@@ -16,7 +16,7 @@ from core.validators import validate_dns_label
 from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
 from queues.models import Workload
-from queues.models.workload import MAX_POD_SETS, total_requests
+from queues.models.workload import MAX_POD_SETS, POSITION_ESTIMATED, POSITION_RANKED, total_requests
 from queues.selectors import reasons
 from queues.services.workloads import resolve_priority
 
@@ -169,7 +169,15 @@ class WorkloadSerializer(serializers.ModelSerializer):
     queue_position = serializers.IntegerField(
         read_only=True,
         allow_null=True,
-        help_text="1-based place in its ClusterQueue at the last admission pass (pending only)",
+        help_text="1-based place in its ClusterQueue (pending only): the last admission pass's, or, "
+        "until a pass has seen it, where the next one will most likely put it (queue_position_state)",
+    )
+    queue_position_state = serializers.ChoiceField(
+        choices=[POSITION_RANKED, POSITION_ESTIMATED],
+        read_only=True,
+        allow_null=True,
+        help_text="ranked: by the last admission pass; estimated: submitted or requeued since, placed by "
+        "its LocalQueue's order (priority, queue time, name) among the ranked ones; null unless pending",
     )
     wall_time_seconds = serializers.IntegerField(
         source="current_wall_time_seconds", read_only=True, help_text="Of the current admission (so far, while it runs)"
@@ -191,6 +199,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "priority_class",
             "state",
             "queue_position",
+            "queue_position_state",
             "pending_reason",
             "pod_sets",
             "total_requests",
