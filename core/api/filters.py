@@ -84,8 +84,7 @@ class StrictOrderingFilter(OrderingFilter):
         try:
             return super().get_template_context(request, queryset, view)
         except ValidationError:
-            context = {"request": request, "current": None, "param": self.ordering_param, "options": []}
-            return context
+            return {"request": request, "current": None, "param": self.ordering_param, "options": []}
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         terms = self.allowed_terms(None, view, None)

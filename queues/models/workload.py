@@ -293,16 +293,16 @@ class Workload(models.Model):
             fill_estimated_positions([self])
         return self.__dict__["_queue_position"]
 
+    @queue_position.setter
+    def queue_position(self, value: int | None) -> None:  # set by the with_queue_position() annotation
+        self.__dict__["_queue_position"] = value
+
     @property
     def queue_position_state(self) -> str | None:
         """``ranked`` (by the last admission pass), ``estimated`` (not yet seen by a pass: where
         the next one will most likely put it), or None when it is not pending."""
         self.queue_position  # noqa: B018  # loads both
         return self.__dict__["_queue_position_state"]
-
-    @queue_position.setter
-    def queue_position(self, value: int | None) -> None:  # set by the with_queue_position() annotation
-        self.__dict__["_queue_position"] = value
 
     @property
     def pending_reason_code(self) -> str:
