@@ -324,6 +324,13 @@ class Workload(models.Model):
         reason = self._stored_reason()
         return reason.shortage_rows if reason is not None else []
 
+    @property
+    def pending_reason_by_reference(self) -> bool:
+        """Whether its reason is its queue's head's, quoted (``queues.models.reason``): the
+        shortages are then the head's, not its own."""
+        reason = self._stored_reason()
+        return reason is not None and reason.behind_id is not None
+
     def _stored_reason(self) -> WorkloadReason | None:
         if self.state != WorkloadState.PENDING or self.pk is None:
             return None

@@ -75,6 +75,12 @@ class PendingReasonSerializer(serializers.Serializer):
         help_text="Every short resource the message names, dominant first (InsufficientQuota and "
         "WaitingForFairShare; [] for the other codes)"
     )
+    by_reference = serializers.BooleanField(
+        source="pending_reason_by_reference",
+        help_text="Explained by reference to the first workload of its ClusterQueue waiting for quota "
+        "(past the first ADMISSION_EXPLAINED_PER_QUEUE): the message quotes that workload's reason, and "
+        "shortages are that workload's",
+    )
 
     @extend_schema_field(ShortageSerializer(many=True))
     def get_shortages(self, workload: Workload) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, QuerySet, Value, When
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status
@@ -37,10 +37,12 @@ def order_by_position(queryset: QuerySet, descending: bool) -> tuple[QuerySet, l
     their LocalQueue's order (priority, queue time, name), then what is not pending; ``-position``
     is the exact reverse."""
     ranked = F("queue_position")
+    waiting_first = Case(When(state=WorkloadState.PENDING, then=Value(0)), default=Value(1))
     if descending:
         order = [
             F("local_queue__cluster_queue__name").desc(),
             ranked.desc(nulls_first=True),
+            waiting_first.desc(),
             F("priority").asc(),
             *(F(name).desc() for name in ("queued_at", "name", "id")),
         ]
@@ -48,20 +50,28 @@ def order_by_position(queryset: QuerySet, descending: bool) -> tuple[QuerySet, l
         order = [
             F("local_queue__cluster_queue__name").asc(),
             ranked.asc(nulls_last=True),
+            waiting_first.asc(),
             F("priority").desc(),
             *(F(name).asc() for name in ("queued_at", "name", "id")),
         ]
-    return queryset.with_queue_position(), order  # type: ignore[attr-defined]  # a WorkloadQuerySet
+    return _with_positions(queryset), order
 
 
 def order_by_queue_position(queryset: QuerySet, descending: bool) -> tuple[QuerySet, list[Any]]:
     """``?ordering=queue_position``: the last pass's position alone (across ClusterQueues, as before
     ``position``); workloads without one last either way."""
     ranked = F("queue_position")
-    return queryset.with_queue_position(), [  # type: ignore[attr-defined]  # a WorkloadQuerySet
+    return _with_positions(queryset), [
         ranked.desc(nulls_last=True) if descending else ranked.asc(nulls_last=True),
         "id",
     ]
+
+
+def _with_positions(queryset: QuerySet) -> QuerySet:
+    """The last pass's positions joined in once, however many terms order by them."""
+    if "queue_position" in queryset.query.annotations:
+        return queryset
+    return queryset.with_queue_position()  # type: ignore[attr-defined]  # a WorkloadQuerySet
 
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"

@@ -142,6 +142,7 @@ def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reas
                 "never_fits": False,
             }
         ],
+        "by_reference": False,
     }
 
 

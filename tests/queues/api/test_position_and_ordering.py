@@ -98,11 +98,14 @@ def test_a_pending_list_is_in_queue_order_by_default_and_with_ordering_position(
 
 
 def test_a_list_of_every_state_keeps_the_models_order_unless_asked(queue):
+    queue.post(WL, body("new-1"), format="json")
+
     names = [name for name, _, _ in positions(queue)]
     by_position = positions(queue, ordering="position")
 
-    assert names[0] == "wait-1"  # priority first, as before (the model's order)
-    assert [name for name, _, _ in by_position] == ["wait-1", "wait-0", "wait-2", "big"]
+    assert names == ["wait-1", "big", "wait-0", "wait-2", "new-1"]  # the model's order: priority, queue time
+    # ranked, then estimated (new-1, queued after big), then what is not pending
+    assert [name for name, _, _ in by_position] == ["wait-1", "wait-0", "wait-2", "new-1", "big"]
     assert by_position[-1][1:] == (None, None)  # admitted: no position, no state
 
 
@@ -147,3 +150,10 @@ def test_without_any_pass_the_first_submissions_are_numbered_from_one(db):
     assert not PendingOrder.objects.exists()
     assert (first["queue_position"], second["queue_position"]) == (1, 2)
     assert api.get(f"{WL}{first['id']}/").json()["queue_position_state"] == "estimated"
+
+
+def test_position_terms_combine_with_each_other_and_with_fields(queue):
+    answer = queue.get(WL, {"ordering": "queue_position,-position,name", "state": "Pending"})
+
+    assert answer.status_code == 200
+    assert [row["name"] for row in answer.json()["results"]] == ["wait-1", "wait-0", "wait-2"]

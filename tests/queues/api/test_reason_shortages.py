@@ -83,13 +83,14 @@ def test_the_api_the_why_pending_api_and_the_page_agree(tenant, client):
         "code": "InsufficientQuota",
         "message": EXPECTED_MESSAGE,
         "shortages": EXPECTED_SHORTAGES,
+        "by_reference": False,
     }
     assert why["reason"]["code"] == "InsufficientQuota"
     assert why["reason"]["message"] == sentence("InsufficientQuota", EXPECTED_MESSAGE)  # the page's sentence
     assert why["reason"]["shortages"] == EXPECTED_SHORTAGES
     assert html.escape(sentence("InsufficientQuota", EXPECTED_MESSAGE)) in page
     table = page[page.index('id="shortages"') :]
-    assert table.index(f">{GPU}</th>") < table.index(">memory</th>")  # dominant first on the page too
+    assert table.index(f">{GPU}</td>") < table.index(">memory</td>")  # dominant first on the page too
     assert ">64Gi</td>" in table and ">320Gi</td>" in table
 
 
@@ -110,4 +111,4 @@ def test_workloads_explained_by_reference_show_their_heads_shortages(tenant, set
     order = PendingOrder.objects.get(cluster_queue=cluster.cluster_queue)
     assert [row["resource"] for row in order.by_reference_shortages] == [GPU, "memory"]
     assert reason["message"] == order.by_reference and EXPECTED_MESSAGE in reason["message"]
-    assert reason["shortages"] == EXPECTED_SHORTAGES
+    assert reason["shortages"] == EXPECTED_SHORTAGES and reason["by_reference"] is True
