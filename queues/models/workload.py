@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.validators import validate_dns_label
+from fairshare import types as engine
 from fairshare.errors import ValidationError as EngineValidationError
 from fairshare.quantities import parse_millis, validate_resource_name
 from queues.models.choices import WorkloadState
@@ -92,6 +93,10 @@ class WorkloadQuerySet(models.QuerySet["Workload"]):
 # ``Workload.queue_position_state``: where a pending workload's ``queue_position`` comes from.
 POSITION_RANKED = "ranked"  # the last admission pass placed it (its ClusterQueue's PendingOrder)
 POSITION_ESTIMATED = "estimated"  # submitted (or requeued) since that pass: see estimate_positions
+POSITION_HELD = "held"  # an admission gate keeps it out of line (no position): its reason says why
+# The reason codes admission gates give (``queues.admission.gates``; budgets' safe admission):
+# a pending workload without a rank and with one of these is held, not waiting to be ranked.
+GATE_CODES = frozenset({engine.BUDGET_INSUFFICIENT})
 
 
 def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
@@ -121,10 +126,13 @@ def fill_estimated_positions(workloads: Iterable[Workload]) -> list[Workload]:
     (one query, only when some pending workload has no rank)."""
     rows = list(workloads)
     unranked = [w for w in rows if w.state == WorkloadState.PENDING and w.__dict__.get("_queue_position") is None]
-    estimates = estimate_positions(unranked) if unranked else {}
+    held = {w.pk for w in unranked if w.pending_reason_code in GATE_CODES}
+    estimates = estimate_positions([w for w in unranked if w.pk not in held]) if len(unranked) > len(held) else {}
     for workload in rows:
         if workload.state != WorkloadState.PENDING:
             workload.__dict__["_queue_position_state"] = None
+        elif workload.pk in held:
+            workload.__dict__["_queue_position_state"] = POSITION_HELD
         elif workload.pk in estimates:
             workload.queue_position = estimates[workload.pk]
             workload.__dict__["_queue_position_state"] = POSITION_ESTIMATED
@@ -300,7 +308,8 @@ class Workload(models.Model):
     @property
     def queue_position_state(self) -> str | None:
         """``ranked`` (by the last admission pass), ``estimated`` (not yet seen by a pass: where
-        the next one will most likely put it), or None when it is not pending."""
+        the next one will most likely put it), ``held`` (an admission gate keeps it out of line:
+        no position), or None when it is not pending."""
         self.queue_position  # noqa: B018  # loads both
         return self.__dict__["_queue_position_state"]
 

@@ -157,3 +157,23 @@ def test_position_terms_combine_with_each_other_and_with_fields(queue):
 
     assert answer.status_code == 200
     assert [row["name"] for row in answer.json()["results"]] == ["wait-1", "wait-0", "wait-2"]
+
+
+def test_a_workload_a_gate_holds_out_of_line_says_held_not_estimated(db):
+    """Budgets' safe admission keeps a workload out of the pass (no position): the API says
+    ``held`` rather than estimating a place it will not take while the gate holds it."""
+    from tests.budgets.helpers import admission_pass, at, budget, cluster
+    from tests.budgets.helpers import submit as submit_with_runtime
+
+    cq, lq = cluster()
+    budget(lq, hours="2", safe_admission=True)
+    submit_with_runtime(lq, "big", max_runtime=90 * 60)
+    held = submit_with_runtime(lq, "too-big", max_runtime=60 * 60)  # its worst case no longer fits
+    admission_pass(cq, at())
+    api = APIClient()
+    api.force_authenticate(UserFactory(username="root", is_staff=True, is_superuser=True))
+
+    polled = api.get(f"{WL}{held.pk}/").json()
+
+    assert polled["pending_reason"]["code"] == "BudgetInsufficient"
+    assert (polled["queue_position"], polled["queue_position_state"]) == (None, "held")
