@@ -318,10 +318,30 @@ def cmd_why(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) 
     lines = [f"state:    {row.get('state')}", f"requests: {one_line(requests)}"]
     if reason:
         lines.append(f"reason:   {reason.get('code') or '-'} ({reason.get('title')})")
-        lines.append(f"          {one_line(reason.get('message') or '', 500)}")
+        lines.append(f"          {one_line(reason.get('message') or '', 1500)}")
     else:
         lines.append(f"reason:   not waiting ({row.get('state')})")
     out.write("\n".join(lines) + "\n")
+    shortages = (reason or {}).get("shortages") or []
+    if len(shortages) > 1:  # one is all in the sentence; several read better as a table
+        out.write(f"\nshort of {len(shortages)} resources, the dominant one first:\n")
+        out.write(
+            render(
+                ["RESOURCE", "FLAVOR", "REQUESTS", "AVAILABLE", "MORE_NEEDED"],
+                [
+                    [
+                        item.get("resource"),
+                        item.get("flavor") or "-",
+                        item.get("requested_formatted"),
+                        item.get("available_formatted"),
+                        f"never (at most {item.get('ceiling_formatted')})"
+                        if item.get("never_fits")
+                        else item.get("missing_formatted"),
+                    ]
+                    for item in shortages[:32]
+                ],
+            )
+        )
     ahead = row.get("ahead") or []
     if row.get("state") == "Pending":
         total = sum(int(item.get("count") or 0) for item in ahead) + int(row.get("ahead_more") or 0)

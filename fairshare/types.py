@@ -8,8 +8,10 @@ in the live system, seconds from the start in the simulator).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from types import MappingProxyType
 
 from fairshare.policy import FairSharingPolicy
@@ -285,8 +287,46 @@ class Eviction:
 
 
 @dataclass(frozen=True, slots=True)
+class Shortage:
+    """One resource a request lacks in its ClusterQueue: how much it asks, how much is free.
+
+    ``flavor`` is the flavor the reason names (the closest one of the resource's group), None
+    when the ClusterQueue has no quota for the resource in any flavor. ``ceiling``: the most
+    the ClusterQueue could ever get of it in that flavor (0 without a flavor). Amounts in millis.
+    """
+
+    resource: str
+    flavor: str | None
+    requested: int
+    available: int
+    ceiling: int
+
+    @property
+    def missing(self) -> int:
+        return self.requested - max(self.available, 0)
+
+    @property
+    def never_fits(self) -> bool:
+        """No flavor at all, or more than the ClusterQueue could ever hold: waiting will not help."""
+        return self.flavor is None or self.requested > self.ceiling
+
+    def dominance_key(self) -> tuple:
+        """Sort key, dominant shortage first (``fairshare.admission.reasons.dominant_first``)."""
+        missing = self.missing
+        of_request = Fraction(missing, self.requested) if self.requested > 0 else Fraction(0)
+        # Of the quota: what is missing against the most the queue could ever get (no ceiling:
+        # it can never get any, the largest fraction there is).
+        of_ceiling: Fraction | float = Fraction(missing, self.ceiling) if self.ceiling > 0 else math.inf
+        return (not self.never_fits, -of_request, -of_ceiling, self.resource, self.flavor or "")
+
+
+@dataclass(frozen=True, slots=True)
 class PendingReason:
-    """Why a workload still waits, and its 1-based position in its ClusterQueue's order."""
+    """Why a workload still waits, and its 1-based position in its ClusterQueue's order.
+
+    ``shortages``: the short resources the message names, dominant first (InsufficientQuota and
+    WaitingForFairShare; empty for the other codes).
+    """
 
     workload: str
     local_queue: str
@@ -294,6 +334,7 @@ class PendingReason:
     code: str
     message: str
     position: int
+    shortages: tuple[Shortage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +347,8 @@ class Plan:
     admission time of its admissions). ``modes``: the admission mode each ClusterQueue was
     planned under (the winning scope's, see ``quota.scopes``), by name. ``by_reference``: per
     ClusterQueue whose later waiting workloads are explained by reference to its head (see
-    ``admission.planner.plan``'s ``explain_first``), the one sentence those reasons share.
+    ``admission.planner.plan``'s ``explain_first``), the one sentence those reasons share;
+    ``by_reference_shortages``: the shortages that sentence names (the head's).
     """
 
     now: float = 0.0
@@ -316,3 +358,4 @@ class Plan:
     fair_shares: Mapping[str, Mapping[str, int]] = field(default_factory=_empty_map)
     modes: Mapping[str, str] = field(default_factory=_empty_map)
     by_reference: Mapping[str, str] = field(default_factory=_empty_map)
+    by_reference_shortages: Mapping[str, tuple[Shortage, ...]] = field(default_factory=_empty_map)

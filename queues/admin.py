@@ -236,7 +236,9 @@ class WorkloadAdmin(admin.ModelAdmin):
 
     @admin.display(ordering="queue_position", description="queue position")
     def queue_position(self, obj: Workload) -> int | None:
-        return obj.queue_position
+        """The last pass's rank, as annotated (the API and the pages add estimates for the
+        workloads no pass has seen yet; the admin list stays one query)."""
+        return obj.__dict__.get("_queue_position")
 
     def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
         """Saved, its resource rows rebuilt, and its LocalQueue's admitted-usage counters

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from fairshare.admission.candidates import class_flags, class_function
 from fairshare.quota.quota import FitFailure, QuotaTree
 from fairshare.quota.scopes import Scope
-from fairshare.types import STRICT_FIFO, ClusterQueue, LocalQueue, Namespace, PendingReason, node_id
+from fairshare.types import STRICT_FIFO, ClusterQueue, LocalQueue, Namespace, PendingReason, Shortage, node_id
 
 if TYPE_CHECKING:
     from fairshare.policy import FairSharingPolicy
@@ -156,7 +156,7 @@ class ClassFailure:
     def __init__(self, failure: FitFailure, fits_at_start: bool) -> None:
         self.failure = failure
         self.fits_at_start = fits_at_start
-        self.messages: dict[str | None, tuple[str, str]] = {}
+        self.messages: dict[str | None, tuple[str, str, tuple[Shortage, ...]]] = {}
 
 
 class LocalState:

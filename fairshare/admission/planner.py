@@ -77,6 +77,7 @@ from fairshare.types import (
     Namespace,
     PendingReason,
     Plan,
+    Shortage,
     Snapshot,
     Workload,
     frozen_map,
@@ -413,11 +414,12 @@ class _Planner:
             self._visit(key[4], key[3], None)
         pending: list[PendingReason] = []
         by_reference: dict[str, str] = {}
+        shortages_by_reference: dict[str, tuple[Shortage, ...]] = {}
         if self.reasons:
             for name in sorted(self.queues):
                 found = self.queues[name].pending
                 if self.explain_first is not None and len(found) > self.explain_first:
-                    found = self._by_reference(name, found, self.explain_first, by_reference)
+                    found = self._by_reference(name, found, self.explain_first, by_reference, shortages_by_reference)
                 pending.extend(found)
         shares = {nid: frozen_map(values) for nid, values in sorted(self.shares.items())}
         modes = frozen_map({name: self.queues[name].scope.mode for name in sorted(self.queues)})
@@ -433,11 +435,16 @@ class _Planner:
             frozen_map(shares),
             modes,
             frozen_map(by_reference),
+            frozen_map(shortages_by_reference),
         )
 
     @staticmethod
     def _by_reference(
-        name: str, found: list[PendingReason], explained: int, by_reference: dict[str, str]
+        name: str,
+        found: list[PendingReason],
+        explained: int,
+        by_reference: dict[str, str],
+        shortages_by_reference: dict[str, tuple[Shortage, ...]],
     ) -> list[PendingReason]:
         """``found`` (one ClusterQueue's reasons, in position order) with the quota reasons after
         the first ``explained`` replaced by the queue's shared sentence (see ``plan``)."""
@@ -446,6 +453,7 @@ class _Planner:
             return found
         sentence = text.waiting_behind(name, explained, head.workload, head.message)
         by_reference[name] = sentence
+        shortages_by_reference[name] = head.shortages
         out = found[:explained]
         for reason in found[explained:]:
             if reason.code in _QUOTA_CODES and reason is not head:
@@ -456,6 +464,7 @@ class _Planner:
                     INSUFFICIENT_QUOTA,
                     sentence,
                     reason.position,
+                    head.shortages,
                 )
             out.append(reason)
         return out
@@ -534,16 +543,16 @@ class _Planner:
         name = queue.name
         position = queue.position
         # Per LocalQueue: a fixed sentence (held, stopped, blocked) or how to find one per class.
-        fixed_of: dict[str, tuple[str, str] | None] = {}
-        sentences_of: dict[str, dict[Any, tuple[str, str]]] = {}
+        fixed_of: dict[str, tuple[str, str, tuple[Shortage, ...]] | None] = {}
+        sentences_of: dict[str, dict[Any, tuple[str, str, tuple[Shortage, ...]]]] = {}
         for bucket_leaves in buckets.values():
             for leaf in bucket_leaves:
                 local = leaf.lq
                 assert local is not None  # the leaves of a queue are its LocalQueue nodes
                 if local.block is not None:
-                    fixed_of[leaf.name] = local.block
+                    fixed_of[leaf.name] = (*local.block, ())
                 elif queue.blocked is not None:
-                    fixed_of[leaf.name] = (BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked)
+                    fixed_of[leaf.name] = (BLOCKED_BY_STRICT_FIFO_HEAD, queue.blocked, ())
                 else:
                     fixed_of[leaf.name] = None
                     sentences_of[leaf.name] = {}
@@ -555,7 +564,7 @@ class _Planner:
                 fixed = fixed_of[key]
                 items = leaf.items[leaf.idx :]
                 if fixed is not None:
-                    code, message = fixed
+                    code, message, _ = fixed
                     for workload in items:
                         position += 1
                         out.append(PendingReason(workload.key, key, name, code, message, position))
@@ -569,7 +578,7 @@ class _Planner:
                         if sentence is None:
                             sentence = per_class[cls] = self._quota_reason(local, queue, queue.failed[cls])
                         position += 1
-                        out.append(PendingReason(workload.key, key, name, sentence[0], sentence[1], position))
+                        out.append(PendingReason(workload.key, key, name, *sentence[:2], position, sentence[2]))
                 leaf.idx = len(leaf.items)
                 continue
             items = [workload for leaf in leaves for workload in leaf.items[leaf.idx :]]
@@ -585,7 +594,7 @@ class _Planner:
                     if sentence is None:
                         sentence = per_class[cls] = self._quota_reason(local, queue, queue.failed[cls])
                 position += 1
-                out.append(PendingReason(workload.key, key, name, sentence[0], sentence[1], position))
+                out.append(PendingReason(workload.key, key, name, *sentence[:2], position, sentence[2]))
             for leaf in leaves:
                 leaf.idx = len(leaf.items)
         queue.position = position
@@ -596,20 +605,22 @@ class _Planner:
         namespace = local.namespace
         if namespace.quota:
             used = self.ns_used.get(namespace.name, {})
-            for resource in sorted(namespace.quota):
-                amount = requests.get(resource, 0)
-                limit = namespace.quota[resource]
-                if amount and used.get(resource, 0) + amount > limit:
-                    message = text.namespace_quota(namespace.name, resource, limit, used.get(resource, 0), amount)
-                    if namespace.within_namespace != PREEMPT_NEVER:
-                        found = self.preemption_rules.preempt_for_namespace(workload, local, queue)
-                        if found is not None:
-                            self._admit(workload, local, queue, found[0], found[1])
-                            return True
-                    self._pending(workload, queue, NAMESPACE_QUOTA_EXCEEDED, message)
-                    if queue.strict:
-                        queue.blocked = text.blocked_by_head(queue.name, workload.key, NAMESPACE_QUOTA_EXCEEDED)
-                    return False
+            over = [
+                (resource, limit, used.get(resource, 0), requests.get(resource, 0))
+                for resource, limit in sorted(namespace.quota.items())
+                if requests.get(resource, 0) and used.get(resource, 0) + requests.get(resource, 0) > limit
+            ]
+            if over:
+                message = text.namespace_quotas(namespace.name, over)
+                if namespace.within_namespace != PREEMPT_NEVER:
+                    found = self.preemption_rules.preempt_for_namespace(workload, local, queue)
+                    if found is not None:
+                        self._admit(workload, local, queue, found[0], found[1])
+                        return True
+                self._pending(workload, queue, NAMESPACE_QUOTA_EXCEEDED, message)
+                if queue.strict:
+                    queue.blocked = text.blocked_by_head(queue.name, workload.key, NAMESPACE_QUOTA_EXCEEDED)
+                return False
         assignment, failure = self.tree.assign(queue.name, requests)
         victims: list[tuple[Running, str]] = []
         if failure is not None and queue.spec.preemption.enabled:
@@ -716,21 +727,24 @@ class _Planner:
 
     # --- reasons ----------------------------------------------------------------------------
 
-    def _pending(self, workload: Workload, queue: QueueState, code: str, message: str) -> None:
+    def _pending(
+        self, workload: Workload, queue: QueueState, code: str, message: str, shortages: tuple[Shortage, ...] = ()
+    ) -> None:
         if not self.reasons:
             return
         queue.position += 1
         queue.pending.append(
-            PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position)
+            PendingReason(workload.key, workload.local_queue, queue.name, code, message, queue.position, shortages)
         )
 
     def pending_quota(self, workload: Workload, local: LocalState, queue: QueueState, record: ClassFailure) -> None:
         if not self.reasons:
             return
-        code, message = self._quota_reason(local, queue, record)
-        self._pending(workload, queue, code, message)
+        self._pending(workload, queue, *self._quota_reason(local, queue, record))
 
-    def _quota_reason(self, local: LocalState, queue: QueueState, record: ClassFailure) -> tuple[str, str]:
+    def _quota_reason(
+        self, local: LocalState, queue: QueueState, record: ClassFailure
+    ) -> tuple[str, str, tuple[Shortage, ...]]:
         own = local.spec.key
         cached = record.messages.get(None) or record.messages.get(own)
         if cached is None:
@@ -738,32 +752,44 @@ class _Planner:
             record.messages[None if cached[0] == INSUFFICIENT_QUOTA else own] = cached
         return cached
 
-    def _quota_sentence(self, local: LocalState, queue: QueueState, record: ClassFailure) -> tuple[str, str]:
+    def _quota_sentence(
+        self, local: LocalState, queue: QueueState, record: ClassFailure
+    ) -> tuple[str, str, tuple[Shortage, ...]]:
         """InsufficientQuota, or WaitingForFairShare when the workload fitted at the start of the
-        pass and a queue ahead of it in fair-share order took the room."""
+        pass and a queue ahead of it in fair-share order took the room; with the shortages the
+        sentence names (every short resource, dominant first)."""
         shortage = text.insufficient_quota(queue.name, record.failure)
+        shortages = record.failure.shortages
         if record.fits_at_start and queue.scope.fair:
             own = local.spec.key
             for other, score in reversed(queue.recent.items()):
                 if other != own:
-                    return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
-                        "LocalQueue",
-                        other,
-                        text.format_score(queue.mode, score),
-                        own,
-                        text.format_score(queue.mode, self.scoring.local_scores[own]),
-                        shortage,
+                    return (
+                        WAITING_FOR_FAIR_SHARE,
+                        text.waiting_for_fair_share(
+                            "LocalQueue",
+                            other,
+                            text.format_score(queue.mode, score),
+                            own,
+                            text.format_score(queue.mode, self.scoring.local_scores[own]),
+                            shortage,
+                        ),
+                        shortages,
                     )
             if queue.scored_in_cohort:
                 own_score = queue.node.score if queue.node is not None else 0.0
                 for other, score in reversed(self.unit_recent.get(queue.unit, {}).items()):
                     if other != queue.name:
-                        return WAITING_FOR_FAIR_SHARE, text.waiting_for_fair_share(
-                            "ClusterQueue",
-                            other,
-                            text.format_score(queue.mode, score),
-                            queue.name,
-                            text.format_score(queue.mode, own_score),
-                            shortage,
+                        return (
+                            WAITING_FOR_FAIR_SHARE,
+                            text.waiting_for_fair_share(
+                                "ClusterQueue",
+                                other,
+                                text.format_score(queue.mode, score),
+                                queue.name,
+                                text.format_score(queue.mode, own_score),
+                                shortage,
+                            ),
+                            shortages,
                         )
-        return INSUFFICIENT_QUOTA, shortage
+        return INSUFFICIENT_QUOTA, shortage, shortages

@@ -3,27 +3,58 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+from typing import Any
 
 from fairshare.quantities import format_quantity
 from fairshare.quota.quota import FitFailure
-from fairshare.types import USAGE_BASED
+from fairshare.types import USAGE_BASED, Shortage
 
 
 def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
-    resource = failure.resource
-    if failure.flavor is None:
+    """Every short resource with its amounts, the dominant one first (``FitFailure.shortages``).
+
+    One shortage reads as it always did; each further one follows as "; also ..." in the same
+    form, so the sentence starts with what matters most and hides nothing::
+
+        insufficient quota for nvidia.com/gpu in flavor a100 of ClusterQueue gpu: 8 more needed
+        (requests 8, 0 available); also insufficient quota for memory in flavor a100 of
+        ClusterQueue gpu: 64Gi more needed (requests 384Gi, 320Gi available)
+    """
+    return "; also ".join(shortage_clause(cluster_queue, shortage) for shortage in failure.shortages)
+
+
+def shortage_clause(cluster_queue: str, shortage: Shortage) -> str:
+    """One short resource: no quota at all, more than the queue could ever get, or how much more."""
+    resource = shortage.resource
+    if shortage.flavor is None:
         return f"ClusterQueue {cluster_queue} has no quota for {resource} in any flavor"
-    requested = format_quantity(failure.requested, resource)
-    if failure.requested > failure.ceiling:
+    requested = format_quantity(shortage.requested, resource)
+    if shortage.requested > shortage.ceiling:
         return (
             f"requests {requested} {resource} but ClusterQueue {cluster_queue} can never get more than "
-            f"{format_quantity(max(failure.ceiling, 0), resource)} in flavor {failure.flavor}"
+            f"{format_quantity(max(shortage.ceiling, 0), resource)} in flavor {shortage.flavor}"
         )
     return (
-        f"insufficient quota for {resource} in flavor {failure.flavor} of ClusterQueue {cluster_queue}: "
-        f"{format_quantity(failure.missing, resource)} more needed "
-        f"(requests {requested}, {format_quantity(max(failure.available, 0), resource)} available)"
+        f"insufficient quota for {resource} in flavor {shortage.flavor} of ClusterQueue {cluster_queue}: "
+        f"{format_quantity(shortage.missing, resource)} more needed "
+        f"(requests {requested}, {format_quantity(max(shortage.available, 0), resource)} available)"
     )
+
+
+def shortage_json(shortage: Shortage) -> dict[str, Any]:
+    """A shortage as the simulator's results and scenario tools write it (camelCase, quantities
+    in Kubernetes notation, as the sentence quotes them)."""
+    resource = shortage.resource
+    return {
+        "resource": resource,
+        "flavor": shortage.flavor,
+        "requested": format_quantity(shortage.requested, resource),
+        "available": format_quantity(max(shortage.available, 0), resource),
+        "missing": format_quantity(shortage.missing, resource),
+        "ceiling": format_quantity(max(shortage.ceiling, 0), resource),
+        "neverFits": shortage.never_fits,
+    }
 
 
 def namespace_quota(namespace: str, resource: str, quota: int, used: int, requested: int) -> str:
@@ -32,6 +63,14 @@ def namespace_quota(namespace: str, resource: str, quota: int, used: int, reques
         f"{format_quantity(used, resource)} in use, this workload needs {format_quantity(requested, resource)} "
         f"({format_quantity(used + requested - quota, resource)} over)"
     )
+
+
+def namespace_quotas(namespace: str, over: list[tuple[str, int, int, int]]) -> str:
+    """Every resource over the namespace's hard quota, ``(resource, quota, used, requested)``,
+    the one furthest over (as a fraction of the request, then by name) first, joined like
+    ``insufficient_quota``."""
+    ordered = sorted(over, key=lambda row: (-Fraction(row[2] + row[3] - row[1], max(row[3], 1)), row[0]))
+    return "; also ".join(namespace_quota(namespace, *row) for row in ordered)
 
 
 def queue_stopped(kind: str, name: str, policy: str) -> str:

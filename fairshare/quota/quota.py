@@ -19,25 +19,58 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
-from fairshare.types import ClusterQueue, Cohort, FlavorQuotas
+from fairshare.types import ClusterQueue, Cohort, FlavorQuotas, Shortage
 
 FlavorResource = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
 class FitFailure:
-    """Why a request does not fit a ClusterQueue: the closest flavor, and by how much it misses."""
+    """Why a request does not fit a ClusterQueue: every resource it lacks, dominant first.
 
-    resource: str
-    flavor: str | None  # None: the ClusterQueue has no quota for the resource in any flavor
-    requested: int
-    available: int
-    ceiling: int  # the most this ClusterQueue could ever get in that flavor (0 if no flavor)
+    ``shortages`` is never empty. Per resource group, the shortages of the closest flavor
+    (``QuotaTree.assign``); then every requested resource no flavor of the queue covers. Their
+    order is ``Shortage.dominance_key``: what waiting cannot cure first, then the largest
+    missing fraction of the request, then of the queue's ceiling, then names. The single
+    fields below are the dominant shortage's (what callers read before all were kept).
+    """
+
+    shortages: tuple[Shortage, ...]
+
+    @property
+    def dominant(self) -> Shortage:
+        return self.shortages[0]
+
+    @property
+    def resource(self) -> str:
+        return self.shortages[0].resource
+
+    @property
+    def flavor(self) -> str | None:
+        return self.shortages[0].flavor
+
+    @property
+    def requested(self) -> int:
+        return self.shortages[0].requested
+
+    @property
+    def available(self) -> int:
+        return self.shortages[0].available
+
+    @property
+    def ceiling(self) -> int:
+        return self.shortages[0].ceiling
 
     @property
     def missing(self) -> int:
-        return self.requested - max(self.available, 0)
+        return self.shortages[0].missing
+
+
+def dominant_first(shortages: Iterable[Shortage]) -> tuple[Shortage, ...]:
+    """Shortages in their reading order, the dominant one first (``Shortage.dominance_key``)."""
+    return tuple(sorted(shortages, key=Shortage.dominance_key))
 
 
 class _Node:
@@ -202,39 +235,53 @@ class QuotaTree:
         """First-fit flavor assignment (one flavor per resource group, flavors in queue order).
 
         Returns ``(assignment, None)`` when every requested resource fits, else
-        ``(None, failure)`` describing the closest miss.
+        ``(None, failure)`` naming every short resource: per group that does not fit, the
+        shortages of its closest flavor (the one whose dominant shortage is the smallest
+        fraction of its request, then the one short of fewer resources, then the first), and
+        every requested resource no flavor covers. Every group is checked, so a request short
+        of memory in one group and of GPUs in another names both.
         """
         node = self._queues[queue]
         assignment: dict[str, str] = {}
+        shortages: list[Shortage] = []
         for covered, flavors in self.groups[queue]:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue
-            best: FitFailure | None = None
+            best: list[Shortage] | None = None
+            best_key: tuple | None = None
+            chosen: str | None = None
             for flavor in flavors:
-                worst: FitFailure | None = None
+                short: list[Shortage] = []
                 for resource in needed:
                     amount = requests[resource]
-                    fr = (flavor, resource)
-                    free = _available(node, fr, use_usage=True)
+                    free = _available(node, (flavor, resource), use_usage=True)
                     if amount > free:
-                        miss = FitFailure(resource, flavor, amount, free, 0)
-                        if worst is None or miss.missing > worst.missing:
-                            worst = miss
-                if worst is None:
-                    for resource in needed:
-                        assignment[resource] = flavor
-                    best = None
+                        short.append(Shortage(resource, flavor, amount, free, 0))
+                if not short:
+                    chosen = flavor
                     break
-                if best is None or worst.missing < best.missing:
-                    best = worst
-            else:
-                assert best is not None
-                ceiling = _available(node, (best.flavor, best.resource), use_usage=False)  # type: ignore[arg-type]
-                return None, FitFailure(best.resource, best.flavor, best.requested, best.available, ceiling)
+                # Closest: the smallest worst missing fraction of the request, then fewest short.
+                key = (max(Fraction(s.missing, s.requested) for s in short), len(short))
+                if best_key is None or key < best_key:
+                    best, best_key = short, key
+            if chosen is not None:
+                for resource in needed:
+                    assignment[resource] = chosen
+                continue
+            assert best is not None
+            for miss in best:
+                ceiling = _available(node, (miss.flavor, miss.resource), use_usage=False)  # type: ignore[arg-type]
+                shortages.append(Shortage(miss.resource, miss.flavor, miss.requested, miss.available, ceiling))
         for resource in sorted(requests):
-            if requests[resource] > 0 and resource not in assignment:
-                return None, FitFailure(resource, None, requests[resource], 0, 0)
+            if (
+                requests[resource] > 0
+                and resource not in assignment
+                and not any(resource in covered for covered, _ in self.groups[queue])
+            ):
+                shortages.append(Shortage(resource, None, requests[resource], 0, 0))
+        if shortages:
+            return None, FitFailure(dominant_first(shortages))
         return assignment, None
 
     def within_nominal(self, queue: str, requests: Mapping[str, int]) -> bool:

@@ -58,6 +58,7 @@ from typing import Any, cast
 from fairshare.admission.candidates import PendingIndex
 from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, QueueState
 from fairshare.admission.planner import plan, scope_capacities
+from fairshare.admission.reasons import shortage_json
 from fairshare.admission.scoring import Scoring
 from fairshare.errors import ValidationError
 from fairshare.policy import FairSharingPolicy
@@ -1201,7 +1202,12 @@ class Simulation:
             wait = job.wait + (end - job.pending_since if job.state == "Pending" else 0.0)
             reason = None
             if job.state == "Pending" and job.reason is not None:
-                reason = {"code": job.reason.code, "message": job.reason.message, "position": job.reason.position}
+                reason = {
+                    "code": job.reason.code,
+                    "message": job.reason.message,
+                    "position": job.reason.position,
+                    "shortages": [shortage_json(s) for s in job.reason.shortages],
+                }
             entry = {
                 "state": job.state,
                 "localQueue": job.spec.local_queue,

@@ -32,6 +32,7 @@ from queues.models import (
     WorkloadReason,
     WorkloadState,
 )
+from queues.models.reason import shortage_rows
 from queues.services import transitions
 
 if TYPE_CHECKING:
@@ -113,21 +114,21 @@ def apply_plan(
     for reason in plan.pending:
         shared = by_reference.get(reason.cluster_queue)
         stored: StoredReason = (
-            (reason.code, "", queue_ids[reason.cluster_queue])
+            (reason.code, "", queue_ids[reason.cluster_queue], [])
             if shared is not None and reason.message == shared
-            else (reason.code, reason.message, None)
+            else (reason.code, reason.message, None, shortage_rows(reason.shortages))
         )
         if current.get(reason.workload) != stored:
             changed[reason.workload] = stored
     result.reasons_written = write_reasons(loaded, changed)
-    _write_order(loaded, plan.pending, now, by_reference)
+    _write_order(loaded, plan.pending, now, by_reference, plan.by_reference_shortages)
     if gated is not None:
         result.reasons_written += write_reasons(
             loaded,
             {
-                key: (code, message, None)
+                key: (code, message, None, [])
                 for key, (code, message) in gated.items()
-                if current.get(key) != (code, message, None)
+                if current.get(key) != (code, message, None, [])
             },
         )
     return result
@@ -169,8 +170,8 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
 
 
 def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -> int:
-    """Store changed pending reasons (code, own sentence, the ClusterQueue referred to) in one
-    upsert into the narrow reason table (``INSERT ... SELECT ... ON CONFLICT DO UPDATE``).
+    """Store changed pending reasons (code, own sentence, the ClusterQueue referred to, own
+    shortages) in one upsert into the narrow reason table (``INSERT ... SELECT ... ON CONFLICT DO UPDATE``).
 
     The caller passes only what changed in meaning; a workload no longer pending (cancelled or
     admitted elsewhere meanwhile) is left alone. The workload rows are not written.
@@ -178,17 +179,20 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -
     if not reasons:
         return 0
     rows = sorted(  # in id order: the rows are locked in one order, whoever writes them
-        (loaded.workload_ids[key], code[:40], message, behind) for key, (code, message, behind) in reasons.items()
+        (loaded.workload_ids[key], code[:40], message, behind, shortages)
+        for key, (code, message, behind, shortages) in reasons.items()
     )
     table = WorkloadReason._meta.db_table
     written = execute_with_rows(
-        f"INSERT INTO {table} (workload_id, code, message, behind_id) "
-        "SELECT r.id, r.code, r.message, r.behind FROM r JOIN queues_workload w ON w.id = r.id WHERE w.state = %s "
+        f"INSERT INTO {table} (workload_id, code, message, behind_id, shortages) "
+        "SELECT r.id, r.code, r.message, r.behind, r.shortages FROM r JOIN queues_workload w ON w.id = r.id "
+        "WHERE w.state = %s "
         "ON CONFLICT (workload_id) DO UPDATE "
-        "SET code = excluded.code, message = excluded.message, behind_id = excluded.behind_id "
+        "SET code = excluded.code, message = excluded.message, behind_id = excluded.behind_id, "
+        "shortages = excluded.shortages "
         f"RETURNING {table}.workload_id",
         "r",
-        (("id", "bigint"), ("code", "text"), ("message", "text"), ("behind", "bigint")),
+        (("id", "bigint"), ("code", "text"), ("message", "text"), ("behind", "bigint"), ("shortages", "jsonb")),
         rows,
         [WorkloadState.PENDING],
     )
@@ -197,10 +201,14 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -
 
 
 def _write_order(
-    loaded: LoadedSnapshot, pending: Iterable[engine.PendingReason], now: datetime, by_reference: Mapping[str, str]
+    loaded: LoadedSnapshot,
+    pending: Iterable[engine.PendingReason],
+    now: datetime,
+    by_reference: Mapping[str, str],
+    by_reference_shortages: Mapping[str, tuple[engine.Shortage, ...]],
 ) -> None:
-    """Each ClusterQueue's queue order and the sentence its reasons by reference share, one row
-    per ClusterQueue of the unit, in one upsert."""
+    """Each ClusterQueue's queue order and the sentence its reasons by reference share (with
+    the shortages it names), one row per ClusterQueue of the unit, in one upsert."""
     order: dict[str, list[tuple[int, int]]] = {name: [] for name in loaded.cluster_queue_ids}
     for reason in pending:
         order.setdefault(reason.cluster_queue, []).append((reason.position, loaded.workload_ids[reason.workload]))
@@ -211,11 +219,12 @@ def _write_order(
                 workload_ids=[workload_id for _, workload_id in sorted(entries)],
                 planned_at=now,
                 by_reference=by_reference.get(name, ""),
+                by_reference_shortages=shortage_rows(by_reference_shortages.get(name, ())),
             )
             for name, entries in order.items()
             if name in loaded.cluster_queue_ids
         ],
         update_conflicts=True,
         unique_fields=["cluster_queue"],
-        update_fields=["workload_ids", "planned_at", "by_reference"],
+        update_fields=["workload_ids", "planned_at", "by_reference", "by_reference_shortages"],
     )

@@ -55,8 +55,9 @@ class AdmissionUnit:
 
 
 # A stored pending reason as the writer compares it: (code, own sentence, the ClusterQueue id
-# whose shared sentence it refers to); a reason by reference has no sentence of its own.
-StoredReason = tuple[str, str, int | None]
+# whose shared sentence it refers to, the short resources its own sentence names as stored,
+# ``reason.shortage_rows``); a reason by reference has no sentence or shortages of its own.
+StoredReason = tuple[str, str, int | None, list[dict[str, Any]]]
 
 
 @dataclass
@@ -753,10 +754,10 @@ def _stored_reasons(loaded: LoadedSnapshot, workloads: Iterable[engine.Workload]
     if not keys:
         return
     current = loaded.current_reasons
-    for pk, code, message, behind in WorkloadReason.objects.filter(workload_id__any_of=list(keys)).values_list(
-        "workload_id", "code", "message", "behind_id"
-    ):
-        current[keys[pk]] = (code, message, behind)
+    for pk, code, message, behind, shortages in WorkloadReason.objects.filter(
+        workload_id__any_of=list(keys)
+    ).values_list("workload_id", "code", "message", "behind_id", "shortages"):
+        current[keys[pk]] = (code, message, behind, shortages or [])
 
 
 # Per unit, from this process's previous pass: the LocalQueues its pending workloads were checked

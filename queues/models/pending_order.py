@@ -27,6 +27,11 @@ class PendingOrder(models.Model):
         default="",
         help_text="The reason of the waiting workloads explained by reference to the queue's head",
     )
+    by_reference_shortages = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The short resources that reason names (the head's), as WorkloadReason.shortages",
+    )
 
     class Meta:
         ordering = ["cluster_queue_id"]

@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.validators import validate_dns_label
+from fairshare import types as engine
 from fairshare.errors import ValidationError as EngineValidationError
 from fairshare.quantities import parse_millis, validate_resource_name
 from queues.models.choices import WorkloadState
@@ -90,8 +91,19 @@ class WorkloadQuerySet(models.QuerySet["Workload"]):
         )
 
 
+# ``Workload.queue_position_state``: where a pending workload's ``queue_position`` comes from.
+POSITION_RANKED = "ranked"  # the last admission pass placed it (its ClusterQueue's PendingOrder)
+POSITION_ESTIMATED = "estimated"  # submitted (or requeued) since that pass: see estimate_positions
+POSITION_HELD = "held"  # an admission gate keeps it out of line (no position): its reason says why
+# The reason codes admission gates give (``queues.admission.gates``; budgets' safe admission):
+# a pending workload without a rank and with one of these is held, not waiting to be ranked.
+GATE_CODES = frozenset({engine.BUDGET_INSUFFICIENT})
+
+
 def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
-    """Set ``queue_position`` on already loaded workloads with one query (a page of a list).
+    """Set ``queue_position`` on already loaded workloads with one query (a page of a list), and
+    estimate it for the pending ones no pass has ranked yet (one more query, only if any:
+    ``fill_estimated_positions``).
 
     Cheaper than joining the order into a query that is also counted and paginated.
     """
@@ -106,7 +118,100 @@ def attach_queue_positions(workloads: Iterable[Workload]) -> list[Workload]:
     )
     for workload in rows:
         workload.queue_position = found.get(workload.pk)
+    return fill_estimated_positions(rows)
+
+
+def fill_estimated_positions(workloads: Iterable[Workload]) -> list[Workload]:
+    """Give every pending workload without a ranked ``queue_position`` (already set, e.g. by
+    ``with_queue_position()``) its estimate, and every workload its ``queue_position_state``
+    (one query, only when some pending workload has no rank)."""
+    rows = list(workloads)
+    unranked = [w for w in rows if w.state == WorkloadState.PENDING and w.__dict__.get("_queue_position") is None]
+    held = {w.pk for w in unranked if w.pending_reason_code in GATE_CODES}
+    estimates = estimate_positions([w for w in unranked if w.pk not in held]) if len(unranked) > len(held) else {}
+    for workload in rows:
+        if workload.state != WorkloadState.PENDING:
+            workload.__dict__["_queue_position_state"] = None
+        elif workload.pk in held:
+            workload.__dict__["_queue_position_state"] = POSITION_HELD
+        elif workload.pk in estimates:
+            workload.queue_position = estimates[workload.pk]
+            workload.__dict__["_queue_position_state"] = POSITION_ESTIMATED
+        else:
+            workload.__dict__["_queue_position_state"] = POSITION_RANKED
     return rows
+
+
+def estimate_positions(workloads: Iterable[Workload]) -> dict[int, int]:
+    """Where the next admission pass will most likely place pending workloads it has not ranked
+    yet (just submitted, or requeued since), by id; one query whatever their number.
+
+    A pass keeps each LocalQueue's workloads in that queue's own order (priority, then queue
+    time, then name: ``fairshare.types.Workload.order``), so a new workload goes right after the
+    last ranked workload of its LocalQueue that comes before it in that order (position + 1);
+    if none does, at the place of the first one that comes after it; if its LocalQueue has no
+    ranked workload, at the end of its ClusterQueue's order. Then every other unranked pending
+    workload of its LocalQueue that comes before it moves it one further back. Exact when one
+    LocalQueue feeds the ClusterQueue; with several, fair sharing may place it elsewhere, which
+    is why the API says ``queue_position_state: "estimated"`` until the pass ranks it.
+    """
+    from queues.models.pending_order import PendingPosition
+
+    ids = [w.pk for w in workloads if w.pk is not None]
+    if not ids:
+        return {}
+    mine = {
+        "cluster_queue_id": models.OuterRef("local_queue__cluster_queue_id"),
+        "workload__local_queue_id": models.OuterRef("local_queue_id"),
+        "workload__state": WorkloadState.PENDING,
+    }
+    ahead = _ahead_of_outer("workload__")
+    last_ahead = PendingPosition.objects.filter(ahead, **mine).order_by("-position").values("position")[:1]
+    first_behind = PendingPosition.objects.filter(~ahead, **mine).order_by("position").values("position")[:1]
+    queue_end = (
+        PendingPosition.objects.filter(cluster_queue_id=models.OuterRef("local_queue__cluster_queue_id"))
+        .order_by("-position")
+        .values("position")[:1]
+    )
+    unranked_ahead = (
+        Workload.objects.filter(
+            _ahead_of_outer(""),
+            local_queue_id=models.OuterRef("local_queue_id"),
+            state=WorkloadState.PENDING,
+            pending_position__isnull=True,
+        )
+        .order_by()
+        .values("local_queue_id")
+        .annotate(n=models.Count("id"))
+        .values("n")
+    )
+    rows = Workload.objects.filter(id__in=ids).values_list(
+        "id",
+        models.Subquery(last_ahead),
+        models.Subquery(first_behind),
+        models.Subquery(queue_end),
+        models.Subquery(unranked_ahead),
+    )
+    estimates = {}
+    for pk, after, before, end, others in rows:
+        if after is not None:
+            place = after + 1
+        elif before is not None:
+            place = before
+        else:
+            place = (end or 0) + 1
+        estimates[pk] = place + (others or 0)
+    return estimates
+
+
+def _ahead_of_outer(prefix: str) -> models.Q:
+    """Workloads (through ``prefix``) before the outer query's workload in LocalQueue order."""
+    priority, queued_at, name = (models.OuterRef(field) for field in ("priority", "queued_at", "name"))
+    return (
+        models.Q(**{f"{prefix}priority__gt": priority})
+        | models.Q(**{f"{prefix}priority": priority, f"{prefix}queued_at__lt": queued_at})
+        | models.Q(**{f"{prefix}priority": priority, f"{prefix}queued_at": queued_at, f"{prefix}name__lt": name})
+    )
 
 
 class Workload(models.Model):
@@ -177,10 +282,12 @@ class Workload(models.Model):
 
     @property
     def queue_position(self) -> int | None:
-        """1-based place in its ClusterQueue's order at the last pass (None unless pending).
+        """1-based place in its ClusterQueue's order (None unless pending): the last pass's, or,
+        for a pending workload that pass has not seen, the estimate of where the next one puts
+        it (``queue_position_state`` says which; ``estimate_positions``).
 
-        Lists load it for every row with ``Workload.objects.with_queue_position()``; a lone
-        instance asks the database once.
+        Lists load it for every row (``attach_queue_positions``); a lone instance asks the
+        database once (twice while it waits for its first pass).
         """
         if "_queue_position" not in self.__dict__:
             self.__dict__["_queue_position"] = (
@@ -191,11 +298,21 @@ class Workload(models.Model):
                 if self.pk is not None
                 else None
             )
+        if "_queue_position_state" not in self.__dict__:
+            fill_estimated_positions([self])
         return self.__dict__["_queue_position"]
 
     @queue_position.setter
     def queue_position(self, value: int | None) -> None:  # set by the with_queue_position() annotation
         self.__dict__["_queue_position"] = value
+
+    @property
+    def queue_position_state(self) -> str | None:
+        """``ranked`` (by the last admission pass), ``estimated`` (not yet seen by a pass: where
+        the next one will most likely put it), ``held`` (an admission gate keeps it out of line:
+        no position), or None when it is not pending."""
+        self.queue_position  # noqa: B018  # loads both
+        return self.__dict__["_queue_position_state"]
 
     @property
     def pending_reason_code(self) -> str:
@@ -210,6 +327,20 @@ class Workload(models.Model):
         reason = self._stored_reason()
         return reason.text if reason is not None else ""
 
+    @property
+    def pending_reason_shortages(self) -> list[dict[str, Any]]:
+        """The short resources its reason names, dominant first, as stored
+        (``reason.shortage_rows``: millis; [] unless pending and waiting for quota)."""
+        reason = self._stored_reason()
+        return reason.shortage_rows if reason is not None else []
+
+    @property
+    def pending_reason_by_reference(self) -> bool:
+        """Whether its reason is its queue's head's, quoted (``queues.models.reason``): the
+        shortages are then the head's, not its own."""
+        reason = self._stored_reason()
+        return reason is not None and reason.behind_id is not None
+
     def _stored_reason(self) -> WorkloadReason | None:
         if self.state != WorkloadState.PENDING or self.pk is None:
             return None
@@ -220,6 +351,7 @@ class Workload(models.Model):
 
     def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
         self.__dict__.pop("_queue_position", None)
+        self.__dict__.pop("_queue_position_state", None)
         super().refresh_from_db(*args, **kwargs)
 
     @property

@@ -24,8 +24,14 @@ from fairshare import types as engine
 from fairshare.admission.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
 from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
-from queues.models.workload import WorkloadQuerySet, attach_queue_positions, total_requests
+from queues.models.workload import (
+    WorkloadQuerySet,
+    attach_queue_positions,
+    fill_estimated_positions,
+    total_requests,
+)
 from queues.selectors.reasons import TITLES, sentence, title
+from queues.selectors.reasons import shortages as reason_shortages
 from queues.selectors.structure import ClusterStructure
 from queues.ui.display import amounts
 
@@ -95,6 +101,10 @@ class WorkloadRow:
     last_eviction: str = ""
     ahead: list[AheadItem] = field(default_factory=list)
     ahead_more: int = 0
+    # every short resource the reason names, dominant first (``reasons.shortages``)
+    shortages: list[dict[str, Any]] = field(default_factory=list)
+    # "ranked" by the last pass, or "estimated" until a pass sees it (``Workload.queue_position_state``)
+    position_state: str | None = None
 
 
 def sort_key(value: str | None, state: list[str]) -> str:
@@ -243,6 +253,8 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         wall_time_seconds=workload.total_wall_time_seconds(),
         evictions=workload.eviction_count,
         last_eviction=redact(workload.last_eviction_reason),
+        shortages=reason_shortages(workload.pending_reason_shortages) if pending else [],
+        position_state=workload.queue_position_state if pending else None,
     )
 
 
@@ -364,6 +376,7 @@ def workload_detail(viewer: Access, namespace: str, name: str, structure: Cluste
     workload = _base(viewer).with_queue_position().filter(namespace__name=namespace, name=name).first()
     if workload is None:
         return None
+    fill_estimated_positions([workload])
     row = build_rows(viewer, [workload], structure, ahead_shown=50)[0]
     pod_sets = [
         {"name": p["name"], "count": p["count"], "requests": amounts(p["requests"])} for p in (workload.pod_sets or [])

@@ -269,9 +269,10 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
     evicted = [row[0] for row in claimed]
     reasons = {e.workload_id: (e.code[:_CODE], e.message if e.code else "") for e in evictions}
     execute_with_rows(
-        "INSERT INTO queues_workloadreason (workload_id, code, message, behind_id) "
-        "SELECT id, code, message, NULL FROM r WHERE true "
-        "ON CONFLICT (workload_id) DO UPDATE SET code = excluded.code, message = excluded.message, behind_id = NULL",
+        "INSERT INTO queues_workloadreason (workload_id, code, message, behind_id, shortages) "
+        "SELECT id, code, message, NULL, '[]' FROM r WHERE true "
+        "ON CONFLICT (workload_id) DO UPDATE SET code = excluded.code, message = excluded.message, behind_id = NULL, "
+        "shortages = excluded.shortages",
         "r",
         (("id", "bigint"), ("code", "text"), ("message", "text")),
         [(workload_id, *reasons[workload_id]) for workload_id in evicted],

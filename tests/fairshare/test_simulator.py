@@ -92,6 +92,17 @@ def test_horizon_zero_is_exactly_one_admission_pass_at_t0():
         "message": "insufficient quota for cpu in flavor default of ClusterQueue cq: 1 more needed "
         "(requests 1, 0 available)",
         "position": 1,
+        "shortages": [
+            {
+                "resource": "cpu",
+                "flavor": "default",
+                "requested": "1",
+                "available": "0",
+                "missing": "1",
+                "ceiling": "4",
+                "neverFits": False,
+            }
+        ],
     }
 
 

@@ -14,6 +14,7 @@ from core.api.fields import ResourceQuantitiesField
 from core.api.serializers import FiniteFloatField
 from fairshare.admission.reasons import format_score
 from fairshare.types import USAGE_BASED
+from queues.api.serializers.workloads import ShortageSerializer
 
 
 class DominantShareSerializer(serializers.Serializer):
@@ -105,6 +106,9 @@ class WaitReasonSerializer(serializers.Serializer):
     message = serializers.CharField(
         source="reason", read_only=True, help_text="The engine's sentence, redacted for tenants"
     )
+    shortages = ShortageSerializer(
+        many=True, read_only=True, help_text="Every short resource the message names, dominant first"
+    )
 
 
 class PriorityFactorsSerializer(serializers.Serializer):
@@ -139,6 +143,12 @@ class PriorityRowSerializer(serializers.Serializer):
     factors = PriorityFactorsSerializer(source="*", read_only=True)
     queue_position = serializers.IntegerField(
         source="row.position", read_only=True, allow_null=True, help_text="1-based, in its ClusterQueue (pending only)"
+    )
+    queue_position_state = serializers.CharField(
+        source="row.position_state",
+        read_only=True,
+        allow_null=True,
+        help_text="ranked (by the last admission pass) or estimated (not seen by a pass yet), as on workloads/",
     )
     reason = serializers.SerializerMethodField(help_text="Why it waits; null unless pending")
     ahead = AheadSerializer(many=True, read_only=True, help_text="Pending work ahead of it, per LocalQueue")

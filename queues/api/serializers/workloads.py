@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,7 +17,15 @@ from core.validators import validate_dns_label
 from fairshare.quantities import MAX_MILLIS
 from queues.api.fields import LocalQueueKeyField
 from queues.models import Workload
-from queues.models.workload import MAX_POD_COUNT, MAX_POD_SETS, total_requests
+from queues.models.workload import (
+    MAX_POD_COUNT,
+    MAX_POD_SETS,
+    POSITION_ESTIMATED,
+    POSITION_HELD,
+    POSITION_RANKED,
+    total_requests,
+)
+from queues.selectors import reasons
 from queues.services.workloads import resolve_priority
 
 INT32_MAX = 2**31 - 1
@@ -43,9 +52,58 @@ class PodSetSerializer(serializers.Serializer):
     requests_formatted = FormattedResourcesField(lambda pod_set: pod_set["requests"])
 
 
+@extend_schema_field(OpenApiTypes.NUMBER)
+class BaseUnitsField(serializers.Field):
+    """A base-unit number as ``queues.selectors.reasons.shortages`` made it (int when whole)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["read_only"] = True
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class ShortageSerializer(serializers.Serializer):
+    """One resource the workload lacks in its ClusterQueue (``queues.selectors.reasons.shortages``)."""
+
+    resource = serializers.CharField(read_only=True)
+    flavor = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The flavor the reason names; null: no flavor has quota for it"
+    )
+    requested = BaseUnitsField(help_text="Base units (cores, bytes, GPUs)")
+    requested_formatted = serializers.CharField(read_only=True)
+    available = BaseUnitsField(help_text="Free for it now in that flavor")
+    available_formatted = serializers.CharField(read_only=True)
+    missing = BaseUnitsField(help_text="requested - available")
+    missing_formatted = serializers.CharField(read_only=True)
+    ceiling = BaseUnitsField(help_text="The most the ClusterQueue could ever get of it there")
+    ceiling_formatted = serializers.CharField(read_only=True)
+    never_fits = serializers.BooleanField(
+        read_only=True, help_text="Waiting will not help: over the ceiling, or no flavor"
+    )
+
+
 class PendingReasonSerializer(serializers.Serializer):
     code = serializers.CharField(source="pending_reason_code", help_text="Machine-readable, e.g. InsufficientQuota")
-    message = serializers.CharField(source="pending_reason_message", help_text="Which resource lacked how much, ...")
+    message = serializers.CharField(
+        source="pending_reason_message",
+        help_text="The engine's sentence: every short resource with its amounts, the dominant one first",
+    )
+    shortages = serializers.SerializerMethodField(
+        help_text="Every short resource the message names, dominant first (InsufficientQuota and "
+        "WaitingForFairShare; [] for the other codes)"
+    )
+    by_reference = serializers.BooleanField(
+        source="pending_reason_by_reference",
+        help_text="Explained by reference to the first workload of its ClusterQueue waiting for quota "
+        "(past the first ADMISSION_EXPLAINED_PER_QUEUE): the message quotes that workload's reason, and "
+        "shortages are that workload's",
+    )
+
+    @extend_schema_field(ShortageSerializer(many=True))
+    def get_shortages(self, workload: Workload) -> list[dict[str, Any]]:
+        return list(ShortageSerializer(reasons.shortages(workload.pending_reason_shortages), many=True).data)
 
 
 @extend_schema_field(PendingReasonSerializer(allow_null=True))
@@ -136,7 +194,17 @@ class WorkloadSerializer(serializers.ModelSerializer):
     queue_position = serializers.IntegerField(
         read_only=True,
         allow_null=True,
-        help_text="1-based place in its ClusterQueue at the last admission pass (pending only)",
+        help_text="1-based place in its ClusterQueue (pending only): the last admission pass's, or, "
+        "until a pass has seen it, where the next one will most likely put it (queue_position_state)",
+    )
+    queue_position_state = serializers.ChoiceField(
+        choices=[POSITION_RANKED, POSITION_ESTIMATED, POSITION_HELD],
+        read_only=True,
+        allow_null=True,
+        help_text="ranked: by the last admission pass; estimated: submitted or requeued since, placed by "
+        "its LocalQueue's order (priority, queue time, name) among the ranked ones; held: an admission "
+        "gate (budgets' safe admission) keeps it out of line, no position, the reason says why; null "
+        "unless pending",
     )
     wall_time_seconds = serializers.IntegerField(
         source="current_wall_time_seconds", read_only=True, help_text="Of the current admission (so far, while it runs)"
@@ -158,6 +226,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "priority_class",
             "state",
             "queue_position",
+            "queue_position_state",
             "pending_reason",
             "pod_sets",
             "total_requests",

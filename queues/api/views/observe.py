@@ -22,7 +22,7 @@ from core.api.views import ApiViewSet
 from queues.api.serializers.observe import PriorityRowSerializer, ShareRowSerializer
 from queues.filtersets import WorkloadFilterSet
 from queues.models import LocalQueue, Workload
-from queues.models.workload import attach_queue_positions
+from queues.models.workload import attach_queue_positions, fill_estimated_positions
 from queues.selectors import api as selectors
 from queues.selectors.priority import AHEAD_FOR_ONE, AHEAD_IN_A_LIST, priority_rows
 from queues.selectors.share_table import share_rows
@@ -107,8 +107,8 @@ class PriorityViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewS
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         queryset = self.filter_queryset(self.get_queryset())
         ordered = queryset.with_queue_position().order_by(*SORTS["waiting-first"])  # type: ignore[attr-defined]  # a WorkloadQuerySet
-        page = self.paginate_queryset(ordered)
-        rows = priority_rows(self.access, list(page or []), ahead_shown=AHEAD_IN_A_LIST)
+        page = fill_estimated_positions(self.paginate_queryset(ordered) or [])
+        rows = priority_rows(self.access, page, ahead_shown=AHEAD_IN_A_LIST)
         return self.get_paginated_response(PriorityRowSerializer(rows, many=True).data)
 
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Case, F, QuerySet, Value, When
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status
@@ -21,11 +22,57 @@ from queues.api.serializers.workloads import (
     WorkloadSubmitSerializer,
 )
 from queues.filtersets import WorkloadFilterSet
-from queues.models import Workload
+from queues.models import Workload, WorkloadState
 from queues.models.workload import attach_queue_positions
 from queues.selectors import api as selectors
 from queues.services import lifecycle
 from queues.services.submission import request_fingerprint, submit_checked, submit_once
+
+QUEUE_ORDER_STATES = frozenset({WorkloadState.PENDING, WorkloadState.ADMITTED})
+
+
+def order_by_position(queryset: QuerySet, descending: bool) -> tuple[QuerySet, list[Any]]:
+    """``?ordering=position``: per ClusterQueue (by name), the workloads the last admission pass
+    ranked in its order, then those it has not seen yet (``queue_position_state: estimated``) in
+    their LocalQueue's order (priority, queue time, name), then what is not pending; ``-position``
+    is the exact reverse."""
+    ranked = F("queue_position")
+    waiting_first = Case(When(state=WorkloadState.PENDING, then=Value(0)), default=Value(1))
+    if descending:
+        order = [
+            F("local_queue__cluster_queue__name").desc(),
+            ranked.desc(nulls_first=True),
+            waiting_first.desc(),
+            F("priority").asc(),
+            *(F(name).desc() for name in ("queued_at", "name", "id")),
+        ]
+    else:
+        order = [
+            F("local_queue__cluster_queue__name").asc(),
+            ranked.asc(nulls_last=True),
+            waiting_first.asc(),
+            F("priority").desc(),
+            *(F(name).asc() for name in ("queued_at", "name", "id")),
+        ]
+    return _with_positions(queryset), order
+
+
+def order_by_queue_position(queryset: QuerySet, descending: bool) -> tuple[QuerySet, list[Any]]:
+    """``?ordering=queue_position``: the last pass's position alone (across ClusterQueues, as before
+    ``position``); workloads without one last either way."""
+    ranked = F("queue_position")
+    return _with_positions(queryset), [
+        ranked.desc(nulls_last=True) if descending else ranked.asc(nulls_last=True),
+        "id",
+    ]
+
+
+def _with_positions(queryset: QuerySet) -> QuerySet:
+    """The last pass's positions joined in once, however many terms order by them."""
+    if "queue_position" in queryset.query.annotations:
+        return queryset
+    return queryset.with_queue_position()  # type: ignore[attr-defined]  # a WorkloadQuerySet
+
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 _KEY_SHAPE = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -58,17 +105,22 @@ def lifecycle_schema(summary: str, *, with_message: bool = True) -> Callable:
 class WorkloadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ApiViewSet):
     serializer_class = WorkloadSerializer
     filterset_class = WorkloadFilterSet
-    ordering_fields = ["priority", "queued_at", "created_at", "name", "state", "queue_position", "admitted_at"]
+    ordering_fields = ["priority", "queued_at", "created_at", "name", "state", "admitted_at"]
+    # Terms that are not a field (``core.api.filters``): the queue order joins the positions in.
+    ordering_aliases = {"position": order_by_position, "queue_position": order_by_queue_position}
     tenant_scoped = True
     tenant_write_actions = frozenset({"create", "cancel"})
     executor_actions = frozenset({"list", "retrieve", "start", "finish", "fail"})
 
+    def default_ordering(self, request: Request) -> list[str] | None:
+        """A list of pending work (``?state=Pending``, with or without ``Admitted``) is in queue
+        order unless ``?ordering=`` says otherwise, as on the dashboard; other lists keep the
+        model's order (priority, queue time, name)."""
+        states = set(request.query_params.getlist("state"))
+        return ["position"] if WorkloadState.PENDING in states and states <= QUEUE_ORDER_STATES else None
+
     def base_queryset(self) -> QuerySet:
-        queryset = selectors.workloads_with_queues()
-        ordering = self.request.query_params.get("ordering", "") if getattr(self, "request", None) else ""
-        if "queue_position" in ordering:  # joined in only when it orders the list
-            queryset = queryset.with_queue_position()  # type: ignore[attr-defined]  # a WorkloadQuerySet
-        return queryset
+        return selectors.workloads_with_queues()
 
     def paginate_queryset(self, queryset: QuerySet) -> list[Workload] | None:  # type: ignore[override]  # rows are Workloads here
         page = super().paginate_queryset(queryset)

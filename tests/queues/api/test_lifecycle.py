@@ -118,6 +118,7 @@ def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reas
         workload_id=world.pending_a.pk,
         code="InsufficientQuota",
         message="cpu: needs 2, 0 free in ClusterQueue shared",
+        shortages=[{"resource": "cpu", "flavor": "default", "requested": 2000, "available": 500, "ceiling": 4000}],
     )
 
     data = clients["viewer_a"].get(f"{WL}{world.pending_a.pk}/").json()
@@ -126,6 +127,22 @@ def test_given_pending_workload_with_a_reason_when_polled_then_position_and_reas
     assert data["pending_reason"] == {
         "code": "InsufficientQuota",
         "message": "cpu: needs 2, 0 free in ClusterQueue shared",
+        "shortages": [
+            {
+                "resource": "cpu",
+                "flavor": "default",
+                "requested": 2,
+                "requested_formatted": "2",
+                "available": 0.5,
+                "available_formatted": "500m",
+                "missing": 1.5,
+                "missing_formatted": "1500m",
+                "ceiling": 4,
+                "ceiling_formatted": "4",
+                "never_fits": False,
+            }
+        ],
+        "by_reference": False,
     }
 
 
