@@ -11,6 +11,11 @@ from fairshare.types import USAGE_BASED
 
 def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
     resource = failure.resource
+    if failure.unavailable:
+        return (
+            f"ClusterQueue {cluster_queue} holds {resource} only in flavors that are unavailable now "
+            f"(flavor {failure.flavor}: its cluster does not answer or is disabled)"
+        )
     if failure.flavor is None:
         return f"ClusterQueue {cluster_queue} has no quota for {resource} in any flavor"
     requested = format_quantity(failure.requested, resource)

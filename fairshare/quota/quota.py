@@ -34,6 +34,7 @@ class FitFailure:
     requested: int
     available: int
     ceiling: int  # the most this ClusterQueue could ever get in that flavor (0 if no flavor)
+    unavailable: bool = False  # every flavor that could hold it is unavailable now (its cluster is down)
 
     @property
     def missing(self) -> int:
@@ -70,7 +71,15 @@ def resource_groups(quotas: Iterable[FlavorQuotas]) -> list[tuple[tuple[str, ...
 class QuotaTree:
     """Quota and usage of every cohort and ClusterQueue, with Kueue's available/add/remove rules."""
 
-    def __init__(self, cohorts: Iterable[Cohort], cluster_queues: Iterable[ClusterQueue]) -> None:
+    def __init__(
+        self,
+        cohorts: Iterable[Cohort],
+        cluster_queues: Iterable[ClusterQueue],
+        unavailable: frozenset[str] = frozenset(),
+    ) -> None:
+        # Flavors nothing may be assigned to now (their cluster does not answer): skipped by
+        # ``assign`` and ``nominal_assignment``; their quota and usage still count as they are.
+        self.unavailable = unavailable
         self._cohorts: dict[str, _Node] = {}
         self._queues: dict[str, _Node] = {}
         # Children live here, not on the nodes: nodes only point up, so a tree has no reference
@@ -202,7 +211,8 @@ class QuotaTree:
         """First-fit flavor assignment (one flavor per resource group, flavors in queue order).
 
         Returns ``(assignment, None)`` when every requested resource fits, else
-        ``(None, failure)`` describing the closest miss.
+        ``(None, failure)`` describing the closest miss. Unavailable flavors are skipped; a group
+        whose every flavor is unavailable fails with ``unavailable`` set.
         """
         node = self._queues[queue]
         assignment: dict[str, str] = {}
@@ -211,7 +221,10 @@ class QuotaTree:
             if not needed:
                 continue
             best: FitFailure | None = None
-            for flavor in flavors:
+            usable = [flavor for flavor in flavors if flavor not in self.unavailable] if self.unavailable else flavors
+            if not usable:
+                return None, FitFailure(needed[0], flavors[0], requests[needed[0]], 0, 0, unavailable=True)
+            for flavor in usable:
                 worst: FitFailure | None = None
                 for resource in needed:
                     amount = requests[resource]
@@ -252,6 +265,8 @@ class QuotaTree:
             if not needed:
                 continue
             for flavor in flavors:
+                if flavor in self.unavailable:
+                    continue
                 if all(usage.get((flavor, r), 0) + requests[r] <= nominal.get((flavor, r), 0) for r in needed):
                     for resource in needed:
                         assignment[resource] = flavor

@@ -19,9 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from django.conf import settings
+
 from core.bulk import execute_with_rows
 from fairshare import types as engine
 from fairshare.usage.accounting import node_path
+from queues import backends
 from queues.models import (
     ClusterQueue,
     Cohort,
@@ -52,7 +55,7 @@ def apply_plan(
     plan: engine.Plan,
     now: datetime,
     *,
-    started_on_admission: bool,
+    started_on_admission: bool | None = None,
     gated: Mapping[str, tuple[str, str]] | None = None,
 ) -> AppliedPlan:
     """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order,
@@ -62,6 +65,11 @@ def apply_plan(
     Runs inside the pass's transaction and costs a fixed number of statements whatever the
     number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
     skips that decision only, which can only leave capacity unused.
+
+    Each admission runs on its flavors' cluster (``Workload.cluster``), started at admission
+    when that cluster's backend starts on admission (``started_on_admission`` None) or as
+    given. The flavors, their clusters and backends are one query (the one that read the
+    flavors' ids before there were clusters).
     """
     result = AppliedPlan()
     evicted = set(
@@ -78,17 +86,38 @@ def apply_plan(
             eviction.workload
         )
 
+    flavors = (
+        list(
+            ResourceFlavor.objects.values_list("name", "id", "cluster_id", "cluster__backend", "cluster__from_settings")
+        )
+        if plan.admissions
+        else []
+    )
+    flavor_clusters = {name: cluster_id for name, _, cluster_id, _, _ in flavors}
+    starts = {
+        cluster_id: backends.backend_class(settings.CLUSTER_BACKEND if from_settings else backend).starts_on_admission
+        for _, _, cluster_id, backend, from_settings in flavors
+    }
+    fallback = backends.backend_class(settings.CLUSTER_BACKEND).starts_on_admission  # a flavor without a row
+    claims = []
+    for a in plan.admissions:
+        cluster_id = transitions.cluster_of(a.assignment, flavor_clusters)
+        started = started_on_admission if started_on_admission is not None else starts.get(cluster_id, fallback)
+        claims.append(
+            transitions.Admit(
+                loaded.workload_ids[a.workload],
+                loaded.cluster_queue_ids[a.cluster_queue],
+                dict(a.assignment),
+                cluster_id=cluster_id,
+                started=started,
+            )
+        )
     claimed = set(
         transitions.admit_many(
-            [
-                transitions.Admit(
-                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
-                )
-                for a in plan.admissions
-            ],
+            claims,
             now=now,
-            started=started_on_admission,
-            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
+            started=bool(started_on_admission),
+            flavor_ids={name: flavor_id for name, flavor_id, _, _, _ in flavors},
         )
     )
     penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

@@ -277,7 +277,7 @@ def test_given_slurm_unreachable_then_sync_and_pass_back_off_and_the_dashboard_s
         assert BackendHealth.objects.get(backend="slurm").failures == 1
         assert admission.run_all_admission_passes()[0].backed_off
         page = admin_client.get("/").content.decode()
-        assert "Cluster backend slurm unreachable" in page
+        assert "Cluster default (backend slurm) unreachable" in page
     finally:
         start_ctld()
 
