@@ -10,11 +10,21 @@ from fairshare.types import USAGE_BASED
 
 
 def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
+    sentence = _insufficient_quota(cluster_queue, failure)
+    if failure.skipped and not failure.unavailable:
+        names = ", ".join(failure.skipped[:5])
+        sentence += (
+            f"; flavor{'s' if len(failure.skipped) > 1 else ''} {names} unavailable now (cluster down or disabled)"
+        )
+    return sentence
+
+
+def _insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
     resource = failure.resource
     if failure.unavailable:
         return (
             f"ClusterQueue {cluster_queue} holds {resource} only in flavors that are unavailable now "
-            f"(flavor {failure.flavor}: its cluster does not answer or is disabled)"
+            f"({', '.join(failure.skipped[:5]) or failure.flavor}: cluster down or disabled)"
         )
     if failure.flavor is None:
         return f"ClusterQueue {cluster_queue} has no quota for {resource} in any flavor"

@@ -35,6 +35,7 @@ class FitFailure:
     available: int
     ceiling: int  # the most this ClusterQueue could ever get in that flavor (0 if no flavor)
     unavailable: bool = False  # every flavor that could hold it is unavailable now (its cluster is down)
+    skipped: tuple[str, ...] = ()  # flavors of its group passed over as unavailable now
 
     @property
     def missing(self) -> int:
@@ -222,8 +223,11 @@ class QuotaTree:
                 continue
             best: FitFailure | None = None
             usable = [flavor for flavor in flavors if flavor not in self.unavailable] if self.unavailable else flavors
+            skipped = tuple(flavor for flavor in flavors if flavor not in usable) if self.unavailable else ()
             if not usable:
-                return None, FitFailure(needed[0], flavors[0], requests[needed[0]], 0, 0, unavailable=True)
+                return None, FitFailure(
+                    needed[0], flavors[0], requests[needed[0]], 0, 0, unavailable=True, skipped=skipped
+                )
             for flavor in usable:
                 worst: FitFailure | None = None
                 for resource in needed:
@@ -244,7 +248,9 @@ class QuotaTree:
             else:
                 assert best is not None
                 ceiling = _available(node, (best.flavor, best.resource), use_usage=False)  # type: ignore[arg-type]
-                return None, FitFailure(best.resource, best.flavor, best.requested, best.available, ceiling)
+                return None, FitFailure(
+                    best.resource, best.flavor, best.requested, best.available, ceiling, skipped=skipped
+                )
         for resource in sorted(requests):
             if requests[resource] > 0 and resource not in assignment:
                 return None, FitFailure(resource, None, requests[resource], 0, 0)
