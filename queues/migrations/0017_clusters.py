@@ -94,7 +94,10 @@ class Migration(migrations.Migration):
                 (
                     "rest_user",
                     models.CharField(
-                        blank=True, help_text="rest: X-SLURM-USER-NAME (the user the token belongs to)", max_length=64
+                        blank=True,
+                        help_text="rest: X-SLURM-USER-NAME (the user the token belongs to)",
+                        max_length=64,
+                        validators=[queues.models.cluster.validate_user_name],
                     ),
                 ),
                 (

@@ -25,18 +25,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 
 from core.validators import validate_dns_label
 
 BACKENDS = ("simulated", "external", "slurm")
 MAX_MAP_ENTRIES = 200
+PARTITION = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"
+QUEUE_KEY = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 _PARTITION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _ACCOUNT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _QUEUE_KEY = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _SECRET_REF = re.compile(r"^(env:[A-Za-z_][A-Za-z0-9_]{0,127}|file:/[^\x00-\x1f]{1,400})$")
 _URL = re.compile(r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
-_PATH = re.compile(r"^/[^\x00-\x1f]{0,400}$")
+_PATH = re.compile(r"^/[^\x00-\x1f]{0,399}$")
 DEFAULT_NAME = "default"
 
 
@@ -51,22 +54,19 @@ class SlurmTransportKind(models.TextChoices):
     REST = "rest", "rest (slurmrestd with a JWT)"
 
 
-def validate_secret_ref(value: str) -> None:
-    if value and not _SECRET_REF.match(value):
-        raise ValidationError(
-            "expected env:VARIABLE_NAME or file:/absolute/path (where the token is; never the token itself)",
-            code="invalid_secret_ref",
-        )
-
-
-def validate_absolute_path(value: str) -> None:
-    if value and not _PATH.match(value):
-        raise ValidationError("expected an absolute path (starting with /), at most 400 characters", code="invalid")
-
-
-def validate_rest_url(value: str) -> None:
-    if value and not _URL.match(value):
-        raise ValidationError("expected http(s)://host[:port][/path]", code="invalid")
+# Regex validators: the API's schema carries their patterns, so it is as strict as the model.
+validate_secret_ref = RegexValidator(
+    _SECRET_REF,
+    "expected env:VARIABLE_NAME or file:/absolute/path (where the token is; never the token itself)",
+    code="invalid_secret_ref",
+)
+validate_absolute_path = RegexValidator(_PATH, "expected an absolute path (starting with /)", code="invalid_path")
+validate_rest_url = RegexValidator(_URL, "expected http(s)://host[:port][/path]", code="invalid_url")
+validate_user_name = RegexValidator(
+    re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$"),
+    "a user name of up to 64 letters, digits, '.', '_' or '-'",
+    code="invalid_user",
+)
 
 
 def _check_map(value: Any, field: str, key_pattern: re.Pattern[str], value_pattern: re.Pattern[str]) -> str | None:
@@ -77,7 +77,7 @@ def _check_map(value: Any, field: str, key_pattern: re.Pattern[str], value_patte
         return f"{field}: at most {MAX_MAP_ENTRIES} entries, got {len(value)}"
     for key, item in value.items():
         if not isinstance(key, str) or not key_pattern.match(key):
-            return f"{field}: {str(key)[:70]!r} is not a valid name"
+            return f"{field}: {str(key)[:70]!r} is not a valid label name"
         if not isinstance(item, str) or not value_pattern.match(item):
             return f"{field}: the value of {key!r} ({str(item)[:70]!r}) is not valid"
     return None
@@ -127,7 +127,10 @@ class Cluster(models.Model):
         help_text="rest: where the JWT is, env:VARIABLE or file:/path (the token itself is never stored)",
     )
     rest_user = models.CharField(
-        max_length=64, blank=True, help_text="rest: X-SLURM-USER-NAME (the user the token belongs to)"
+        max_length=64,
+        blank=True,
+        validators=[validate_user_name],
+        help_text="rest: X-SLURM-USER-NAME (the user the token belongs to)",
     )
     flavor_partitions = models.JSONField(
         default=dict, blank=True, help_text='Flavor -> Slurm partition, e.g. {"a100": "gpu"}'
@@ -174,13 +177,9 @@ class Cluster(models.Model):
         problem = _check_map(self.account_queues, "account_queues", _ACCOUNT, _QUEUE_KEY)
         if problem:
             errors["account_queues"] = problem
-        if self.backend == ClusterBackendKind.SLURM and self.slurm_transport == SlurmTransportKind.REST:
-            if not self.rest_url:
-                errors["rest_url"] = "required with the rest transport"
-            if not self.rest_secret:
-                errors["rest_secret"] = "required with the rest transport: env:VARIABLE or file:/path"
-        if self.rest_user and not re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$", self.rest_user):
-            errors["rest_user"] = "a user name of up to 64 letters, digits, '.', '_' or '-'"
+        # A rest cluster without its URL or token reference is stored (the schema cannot say the
+        # fields depend on each other) but cannot connect: its syncs back off naming the cluster
+        # and the missing setting (``backends.slurm.backend.transport_for``).
         if errors:
             raise ValidationError(errors)
 

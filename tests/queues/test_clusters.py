@@ -322,7 +322,7 @@ def test_given_the_clusters_api_then_admins_write_and_tenants_read_names_and_hea
         ({"name": "x", "backend": "kubernetes"}, "backend", "not a valid choice"),
         ({"name": "x", "backend": "slurm", "rest_secret": "eyJhbGciOiJIUzI1NiJ9.e30.x"}, "rest_secret", "env:"),
         ({"name": "x", "backend": "slurm", "slurm_conf": "relative/slurm.conf"}, "slurm_conf", "absolute path"),
-        ({"name": "x", "backend": "slurm", "slurm_transport": "rest"}, "rest_url", "required"),
+        ({"name": "x", "backend": "slurm", "rest_user": "root; rm"}, "rest_user", "user name"),
         (
             {"name": "x", "backend": "slurm", "flavor_partitions": {"a100": "bad partition!"}},
             "flavor_partitions",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,9 +17,19 @@ from queues.api.serializers.clusters import ClusterSerializer, ClusterSummarySer
 from queues.filtersets import ClusterFilterSet
 from queues.selectors import api as selectors
 
+_EITHER = PolymorphicProxySerializer(
+    component_name="ClusterAsSeen",
+    serializers=[ClusterSerializer, ClusterSummarySerializer],
+    resource_type_field_name=None,
+)
+
 
 @extend_schema_view(
-    list=extend_schema(description="Every user reads names and health; only admins see and change connections.")
+    list=extend_schema(
+        description="Every user reads names and health; only admins see and change connections.",
+        responses=_EITHER,
+    ),
+    retrieve=extend_schema(responses=_EITHER),
 )
 class ClusterViewSet(PolicyViewSet):
     serializer_class = ClusterSerializer

@@ -72,6 +72,8 @@ def transport_for(cluster: Cluster) -> SlurmTransport:
     if cluster.from_settings:
         return make_transport()
     if cluster.slurm_transport == "rest":
+        if not cluster.rest_url or not cluster.rest_secret:
+            raise BackendUnavailable(f"cluster {cluster.name}: the rest transport needs rest_url and rest_secret")
         kind, _, where = cluster.rest_secret.partition(":")
         try:
             return SlurmRestClient(
