@@ -326,9 +326,9 @@ def test_given_the_clusters_api_then_admins_write_and_tenants_read_names_and_hea
         (
             {"name": "x", "backend": "slurm", "flavor_partitions": {"a100": "bad partition!"}},
             "flavor_partitions",
-            "not valid",
+            "not a valid",
         ),
-        ({"name": "x", "backend": "slurm", "account_queues": {"phys": "no-slash"}}, "account_queues", "not valid"),
+        ({"name": "x", "backend": "slurm", "account_queues": {"phys": "no-slash"}}, "account_queues", "not a valid"),
         ({"name": "x" * 64, "backend": "simulated"}, "name", "63"),
     ],
 )
