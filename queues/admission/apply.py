@@ -102,7 +102,11 @@ def apply_plan(
     claims = []
     for a in plan.admissions:
         cluster_id = transitions.cluster_of(a.assignment, flavor_clusters)
-        started = started_on_admission if started_on_admission is not None else starts.get(cluster_id, fallback)
+        started = (
+            started_on_admission
+            if started_on_admission is not None
+            else (fallback if cluster_id is None else starts.get(cluster_id, fallback))
+        )
         claims.append(
             transitions.Admit(
                 loaded.workload_ids[a.workload],

@@ -27,13 +27,13 @@ REGISTRY: dict[str, str] = {
 
 def backend_class(name: str) -> type[ClusterBackend]:
     """The class of a registered backend (its ``starts_on_admission`` without building one)."""
-    return import_string(REGISTRY[name])  # type: ignore[no-any-return]
+    return import_string(REGISTRY[name])
 
 
 def backend_for(cluster: Cluster) -> ClusterBackend:
     """The backend of ``cluster``, connected as its row says (built per call: cheap, and follows
     edits of the row and test overrides of the settings)."""
-    return backend_class(cluster.effective_backend).for_cluster(cluster)  # type: ignore[attr-defined,no-any-return]
+    return backend_class(cluster.effective_backend).for_cluster(cluster)
 
 
 def current() -> ClusterBackend:

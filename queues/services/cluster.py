@@ -203,24 +203,27 @@ def dispatch_decisions(admitted: Sequence[int], evicted: Sequence[int]) -> None:
         .only("id", "cluster")
     }
     default: Cluster | None = None
-    groups: dict[int, tuple[Cluster, list[int], list[int]]] = {}
-    for ids, index in ((evicted, 2), (admitted, 1)):
+    targets: dict[int, Cluster] = {}
+    starts: dict[int, list[int]] = {}
+    stops: dict[int, list[int]] = {}
+    for ids, into in ((evicted, stops), (admitted, starts)):
         for workload_id in ids:
             target = where.get(workload_id)
             if target is None:
                 default = default or _default_cluster()
                 target = default
-            entry = groups.setdefault(target.pk, (target, [], []))
-            entry[index].append(workload_id)
-    for target, starts, stops in (groups[key] for key in sorted(groups)):
+            targets[target.pk] = target
+            into.setdefault(target.pk, []).append(workload_id)
+    for key in sorted(targets):
+        target = targets[key]
         if not target.enabled:
             continue  # a disabled cluster is not called; admission to it is held anyway
         try:
             backend = backends.backend_for(target)
-            if stops:
-                backend.stop(stops)
-            if starts:
-                backend.start(starts)
+            if stops.get(key):
+                backend.stop(stops[key])
+            if starts.get(key):
+                backend.start(starts[key])
         except BackendUnavailable as error:
             _record_failure(error, timezone.now(), target)
 

@@ -186,7 +186,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
         return (workload.cluster_queue or workload.local_queue.cluster_queue).name
 
     def get_cluster(self, workload: Workload) -> str | None:
-        return workload.cluster.name if workload.cluster_id is not None else None
+        return workload.cluster.name if workload.cluster is not None else None
 
     def to_representation(self, instance: Workload) -> dict[str, Any]:
         """Reasons name other tenants' workloads and queues; a tenant reads them anonymised."""
