@@ -5,9 +5,9 @@ Each Slurm cluster is a ``Cluster`` row with its own client tools and ``slurm.co
 flavor's ClusterQueue takes the jobs held on it. Jobs are submitted with each version's own
 ``sbatch --hold``, imported by each cluster's sync (the same job id on both is two jobs),
 admitted by the real pass, released on their own cluster's partition, and finished from its
-``sacct``. Then one cluster's connection points at a controller that is not there (a copy of its
+``sacct``. Then 22.05's connection points at a controller that is not there (a copy of its
 ``slurm.conf`` naming a closed port: the shared daemons keep running for the other tests) and
-the other cluster goes on importing and admitting. Only this test's jobs (its own job name) are
+24.11 and the simulated cluster go on importing and admitting; repaired, 22.05 catches up. Only this test's jobs (its own job name) are
 ever cancelled: the clusters are shared.
 """
 
@@ -182,33 +182,36 @@ def test_given_two_slurm_versions_and_the_simulated_cluster_then_each_runs_its_o
         assert workload.started_at is not None and workload.finished_at >= workload.started_at
         assert side.job(job_id) is None or side.job(job_id)["job_state"] == "COMPLETED"
 
-    # 24.11's connection now names a controller that is not there; the daemons keep running.
+    # 22.05's connection now names a controller that is not there (its client tools read
+    # SLURM_CONF; 24.11's chroot wrappers fix their own), while its daemons keep running.
     broken = tmp_path / "slurm.conf"
+    text = Path(old.conf).read_text()
     broken.write_text(
-        "".join(
-            "SlurmctldPort=1\n" if line.startswith("SlurmctldPort") else line + "\n"
-            for line in Path(new.conf).read_text().splitlines()
-        )
-        + ("" if "SlurmctldPort" in Path(new.conf).read_text() else "SlurmctldPort=1\n")
+        "".join("SlurmctldPort=1\n" if line.startswith("SlurmctldPort") else line + "\n" for line in text.splitlines())
+        + ("" if "SlurmctldPort" in text else "SlurmctldPort=1\n")
         + "MessageTimeout=2\n"
     )
-    Cluster.objects.filter(pk=on_new.pk).update(slurm_conf=str(broken))
+    Cluster.objects.filter(pk=on_old.pk).update(slurm_conf=str(broken))
     second_old, second_new = old.sbatch("team-old/main", seconds=1), new.sbatch("team-new/main", seconds=1)
 
     report = cluster_service.sync_cluster()
 
     assert report.backed_off
     health = {row.cluster.name: row.reachable for row in BackendHealth.objects.select_related("cluster")}
-    assert health["slurm-2205"] is True and health["slurm-2411"] is False and health["default"] is True
-    imported = Workload.objects.get(cluster_job__external_id=second_old, cluster_job__cluster=on_old)
-    assert not Workload.objects.filter(cluster_job__cluster=on_new, cluster_job__external_id=second_new).exists()
-    assert run_pass(lq_old).admitted == [f"team-old/{imported.name}"]  # the reachable cluster admits
-    assert run_pass(lq_new).backed_off  # its only flavor is on the unreachable cluster
-    wait_for(lambda: (old.job(second_old) or {}).get("job_state") in ("RUNNING", "COMPLETED"), timeout=30)
+    assert health == {"default": True, "slurm-2205": False, "slurm-2411": True}
+    assert cluster_service.backend_status().reachable  # the default cluster's own status is unchanged
+    imported = Workload.objects.get(cluster_job__external_id=second_new, cluster_job__cluster=on_new)
+    assert not Workload.objects.filter(cluster_job__cluster=on_old, cluster_job__external_id=second_old).exists()
+    assert run_pass(lq_new).admitted == [f"team-new/{imported.name}"]  # the reachable cluster admits
+    assert run_pass(lq_old).backed_off  # its only flavor is on the unreachable cluster
+    assert run_pass(lq_sim).backed_off is False  # and the simulated cluster goes on too
+    wait_for(lambda: (new.job(second_new) or {}).get("job_state") in ("RUNNING", "COMPLETED"), timeout=30)
 
     # the connection repaired: the next sync gets through, imports the held job, and it runs
-    Cluster.objects.filter(pk=on_new.pk).update(slurm_conf=new.conf)
-    BackendHealth.objects.filter(cluster=on_new).update(retry_at=None)
-    assert not cluster_service.sync_cluster(cluster=Cluster.objects.get(pk=on_new.pk)).backed_off
-    recovered = Workload.objects.get(cluster_job__external_id=second_new, cluster_job__cluster=on_new)
-    assert run_pass(lq_new).admitted == [f"team-new/{recovered.name}"]
+    Cluster.objects.filter(pk=on_old.pk).update(slurm_conf=old.conf)
+    BackendHealth.objects.filter(cluster=on_old).update(retry_at=None)
+    assert not cluster_service.sync_cluster(cluster=Cluster.objects.get(pk=on_old.pk)).backed_off
+    assert BackendHealth.objects.get(cluster=on_old).reachable
+    recovered = Workload.objects.get(cluster_job__external_id=second_old, cluster_job__cluster=on_old)
+    assert run_pass(lq_old).admitted == [f"team-old/{recovered.name}"]
+    wait_for(lambda: (old.job(second_old) or {}).get("job_state") in ("RUNNING", "COMPLETED"), timeout=30)
