@@ -26,6 +26,7 @@ from fairshare import types as engine
 from fairshare.usage.accounting import node_path
 from queues import backends
 from queues.models import (
+    Cluster,
     ClusterQueue,
     Cohort,
     LocalQueue,
@@ -48,6 +49,7 @@ class AppliedPlan:
     skipped: list[str] = field(default_factory=list)
     pending: int = 0
     reasons_written: int = 0
+    clusters: dict[int, Cluster] = field(default_factory=dict)  # workload id -> cluster, admitted and evicted
 
 
 def apply_plan(
@@ -86,18 +88,21 @@ def apply_plan(
             eviction.workload
         )
 
-    flavors = (
-        list(
-            ResourceFlavor.objects.values_list("name", "id", "cluster_id", "cluster__backend", "cluster__from_settings")
-        )
-        if plan.admissions
-        else []
-    )
-    flavor_clusters = {name: cluster_id for name, _, cluster_id, _, _ in flavors}
+    # One query for the flavors' ids and clusters (with the cluster rows the dispatch after the
+    # commit needs): the one that read the flavors' ids before there were clusters.
+    flavors = list(ResourceFlavor.objects.select_related("cluster")) if plan.admissions or plan.evictions else []
+    flavor_clusters = {flavor.name: flavor.cluster_id for flavor in flavors}
+    clusters = {flavor.cluster_id: flavor.cluster for flavor in flavors}
     starts = {
-        cluster_id: backends.backend_class(settings.CLUSTER_BACKEND if from_settings else backend).starts_on_admission
-        for _, _, cluster_id, backend, from_settings in flavors
+        cluster.pk: backends.backend_class(cluster.effective_backend).starts_on_admission
+        for cluster in clusters.values()
     }
+    if plan.evictions:
+        assignments = {w.key: w.assignment for w in loaded.snapshot.workloads if w.admitted}
+        for eviction in plan.evictions:
+            ran_on = transitions.cluster_of(assignments.get(eviction.workload, {}), flavor_clusters)
+            if ran_on is not None and loaded.workload_ids[eviction.workload] in evicted:
+                result.clusters[loaded.workload_ids[eviction.workload]] = clusters[ran_on]
     fallback = backends.backend_class(settings.CLUSTER_BACKEND).starts_on_admission  # a flavor without a row
     claims = []
     for a in plan.admissions:
@@ -118,12 +123,12 @@ def apply_plan(
         )
     claimed = set(
         transitions.admit_many(
-            claims,
-            now=now,
-            started=bool(started_on_admission),
-            flavor_ids={name: flavor_id for name, flavor_id, _, _, _ in flavors},
+            claims, now=now, started=bool(started_on_admission), flavor_ids={f.name: f.pk for f in flavors}
         )
     )
+    for claim in claims:
+        if claim.workload_id in claimed and claim.cluster_id is not None:
+            result.clusters[claim.workload_id] = clusters[claim.cluster_id]
     penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
     for admission in plan.admissions:

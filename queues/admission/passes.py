@@ -85,7 +85,7 @@ def run_admission_pass(
         # next sync repairs it); one batch per pass, evictions first to free the capacity.
         admitted_ids = [loaded.workload_ids[key] for key in applied.admitted]
         evicted_ids = [loaded.workload_ids[key] for key in applied.evicted]
-        transaction.on_commit(partial(cluster.dispatch_decisions, admitted_ids, evicted_ids))
+        transaction.on_commit(partial(cluster.dispatch_decisions, admitted_ids, evicted_ids, clusters=applied.clusters))
     result = PassResult(
         unit=unit.key,
         admitted=applied.admitted,

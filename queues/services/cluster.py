@@ -186,9 +186,12 @@ def _sync_one(cluster: Cluster, moment: datetime) -> SyncReport:
     return report
 
 
-def dispatch_decisions(admitted: Sequence[int], evicted: Sequence[int]) -> None:
+def dispatch_decisions(
+    admitted: Sequence[int], evicted: Sequence[int], *, clusters: Mapping[int, Cluster] | None = None
+) -> None:
     """Tell each cluster what a committed pass decided for its workloads: stop the evicted,
-    start the admitted (one query finds each workload's cluster, then one batch per cluster).
+    start the admitted, one batch per cluster. ``clusters``: each workload's cluster, as the
+    pass knew it (no query); one query finds those it leaves out.
 
     Called after the commit, never inside the pass's transaction: a crash or an unreachable
     cluster here leaves the database ahead of that cluster, and its next sync catches it up.
@@ -196,12 +199,13 @@ def dispatch_decisions(admitted: Sequence[int], evicted: Sequence[int]) -> None:
     """
     if not admitted and not evicted:
         return
-    where = {
-        workload.pk: workload.cluster
-        for workload in Workload.objects.filter(pk__any_of=[*admitted, *evicted])
-        .select_related("cluster")
-        .only("id", "cluster")
-    }
+    where: dict[int, Cluster | None] = dict(clusters or {})
+    unknown = [workload_id for workload_id in (*admitted, *evicted) if workload_id not in where]
+    if unknown:
+        where.update(
+            (workload.pk, workload.cluster)
+            for workload in Workload.objects.filter(pk__any_of=unknown).select_related("cluster").only("id", "cluster")
+        )
     default: Cluster | None = None
     targets: dict[int, Cluster] = {}
     starts: dict[int, list[int]] = {}
