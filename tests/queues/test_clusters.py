@@ -428,3 +428,18 @@ def test_given_an_install_before_clusters_when_migrated_then_everything_is_on_th
     assert result.admitted == [f"team-a/{waiting.name}"]
     admitted = Workload.objects.get(pk=waiting.pk)
     assert admitted.cluster == default and admitted.started_at is not None  # simulated: starts on admission
+
+
+def test_given_workloads_on_two_clusters_then_the_dashboard_list_filters_them_by_cluster(client):
+    default = default_cluster()
+    other = Cluster.objects.create(name="second", backend="simulated")
+    cq = two_flavor_queue("spread", [("on-default", default, "1"), ("on-second", other, "1")])
+    lq = make_local_queue("team-a", "main", cq)
+    for name in ("alpha", "bravo"):
+        submit(lq, name)
+    run_pass(cq)
+    client.force_login(UserFactory(username="root", is_staff=True, is_superuser=True))
+
+    page = client.get("/workloads/", {"cluster": "second"}).content.decode()
+
+    assert "bravo" in page and "alpha" not in page
