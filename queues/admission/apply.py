@@ -91,8 +91,8 @@ def apply_plan(
     # One query for the flavors' ids and clusters (with the cluster rows the dispatch after the
     # commit needs): the one that read the flavors' ids before there were clusters.
     flavors = list(ResourceFlavor.objects.select_related("cluster")) if plan.admissions or plan.evictions else []
-    flavor_clusters = {flavor.name: flavor.cluster_id for flavor in flavors}
-    clusters = {flavor.cluster_id: flavor.cluster for flavor in flavors}
+    flavor_clusters = {flavor.name: flavor.cluster.pk for flavor in flavors}
+    clusters = {flavor.cluster.pk: flavor.cluster for flavor in flavors}
     starts = {
         cluster.pk: backends.backend_class(cluster.effective_backend).starts_on_admission
         for cluster in clusters.values()
