@@ -152,9 +152,9 @@ def main() -> None:
     dispatch_seconds: list[float] = []
     dispatch = cluster.dispatch_decisions
 
-    def timed_dispatch(admitted: list[int], evicted: list[int]) -> None:
+    def timed_dispatch(admitted: list[int], evicted: list[int], **clusters: Any) -> None:
         began = time.perf_counter()
-        dispatch(admitted, evicted)
+        dispatch(admitted, evicted, **clusters)
         dispatch_seconds.append(time.perf_counter() - began)
 
     cluster.dispatch_decisions = timed_dispatch  # the pass looks it up at commit time

@@ -251,6 +251,9 @@ class Snapshot:
     usage: Mapping[str, UsageState] = field(default_factory=_empty_map)
     holds: tuple[Hold, ...] = ()
     historical_usage: Mapping[str, Mapping[str, float]] = field(default_factory=_empty_map)
+    # Flavors the pass must not assign now (their cluster is unreachable or disabled): work that
+    # only fits them waits, everything else is decided as usual.
+    unavailable_flavors: frozenset[str] = frozenset()
 
 
 def node_id(kind: str, name: str) -> str:

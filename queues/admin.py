@@ -17,6 +17,7 @@ from queues import services
 from queues.fields import QuantityFormField
 from queues.models import (
     BackendHealth,
+    Cluster,
     ClusterJob,
     ClusterQueue,
     ClusterQueueQuota,
@@ -74,10 +75,54 @@ def _usage_text(consumed: dict[str, float]) -> str:
     return ", ".join(f"{name}={format_for_humans(round(value), name)}" for name, value in sorted(consumed.items()))
 
 
+@admin.register(Cluster)
+class ClusterAdmin(AuditedAdmin):
+    """Clusters and their connections (never a secret: ``rest_secret`` names where the token is).
+    The default cluster's backend and connection come from the settings; it cannot be deleted."""
+
+    list_display = ("name", "effective_backend", "enabled", "from_settings", "health_text", "flavor_count")
+    list_filter = ("backend", "enabled")
+    search_fields = ("name", "description")
+    readonly_fields = ("from_settings", "health_text", "created_at")
+    fieldsets = (
+        (None, {"fields": ("name", "description", "backend", "enabled", "from_settings", "health_text")}),
+        ("Slurm, command-line tools", {"fields": ("slurm_transport", "slurm_bin_dir", "slurm_conf")}),
+        ("Slurm, slurmrestd", {"fields": ("rest_url", "rest_secret", "rest_user")}),
+        ("Maps", {"fields": ("flavor_partitions", "account_queues")}),
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cluster]:
+        return super().get_queryset(request).select_related("health").annotate(flavors_n=Count("flavors"))
+
+    @admin.display(description="backend")
+    def effective_backend(self, obj: Cluster) -> str:
+        return obj.effective_backend + (" (CLUSTER_BACKEND)" if obj.from_settings else "")
+
+    @admin.display(description="flavors")
+    def flavor_count(self, obj: Cluster) -> int:
+        return getattr(obj, "flavors_n", 0)
+
+    @admin.display(description="health")
+    def health_text(self, obj: Cluster) -> str:
+        try:
+            row = obj.health
+        except BackendHealth.DoesNotExist:
+            return "no call yet"
+        if row.reachable:
+            return "reachable"
+        since = f" since {row.unreachable_since:%Y-%m-%d %H:%M:%S}Z" if row.unreachable_since else ""
+        return f"unreachable{since} ({row.failures} failed calls): {row.last_error}"
+
+    def has_delete_permission(self, request: HttpRequest, obj: Cluster | None = None) -> bool:
+        return super().has_delete_permission(request, obj) and not (obj is not None and obj.from_settings)
+
+
 @admin.register(ResourceFlavor)
 class ResourceFlavorAdmin(AuditedAdmin):
-    list_display = ("name", "description", "created_at")
+    list_display = ("name", "cluster", "description", "created_at")
+    list_filter = ("cluster",)
     search_fields = ("name", "description")
+    list_select_related = ("cluster",)
 
 
 @admin.register(Cohort)
@@ -274,14 +319,23 @@ class ClusterJobAdmin(WrittenElsewhereAdmin):
     """Links between cluster jobs (Slurm job ids) and workloads. Deleting a rejected job's row
     lets the next sync try to import it again (after the LocalQueue it names was created)."""
 
-    list_display = ("external_id", "backend", "workload", "error", "settled", "created_at")
-    list_filter = ("backend", "settled")
+    list_display = ("external_id", "cluster", "backend", "workload", "error", "settled", "created_at")
+    list_filter = ("cluster", "settled")
     search_fields = ("external_id", "error")
-    readonly_fields = ("backend", "external_id", "workload", "error", "settled", "created_at")
+    readonly_fields = ("cluster", "backend", "external_id", "workload", "error", "settled", "created_at")
 
 
 @admin.register(BackendHealth)
 class BackendHealthAdmin(WrittenElsewhereAdmin):
     """Whether the cluster answered; written by the control loop only."""
 
-    list_display = ("backend", "reachable", "failures", "unreachable_since", "retry_at", "last_ok_at", "last_error")
+    list_display = (
+        "cluster",
+        "backend",
+        "reachable",
+        "failures",
+        "unreachable_since",
+        "retry_at",
+        "last_ok_at",
+        "last_error",
+    )

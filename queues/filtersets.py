@@ -18,6 +18,7 @@ from django_filters.fields import IsoDateTimeField
 from core.models import PolicyChange, Surface
 from queues.models import (
     AdmissionMode,
+    Cluster,
     ClusterQueue,
     Cohort,
     LocalQueue,
@@ -61,9 +62,11 @@ class NamedFilterSet(django_filters.FilterSet):
 
 
 class ResourceFlavorFilterSet(NamedFilterSet):
+    cluster = django_filters.CharFilter(field_name="cluster__name", help_text="Name of the cluster")
+
     class Meta:
         model = ResourceFlavor
-        fields = ["name"]
+        fields = ["name", "cluster"]
 
 
 class CohortFilterSet(NamedFilterSet):
@@ -124,6 +127,9 @@ class WorkloadFilterSet(django_filters.FilterSet):
     pending_reason = django_filters.CharFilter(
         method="filter_pending_reason", help_text="Machine-readable code (pending workloads only)"
     )
+    cluster = django_filters.CharFilter(
+        method="filter_cluster", help_text="Name of the cluster it runs or ran on (or whose job it was imported from)"
+    )
     priority_min = IntegerFilter(field_name="priority", lookup_expr="gte")
     priority_max = IntegerFilter(field_name="priority", lookup_expr="lte")
     queued_after = UtcIsoDateTimeFilter(field_name="queued_at", lookup_expr="gte")
@@ -131,7 +137,11 @@ class WorkloadFilterSet(django_filters.FilterSet):
 
     class Meta:
         model = Workload
-        fields = ["name", "state", "namespace", "local_queue", "cluster_queue", "pending_reason"]
+        fields = ["name", "state", "namespace", "local_queue", "cluster_queue", "pending_reason", "cluster"]
+
+    def filter_cluster(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        """``?cluster=gpu``: admitted there (``Workload.cluster``), or imported from its jobs."""
+        return queryset.filter(Q(cluster__name=value) | Q(cluster_job__cluster__name=value))
 
     def filter_pending_reason(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         """Only a pending workload has a reason (its stored one, ``WorkloadReason``)."""
@@ -196,3 +206,13 @@ class UsageSampleFilterSet(django_filters.FilterSet):
 
     def filter_cohort(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return self._of(queryset, UsageSample.Kind.COHORT, Cohort.objects.filter(name=value))
+
+
+class ClusterFilterSet(django_filters.FilterSet):
+    name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
+    backend = django_filters.CharFilter(help_text="simulated, external or slurm (empty: the default cluster's)")
+    enabled = django_filters.BooleanFilter()
+
+    class Meta:
+        model = Cluster
+        fields = ["name", "backend", "enabled"]

@@ -185,7 +185,7 @@ class _Planner:
         self.fair_tree = FairTree(self, self.scoring)
         self.preemption_rules = PreemptionRules(self, self.scoring)
         self._index()
-        self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
+        self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors)
         self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``FairTree._profile``)
         self.lendables: dict[str, dict[str, int]] = {}
         self.reaches: dict[str, dict[str, int]] = {}
@@ -193,7 +193,7 @@ class _Planner:
         self._load_admitted()
         self.initial: QuotaTree | None = None
         if reasons:
-            self.initial = QuotaTree(snapshot.cohorts, snapshot.cluster_queues)
+            self.initial = QuotaTree(snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors)
             for running in self.running.values():
                 for item in running.values():
                     self.initial.add(item.cluster_queue, item.amounts)

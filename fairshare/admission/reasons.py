@@ -20,8 +20,22 @@ def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
         insufficient quota for nvidia.com/gpu in flavor a100 of ClusterQueue gpu: 8 more needed
         (requests 8, 0 available); also insufficient quota for memory in flavor a100 of
         ClusterQueue gpu: 64Gi more needed (requests 384Gi, 320Gi available)
+
+    Flavors passed over because their cluster is down or disabled are named after them; a
+    request whose every flavor is unavailable says so instead.
     """
-    return "; also ".join(shortage_clause(cluster_queue, shortage) for shortage in failure.shortages)
+    if failure.unavailable:
+        return (
+            f"ClusterQueue {cluster_queue} holds {failure.resource} only in flavors that are unavailable now "
+            f"({', '.join(failure.skipped[:5]) or failure.flavor}: cluster down or disabled)"
+        )
+    sentence = "; also ".join(shortage_clause(cluster_queue, shortage) for shortage in failure.shortages)
+    if failure.skipped:
+        names = ", ".join(failure.skipped[:5])
+        sentence += (
+            f"; flavor{'s' if len(failure.skipped) > 1 else ''} {names} unavailable now (cluster down or disabled)"
+        )
+    return sentence
 
 
 def shortage_clause(cluster_queue: str, shortage: Shortage) -> str:

@@ -35,9 +35,13 @@ class FitFailure:
     order is ``Shortage.dominance_key``: what waiting cannot cure first, then the largest
     missing fraction of the request, then of the queue's ceiling, then names. The single
     fields below are the dominant shortage's (what callers read before all were kept).
+    Unavailable flavors (their cluster is down or disabled) are never assigned: ``skipped``
+    names them; a group whose every flavor is unavailable fails alone, with ``unavailable`` set.
     """
 
     shortages: tuple[Shortage, ...]
+    unavailable: bool = False  # every flavor that could hold it is unavailable now (its cluster is down)
+    skipped: tuple[str, ...] = ()  # flavors of its groups passed over as unavailable now
 
     @property
     def dominant(self) -> Shortage:
@@ -103,7 +107,15 @@ def resource_groups(quotas: Iterable[FlavorQuotas]) -> list[tuple[tuple[str, ...
 class QuotaTree:
     """Quota and usage of every cohort and ClusterQueue, with Kueue's available/add/remove rules."""
 
-    def __init__(self, cohorts: Iterable[Cohort], cluster_queues: Iterable[ClusterQueue]) -> None:
+    def __init__(
+        self,
+        cohorts: Iterable[Cohort],
+        cluster_queues: Iterable[ClusterQueue],
+        unavailable: frozenset[str] = frozenset(),
+    ) -> None:
+        # Flavors nothing may be assigned to now (their cluster does not answer): skipped by
+        # ``assign`` and ``nominal_assignment``; their quota and usage still count as they are.
+        self.unavailable = unavailable
         self._cohorts: dict[str, _Node] = {}
         self._queues: dict[str, _Node] = {}
         # Children live here, not on the nodes: nodes only point up, so a tree has no reference
@@ -239,11 +251,14 @@ class QuotaTree:
         shortages of its closest flavor (the one whose dominant shortage is the smallest
         fraction of its request, then the one short of fewer resources, then the first), and
         every requested resource no flavor covers. Every group is checked, so a request short
-        of memory in one group and of GPUs in another names both.
+        of memory in one group and of GPUs in another names both. Unavailable
+        flavors are skipped (``skipped``); a group whose every flavor is unavailable fails at once
+        with ``unavailable`` set.
         """
         node = self._queues[queue]
         assignment: dict[str, str] = {}
         shortages: list[Shortage] = []
+        skipped: list[str] = []
         for covered, flavors in self.groups[queue]:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
@@ -251,7 +266,15 @@ class QuotaTree:
             best: list[Shortage] | None = None
             best_key: tuple | None = None
             chosen: str | None = None
-            for flavor in flavors:
+            usable = [flavor for flavor in flavors if flavor not in self.unavailable] if self.unavailable else flavors
+            if self.unavailable:
+                skipped.extend(flavor for flavor in flavors if flavor not in usable)
+            if not usable:
+                first = needed[0]
+                return None, FitFailure(
+                    (Shortage(first, flavors[0], requests[first], 0, 0),), unavailable=True, skipped=tuple(skipped)
+                )
+            for flavor in usable:
                 short: list[Shortage] = []
                 for resource in needed:
                     amount = requests[resource]
@@ -281,7 +304,7 @@ class QuotaTree:
             ):
                 shortages.append(Shortage(resource, None, requests[resource], 0, 0))
         if shortages:
-            return None, FitFailure(dominant_first(shortages))
+            return None, FitFailure(dominant_first(shortages), skipped=tuple(skipped))
         return assignment, None
 
     def within_nominal(self, queue: str, requests: Mapping[str, int]) -> bool:
@@ -299,6 +322,8 @@ class QuotaTree:
             if not needed:
                 continue
             for flavor in flavors:
+                if flavor in self.unavailable:
+                    continue
                 if all(usage.get((flavor, r), 0) + requests[r] <= nominal.get((flavor, r), 0) for r in needed):
                     for resource in needed:
                         assignment[resource] = flavor

@@ -19,10 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from django.conf import settings
+
 from core.bulk import execute_with_rows
 from fairshare import types as engine
 from fairshare.usage.accounting import node_path
+from queues import backends
 from queues.models import (
+    Cluster,
     ClusterQueue,
     Cohort,
     LocalQueue,
@@ -46,6 +50,7 @@ class AppliedPlan:
     skipped: list[str] = field(default_factory=list)
     pending: int = 0
     reasons_written: int = 0
+    clusters: dict[int, Cluster] = field(default_factory=dict)  # workload id -> cluster, admitted and evicted
 
 
 def apply_plan(
@@ -53,7 +58,7 @@ def apply_plan(
     plan: engine.Plan,
     now: datetime,
     *,
-    started_on_admission: bool,
+    started_on_admission: bool | None = None,
     gated: Mapping[str, tuple[str, str]] | None = None,
 ) -> AppliedPlan:
     """Write ``plan`` back, set-based: evictions, admissions (claimed), penalties, reasons, order,
@@ -63,6 +68,11 @@ def apply_plan(
     Runs inside the pass's transaction and costs a fixed number of statements whatever the
     number of decisions. A claim that fails (the workload was cancelled or finished meanwhile)
     skips that decision only, which can only leave capacity unused.
+
+    Each admission runs on its flavors' cluster (``Workload.cluster``), started at admission
+    when that cluster's backend starts on admission (``started_on_admission`` None) or as
+    given. The flavors, their clusters and backends are one query (the one that read the
+    flavors' ids before there were clusters).
     """
     result = AppliedPlan()
     evicted = set(
@@ -79,19 +89,47 @@ def apply_plan(
             eviction.workload
         )
 
+    # One query for the flavors' ids and clusters (with the cluster rows the dispatch after the
+    # commit needs): the one that read the flavors' ids before there were clusters.
+    flavors = list(ResourceFlavor.objects.select_related("cluster")) if plan.admissions or plan.evictions else []
+    flavor_clusters = {flavor.name: flavor.cluster.pk for flavor in flavors}
+    clusters = {flavor.cluster.pk: flavor.cluster for flavor in flavors}
+    starts = {
+        cluster.pk: backends.backend_class(cluster.effective_backend).starts_on_admission
+        for cluster in clusters.values()
+    }
+    if plan.evictions:
+        assignments = {w.key: w.assignment for w in loaded.snapshot.workloads if w.admitted}
+        for eviction in plan.evictions:
+            ran_on = transitions.cluster_of(assignments.get(eviction.workload, {}), flavor_clusters)
+            if ran_on is not None and loaded.workload_ids[eviction.workload] in evicted:
+                result.clusters[loaded.workload_ids[eviction.workload]] = clusters[ran_on]
+    fallback = backends.backend_class(settings.CLUSTER_BACKEND).starts_on_admission  # a flavor without a row
+    claims = []
+    for a in plan.admissions:
+        cluster_id = transitions.cluster_of(a.assignment, flavor_clusters)
+        started = (
+            started_on_admission
+            if started_on_admission is not None
+            else (fallback if cluster_id is None else starts.get(cluster_id, fallback))
+        )
+        claims.append(
+            transitions.Admit(
+                loaded.workload_ids[a.workload],
+                loaded.cluster_queue_ids[a.cluster_queue],
+                dict(a.assignment),
+                cluster_id=cluster_id,
+                started=started,
+            )
+        )
     claimed = set(
         transitions.admit_many(
-            [
-                transitions.Admit(
-                    loaded.workload_ids[a.workload], loaded.cluster_queue_ids[a.cluster_queue], dict(a.assignment)
-                )
-                for a in plan.admissions
-            ],
-            now=now,
-            started=started_on_admission,
-            flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")) if plan.admissions else {},
+            claims, now=now, started=bool(started_on_admission), flavor_ids={f.name: f.pk for f in flavors}
         )
     )
+    for claim in claims:
+        if claim.workload_id in claimed and claim.cluster_id is not None:
+            result.clusters[claim.workload_id] = clusters[claim.cluster_id]
     penalties: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     cohorts = {cq.name: cq.cohort for cq in loaded.snapshot.cluster_queues}
     for admission in plan.admissions:

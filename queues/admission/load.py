@@ -250,9 +250,16 @@ _STATUS_FIELDS = ("consumed_resources", "entry_penalty", "usage_last_update")
 
 
 def build_snapshot(
-    unit: AdmissionUnit, policy: FairSharingPolicy, *, aggregate_admitted: bool = True
+    unit: AdmissionUnit,
+    policy: FairSharingPolicy,
+    *,
+    aggregate_admitted: bool = True,
+    unavailable_flavors: frozenset[str] = frozenset(),
 ) -> LoadedSnapshot:
     """The engine's view of ``unit``: a fixed number of queries, whatever the workload count.
+
+    ``unavailable_flavors``: flavors whose cluster is unreachable or disabled (the pass reads
+    them first, ``services.cluster.unavailable_flavors``): the engine assigns nothing to them.
 
     Admitted workloads the pass cannot evict come as per-queue totals (``aggregate_admitted``;
     the plan is the same, see ``_admitted_totals``), so the cost follows the pending work.
@@ -307,6 +314,7 @@ def build_snapshot(
     _stored_reasons(loaded, workloads)
     loaded.snapshot = engine.Snapshot(
         policy=policy,
+        unavailable_flavors=unavailable_flavors,
         flavors=tuple(
             sorted(
                 {fq.flavor for cq in cluster_queues for fq in cq.quotas}

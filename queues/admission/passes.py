@@ -25,7 +25,7 @@ from django.utils import timezone
 from fairshare.admission.planner import plan as plan_admissions
 from fairshare.policy import FairSharingPolicy
 from fairshare.types import Plan
-from queues import backends, metrics
+from queues import metrics
 from queues.admission import apply, gates, load
 from queues.locks import advisory_xact_lock, advisory_xact_locks
 from queues.models import LocalQueue
@@ -42,21 +42,25 @@ class PassResult:
     skipped: list[str] = field(default_factory=list)
     pending: int = 0
     seconds: float = 0.0
-    backed_off: bool = False  # the cluster does not answer: nothing was decided
+    backed_off: bool = False  # no cluster of its flavors answers: nothing was decided
 
 
 def run_admission_pass(
     unit_key: str, *, now: datetime | None = None, policy: FairSharingPolicy | None = None
 ) -> PassResult:
-    """One pass over one unit, in one transaction: all its decisions land, or none do."""
+    """One pass over one unit, in one transaction: all its decisions land, or none do.
+
+    Flavors of a cluster that does not answer (or is disabled) are unavailable to this pass:
+    work that fits only them waits and says why, the rest is decided as usual. When every
+    flavor of the unit is unavailable the pass decides nothing (``backed_off``), as it did
+    when there was one cluster.
+    """
     started = time.perf_counter()
     policy = policy or settings.FAIR_SHARING
     unit = load.unit_by_key(unit_key)
     if unit is None:
         return PassResult(unit=unit_key)
-    if not cluster.backend_reachable():
-        return PassResult(unit=unit.key, backed_off=True)
-    backend = backends.current()
+    unavailable = cluster.unavailable_flavors()  # one query, as the reachability check before it
     with transaction.atomic():
         advisory_xact_lock(f"admission:{unit.key}")
         # Namespace hard quotas span units: lock the unit's namespaces too, always in name order.
@@ -69,19 +73,19 @@ def run_admission_pass(
         )
         advisory_xact_locks([f"namespace:{namespace}" for namespace in namespaces])
         moment = now or timezone.now()
-        loaded = load.build_snapshot(unit, policy)  # load
+        loaded = load.build_snapshot(unit, policy, unavailable_flavors=unavailable)  # load
+        if unavailable and loaded.snapshot.flavors and set(loaded.snapshot.flavors) <= unavailable:
+            return PassResult(unit=unit.key, backed_off=True)  # nothing written: no cluster to decide for
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
         decisions = plan_admissions(  # plan (epoch seconds, as load reads times)
             loaded.snapshot, moment.timestamp(), explain_first=settings.ADMISSION_EXPLAINED_PER_QUEUE
         )
-        applied = apply.apply_plan(  # apply: the plan, then the gated reasons
-            loaded, decisions, moment, started_on_admission=backend.starts_on_admission, gated=gated
-        )
+        applied = apply.apply_plan(loaded, decisions, moment, gated=gated)  # apply: the plan, then the gated reasons
         # The cluster hears of the decisions once they are committed (a crash before that: the
         # next sync repairs it); one batch per pass, evictions first to free the capacity.
         admitted_ids = [loaded.workload_ids[key] for key in applied.admitted]
         evicted_ids = [loaded.workload_ids[key] for key in applied.evicted]
-        transaction.on_commit(partial(cluster.dispatch_decisions, admitted_ids, evicted_ids))
+        transaction.on_commit(partial(cluster.dispatch_decisions, admitted_ids, evicted_ids, clusters=applied.clusters))
     result = PassResult(
         unit=unit.key,
         admitted=applied.admitted,

@@ -3,6 +3,7 @@
 from rest_framework.routers import BaseRouter
 
 from queues.api.views.audit import PolicyChangeViewSet
+from queues.api.views.clusters import ClusterViewSet
 from queues.api.views.observe import PriorityViewSet, ShareViewSet
 from queues.api.views.policy import (
     ClusterQueueViewSet,
@@ -16,6 +17,7 @@ from queues.api.views.workloads import WorkloadViewSet
 
 
 def register_routes(router: BaseRouter) -> None:
+    router.register("clusters", ClusterViewSet, basename="cluster")
     router.register("resource-flavors", ResourceFlavorViewSet, basename="resource-flavor")
     router.register("cohorts", CohortViewSet, basename="cohort")
     router.register("cluster-queues", ClusterQueueViewSet, basename="cluster-queue")

@@ -12,6 +12,8 @@ back what the cluster did:
   cluster's own timestamps, and the cluster is repaired where it lags the database (a release
   or a requeue lost to a crash). ``sync`` is also the resync after a restart: it keeps no
   memory between calls, everything it needs is in the database and in the cluster.
+- ``for_cluster(cluster)``: one backend per ``Cluster`` row (``queues.backends.backend_for``);
+  ``start``/``stop``/``sync`` only ever touch that cluster's workloads and jobs.
 - ``starts_on_admission``: the wall-time source. True: admission is the start (the
   simulated cluster); False: the start is reported later (executors' ``start``, Slurm's start
   time), and for Slurm the admission interval is moved to it.
@@ -31,7 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from queues.models import Workload
+    from queues.models import Cluster, Workload
 
 
 class BackendUnavailable(Exception):
@@ -65,6 +67,10 @@ class SyncReport:
 class ClusterBackend(Protocol):
     name: ClassVar[str]
     starts_on_admission: ClassVar[bool]
+
+    @classmethod
+    def for_cluster(cls, cluster: Cluster) -> ClusterBackend:
+        """The backend of one ``Cluster`` row, connected as the row says."""
 
     def start(self, workload_ids: Sequence[int]) -> None:
         """Run these newly admitted workloads."""

@@ -36,6 +36,7 @@ from fairshare.quantities import MILLIS_PER_UNIT
 from fairshare.quota.scopes import ancestry
 from queues.models import (
     BackendHealth,
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -382,20 +383,25 @@ def _loop_families(cluster_queues: list[ClusterQueue]) -> Iterator[Metric]:
     """The control loop as the database sees it (whichever process ran it): the cluster
     backend's health, the last admission pass per ClusterQueue, and the build. Two queries."""
     backend = settings.CLUSTER_BACKEND
-    health = BackendHealth.objects.filter(backend=backend).first()
     reachable = GaugeMetricFamily(
         f"{PREFIX}_cluster_backend_reachable",
-        "1 while the cluster backend answers, 0 from a failed call until a sync gets through "
-        "(admission passes wait meanwhile)",
-        labels=["backend"],
+        "1 while the cluster answers, 0 from a failed call until a sync gets through "
+        "(admission passes hold that cluster's flavors meanwhile), per cluster",
+        labels=["cluster", "backend"],
     )
-    reachable.add_metric([backend], 0.0 if health is not None and not health.reachable else 1.0)
     failures = GaugeMetricFamily(
         f"{PREFIX}_cluster_backend_consecutive_failures",
-        "Failed calls to the cluster backend in a row (0 once one gets through)",
-        labels=["backend"],
+        "Failed calls to the cluster in a row (0 once one gets through), per cluster",
+        labels=["cluster", "backend"],
     )
-    failures.add_metric([backend], float(health.failures if health is not None else 0))
+    for found in Cluster.objects.filter(enabled=True).select_related("health"):
+        try:
+            health: BackendHealth | None = found.health
+        except BackendHealth.DoesNotExist:
+            health = None
+        labels = [found.name, found.effective_backend]
+        reachable.add_metric(labels, 0.0 if health is not None and not health.reachable else 1.0)
+        failures.add_metric(labels, float(health.failures if health is not None else 0))
     last_pass = GaugeMetricFamily(
         f"{PREFIX}_cluster_queue_last_admission_pass_timestamp_seconds",
         "When the last admission pass over a ClusterQueue planned (Unix seconds; absent before the first)",

@@ -13,6 +13,7 @@ from queues.models.choices import (
     WithinNamespacePreemption,
     WorkloadState,
 )
+from queues.models.cluster import Cluster, default_cluster
 from queues.models.cluster_queue import ClusterQueue
 from queues.models.cohort import Cohort
 from queues.models.flavor import ResourceFlavor
@@ -32,6 +33,7 @@ __all__ = [
     "AdmissionRecord",
     "AdmittedUsage",
     "BackendHealth",
+    "Cluster",
     "ClusterJob",
     "ClusterQueue",
     "ClusterQueueQuota",
@@ -57,4 +59,5 @@ __all__ = [
     "WorkloadReason",
     "WorkloadResource",
     "WorkloadState",
+    "default_cluster",
 ]

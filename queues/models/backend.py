@@ -2,11 +2,13 @@
 
 from django.db import models
 
+from queues.models.cluster import default_cluster_id
+
 
 class ClusterJob(models.Model):
     """A job of a real cluster (a Slurm job id) linked to the workload it became.
 
-    Imported once: the unique ``(backend, external_id)`` means a resync after a restart finds
+    Imported once: the unique ``(cluster, external_id)`` means a resync after a restart finds
     the link instead of importing the job again. ``workload`` is empty when the job could not
     be imported (``error`` says why), so a bad job is reported once, not at every sync.
     ``settled`` is set when both sides are over (the workload ended and so did the job); only
@@ -14,6 +16,9 @@ class ClusterJob(models.Model):
     """
 
     backend = models.CharField(max_length=20)
+    cluster = models.ForeignKey(
+        "queues.Cluster", on_delete=models.PROTECT, related_name="jobs", default=default_cluster_id
+    )
     external_id = models.CharField(max_length=64, help_text="The cluster's job id")
     workload = models.OneToOneField(
         "queues.Workload", null=True, blank=True, on_delete=models.CASCADE, related_name="cluster_job"
@@ -25,18 +30,20 @@ class ClusterJob(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["backend", "external_id"], name="cluster_job_unique_external_id"),
+            models.UniqueConstraint(fields=["cluster", "external_id"], name="cluster_job_unique_external_id"),
         ]
-        indexes = [models.Index(fields=["backend", "settled"], name="cluster_job_backend_settled")]
+        indexes = [models.Index(fields=["cluster", "settled"], name="cluster_job_cluster_settled")]
 
     def __str__(self) -> str:
-        return f"{self.backend}:{self.external_id}"
+        return f"{self.cluster_id}:{self.external_id}"
 
 
 class BackendHealth(models.Model):
-    """Whether the cluster answered the last call; while it does not, passes and syncs back off."""
+    """Whether a cluster answered the last call; while it does not, its syncs back off and the
+    admission passes hold admissions to its flavors (one row per cluster)."""
 
-    backend = models.CharField(max_length=20, unique=True)
+    cluster = models.OneToOneField("queues.Cluster", on_delete=models.CASCADE, related_name="health")
+    backend = models.CharField(max_length=20, help_text="The cluster's backend when the row was last written")
     reachable = models.BooleanField(default=True)
     failures = models.PositiveIntegerField(default=0, help_text="Consecutive failed calls")
     unreachable_since = models.DateTimeField(null=True, blank=True)
@@ -48,4 +55,4 @@ class BackendHealth(models.Model):
         verbose_name_plural = "backend health"
 
     def __str__(self) -> str:
-        return f"{self.backend}: {'reachable' if self.reachable else 'unreachable'}"
+        return f"{self.cluster_id} ({self.backend}): {'reachable' if self.reachable else 'unreachable'}"

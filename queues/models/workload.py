@@ -249,6 +249,16 @@ class Workload(models.Model):
         help_text="Where it is admitted (the LocalQueue's ClusterQueue at admission time)",
     )
     flavor_assignment = models.JSONField(default=dict, blank=True, help_text="{resource: flavor}")
+    # No index: every state change rewrites every index of the row; lists filter it with state.
+    cluster = models.ForeignKey(
+        "queues.Cluster",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="workloads",
+        db_index=False,
+        help_text="The cluster it runs or last ran on (its flavors' cluster, set at admission)",
+    )
 
     duration_seconds = models.PositiveIntegerField(
         null=True, blank=True, help_text="Declared run time; the simulated cluster finishes it after this long"

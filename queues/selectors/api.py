@@ -6,6 +6,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from core.models import PolicyChange
 from queues.models import (
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -22,7 +23,12 @@ from queues.models import (
 
 
 def resource_flavors() -> QuerySet[ResourceFlavor]:
-    return ResourceFlavor.objects.all()
+    return ResourceFlavor.objects.select_related("cluster")
+
+
+def clusters() -> QuerySet[Cluster]:
+    """Clusters with their health (1 query)."""
+    return Cluster.objects.select_related("health")
 
 
 def cohorts_with_quotas() -> QuerySet[Cohort]:
@@ -70,7 +76,7 @@ def workloads_with_queues() -> QuerySet[Workload]:
     """Workloads with their namespace, LocalQueue, ClusterQueues and stored reason (1 query);
     positions are attached per page (``attach_queue_positions``) or joined when they order the list."""
     return Workload.objects.with_reasons().select_related(
-        "namespace", "local_queue__namespace", "local_queue__cluster_queue", "cluster_queue"
+        "namespace", "local_queue__namespace", "local_queue__cluster_queue", "cluster_queue", "cluster"
     )
 
 

@@ -19,7 +19,15 @@ from django.db.models import ProtectedError, RestrictedError
 from core.access import access_for
 from core.audit import audited_delete, audited_write
 from queues.access import may_change_stop, stop_level
-from queues.models import Cohort, LocalQueue, NamespaceQuota, StopPolicy
+from queues.models import (
+    ClusterQueue,
+    ClusterQueueQuota,
+    Cohort,
+    LocalQueue,
+    NamespaceQuota,
+    ResourceFlavor,
+    StopPolicy,
+)
 from queues.models.quota import FlavorResourceQuota
 from queues.selectors.dependents import dependents_of
 from queues.services.errors import FieldErrors, StillUsed, StopLocked
@@ -93,8 +101,61 @@ def _validate(instance: models.Model, quotas: Sequence[QuotaRow] | None, quotas_
         row_errors = _validate_quota_rows(instance, quotas)
         if row_errors:
             errors[quotas_field] = row_errors
+        elif isinstance(instance, ClusterQueue):
+            problem = mixed_clusters(
+                [(row.flavor, row.resource) for row in quotas if isinstance(row, ClusterQueueQuota)]
+            )
+            if problem:
+                errors[quotas_field] = [problem]
+    if isinstance(instance, ResourceFlavor) and instance.pk is not None and "cluster" not in errors:
+        problem = _moved_flavor_mixes(instance)
+        if problem:
+            errors["cluster"] = [problem]
     if errors:
         raise FieldErrors(errors)
+
+
+def mixed_clusters(rows: Sequence[tuple[ResourceFlavor, str]]) -> str | None:
+    """Why these (flavor, resource) quota rows of one ClusterQueue cannot be admitted on one
+    cluster per workload, or None.
+
+    A workload gets one flavor per resource group (flavors covering the same resources), and
+    runs on one cluster; a queue with one resource group may hold flavors of many clusters
+    (the flavor chosen picks the cluster), but with several groups every flavor must be on the
+    same cluster, or one workload's resources could land on two clusters.
+    """
+    covered: dict[int, set[str]] = {}
+    flavors: dict[int, ResourceFlavor] = {}
+    for flavor, resource in rows:
+        covered.setdefault(flavor.pk, set()).add(resource)
+        flavors[flavor.pk] = flavor
+    groups = {frozenset(resources) for resources in covered.values()}
+    clusters = {flavor.cluster_id for flavor in flavors.values()}
+    if len(groups) <= 1 or len(clusters) <= 1:
+        return None
+    names = sorted(f"{flavor.name} ({flavor.cluster.name})" for flavor in flavors.values())
+    return (
+        "flavors of different clusters in more than one resource group: a workload would run on two clusters; "
+        f"give every flavor the same resources, or keep the flavors on one cluster ({', '.join(names)[:300]})"
+    )
+
+
+def _moved_flavor_mixes(flavor: ResourceFlavor) -> str | None:
+    """Whether moving ``flavor`` to its (new) cluster makes a ClusterQueue holding it mix clusters."""
+    stored = ResourceFlavor.objects.filter(pk=flavor.pk).values_list("cluster_id", flat=True).first()
+    if stored == flavor.cluster_id:
+        return None
+    for queue_id in (
+        ClusterQueueQuota.objects.filter(flavor=flavor).values_list("cluster_queue_id", flat=True).distinct()
+    ):
+        rows = [
+            (flavor if row.flavor_id == flavor.pk else row.flavor, row.resource)
+            for row in ClusterQueueQuota.objects.filter(cluster_queue_id=queue_id).select_related("flavor__cluster")
+        ]
+        problem = mixed_clusters(rows)
+        if problem:
+            return f"ClusterQueue {ClusterQueue.objects.get(pk=queue_id).name}: {problem}"
+    return None
 
 
 def _validate_quota_rows(owner: models.Model, rows: Sequence[QuotaRow]) -> dict[str, Any]:

@@ -91,11 +91,15 @@ def _claim(
 
 @dataclass(frozen=True, slots=True)
 class Admit:
-    """Admit ``workload_id`` into ``cluster_queue_id`` with ``assignment`` (resource -> flavor)."""
+    """Admit ``workload_id`` into ``cluster_queue_id`` with ``assignment`` (resource -> flavor),
+    onto ``cluster_id`` (None: its flavors' cluster, from ``admit_many``'s ``flavor_clusters``),
+    started at admission when ``started`` (None: ``admit_many``'s ``started``)."""
 
     workload_id: int
     cluster_queue_id: int
     assignment: Mapping[str, str] = field(default_factory=dict)
+    cluster_id: int | None = None
+    started: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +129,20 @@ _END_REASONS = {
 }
 
 
-def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
+def admit_many(
+    claims: Sequence[Admit],
+    *,
+    now: datetime,
+    started: bool,
+    flavor_ids: Mapping[str, int],
+    flavor_clusters: Mapping[str, int] | None = None,
+) -> list[int]:
     """Pending -> Admitted for every claim whose workload is still pending; the claimed ids.
+
+    Each workload records the cluster it runs on (``Workload.cluster``): the claim's, else the
+    cluster of the flavor of its first resource in name order (``flavor_clusters``: flavor name
+    -> cluster id; a ClusterQueue's resource groups never mix clusters, see
+    ``queues.services.clusters.check_quota_clusters``).
 
     Three statements whatever the count (four on SQLite): the claim (``UPDATE ... FROM rows
     WHERE state = 'Pending' RETURNING``, the usage counters with it), the admission intervals
@@ -136,14 +152,33 @@ def admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_
     if not claims:
         return []
     with transaction.atomic(savepoint=False):
-        return _admit_many(claims, now=now, started=started, flavor_ids=flavor_ids)
+        return _admit_many(
+            claims, now=now, started=started, flavor_ids=flavor_ids, flavor_clusters=flavor_clusters or {}
+        )
 
 
-def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor_ids: Mapping[str, int]) -> list[int]:
+def cluster_of(assignment: Mapping[str, str], flavor_clusters: Mapping[str, int]) -> int | None:
+    """The cluster an assignment runs on: its first resource's (in name order) flavor's."""
+    for resource in sorted(assignment):
+        found = flavor_clusters.get(assignment[resource])
+        if found is not None:
+            return found
+    return None
+
+
+def _admit_many(
+    claims: Sequence[Admit],
+    *,
+    now: datetime,
+    started: bool,
+    flavor_ids: Mapping[str, int],
+    flavor_clusters: Mapping[str, int],
+) -> list[int]:
     claimed = _claim(
         """
-        UPDATE queues_workload SET state = %s, admitted_at = %s, started_at = %s, cluster_queue_id = v.cq,
-               flavor_assignment = v.assignment, wall_time_seconds = 0
+        UPDATE queues_workload SET state = %s, admitted_at = %s,
+               started_at = CASE WHEN v.started = 1 THEN %s ELSE NULL END, cluster_queue_id = v.cq,
+               flavor_assignment = v.assignment, wall_time_seconds = 0, cluster_id = v.cluster
           FROM v
          WHERE queues_workload.id = v.id AND queues_workload.state = %s
         """,
@@ -155,9 +190,18 @@ def _admit_many(claims: Sequence[Admit], *, now: datetime, started: bool, flavor
         ),
         ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
         1,
-        (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb")),
-        [(claim.workload_id, claim.cluster_queue_id, dict(claim.assignment)) for claim in claims],
-        [WorkloadState.ADMITTED, now, now if started else None, WorkloadState.PENDING],
+        (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb"), ("cluster", "bigint"), ("started", "bigint")),
+        [
+            (
+                claim.workload_id,
+                claim.cluster_queue_id,
+                dict(claim.assignment),
+                claim.cluster_id if claim.cluster_id is not None else cluster_of(claim.assignment, flavor_clusters),
+                int(started if claim.started is None else claim.started),
+            )
+            for claim in claims
+        ],
+        [WorkloadState.ADMITTED, now, now, WorkloadState.PENDING],
     )
     by_id = {claim.workload_id: claim for claim in claims}
     execute_with_rows(

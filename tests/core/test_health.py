@@ -94,7 +94,7 @@ def test_given_slurm_controller_not_answering_then_readyz_is_503_naming_the_clus
     assert response.status_code == 503
     body = response.json()
     assert body["down"] == ["cluster"]
-    assert body["checks"]["cluster"].startswith("cluster backend slurm unreachable since ")
+    assert body["checks"]["cluster"].startswith("cluster default (backend slurm) unreachable since ")
 
 
 @pytest.mark.django_db

@@ -14,7 +14,7 @@ from core.api_tokens import issue_token
 from core.audit import record_change
 from core.models import DirectoryIdentity, PolicyChange
 from core.webhooks_services import create_endpoint
-from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, Workload
+from queues.models import BackendHealth, ClusterJob, ClusterQueue, LocalQueue, Workload, default_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +54,9 @@ def every_model_has_a_row(demo, admin_user, settings):
         message="admin page check",
     )
     ClusterJob.objects.create(backend="slurm", external_id="1", workload=Workload.objects.first())
-    BackendHealth.objects.create(backend="slurm", reachable=False, last_error="admin page check")
+    BackendHealth.objects.create(
+        cluster=default_cluster(), backend="slurm", reachable=False, last_error="admin page check"
+    )
     DirectoryIdentity.objects.create(user=admin_user, source="ldap", groups=["cn=admins"], synced_at=timezone.now())
 
 

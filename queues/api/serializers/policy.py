@@ -23,6 +23,7 @@ from core.validators import validate_resource_name
 from queues.api.serializers.base import PolicySerializer
 from queues.api.serializers.common import FairSharingStatusSerializer
 from queues.models import (
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -47,6 +48,11 @@ class QueueCountsMixin(serializers.Serializer):
 
 
 class ResourceFlavorSerializer(PolicySerializer[ResourceFlavor]):
+    cluster = NameField(
+        queryset=Cluster.objects.all(),
+        required=False,
+        help_text="The cluster whose capacity it is (default: the installation's default cluster)",
+    )
     node_labels = serializers.DictField(
         child=serializers.CharField(max_length=63, allow_blank=True, validators=[LABEL_VALUE]),
         required=False,
@@ -56,7 +62,7 @@ class ResourceFlavorSerializer(PolicySerializer[ResourceFlavor]):
 
     class Meta:
         model = ResourceFlavor
-        fields = ["id", "name", "description", "node_labels", "created_at"]
+        fields = ["id", "name", "cluster", "description", "node_labels", "created_at"]
 
 
 class QuotaRowSerializer(serializers.Serializer):

@@ -187,6 +187,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
     namespace = serializers.CharField(source="namespace.name", read_only=True)
     local_queue = serializers.CharField(source="local_queue.key", read_only=True, help_text="namespace/name")
     cluster_queue = serializers.SerializerMethodField(help_text="Where it waits, or where it was admitted")
+    cluster = serializers.SerializerMethodField(help_text="The cluster it runs or last ran on (null before that)")
     pod_sets = PodSetSerializer(many=True, read_only=True)
     total_requests = ResourceQuantitiesField(source="requests", read_only=True)
     total_requests_formatted = FormattedResourcesField(lambda workload: workload.requests)
@@ -222,6 +223,7 @@ class WorkloadSerializer(serializers.ModelSerializer):
             "namespace",
             "local_queue",
             "cluster_queue",
+            "cluster",
             "priority",
             "priority_class",
             "state",
@@ -250,6 +252,9 @@ class WorkloadSerializer(serializers.ModelSerializer):
 
     def get_cluster_queue(self, workload: Workload) -> str:
         return (workload.cluster_queue or workload.local_queue.cluster_queue).name
+
+    def get_cluster(self, workload: Workload) -> str | None:
+        return workload.cluster.name if workload.cluster is not None else None
 
     def to_representation(self, instance: Workload) -> dict[str, Any]:
         """Reasons name other tenants' workloads and queues; a tenant reads them anonymised."""

@@ -24,6 +24,7 @@ charge what Slurm ran, to the second, even when fairportal was down while the jo
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, ClassVar
@@ -40,7 +41,7 @@ from queues.backends.slurm.jobs import JobRejected, JobView
 from queues.backends.slurm.rest import SlurmRestClient
 from queues.backends.slurm.transport import SlurmTransport
 from queues.locks import try_advisory_xact_lock
-from queues.models import ClusterJob, LocalQueue, Workload, WorkloadState
+from queues.models import Cluster, ClusterJob, LocalQueue, Workload, WorkloadState, default_cluster
 from queues.services import lifecycle, pass_requests
 from queues.services.errors import InvalidTransition
 
@@ -61,18 +62,65 @@ def make_transport() -> SlurmTransport:
     )
 
 
+def transport_for(cluster: Cluster) -> SlurmTransport:
+    """The transport a ``Cluster`` row describes (the default cluster: ``make_transport``).
+
+    A REST token is read from where ``rest_secret`` points (``env:NAME`` or ``file:/path``), never
+    from the row. A row that cannot be used (a missing token) raises ``BackendUnavailable``
+    naming the cluster, so its sync backs off and says why.
+    """
+    if cluster.from_settings:
+        return make_transport()
+    if cluster.slurm_transport == "rest":
+        if not cluster.rest_url or not cluster.rest_secret:
+            raise BackendUnavailable(f"cluster {cluster.name}: the rest transport needs rest_url and rest_secret")
+        kind, _, where = cluster.rest_secret.partition(":")
+        try:
+            return SlurmRestClient(
+                cluster.rest_url,
+                token=os.environ.get(where, "") if kind == "env" else "",
+                token_file=where if kind == "file" else "",
+                user=cluster.rest_user,
+                timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS,
+                parallel=settings.SLURM_PARALLEL_CALLS,
+            )
+        except ValueError as error:
+            raise BackendUnavailable(f"cluster {cluster.name}: {str(error)[:200]}") from None
+    return SlurmClient(
+        bin_dir=cluster.slurm_bin_dir,
+        timeout=settings.SLURM_COMMAND_TIMEOUT_SECONDS,
+        parallel=settings.SLURM_PARALLEL_CALLS,
+        env={"SLURM_CONF": cluster.slurm_conf} if cluster.slurm_conf else None,
+    )
+
+
 class SlurmBackend:
+    """One Slurm cluster (``cluster``: a ``Cluster`` row; None: the default cluster, settings)."""
+
     name: ClassVar[str] = NAME
     starts_on_admission: ClassVar[bool] = False
+
+    @classmethod
+    def for_cluster(cls, cluster: Cluster) -> SlurmBackend:
+        if cluster.from_settings:
+            return cls(cluster=cluster)
+        return cls(
+            transport_for(cluster),
+            cluster=cluster,
+            flavor_partitions=cluster.flavor_partitions,
+            account_queues=cluster.account_queues,
+        )
 
     def __init__(
         self,
         client: SlurmTransport | None = None,
         *,
+        cluster: Cluster | None = None,
         flavor_partitions: Mapping[str, str] | None = None,
         account_queues: Mapping[str, str] | None = None,
         resources: Mapping[str, str] | None = None,
     ) -> None:
+        self.cluster = cluster if cluster is not None else default_cluster()
         self.client = client or make_transport()  # SLURM_TRANSPORT: Slurm's tools (cli) or slurmrestd (rest)
         self.flavor_partitions = dict(
             settings.SLURM_FLAVOR_PARTITIONS if flavor_partitions is None else flavor_partitions
@@ -85,7 +133,7 @@ class SlurmBackend:
     def start(self, workload_ids: Sequence[int]) -> None:
         """Release the jobs of admitted workloads, each on its flavor's partition."""
         rows = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list(
+            ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids)).values_list(
                 "external_id", "workload__flavor_assignment", "workload__eviction_count"
             )
         )
@@ -104,7 +152,7 @@ class SlurmBackend:
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
         job_ids = list(
-            ClusterJob.objects.filter(backend=NAME, workload_id__any_of=list(workload_ids)).values_list(
+            ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids)).values_list(
                 "external_id", flat=True
             )
         )
@@ -133,7 +181,7 @@ class SlurmBackend:
         if workload.max_runtime_seconds:
             options.append(f"--time={max(1, -(-workload.max_runtime_seconds // 60))}")
         job_id = self.client.submit(options, command)
-        ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
+        ClusterJob.objects.create(backend=NAME, cluster=self.cluster, external_id=job_id, workload=workload)
         return job_id
 
     def partition_for(self, assignment: Mapping[str, str]) -> str:
@@ -152,7 +200,7 @@ class SlurmBackend:
         records = map(slurm_jobs.normalise_queue_job, self.client.jobs())
         queue = {view.job_id: (view, job) for view, job in ((slurm_jobs.view_queue_job(j), j) for j in records)}
         with transaction.atomic():
-            if not try_advisory_xact_lock("cluster-sync:slurm"):
+            if not try_advisory_xact_lock(f"cluster-sync:{self.cluster.pk}"):
                 report.backed_off = True  # another worker is syncing right now
                 return report
             self._import(queue, report)
@@ -169,7 +217,7 @@ class SlurmBackend:
         if not candidates:
             return
         known = set(
-            ClusterJob.objects.filter(backend=NAME, external_id__any_of=list(candidates)).values_list(
+            ClusterJob.objects.filter(cluster=self.cluster, external_id__any_of=list(candidates)).values_list(
                 "external_id", flat=True
             )
         )
@@ -254,11 +302,11 @@ class SlurmBackend:
                 insert_rows(
                     ClusterJob,
                     [
-                        ClusterJob(backend=NAME, external_id=job_id, workload=outcome)
+                        ClusterJob(backend=NAME, cluster=self.cluster, external_id=job_id, workload=outcome)
                         for job_id, outcome in zip(job_ids, outcomes)
                         if isinstance(outcome, Workload)
                     ],
-                    key=("backend", "external_id"),
+                    key=("cluster_id", "external_id"),
                 )
         except IntegrityError:
             return [self._submit(job_id, entry) for job_id, entry in zip(job_ids, entries)]
@@ -272,11 +320,11 @@ class SlurmBackend:
         try:
             with transaction.atomic():
                 workload = submit_checked(**entry, request_pass=False)
-                ClusterJob.objects.create(backend=NAME, external_id=job_id, workload=workload)
+                ClusterJob.objects.create(backend=NAME, cluster=self.cluster, external_id=job_id, workload=workload)
         except ValidationError as error:
             return "; ".join(_messages(error))[:300]
         except IntegrityError:
-            if ClusterJob.objects.filter(backend=NAME, external_id=job_id).exists():
+            if ClusterJob.objects.filter(cluster=self.cluster, external_id=job_id).exists():
                 return None  # a concurrent sync imported it
             return f"a workload named slurm-{job_id} already exists in {entry['local_queue'].namespace.name}"
         return workload
@@ -286,7 +334,7 @@ class SlurmBackend:
         comment: one ``scontrol update`` per distinct message)."""
         ClusterJob.objects.bulk_create(
             [
-                ClusterJob(backend=NAME, external_id=job_id, error=message[:300], settled=True)
+                ClusterJob(backend=NAME, cluster=self.cluster, external_id=job_id, error=message[:300], settled=True)
                 for job_id, message in rejected.items()
             ],
             ignore_conflicts=True,
@@ -304,7 +352,7 @@ class SlurmBackend:
 
     def _reconcile(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
         links = list(
-            ClusterJob.objects.filter(backend=NAME, settled=False, workload__isnull=False).values_list(
+            ClusterJob.objects.filter(cluster=self.cluster, settled=False, workload__isnull=False).values_list(
                 "id", "external_id", "workload_id", "workload__state", "workload__started_at"
             )
         )

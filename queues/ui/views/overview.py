@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from queues.selectors import history
 from queues.selectors.overview import overview_for
-from queues.services.cluster import backend_status
+from queues.services.cluster import cluster_statuses
 from queues.ui.views.common import DashboardRequest, dashboard_view, live_interval, live_response, wants_live
 
 
@@ -28,5 +28,5 @@ def overview(request: DashboardRequest) -> HttpResponse:
             "overview-tables": ("queues/overview/_tables.html", context),
         }
         return live_response(request, fragments, data.figures)
-    page = {**context, "live_interval": live_interval(), "backend": backend_status()}
+    page = {**context, "live_interval": live_interval(), "clusters": cluster_statuses()}
     return render(request, "queues/overview/page.html", page)

@@ -419,7 +419,13 @@ def test_given_a_write_in_the_django_admin_then_the_api_etag_changes_and_the_412
 
     saved = client.post(
         reverse("admin:queues_resourceflavor_change", args=[flavor.pk]),
-        {"name": "spare", "description": "changed in the admin", "kueue_extra": "{}", "node_labels": "{}"},
+        {
+            "name": "spare",
+            "cluster": flavor.cluster_id,
+            "description": "changed in the admin",
+            "kueue_extra": "{}",
+            "node_labels": "{}",
+        },
     )
     refused = admin.patch(url("resource-flavors", flavor), {"description": "mine"}, format="json", HTTP_IF_MATCH=stale)
 

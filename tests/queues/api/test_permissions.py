@@ -201,7 +201,14 @@ class Endpoint:
     create_body: dict[str, Any] | Callable[[World], dict[str, Any]]
 
 
+def spare_cluster(world: World) -> Any:
+    from queues.models import Cluster
+
+    return Cluster.objects.get_or_create(name="spare-cluster", defaults={"backend": "simulated"})[0]
+
+
 ENDPOINTS = [
+    Endpoint("clusters", CLUSTER_WIDE, spare_cluster, {"name": "new-cluster", "backend": "simulated"}),
     Endpoint("resource-flavors", CLUSTER_WIDE, lambda w: w.spare_flavor, {"name": "new-flavor"}),
     Endpoint(
         "cohorts",

@@ -72,12 +72,13 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), 
 # the generator ignores it), and what makes a scenario document, a Kueue manifest or a playground
 # edit valid (the engine's loader validates those documents, keyed by their path), and where a
 # webhook's host name resolves (DNS, checked at save: core.outbound), and which priority classes
-# exist and a namespace allows (stored policy).
+# exist and a namespace allows (stored policy), and whether a cluster is the default one (whose
+# backend and connection come from the settings).
 DECIDED_BY_STORED_DATA = re.compile(
     r"does not exist|already exists|no scenario with this id|choose exactly one target|Invalid pk|is too large"
     r"|is not a valid resource name|is not a valid label name"
     r"|the host name did not resolve|the host resolves to an address webhooks may not reach"
-    r"|no WorkloadPriorityClass named|not a priority class namespace"
+    r"|no WorkloadPriorityClass named|not a priority class namespace|the default cluster takes"
 )
 DOCUMENT_ERRORS = {"scenario", "document", "edits", "lookahead"}
 

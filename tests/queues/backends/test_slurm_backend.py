@@ -239,7 +239,9 @@ def test_given_crash_after_commit_and_fairportal_down_while_jobs_run_then_resync
     first, second = sbatch(seconds=2), sbatch(seconds=2)
     cluster.sync_cluster()
     with monkeypatch.context() as patch:  # undo only this patch, not the slurm fixture's environment
-        patch.setattr(cluster, "dispatch_decisions", lambda admitted, evicted: None)  # the worker dies after the commit
+        patch.setattr(
+            cluster, "dispatch_decisions", lambda admitted, evicted, **clusters: None
+        )  # the worker dies after the commit
         admission.run_all_admission_passes()
     assert {workload_of(first).state, workload_of(second).state} == {WorkloadState.ADMITTED}
     assert queue_job(first)["state_reason"] == queue_job(second)["state_reason"] == "JobHeldUser"
@@ -277,7 +279,7 @@ def test_given_slurm_unreachable_then_sync_and_pass_back_off_and_the_dashboard_s
         assert BackendHealth.objects.get(backend="slurm").failures == 1
         assert admission.run_all_admission_passes()[0].backed_off
         page = admin_client.get("/").content.decode()
-        assert "Cluster backend slurm unreachable" in page
+        assert "Cluster default (backend slurm) unreachable" in page
     finally:
         start_ctld()
 

@@ -17,7 +17,7 @@ from budgets.models import Budget
 from queues.admission import load as snapshot
 from queues.admission import passes as admission
 from queues.metrics import CONTROL_LOOP_REGISTRY
-from queues.models import BackendHealth, Workload, WorkloadReason
+from queues.models import BackendHealth, Workload, WorkloadReason, default_cluster
 from tests.queues.interop.test_metrics import busy_cluster, samples, value  # noqa: F401 - busy_cluster is a fixture
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
 
@@ -116,17 +116,20 @@ def test_given_a_stopped_cluster_queue_then_its_kueue_status_is_pending_and_the_
 
 def test_given_the_backend_failing_then_reachable_is_0_with_the_failures_and_1_again_once_it_answers(client, db):
     backend = django_settings.CLUSTER_BACKEND
-    assert value(scrape(client), "fairportal_cluster_backend_reachable", backend=backend) == 1  # no row yet
-    BackendHealth.objects.create(backend=backend, reachable=False, failures=3, unreachable_since=timezone.now())
+    labels = {"cluster": "default", "backend": backend}  # the default cluster: CLUSTER_BACKEND
+    assert value(scrape(client), "fairportal_cluster_backend_reachable", **labels) == 1  # no row yet
+    BackendHealth.objects.create(
+        cluster=default_cluster(), backend=backend, reachable=False, failures=3, unreachable_since=timezone.now()
+    )
 
     down = scrape(client)
     BackendHealth.objects.filter(backend=backend).update(reachable=True, failures=0)
     up = scrape(client)
 
-    assert value(down, "fairportal_cluster_backend_reachable", backend=backend) == 0
-    assert value(down, "fairportal_cluster_backend_consecutive_failures", backend=backend) == 3
-    assert value(up, "fairportal_cluster_backend_reachable", backend=backend) == 1
-    assert value(up, "fairportal_cluster_backend_consecutive_failures", backend=backend) == 0
+    assert value(down, "fairportal_cluster_backend_reachable", **labels) == 0
+    assert value(down, "fairportal_cluster_backend_consecutive_failures", **labels) == 3
+    assert value(up, "fairportal_cluster_backend_reachable", **labels) == 1
+    assert value(up, "fairportal_cluster_backend_consecutive_failures", **labels) == 0
 
 
 def test_given_an_admission_pass_then_waits_from_queue_or_eviction_time_results_and_last_pass_are_exported(client, db):

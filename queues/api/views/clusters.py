@@ -1,0 +1,50 @@
+"""``/api/v1/clusters/``: the clusters behind the admission pass. Admins write (audited, through
+the policy service); tenants list names and health only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+
+from core.api.views import PolicyViewSet
+from queues.api.serializers.clusters import ClusterSerializer, ClusterSummarySerializer
+from queues.filtersets import ClusterFilterSet
+from queues.selectors import api as selectors
+
+_EITHER = PolymorphicProxySerializer(
+    component_name="ClusterAsSeen",
+    serializers=[ClusterSerializer, ClusterSummarySerializer],
+    resource_type_field_name=None,
+)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        description="Every user reads names and health; only admins see and change connections.",
+        responses=_EITHER,
+    ),
+    retrieve=extend_schema(responses=_EITHER),
+)
+class ClusterViewSet(PolicyViewSet):
+    serializer_class = ClusterSerializer
+    filterset_class = ClusterFilterSet
+    ordering_fields = ["name", "created_at"]
+
+    def base_queryset(self) -> QuerySet:
+        return selectors.clusters()
+
+    def get_serializer_class(self) -> type[BaseSerializer]:
+        if getattr(self, "swagger_fake_view", False) or self.access.is_admin:
+            return ClusterSerializer
+        return ClusterSummarySerializer
+
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if self.get_object().from_settings:
+            raise ValidationError({"name": ["the default cluster (from the settings) cannot be deleted"]})
+        return super().destroy(request, *args, **kwargs)
