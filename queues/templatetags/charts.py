@@ -15,7 +15,7 @@ register = template.Library()
 
 @register.simple_tag
 def chart(figures: Mapping[str, Any] | None, element_id: str, title: str, size: str = "") -> str:
-    """``<figure>`` with the plot element ``element_id`` (``role="img"``, labelled ``title``,
+    """``<figure>`` with the plot element ``element_id`` (``role="group"``: it holds Plotly's controls, so not an image; labelled ``title``,
     described by the summary) and a collapsed "in words" caption holding the summary of
     ``figures[element_id]``. ``size`` adds the chart's size class (``auto``, ``tall``)."""
     return chart_of((figures or {}).get(element_id), element_id, title, size)
@@ -26,7 +26,7 @@ def chart_of(figure: Mapping[str, Any] | None, element_id: str, title: str, size
     """``chart`` for a page with a single figure."""
     return format_html(
         '<figure class="chart-figure">'
-        '<div id="{id}" class="chart{size}" role="img" aria-label="{title}" aria-describedby="{id}-summary"></div>'
+        '<div id="{id}" class="chart{size}" role="group" aria-label="{title}" aria-describedby="{id}-summary"></div>'
         '<figcaption class="chart-summary"><details><summary>{title} in words</summary>'
         '<p id="{id}-summary" data-chart-summary="{id}">{summary}</p></details></figcaption>'
         "</figure>",

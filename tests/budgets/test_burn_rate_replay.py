@@ -138,7 +138,7 @@ def test_given_a_burst_that_ended_then_the_page_shows_the_window_arithmetic_and_
     assert (burn.charged_hours, burn.rate_per_hour, burn.now_per_hour) == (Decimal(9), Decimal("1.5"), Decimal(1))
     assert response.context["status"].burn_rate_per_hour == burn.rate_per_hour
     card = response.content.decode().split('id="burn-rate"')[1].split("</div></div>")[0]
-    assert "9 charged over the last 6 h (Mar 1, 01:00 to 07:00)" in card
+    assert "9 charged over the last 6 h (2026-03-01 01:00 UTC to 2026-03-01 07:00 UTC)" in card
     assert "1 per hour running now" in card
 
 

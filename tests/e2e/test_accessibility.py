@@ -65,6 +65,24 @@ PAGES: dict[str, Callable[[Site], list[Any]]] = {
     "playground:scenario": lambda s: [s.scenario],
     "playground:run": lambda s: [s.run],
     "login": lambda s: [],
+    # the admins' add, edit and delete pages (queues/ui/views/edit.py, budgets/ui/views.py)
+    "queues:add-cohort": lambda s: [],
+    "queues:add-cluster-queue": lambda s: [],
+    "queues:add-namespace": lambda s: [],
+    "queues:add-local-queue": lambda s: [],
+    "queues:add-flavor": lambda s: [],
+    "queues:edit-flavor": lambda s: ["a100"],
+    "queues:delete-cohort": lambda s: ["org"],
+    "queues:delete-cluster-queue": lambda s: ["cq-gpu"],
+    "queues:delete-namespace": lambda s: ["team-a"],
+    "queues:delete-local-queue": lambda s: ["team-a", "train"],
+    "queues:delete-flavor": lambda s: ["a100"],
+    "budgets:add": lambda s: [],
+    "budgets:delete": lambda s: ["a-gpu-hours"],
+    # a tenant's submit and cancel (queues/ui/views/actions.py)
+    "queues:submit-choose": lambda s: [],
+    "queues:submit-workload": lambda s: ["team-a", "train"],
+    "queues:cancel-workload": lambda s: ["team-a", s.pending_workload],
 }
 
 # Named routes that are not pages a person reads: why each is left out.

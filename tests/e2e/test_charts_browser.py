@@ -95,7 +95,7 @@ def test_given_three_hours_of_samples_when_a_queue_page_opens_then_every_chart_s
     assert datetime.fromisoformat(start) == first_sample(Kind.LOCAL_QUEUE, cluster.a_train.id)
     assert all(tuple(chart["range"]) == (start, _end) for chart in timed)
     for chart in charts:
-        assert chart["role"] == "img" and chart["label"], chart["id"]
+        assert chart["role"] == "group" and chart["label"], chart["id"]
         assert chart["summary"].strip(), f"{chart['id']} has no text summary"
     for chart in timed:
         assert chart["buttons"] == ["1h", "all"], chart  # a 3 h window: 1 h zoom, and back to all
@@ -207,5 +207,5 @@ def test_given_a_finished_what_if_run_then_its_charts_share_the_replay_window_fi
 
     timed = time_charts(charts)
     assert len(timed) == 5 and len({tuple(chart["window"]) for chart in timed}) == 1
-    assert all(chart["summary"].strip() and chart["role"] == "img" for chart in charts)
+    assert all(chart["summary"].strip() and chart["role"] == "group" for chart in charts)
     assert page.evaluate(OVERFLOWS)["found"] == []

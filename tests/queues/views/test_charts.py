@@ -219,7 +219,7 @@ def test_given_admin_when_local_queue_opened_with_7d_then_its_charts_start_at_it
         if "range" in layout.get("xaxis", {}):
             assert layout["xaxis"]["range"] == [detail.window.start.isoformat(), detail.window.end.isoformat()], key
     html = response.content.decode()
-    assert 'id="chart-counts-summary"' in html and 'role="img"' in html
+    assert 'id="chart-counts-summary"' in html and 'role="group"' in html
     assert detail.figures["chart-counts"]["summary"] in html
 
 
