@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from core.models import PolicyChange
 from queues.models import AdmissionMode, ClusterQueue, ResourceFlavor
-from tests.queues.views.cluster import PASSWORD, build_cluster
+from tests.e2e.signin import sign_in
+from tests.queues.views.cluster import build_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,14 +21,6 @@ GPU = "nvidia.com/gpu"
 def cluster(transactional_db, quiet_broker, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return build_cluster(history_hours=1)
-
-
-def sign_in(page, username: str) -> None:
-    page.goto(reverse("login"))
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
 
 
 def test_given_admin_when_a_cluster_queue_quota_is_edited_in_the_form_then_its_page_shows_it(cluster, page, screenshot):

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from core.models import PolicyChange
 from queues import services
-from tests.queues.views.cluster import PASSWORD, build_cluster
+from tests.e2e.signin import sign_in
+from tests.queues.views.cluster import build_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,14 +21,6 @@ def cluster(transactional_db, quiet_broker, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.DASHBOARD_LIVE_INTERVAL_SECONDS = 2
     return build_cluster(history_hours=3)
-
-
-def sign_in(page, username: str) -> None:
-    page.goto(reverse("login"))
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
 
 
 def trace_points(page, element_id: str) -> int:

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from core.models import TenantMembership
 from queues.selectors.reasons import sentence
+from tests.e2e.signin import sign_in
 from tests.factories import TenantMembershipFactory, UserFactory
 from tests.queues.shortage_cluster import EXPECTED_MESSAGE, GPU, build_gpu_cluster
 
@@ -25,20 +26,12 @@ def cluster(transactional_db, quiet_broker, settings):
     return built, user
 
 
-def sign_in(page) -> None:
-    page.goto(reverse("login"))
-    page.fill("#id_username", "tenant-a")
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
-
-
 def test_the_workload_page_names_every_short_resource_dominant_first(cluster, page, screenshot):
     built, user = cluster
     api = APIClient()
     api.force_authenticate(user)
     message = api.get(f"/api/v1/workloads/{built.waiting.pk}/").json()["pending_reason"]["message"]
-    sign_in(page)
+    sign_in(page, "tenant-a", "pw")
 
     page.goto(reverse("queues:workload", args=["team-a", built.waiting.name]))
 
@@ -60,7 +53,7 @@ def test_a_workload_submitted_after_the_pass_shows_its_estimated_position_at_onc
         {"name": "one-more", "local_queue": "team-a/training", "pod_sets": [{"count": 1, "requests": {GPU: 1}}]},
         format="json",
     ).json()
-    sign_in(page)
+    sign_in(page, "tenant-a", "pw")
 
     page.goto(reverse("queues:workload", args=["team-a", "one-more"]))
 

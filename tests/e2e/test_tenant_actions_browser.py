@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from queues.admission.passes import run_all_admission_passes
 from queues.models import Workload, WorkloadState
-from tests.queues.views.cluster import PASSWORD, build_cluster
+from tests.e2e.signin import sign_in
+from tests.queues.views.cluster import build_cluster
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -18,14 +19,6 @@ def cluster(transactional_db, quiet_broker, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.DASHBOARD_LIVE_INTERVAL_SECONDS = 1
     return build_cluster(history_hours=1)
-
-
-def sign_in(page, username: str) -> None:
-    page.goto(reverse("login"))
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/")
 
 
 def test_given_tenant_when_submitting_and_cancelling_in_the_browser_then_both_take_effect(cluster, page, screenshot):
