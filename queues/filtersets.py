@@ -211,7 +211,11 @@ class UsageSampleFilterSet(django_filters.FilterSet):
 class ClusterFilterSet(django_filters.FilterSet):
     name = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the name")
     backend = django_filters.CharFilter(help_text="simulated, external or slurm (empty: the default cluster's)")
-    enabled = django_filters.BooleanFilter()
+    enabled = django_filters.TypedChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        coerce=lambda value: value == "true",
+        help_text="true or false (anything else is a 400 naming the parameter)",
+    )
 
     class Meta:
         model = Cluster
