@@ -16,6 +16,9 @@ Choices the contract leaves open:
 * A workload without ``duration`` runs until the end of the simulation. ``maxRuntime`` cuts its
   run (as the live simulated cluster ends a workload at its maximum runtime); a budget with
   ``safeAdmission: true`` admits it only if that worst case fits (default false: not applied).
+* Clusters (optional, ``clusters``): when listed, every flavor names its cluster
+  (``resourceFlavors[i].cluster``) and the simulator's summary gains a per-cluster breakdown;
+  a cluster's ``unavailable: {from, until}`` window keeps new admissions off its flavors then.
 * Generators: arrivals start at ``start`` (default 0s) and are separated by exponential gaps of
   mean ``interarrival``, rounded to whole seconds; names are ``<name>-<n>`` (``name`` defaults
   to ``<localQueue>-gen<index>``).
@@ -71,6 +74,7 @@ _TOP_FIELDS = (
     "description",
     "clock",
     "policy",
+    "clusters",
     "resourceFlavors",
     "cohorts",
     "clusterQueues",
@@ -161,6 +165,18 @@ class BudgetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """One cluster of a multi-cluster scenario (``clusters``): its flavors are those whose
+    ``resourceFlavors[i].cluster`` names it. ``unavailable`` (optional): a window
+    ``[from, until)`` in seconds of the run during which the cluster is down: nothing is admitted
+    onto its flavors (``Snapshot.unavailable_flavors``); work already running there goes on (an
+    unreachable cluster is not known to have stopped it)."""
+
+    name: str
+    unavailable: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     clock: Clock
@@ -175,6 +191,12 @@ class Scenario:
     workloads: tuple[WorkloadSpec, ...]
     generators: tuple[GeneratorSpec, ...] = field(default=())
     description: str = ""
+    clusters: tuple[ClusterSpec, ...] = field(default=())
+    flavor_clusters: Mapping[str, str] = field(default_factory=lambda: frozen_map(None))  # flavor -> cluster
+
+    def cluster_flavors(self, cluster: str) -> tuple[str, ...]:
+        """The flavors of ``cluster``, in ``resourceFlavors`` order."""
+        return tuple(flavor for flavor in self.flavors if self.flavor_clusters.get(flavor) == cluster)
 
     def all_workloads(self) -> list[WorkloadSpec]:
         """Explicit workloads plus the generators' arrivals, by submission time then name."""
@@ -199,6 +221,7 @@ class ScenarioLimits:
     cluster_queues: int = 500
     cohorts: int = 500
     resource_flavors: int = 100
+    clusters: int = 100
     budgets: int = 2_000
     workloads: int = 20_000  # explicit workloads plus every generator's count
     generators: int = 1_000
@@ -214,6 +237,7 @@ _COUNTED = (
     ("clusterQueues", "cluster_queues"),
     ("cohorts", "cohorts"),
     ("resourceFlavors", "resource_flavors"),
+    ("clusters", "clusters"),
     ("budgets", "budgets"),
     ("generators", "generators"),
 )
@@ -469,13 +493,28 @@ def parse_scenario(document: Mapping[str, Any], limits: ScenarioLimits | None = 
     clock = _clock(doc.get("clock"))
     policy = FairSharingPolicy.from_mapping(doc.get("policy") or {}, "policy")
 
+    clusters = _clusters(doc.get("clusters"))
+    cluster_names = {c.name for c in clusters}
     flavor_names: list[str] = []
     flavor_where: list[str] = []
+    flavor_clusters: dict[str, str] = {}
     for index, entry in enumerate(_list(doc.get("resourceFlavors"), "resourceFlavors")):
         where = f"resourceFlavors[{index}]"
-        entry = _mapping(entry, where, ("name",))
-        flavor_names.append(_name(_required(entry, "name", where), _join(where, "name")))
+        entry = _mapping(entry, where, ("name", "cluster"))
+        flavor = _name(_required(entry, "name", where), _join(where, "name"))
+        flavor_names.append(flavor)
         flavor_where.append(_join(where, "name"))
+        cluster = entry.get("cluster")
+        if cluster is None:
+            if clusters:
+                raise ValidationError(_join(where, "cluster"), "is required when clusters are listed")
+            continue
+        cluster = _name(cluster, _join(where, "cluster"))
+        if cluster not in cluster_names:
+            raise ValidationError(
+                _join(where, "cluster"), f"unknown cluster {_short(cluster)!r} (declare it in clusters)"
+            )
+        flavor_clusters[flavor] = cluster
     _unique(flavor_names, flavor_where, "resource flavor")
     flavors = set(flavor_names)
 
@@ -506,9 +545,44 @@ def parse_scenario(document: Mapping[str, Any], limits: ScenarioLimits | None = 
         workloads=workloads,
         generators=generators,
         description=description,
+        clusters=clusters,
+        flavor_clusters=frozen_map(flavor_clusters),
     )
     _check_workload_names(scenario)
     return scenario
+
+
+MAX_NAME_SHOWN = 63  # an error quotes at most this much of a name it refuses
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MAX_NAME_SHOWN else name[:MAX_NAME_SHOWN] + "…"
+
+
+def _clusters(value: Any) -> tuple[ClusterSpec, ...]:
+    """``clusters: [{name, unavailable: {from, until}}]``: names of at most 63 characters (as a
+    stored Cluster's); a window is ``from`` < ``until``, durations from t=0."""
+    result: list[ClusterSpec] = []
+    wheres: list[str] = []
+    for index, entry in enumerate(_list(value, "clusters")):
+        where = f"clusters[{index}]"
+        entry = _mapping(entry, where, ("name", "unavailable"))
+        name = _name(_required(entry, "name", where), _join(where, "name"))
+        if len(name) > MAX_NAME_SHOWN:
+            raise ValidationError(_join(where, "name"), f"at most {MAX_NAME_SHOWN} characters")
+        window = None
+        if entry.get("unavailable") is not None:
+            w_where = _join(where, "unavailable")
+            data = _mapping(entry["unavailable"], w_where, ("from", "until"))
+            start = parse_duration(_required(data, "from", w_where), _join(w_where, "from"))
+            end = parse_duration(_required(data, "until", w_where), _join(w_where, "until"))
+            if end <= start:
+                raise ValidationError(_join(w_where, "until"), "must be after from")
+            window = (start, end)
+        result.append(ClusterSpec(name, window))
+        wheres.append(_join(where, "name"))
+    _unique([c.name for c in result], wheres, "cluster")
+    return tuple(result)
 
 
 def _clock(value: Any) -> Clock:
@@ -910,6 +984,7 @@ def _check_workload_names(scenario: Scenario) -> None:
 
 # Lists whose entries ``--set`` finds by a name field (besides a numeric index).
 _LIST_KEYS = {
+    "clusters": ("name",),
     "resourceFlavors": ("name",),
     "cohorts": ("name",),
     "clusterQueues": ("name",),
@@ -933,6 +1008,7 @@ _CONTAINERS = {
     "initialUsage",
     "resources",
     "requests",
+    "unavailable",
 }
 _QUOTA_FIELDS = ("nominal", "borrowingLimit", "lendingLimit")
 MAX_SET_VALUE_BYTES = 64 * 1024  # one --set value: a number, a name, a small mapping

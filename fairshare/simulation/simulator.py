@@ -40,6 +40,15 @@ computes every series point afresh. Both give the same result, byte for byte
   ``summary.contention`` gives the intervals in which some resource was (``[start, end)``,
   seconds), and per resource the contended seconds and the utilisation averaged over them alone,
   so a long, mostly idle replay does not hide how full the cluster was while work waited.
+* Clusters (a scenario that lists ``clusters``): a cluster's ``unavailable`` window puts its
+  flavors in ``Snapshot.unavailable_flavors`` from ``from`` until ``until`` (events
+  ``clusterDown``/``clusterUp``; a pass follows each): nothing is admitted onto them meanwhile,
+  work running there goes on. ``summary.clusters`` breaks the run down per cluster: its flavors,
+  its capacity (nominal quota of ClusterQueues and cohorts on its flavors), utilisation (the
+  allocation on its flavors averaged over the run, over that capacity), the workloads admitted
+  onto it at least once, the waits (p50/p95, all pending time) of the workloads whose last
+  admission placed them on it (a workload spanning two clusters' flavors counts on both;
+  pending work at the end is on none) and the seconds it was unavailable.
 * Time: with a horizon the run stops at the horizon (``0s``: exactly the admission pass at
   t=0); without one it stops when nothing runs and nothing is left to arrive.
 """
@@ -102,7 +111,7 @@ from fairshare.usage.usage import (
     windowed_usage,
 )
 
-_FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK = range(6)
+_FINISH, _SUBMIT, _RENEW, _BUDGET, _SAMPLE, _TICK, _CLUSTER = range(7)
 EVENT, REFERENCE = "event", "reference"
 STEPPINGS = (EVENT, REFERENCE)
 _MAX_PASSES_PER_STEP = 2
@@ -326,6 +335,11 @@ class Simulation:
                 for resource, quota in flavor_quotas.resources.items():
                     self.capacity[resource] = self.capacity.get(resource, 0) + quota.nominal
         self.total_alloc: dict[str, _Integral] = {}
+        # Clusters: flavor -> cluster, the allocation per cluster and resource, outages.
+        self.flavor_cluster = scenario.flavor_clusters
+        self.cluster_alloc: dict[str, dict[str, _Integral]] = {c.name: {} for c in scenario.clusters}
+        self.down: set[str] = set()
+        self.unavailable: frozenset[str] = frozenset()
         # Contention (``_note_contention``): pending workloads per LocalQueue and resource they
         # request; per resource, contended time and the allocation integrated only then.
         self.waiting: dict[str, dict[str, int]] = {key: {} for key in self.locals}
@@ -513,6 +527,10 @@ class Simulation:
         self._push(0.0, _TICK, 0)
         interval = self.policy.usage_sampling_interval_seconds
         self._push(float(interval), _SAMPLE, 1)
+        for cluster in self.scenario.clusters:
+            if cluster.unavailable is not None:
+                self._push(float(cluster.unavailable[0]), _CLUSTER, (cluster.name, True))
+                self._push(float(cluster.unavailable[1]), _CLUSTER, (cluster.name, False))
         for index, budget in enumerate(self.budgets):
             self._push(0.0, _BUDGET, index)
             spec = budget.spec
@@ -571,6 +589,9 @@ class Simulation:
                 elif kind == _TICK:
                     tick = True
                     self._push(float((payload + 1) * self.tick), _TICK, payload + 1)
+                elif kind == _CLUSTER:
+                    self._set_cluster(t, *payload)
+                    dirty = True
             if dirty:
                 if self._pass_needed():
                     self._passes(t, reasons=False)
@@ -599,6 +620,18 @@ class Simulation:
         if progress is not None and reported < 100:
             progress(1.0)
         return result
+
+    def _set_cluster(self, t: float, name: str, down: bool) -> None:
+        """A cluster goes down (its flavors unavailable to the passes and ``_pass_needed``) or
+        comes back."""
+        if down:
+            self.down.add(name)
+        else:
+            self.down.discard(name)
+        self.unavailable = frozenset(f for f, c in self.flavor_cluster.items() if c in self.down)
+        if self.tree is not None:
+            self.tree.unavailable = self.unavailable
+        self.events.append({"t": _num(t), "type": "clusterDown" if down else "clusterUp", "cluster": name})
 
     def _passes(self, t: float, *, reasons: bool) -> None:
         gated: dict[str, tuple[str, str]] = {}
@@ -647,6 +680,7 @@ class Simulation:
             usage=self.states,
             holds=self.holds,
             historical_usage=self.historical,
+            unavailable_flavors=self.unavailable,
         )
 
     # --- applying decisions -----------------------------------------------------------------
@@ -753,6 +787,13 @@ class Simulation:
             for resource, amount in requests.items():
                 current[resource] = current.get(resource, 0) + sign * amount
         lq_current = self.current[job.path[0]]
+        if self.cluster_alloc and job.admitted is not None:
+            assignment = job.admitted.assignment
+            for resource, amount in requests.items():
+                cluster = self.flavor_cluster.get(assignment.get(resource, ""))
+                if amount and cluster is not None:
+                    integral = self.cluster_alloc[cluster].setdefault(resource, _Integral(since=0.0))
+                    integral.set(integral.value + sign * amount, t)
         for resource, amount in requests.items():
             if not amount:
                 continue
@@ -1289,8 +1330,57 @@ class Simulation:
                 "evictions": sum(j.evictions for j in self.jobs.values()),
                 "budgets": self._budget_summary(),
                 "contention": self._contention_summary(end),
+                **({"clusters": self._cluster_summary(end)} if self.scenario.clusters else {}),
             },
         }
+
+    def _cluster_summary(self, end: float) -> dict[str, Any]:
+        """``summary.clusters`` (module docstring): per cluster, in ``clusters`` order."""
+        scenario = self.scenario
+        capacity: dict[str, dict[str, int]] = {c.name: {} for c in scenario.clusters}
+        for owner in (*scenario.cluster_queues, *scenario.cohorts):
+            for flavor_quotas in owner.quotas:
+                cluster = self.flavor_cluster.get(flavor_quotas.flavor)
+                if cluster is None:
+                    continue
+                for resource, quota in flavor_quotas.resources.items():
+                    capacity[cluster][resource] = capacity[cluster].get(resource, 0) + quota.nominal
+        admitted: dict[str, set[str]] = {c.name: set() for c in scenario.clusters}
+        for event in self.events:
+            if event["type"] == "admitted":
+                for flavor in event["flavors"].values():
+                    cluster = self.flavor_cluster.get(flavor)
+                    if cluster is not None:
+                        admitted[cluster].add(event["workload"])
+        waits: dict[str, list[float]] = {c.name: [] for c in scenario.clusters}
+        for job in self.jobs.values():
+            if job.admitted is None or job.state not in ("Admitted", "Finished"):
+                continue
+            placed = {self.flavor_cluster.get(f) for f in job.admitted.assignment.values()}
+            for cluster in sorted(c for c in placed if c is not None):
+                waits[cluster].append(job.wait)
+        result: dict[str, Any] = {}
+        for spec in scenario.clusters:
+            name = spec.name
+            utilization = {}
+            for resource, nominal in sorted(capacity[name].items()):
+                if nominal <= 0:
+                    continue  # as the whole run's utilisation: no capacity, no ratio
+                integral = self.cluster_alloc[name].get(resource)
+                used = _average(integral, end) if integral is not None else 0.0
+                utilization[resource] = round(used / nominal, 6)
+            down = 0.0
+            if spec.unavailable is not None:
+                down = max(0.0, min(float(spec.unavailable[1]), end) - min(float(spec.unavailable[0]), end))
+            result[name] = {
+                "flavors": list(scenario.cluster_flavors(name)),
+                "capacity": {r: to_base_units(v) for r, v in sorted(capacity[name].items())},
+                "utilization": utilization,
+                "admitted": len(admitted[name]),
+                "waitSeconds": _percentiles(waits[name]),
+                "unavailableSeconds": _num(down),
+            }
+        return result
 
 
 def simulate(scenario: Scenario, progress: Progress | None = None, *, stepping: str = EVENT) -> dict[str, Any]:
