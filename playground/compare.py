@@ -19,6 +19,11 @@ Definitions the page states next to the figures:
   its turn). Utilisation of a resource while contended is its allocation averaged over the
   times it was contended alone; waits while contended are the waits of the workloads submitted
   while some resource was (``[start, end)``: a workload that had to wait opens one).
+* *Per cluster* (``clusters``, when the scenario lists clusters: the simulator's
+  ``summary.clusters``): each cluster's capacity is the nominal quota on its flavors (the edits
+  may move flavors and quotas, so each side has its own), utilisation the allocation on its
+  flavors averaged over the run over that capacity, admitted the workloads admitted onto it at
+  least once, waits those of the workloads whose last admission placed them on it.
 * *Budgets* are compared in the replay's own time base, seconds from its start (and the
   calendar time of that start when the scenario has one): both sides are replay figures, an
   exhaustion inside the replay or a forecast at the end-of-replay burn rate, never mixed with
@@ -503,6 +508,47 @@ def mode_levels(baseline_modes: Sequence[str], edited_modes: Sequence[str]) -> l
     return rows
 
 
+def cluster_rows(baseline: Result, edited: Result) -> list[dict[str, Any]]:
+    """One row per cluster either side reports (baseline order, then the edited side's new
+    ones): each side's flavors, capacity and unavailable seconds, and headline figures
+    (``_kpi``) with what each is over: ``run`` (utilisation), ``admitted``, ``placed`` (waits)."""
+    before = baseline["summary"].get("clusters") or {}
+    after = edited["summary"].get("clusters") or {}
+    rows = []
+    for name in [*before, *(n for n in after if n not in before)]:
+        b, e = before.get(name) or {}, after.get(name) or {}
+        b_use, e_use = b.get("utilization") or {}, e.get("utilization") or {}
+        figures = [
+            _kpi(f"clusters.{name}.utilization.{r}", f"Utilisation {r}", b_use.get(r), e_use.get(r), "higher", "ratio")
+            for r in sorted(set(b_use) | set(e_use))
+        ]
+        figures.append(
+            _kpi(f"clusters.{name}.admitted", "Admitted", b.get("admitted"), e.get("admitted"), None, scope="admitted")
+        )
+        for key, label in (("p50", "Wait p50"), ("p95", "Wait p95")):
+            figures.append(
+                _kpi(
+                    f"clusters.{name}.wait.{key}",
+                    label,
+                    (b.get("waitSeconds") or {}).get(key),
+                    (e.get("waitSeconds") or {}).get(key),
+                    "lower",
+                    "seconds",
+                    scope="placed",
+                )
+            )
+        rows.append(
+            {
+                "cluster": name,
+                "flavors": {"baseline": b.get("flavors"), "edited": e.get("flavors")},
+                "capacity": {"baseline": b.get("capacity"), "edited": e.get("capacity")},
+                "unavailableSeconds": {"baseline": b.get("unavailableSeconds"), "edited": e.get("unavailableSeconds")},
+                "kpis": figures,
+            }
+        )
+    return rows
+
+
 def compare(
     baseline: Result,
     edited: Result,
@@ -515,7 +561,7 @@ def compare(
     edited_capacity: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The comparison view: headline figures, per-tenant waits, per-LocalQueue summaries,
-    budgets, moved workloads and the thinned series of both runs.
+    per-cluster figures (``cluster_rows``), budgets, moved workloads and the thinned series of both runs.
 
     ``capacity`` is the scenario's nominal capacity per resource in base units (cores, GPUs),
     ``edited_capacity`` the edited scenario's when the edits change quotas (each side's
@@ -538,6 +584,7 @@ def compare(
             for tenant in sorted(set(tenants_before) | set(tenants_after))
         ],
         "localQueues": local_queue_rows(baseline, edited),
+        "clusters": cluster_rows(baseline, edited),
         "budgets": budgets,
         "moved": moved_summary(workload_moves(baseline, edited)),
         "series": {

@@ -26,7 +26,7 @@ from fairshare.types import (
 
 NO_MODE = "null"  # the edit value that removes an admissionScope's mode
 
-GROUPS = ("Fair sharing", "Cohorts", "ClusterQueues", "Namespaces", "LocalQueues", "Budgets")
+GROUPS = ("Fair sharing", "Clusters", "Cohorts", "ClusterQueues", "Namespaces", "LocalQueues", "Budgets")
 
 
 @dataclass(frozen=True)
@@ -226,6 +226,69 @@ def editable_fields(scenario: Scenario) -> list[EditableField]:
                 choices=(("Hold", "Hold"), ("HoldAndDrain", "HoldAndDrain")),
             )
         )
+    # Last in the list (the page still shows them second, ``GROUPS``): a quota edit entered by
+    # its flavor applies before the move renames that flavor.
+    fields.extend(cluster_fields(scenario))
+    return fields
+
+
+def cluster_fields(scenario: Scenario) -> list[EditableField]:
+    """The "Clusters" group, for a scenario that lists clusters (none otherwise):
+
+    * each flavor's cluster (``resourceFlavors.<flavor>.cluster``): moves the flavor, with every
+      quota on it, to another cluster;
+    * each ClusterQueue quota entry's flavor (``clusterQueues.<cq>.quotas.<flavor>.flavor``):
+      moves that queue's quota (every resource of the entry) to another flavor, e.g. to one of
+      the new cluster; offered flavors are those the queue does not hold yet;
+    * each cluster's outage window (``clusters.<name>.unavailable.from`` / ``.until``): no
+      admission onto its flavors meanwhile.
+    """
+    if not scenario.clusters:
+        return []
+    fields: list[EditableField] = []
+    cluster_choices = tuple((c.name, c.name) for c in scenario.clusters)
+    for flavor in scenario.flavors:
+        fields.append(
+            EditableField(
+                f"resourceFlavors.{flavor}.cluster",
+                "Clusters",
+                f"flavor {flavor}",
+                "cluster",
+                scenario.flavor_clusters.get(flavor, ""),
+                choices=cluster_choices,
+                hint="moves the flavor and every quota on it",
+            )
+        )
+    for cluster in scenario.clusters:
+        window = cluster.unavailable
+        for index, (key, label) in enumerate((("from", "down from"), ("until", "down until"))):
+            fields.append(
+                EditableField(
+                    f"clusters.{cluster.name}.unavailable.{key}",
+                    "Clusters",
+                    f"cluster {cluster.name}",
+                    label,
+                    "" if window is None else format_duration(window[index]),
+                    hint="an outage in the replay, e.g. 2h to 6h from its start: nothing is admitted onto the "
+                    "cluster's flavors meanwhile (set both)",
+                )
+            )
+    for queue in scenario.cluster_queues:
+        held = {fq.flavor for fq in queue.quotas}
+        for flavor_quotas in queue.quotas:
+            current = flavor_quotas.flavor
+            targets = [current, *(f for f in scenario.flavors if f not in held)]
+            fields.append(
+                EditableField(
+                    f"clusterQueues.{queue.name}.quotas.{current}.flavor",
+                    "Clusters",
+                    f"ClusterQueue {queue.name}",
+                    f"quota of {current} ({', '.join(sorted(flavor_quotas.resources))}) on",
+                    current,
+                    choices=tuple((f, f"{f} ({scenario.flavor_clusters.get(f, '?')})") for f in targets),
+                    hint="moves this quota entry, every resource of it, to another flavor (cluster in brackets)",
+                )
+            )
     return fields
 
 

@@ -44,7 +44,7 @@ from fairshare.simulation import export as to_document
 from playground.budget_export import exported_budgets
 from playground.documents import MAX_WORKLOADS
 from queues.admission.load import ClusterStructure, load_structure
-from queues.models import ResourceFlavor, UsageSample, Workload, WorkloadState
+from queues.models import Cluster, ResourceFlavor, UsageSample, Workload, WorkloadState
 
 MAX_DAYS = 30
 MAX_POINTS = 600
@@ -115,9 +115,7 @@ def export_live_state(
             "timeZone": settings.TIME_ZONE,
         },
         "policy": settings.FAIR_SHARING.to_mapping(),
-        "resourceFlavors": [
-            {"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)
-        ],
+        **_clusters_and_flavors(),
         "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
         "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
     }
@@ -140,9 +138,7 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
         # calendar dates, as in a live export: a monthly budget's renewal is counted on them
         "clock": {"start": now.isoformat(), "timeZone": settings.TIME_ZONE},
         "policy": settings.FAIR_SHARING.to_mapping(),
-        "resourceFlavors": [
-            {"name": name} for name in ResourceFlavor.objects.order_by("name").values_list("name", flat=True)
-        ],
+        **_clusters_and_flavors(),
         "cohorts": [to_document.cohort(cohort) for cohort in structure.cohorts],
         "clusterQueues": [to_document.cluster_queue(queue) for queue in structure.cluster_queues],
         "namespaces": _namespaces(names, structure),
@@ -152,6 +148,20 @@ def export_policy(*, now: datetime) -> dict[str, Any]:
         entry.pop("initialUsage", None)
     document["budgets"] = _budgets(names, start=now)
     return document
+
+
+def _clusters_and_flavors() -> dict[str, Any]:
+    """``resourceFlavors``, and with several clusters ``clusters`` and each flavor's cluster (so
+    a what-if can move flavors between them and the replay reports per cluster). Two queries.
+    An installation with one cluster exports its flavors alone, as before clusters existed."""
+    clusters = list(Cluster.objects.order_by("name").values_list("name", flat=True))
+    rows = ResourceFlavor.objects.order_by("name").values_list("name", "cluster__name")
+    if len(clusters) < 2:
+        return {"resourceFlavors": [{"name": name} for name, _ in rows]}
+    return {
+        "clusters": [{"name": name} for name in clusters],
+        "resourceFlavors": [{"name": name, "cluster": cluster} for name, cluster in rows],
+    }
 
 
 def _days_text(days: float) -> str:

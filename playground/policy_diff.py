@@ -19,7 +19,7 @@ Pure functions of engine objects: no Django, unit-tested on their own.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from core.fairsharing_config import ENV_KEYS
@@ -41,6 +41,7 @@ KIND_LABELS = {
     "budget": "Budget",
     "policy": "Fair sharing",
     "resourceFlavor": "ResourceFlavor",
+    "cluster": "Cluster",
     "scenario": "Scenario",
 }
 
@@ -191,6 +192,7 @@ def policy_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDelta]:
         before = {getattr(obj, key): obj for obj in getattr(baseline, attribute)}
         after = {getattr(obj, key): obj for obj in getattr(edited, attribute)}
         deltas.extend(_compare_objects(kind, before, after, object_fields))
+    deltas = [_with_cluster_moves(delta, baseline, edited) for delta in deltas]
     deltas.extend(_budget_deltas(baseline.budgets, edited.budgets))
     old_policy, new_policy = _policy_fields(baseline.policy), _policy_fields(edited.policy)
     for field, value in new_policy.items():
@@ -202,6 +204,83 @@ def policy_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDelta]:
                 )
             )
     deltas.extend(_scenario_only_deltas(baseline, edited))
+    deltas.extend(_cluster_deltas(baseline, edited))
+    return deltas
+
+
+def _resource_clusters(scenario: Scenario, quotas: Iterable[FlavorQuotas]) -> dict[str, list[str]]:
+    """resource -> the clusters of the flavors a quota list holds it on (nominal above 0), in order."""
+    found: dict[str, list[str]] = {}
+    for flavor_quotas in quotas:
+        cluster = scenario.flavor_clusters.get(flavor_quotas.flavor)
+        for resource, quota in sorted(flavor_quotas.resources.items()):
+            if cluster is not None and quota.nominal > 0 and cluster not in found.setdefault(resource, []):
+                found[resource].append(cluster)
+    return found
+
+
+def _with_cluster_moves(delta: PolicyDelta, baseline: Scenario, edited: Scenario) -> PolicyDelta:
+    """A quota change that moves a resource between clusters says so in its note
+    (``nvidia.com/gpu: cluster old -> new``)."""
+    if delta.field != "quotas" or delta.kind not in ("cohort", "clusterQueue") or not edited.clusters:
+        return delta
+    attribute = "cohorts" if delta.kind == "cohort" else "cluster_queues"
+    before = next(o for o in getattr(baseline, attribute) if o.name == delta.name)
+    after = next(o for o in getattr(edited, attribute) if o.name == delta.name)
+    old, new = _resource_clusters(baseline, before.quotas), _resource_clusters(edited, after.quotas)
+    moves = [
+        f"{resource}: cluster {', '.join(old.get(resource, [])) or 'none'} -> {', '.join(new.get(resource, [])) or 'none'}"
+        for resource in sorted(set(old) | set(new))
+        if old.get(resource, []) != new.get(resource, [])
+    ]
+    return replace(delta, note="; ".join(moves)) if moves else delta
+
+
+def _window_form(window: tuple[int, int] | None) -> str | None:
+    return None if window is None else f"{format_duration(window[0])} to {format_duration(window[1])}"
+
+
+def _cluster_deltas(baseline: Scenario, edited: Scenario) -> list[PolicyDelta]:
+    """Flavors moved between clusters (``ResourceFlavor gpu-a100 cluster: old -> new``), clusters
+    added or removed and outage windows: all only in the simulation (a flavor's cluster is
+    changed on its admin page; an outage is a what-if, not policy)."""
+    deltas: list[PolicyDelta] = []
+    for flavor in edited.flavors:
+        old, new = baseline.flavor_clusters.get(flavor), edited.flavor_clusters.get(flavor)
+        if flavor in baseline.flavors and old != new:
+            deltas.append(
+                PolicyDelta(
+                    SIMULATION, "resourceFlavor", flavor, "cluster", old, new, "a flavor's cluster is set in the admin"
+                )
+            )
+    before = {c.name: c for c in baseline.clusters}
+    after = {c.name: c for c in edited.clusters}
+    for name in [*before, *(n for n in after if n not in before)]:
+        if name not in after or name not in before:
+            removed = name not in after
+            deltas.append(
+                PolicyDelta(
+                    SIMULATION,
+                    "cluster",
+                    name,
+                    "",
+                    "exists" if removed else None,
+                    None if removed else "exists",
+                    "removed in the simulation only" if removed else "added in the simulation only",
+                )
+            )
+        elif before[name].unavailable != after[name].unavailable:
+            deltas.append(
+                PolicyDelta(
+                    SIMULATION,
+                    "cluster",
+                    name,
+                    "unavailable",
+                    _window_form(before[name].unavailable),
+                    _window_form(after[name].unavailable),
+                    "an outage in the replay: no admission onto its flavors meanwhile",
+                )
+            )
     return deltas
 
 

@@ -1338,7 +1338,8 @@ class Simulation:
         """``summary.clusters`` (module docstring): per cluster, in ``clusters`` order."""
         scenario = self.scenario
         capacity: dict[str, dict[str, int]] = {c.name: {} for c in scenario.clusters}
-        for owner in (*scenario.cluster_queues, *scenario.cohorts):
+        owners: tuple[ClusterQueue | Cohort, ...] = (*scenario.cluster_queues, *scenario.cohorts)
+        for owner in owners:
             for flavor_quotas in owner.quotas:
                 cluster = self.flavor_cluster.get(flavor_quotas.flavor)
                 if cluster is None:

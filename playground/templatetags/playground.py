@@ -102,6 +102,8 @@ SCOPES = {
     "run": "averaged over the {}",
     "submitted": "every workload submitted in the {}",
     "end": "at the end of the {}",
+    "admitted": "workloads admitted onto it in the {}",
+    "placed": "workloads whose last admission placed them on it, in the {}",
 }
 
 
