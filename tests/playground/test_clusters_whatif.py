@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-import yaml
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -19,32 +18,12 @@ from playground.policy_diff import DATABASE, SIMULATION, policy_deltas
 from playground.services import runs
 from playground.services.scenarios import create_from_document
 from queues.models import Cluster, ResourceFlavor
+from tests.playground.clusters import DOC, doc_block
+from tests.playground.clusters import two_clusters_document as document
 
 pytestmark = pytest.mark.django_db
 
-# team-a holds 64 GPUs of the old cluster's a100, team-b 64 of the new cluster's h100. team-a
-# runs two 64-GPU one-hour jobs from t=0, team-b one, in a 4 h simulation.
-TWO_CLUSTERS = """
-name: two-clusters
-clock: {horizon: 4h, tick: 10m}
-clusters: [{name: old}, {name: new}]
-resourceFlavors: [{name: a100, cluster: old}, {name: h100, cluster: new}]
-clusterQueues:
-  - {name: team-a, quotas: [{flavor: a100, resources: {nvidia.com/gpu: {nominal: 64}}}]}
-  - {name: team-b, quotas: [{flavor: h100, resources: {nvidia.com/gpu: {nominal: 64}}}]}
-localQueues:
-  - {name: team-a/main, clusterQueue: team-a}
-  - {name: team-b/main, clusterQueue: team-b}
-workloads:
-  - {name: a1, localQueue: team-a/main, duration: 1h, podSets: [{requests: {nvidia.com/gpu: 64}}]}
-  - {name: a2, localQueue: team-a/main, duration: 1h, podSets: [{requests: {nvidia.com/gpu: 64}}]}
-  - {name: b1, localQueue: team-b/main, duration: 1h, podSets: [{requests: {nvidia.com/gpu: 64}}]}
-"""
 MOVE_TEAM_A = "clusterQueues.team-a.quotas.a100.flavor=h100"
-
-
-def document() -> dict:
-    return yaml.safe_load(TWO_CLUSTERS)
 
 
 def api(user) -> APIClient:
@@ -143,6 +122,29 @@ def test_given_team_as_gpus_moved_to_the_new_cluster_then_the_run_compares_per_c
     assert any(d["note"] == "nvidia.com/gpu: cluster old -> new" for d in run.deltas)
 
 
+def test_the_docs_comparison_table_is_what_the_run_computes(admin, no_broker):
+    scenario = create_from_document(document(), owner=admin)
+    run = runs.execute_run(runs.start_run(scenario, edits=[MOVE_TEAM_A], owner=admin).pk)
+    assert f"`{MOVE_TEAM_A}`, the example compares as:" in DOC.read_text().replace("\n", " ")
+
+    def side(value, unit=""):
+        if value is None:
+            return "—"
+        return f"{value * 100:g}%" if unit == "ratio" else f"{value:g}"
+
+    computed = []
+    for row in run.comparison["clusters"]:
+        figures = cluster_figures(row)
+        capacity = [(row["capacity"][s] or {}).get("nvidia.com/gpu", 0) for s in ("baseline", "edited")]
+        cells = [row["cluster"], f"{capacity[0]} → {capacity[1]}"]
+        use = figures["utilization.nvidia.com/gpu"]
+        cells.append(f"{side(use[0], 'ratio')} → {side(use[1], 'ratio')}")
+        for key in ("admitted", "wait.p50", "wait.p95"):
+            cells.append(f"{side(figures[key][0])} → {side(figures[key][1])}")
+        computed.append("| " + " | ".join(cells) + " |")
+    assert doc_block("two-clusters comparison")[2:] == computed
+
+
 def test_the_run_page_shows_each_cluster_and_what_its_figures_are_over(client, admin, no_broker):
     scenario = create_from_document(document(), owner=admin)
     run = runs.execute_run(runs.start_run(scenario, edits=[MOVE_TEAM_A], owner=admin).pk)
@@ -155,6 +157,8 @@ def test_the_run_page_shows_each_cluster_and_what_its_figures_are_over(client, a
     assert "averaged over the 4 h simulation" in body
     assert "workloads whose last admission placed them on it, in the 4 h simulation" in body
     assert "nvidia.com/gpu: cluster old -&gt; new" in body
+    assert "capacity {nvidia.com/gpu=64} → <strong>none</strong>" in body  # the old cluster keeps no quota
+    assert "no capacity on one side" in body  # its utilisation has nothing to compare with
 
 
 def test_the_editor_form_moves_a_flavor_and_an_incomplete_outage_is_a_form_error_naming_the_field(client, admin):
