@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None, stdout: TextIO | None = None, stderr: Te
 
 
 def render_table(result: dict[str, Any]) -> str:
-    """A readable summary: one row per LocalQueue, then the totals."""
+    """A readable summary: one row per LocalQueue, then the totals (and one line per cluster)."""
     summary = result["summary"]
     resources = sorted({r for q in summary["perLocalQueue"].values() for r in q["allocation"]})
     headers = [
@@ -124,6 +124,16 @@ def render_table(result: dict[str, Any]) -> str:
         f"workloads: {counts['total']} total, {counts['finished']} finished, {counts['admitted']} running, "
         f"{counts['pending']} pending, {summary['evictions']} evictions"
     )
+    for name, cluster in (summary.get("clusters") or {}).items():
+        use = ", ".join(f"{r} {v:.1%}" for r, v in cluster["utilization"].items()) or "-"
+        waits = cluster["waitSeconds"]
+        line = (
+            f"cluster {name} ({', '.join(cluster['flavors']) or 'no flavors'}): utilization {use}, "
+            f"{cluster['admitted']} admitted, wait p50 {_seconds(waits['p50'])}, p95 {_seconds(waits['p95'])}"
+        )
+        if cluster["unavailableSeconds"]:
+            line += f", unavailable {_seconds(cluster['unavailableSeconds'])}"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 

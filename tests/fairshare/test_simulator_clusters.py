@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from fairshare.errors import ValidationError
+from fairshare.simulation.cli import render_table
 from fairshare.simulation.scenario import apply_set, parse_scenario
 from fairshare.simulation.simulator import EVENT, REFERENCE, simulate
 
@@ -176,3 +177,58 @@ def test_given_a_long_unknown_cluster_name_then_the_error_quotes_only_its_start(
         parse_scenario(doc)
 
     assert len(str(raised.value)) < 200
+
+
+def test_the_table_output_has_a_line_per_cluster():
+    doc = document()
+    apply_set(doc, "clusters.old.unavailable={from: 0s, until: 2h}")
+
+    lines = render_table(simulate(parse_scenario(doc))).splitlines()
+
+    assert lines[-2:] == [
+        "cluster old (old-cpu): utilization cpu 25.0%, 1 admitted, wait p50 2.0h, p95 2.0h, unavailable 2.0h",
+        "cluster new (new-cpu): utilization cpu 50.0%, 2 admitted, wait p50 0s, p95 60.0m",
+    ]
+
+
+def test_given_many_workloads_and_an_outage_then_event_stepping_gives_the_reference_result():
+    doc = document()
+    doc["workloads"] = []
+    doc["clock"] = {"horizon": "12h", "tick": "5m"}
+    doc["cohorts"] = [{"name": "site", "quotas": [{"flavor": "new-cpu", "resources": {"cpu": {"nominal": 8}}}]}]
+    doc["clusterQueues"][0]["cohort"] = "site"
+    doc["clusterQueues"].append(
+        {"name": "team-b", "cohort": "site", "quotas": [{"flavor": "old-cpu", "resources": {"cpu": {"nominal": 2}}}]}
+    )
+    doc["localQueues"].append({"name": "b/main", "clusterQueue": "team-b"})
+    doc["generators"] = [
+        {
+            "localQueue": "a/main",
+            "count": 60,
+            "seed": 3,
+            "interarrival": "6m",
+            "duration": "40m",
+            "podSets": [{"requests": {"cpu": 2}}],
+        },
+        {
+            "localQueue": "b/main",
+            "count": 60,
+            "seed": 4,
+            "interarrival": "7m",
+            "duration": "50m",
+            "podSets": [{"requests": {"cpu": 3}}],
+        },
+    ]
+    apply_set(doc, "clusters.new.unavailable={from: 2h, until: 5h}")
+    scenario = parse_scenario(doc)
+
+    event, reference = simulate(scenario, stepping=EVENT), simulate(scenario, stepping=REFERENCE)
+
+    assert event == reference
+    clusters = event["summary"]["clusters"]
+    assert clusters["new"]["unavailableSeconds"] == 3 * 3600
+    down = [e for e in event["events"] if e["type"] == "admitted" and 7200 <= e["t"] < 18000]
+    assert down and all(e["flavors"]["cpu"] == "old-cpu" for e in down)  # nothing onto the new cluster meanwhile
+    assert clusters["old"]["admitted"] + clusters["new"]["admitted"] >= len(
+        {e["workload"] for e in event["events"] if e["type"] == "admitted"}
+    )
