@@ -73,7 +73,12 @@ def test_the_policy_diff_names_the_moves():
     baseline = documents.validate(document())
     _, edited = documents.apply_edits(
         document(),
-        [MOVE_TEAM_A, "resourceFlavors.a100.cluster=new", "clusters.old.unavailable={from: 1h, until: 3h}"],
+        [
+            MOVE_TEAM_A,
+            "resourceFlavors.a100.cluster=new",
+            "clusters.old.unavailable.from=1h",  # the docs' two edits
+            "clusters.old.unavailable.until=3h",
+        ],
     )
 
     deltas = {(d.kind, d.name, d.field): d for d in policy_deltas(baseline, edited)}
