@@ -258,3 +258,19 @@ def test_a_live_export_lists_the_clusters_and_each_flavors_cluster_when_there_ar
         {"name": "h100", "cluster": "burst"},
     ]
     assert documents.validate(exported).flavor_clusters == {"a100": default.name, "h100": "burst"}
+
+
+def test_a_quota_changed_and_moved_in_one_submission_is_changed_then_moved():
+    doc = document()
+    fields = editor.editable_fields(documents.validate(doc))
+    submitted = {
+        "clusterQueues.team-a.quotas.a100.flavor": "h100",
+        "clusterQueues.team-a.quotas.a100.nvidia.com/gpu.nominal": "32",
+    }
+
+    edits = editor.edits_from(fields, submitted)
+    _, edited = documents.apply_edits(doc, edits)
+
+    assert edits[-1] == "clusterQueues.team-a.quotas.a100.flavor=h100"  # the move comes last
+    [quota] = edited.cluster_queues[0].quotas
+    assert (quota.flavor, quota.resources["nvidia.com/gpu"].nominal) == ("h100", 32_000)
