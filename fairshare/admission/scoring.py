@@ -84,9 +84,10 @@ class ShareLayout:
         self.namespaces_of: dict[str, list[tuple[str, float, list[tuple[str, str, float]]]]] = {}
         self.deserved: dict[tuple[str, str], dict[str, int]] = {}
         self.idle: dict[str, ShareNode] = {}
-        self.local_nids = frozenset(local.nid for local in state.locals.values())
+        self.local_nids: frozenset[str] = frozenset()
         if not self.scopes:
             return
+        self.local_nids = frozenset(local.nid for local in state.locals.values())
         for name, cohort in sorted(state.cohorts.items()):
             if cohort.parent is not None:
                 self.children_of.setdefault(cohort.parent, []).append(name)
