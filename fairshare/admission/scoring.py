@@ -28,6 +28,7 @@ from fairshare.admission.pass_state import (
 from fairshare.admission.ranking import borrowing_share, dominant_share, fair_share_ratio, weighted
 from fairshare.admission.time_aware import ShareNode, fair_shares
 from fairshare.policy import BORROWING_SHARE
+from fairshare.quota.quota import QuotaTree
 from fairshare.quota.scopes import Scope
 from fairshare.types import (
     DOMINANT_RESOURCE_SHARE,
@@ -60,6 +61,67 @@ class _Ties(dict[str, float]):
         return value
 
 
+class ShareLayout:
+    """The shape of a pass's TimeAware fair-share trees, read from its pass state: the
+    TimeAware scopes (sorted) with their capacity, each cohort's child cohorts and
+    ClusterQueues, each ClusterQueue's namespaces ``(namespace node, weight, [(LocalQueue,
+    its node, weight)])`` in name order, the LocalQueues' node ids, and the nominal quota each
+    ClusterQueue and cohort deserves (read on first use). Valid while the cohorts, queues,
+    namespaces, LocalQueues and quotas it was read from are (``Scoring.time_aware_shares``)."""
+
+    __slots__ = ("children_of", "deserved", "idle", "local_nids", "namespaces_of", "queues_of", "scopes")
+
+    def __init__(self, state: PassState) -> None:
+        scopes: dict[tuple[str, str], Scope] = {}
+        for queue in state.queues.values():
+            if queue.mode == TIME_AWARE:
+                scopes[(queue.scope.kind, queue.scope.name)] = queue.scope
+        self.scopes = [
+            (kind, name, scope_capacity(state.tree, scope)) for (kind, name), scope in sorted(scopes.items())
+        ]
+        self.children_of: dict[str, list[str]] = {}
+        self.queues_of: dict[str, list[str]] = {}
+        self.namespaces_of: dict[str, list[tuple[str, float, list[tuple[str, str, float]]]]] = {}
+        self.deserved: dict[tuple[str, str], dict[str, int]] = {}
+        self.idle: dict[str, ShareNode] = {}
+        self.local_nids: frozenset[str] = frozenset()
+        if not self.scopes:
+            return
+        self.local_nids = frozenset(local.nid for local in state.locals.values())
+        for name, cohort in sorted(state.cohorts.items()):
+            if cohort.parent is not None:
+                self.children_of.setdefault(cohort.parent, []).append(name)
+        queues_of: dict[str, list[str]] = {}
+        for name, queue in state.queues.items():
+            if queue.spec.cohort is not None:
+                queues_of.setdefault(queue.spec.cohort, []).append(name)
+        self.queues_of = {cohort: sorted(names) for cohort, names in queues_of.items()}
+        locals_of: dict[str, dict[str, list[str]]] = {}
+        for key, local in sorted(state.locals.items()):
+            locals_of.setdefault(local.queue.name, {}).setdefault(local.spec.namespace, []).append(key)
+        for queue_name, by_namespace in locals_of.items():
+            entries = self.namespaces_of[queue_name] = []
+            for namespace, keys in sorted(by_namespace.items()):
+                members = [(key, state.locals[key].nid, state.locals[key].spec.weight) for key in keys]
+                entries.append((state.locals[keys[0]].ns_nid, state.namespaces[namespace].weight, members))
+
+    def idle_namespace(self, ns_nid: str, weight: float, members: list[tuple[str, str, float]]) -> ShareNode:
+        """The share node of a namespace whose LocalQueues have nothing allocated nor asked,
+        its usage unread: no demand, no usage, the same every time (kept; never changed)."""
+        found = self.idle.get(ns_nid)
+        if found is None:
+            leaves = [ShareNode(nid, leaf_weight, _NO_AMOUNTS, {}, _NO_AMOUNTS, []) for _, nid, leaf_weight in members]
+            found = self.idle[ns_nid] = ShareNode(ns_nid, weight, {}, {}, {}, leaves)
+        return found
+
+    def nominal(self, tree: QuotaTree, kind: str, name: str) -> dict[str, int]:
+        """``tree.subtree_nominal(kind, name)``, kept."""
+        found = self.deserved.get((kind, name))
+        if found is None:
+            found = self.deserved[(kind, name)] = tree.subtree_nominal(kind, name)
+        return found
+
+
 class Scoring:
     """Fair-share scores and TimeAware fair shares of one pass."""
 
@@ -70,34 +132,24 @@ class Scoring:
         self.local_ties: dict[str, float] = {}
         self.ns_members: dict[str, list[str]] = {}
 
-    def time_aware_shares(self, with_demand: bool = True) -> None:
+    def time_aware_shares(self, with_demand: bool = True, layout: ShareLayout | None = None) -> ShareLayout | None:
         """KAI fair shares for every TimeAware scope, from deserved quota, demand and history
         (``state.shares``), and each node's demand (``state.ta_demand``) unless ``with_demand``
-        is false (the simulator's series read the shares alone)."""
-        scopes: dict[tuple[str, str], Scope] = {}
-        for queue in self.state.queues.values():
-            if queue.mode == TIME_AWARE:
-                scopes[(queue.scope.kind, queue.scope.name)] = queue.scope
-        if not scopes:
-            return
-        history = self.state.snapshot.historical_usage
-        children_of: dict[str, list[str]] = {}
-        for name, cohort in sorted(self.state.cohorts.items()):
-            if cohort.parent is not None:
-                children_of.setdefault(cohort.parent, []).append(name)
-        queues_of: dict[str, list[str]] = {}
-        for name, queue in self.state.queues.items():
-            if queue.spec.cohort is not None:
-                queues_of.setdefault(queue.spec.cohort, []).append(name)
-        locals_of: dict[str, dict[str, list[str]]] = {}
-        for key, local in sorted(self.state.locals.items()):
-            locals_of.setdefault(local.queue.name, {}).setdefault(local.spec.namespace, []).append(key)
-
-        self._share_layout = (children_of, queues_of, locals_of, history)
+        is false (the simulator's series read the LocalQueues' shares alone: only theirs are
+        kept then). ``layout``: the trees' shape from an earlier call on the same cohorts,
+        queues, namespaces and LocalQueues (the simulator keeps one per run); the one used is
+        returned (None when no scope is TimeAware)."""
+        if layout is None:
+            layout = ShareLayout(self.state)
+        if not layout.scopes:
+            return None
+        self._layout = layout
+        self._history = self.state.snapshot.historical_usage
         k = self.state.policy.k_value
-        for (kind, name), scope in sorted(scopes.items()):
+        read = None if with_demand else layout.local_nids
+        for kind, name, capacity in layout.scopes:
             root = self._share_cohort(name) if kind == "cohort" else self._share_queue(name, usage_read=False)
-            self.state.shares.update(fair_shares(root, scope_capacity(self.state.tree, scope), k))
+            self.state.shares.update(fair_shares(root, capacity, k, read))
             if not with_demand:
                 continue
             stack = [root]
@@ -105,6 +157,7 @@ class Scoring:
                 share_node = stack.pop()
                 self.state.ta_demand[share_node.node_id] = dict(share_node.demand)
                 stack.extend(share_node.children)
+        return layout
 
     def _share_queue(self, name: str, usage_read: bool = True) -> ShareNode:
         """The ClusterQueue's share node. ``usage_read``: whether its parent's ``divide`` may
@@ -112,59 +165,57 @@ class Scoring:
         more (demand above what it was given), so the history of a namespace's LocalQueues is
         looked up only when it or the ClusterQueue's usage can be read: the numbers of every
         node that is read are the same, and an idle queue's windowed usage is never asked for."""
-        locals_of, history = self._share_layout[2], self._share_layout[3]
-        locals_, alloc, pending = self.state.locals, self.state.alloc, self.state.demand
+        layout, history = self._layout, self._history
+        alloc, pending = self.state.alloc, self.state.demand
         children = []
-        for namespace, keys in sorted(locals_of.get(name, {}).items()):
+        for ns_nid, ns_weight, members in layout.namespaces_of.get(name, ()):
+            if not usage_read:
+                for _, nid, _ in members:
+                    if alloc.get(nid) or pending.get(nid):
+                        break
+                else:  # an idle namespace: no demand, usage not read (the same nodes every time)
+                    children.append(layout.idle.get(ns_nid) or layout.idle_namespace(ns_nid, ns_weight, members))
+                    continue
             leaves = []
-            busy = False
-            for key in keys:
-                local = locals_[key]
-                nid = local.nid
+            for _, nid, weight in members:
                 allocated, asked = alloc.get(nid), pending.get(nid)
                 if allocated or asked:
                     demand = sum_maps(allocated or _NO_AMOUNTS, asked or _NO_AMOUNTS)
-                    busy = True
                 else:
                     demand = {}  # sum_maps of nothing
-                leaves.append(ShareNode(nid, local.spec.weight, _NO_AMOUNTS, demand, _NO_AMOUNTS))
-            if not busy and not usage_read:  # an idle namespace: no demand, usage not read
-                children.append(
-                    ShareNode(locals_[keys[0]].ns_nid, self.state.namespaces[namespace].weight, {}, {}, {}, leaves)
-                )
+                leaves.append(ShareNode(nid, weight, _NO_AMOUNTS, demand, _NO_AMOUNTS, []))
+            if len(leaves) == 1:  # the same as below, without the generators
+                only = leaves[0]
+                demand = sum_maps(only.demand)
+                if usage_read or any(demand.values()):
+                    only.usage = dict(history.get(members[0][0], _NO_AMOUNTS))
+                children.append(ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(only.usage), leaves))
                 continue
             demand = sum_maps(*(leaf.demand for leaf in leaves))
             if usage_read or any(demand.values()):
-                for key, leaf in zip(keys, leaves, strict=True):
+                for (key, _, _), leaf in zip(members, leaves, strict=True):
                     leaf.usage = dict(history.get(key, _NO_AMOUNTS))
             children.append(
-                ShareNode(
-                    locals_[keys[0]].ns_nid,
-                    self.state.namespaces[namespace].weight,
-                    {},
-                    demand,
-                    sum_maps(*(leaf.usage for leaf in leaves)),
-                    leaves,
-                )
+                ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(*(leaf.usage for leaf in leaves)), leaves)
             )
         return ShareNode(
             node_id(CLUSTER_QUEUE, name),
             self.state.queues[name].spec.weight,
-            self.state.tree.subtree_nominal("clusterQueue", name),
+            layout.nominal(self.state.tree, CLUSTER_QUEUE, name),
             sum_maps(*(c.demand for c in children)),
             sum_maps(*(c.usage for c in children)),
             children,
         )
 
     def _share_cohort(self, name: str) -> ShareNode:
-        children_of, queues_of = self._share_layout[0], self._share_layout[1]
-        children = [self._share_cohort(c) for c in children_of.get(name, [])]
-        children += [self._share_queue(q) for q in sorted(queues_of.get(name, []))]
+        layout = self._layout
+        children = [self._share_cohort(c) for c in layout.children_of.get(name, [])]
+        children += [self._share_queue(q) for q in layout.queues_of.get(name, [])]
         weight = self.state.cohorts[name].weight if name in self.state.cohorts else 1.0
         return ShareNode(
             node_id(COHORT, name),
             weight,
-            self.state.tree.subtree_nominal("cohort", name),
+            layout.nominal(self.state.tree, COHORT, name),
             sum_maps(*(c.demand for c in children)),
             sum_maps(*(c.usage for c in children)),
             children,

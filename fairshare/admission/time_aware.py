@@ -20,7 +20,7 @@ cluster and whose two LocalQueues each used a quarter of it sees them both at ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 
 _EPSILON = 1e-9
@@ -101,14 +101,23 @@ def _divide_one(total: float, weight: float, deserved: float, demand: float, usa
     return given
 
 
-def fair_shares(root: ShareNode, capacity: Mapping[str, float], k: float) -> dict[str, dict[str, int]]:
-    """Fair share (millis, rounded) of every node under ``root``, per resource.
+def fair_shares(
+    root: ShareNode, capacity: Mapping[str, float], k: float, read: Container[str] | None = None
+) -> dict[str, dict[str, int]]:
+    """Fair share (millis, rounded) of every node under ``root``, per resource in name order.
 
-    ``root`` gets the whole ``capacity``; its descendants are served level by level.
+    ``root`` gets the whole ``capacity``; its descendants are served level by level. ``read``:
+    the nodes whose shares the caller reads (None: every node); the others are computed (their
+    children's depend on them) but neither rounded nor returned.
     """
-    shares: dict[str, dict[str, float]] = {root.node_id: {r: float(v) for r, v in capacity.items()}}
+    root_id = root.node_id
+    shares: dict[str, dict[str, float]] = {root_id: {r: float(v) for r, v in sorted(capacity.items())}}
     _descend(root, shares, capacity, k)
-    return {node: {r: round(v) for r, v in sorted(per.items())} for node, per in shares.items()}
+    # Every node's share is filled in name order (the root's above, the others in
+    # ``_descend``'s sorted ``resources``): rounding keeps that order.
+    if read is None:
+        return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items()}
+    return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items() if node in read}
 
 
 def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Mapping[str, float], k: float) -> None:
@@ -119,10 +128,24 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
     if not any(mine.values()):
         _nothing(node, resources, shares)
         return
+    # A child without demand (its ``demand`` empty, so its whole subtree's) gets 0 of every
+    # resource from ``divide`` (it takes nothing deserved and never asks), and adding its 0 to
+    # the others' sums changes none of them: it is left out of the division, and its subtree
+    # gets what ``_nothing`` would give it.
+    children = []
+    zero = None  # the shares of the subtrees without demand (one dict: only rounded, never changed)
     for child in node.children:
-        shares[child.node_id] = {}
-    if len(node.children) == 1:
-        only = node.children[0]
+        if child.demand:
+            children.append(child)
+            shares[child.node_id] = {}
+        else:
+            if zero is None:
+                zero = dict.fromkeys(resources, 0.0)
+            shares[child.node_id] = zero
+            if child.children:
+                _idle(child, zero, shares)
+    if len(children) == 1:  # ``divide`` of one child (see ``_divide_one``)
+        only = children[0]
         share = shares[only.node_id]
         for resource in resources:
             total = mine.get(resource, 0.0)
@@ -139,11 +162,12 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         if only.children:
             _descend(only, shares, capacity, k)
         return
+    if not children:
+        return
     for resource in resources:
         total = mine.get(resource, 0.0)
         cap = float(capacity.get(resource, 0))
         scale = cap / total if total > 0 else 0.0
-        children = node.children
         split = divide(
             total,
             [child.weight for child in children],
@@ -154,9 +178,20 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
         )
         for child, amount in zip(children, split, strict=True):
             shares[child.node_id][resource] = amount
-    for child in node.children:
+    for child in children:
         if child.children:
             _descend(child, shares, capacity, k)
+
+
+def _idle(node: ShareNode, zero: dict[str, float], shares: dict[str, dict[str, float]]) -> None:
+    """``_descend``'s shares below a node without demand, whose own share is ``zero`` (0 of
+    each resource its parent divides): ``_nothing`` gives every node below the same, as no
+    node of the subtree adds a resource to the list."""
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        shares[current.node_id] = zero
+        stack.extend(current.children)
 
 
 def _nothing(node: ShareNode, resources: list[str], shares: dict[str, dict[str, float]]) -> None:

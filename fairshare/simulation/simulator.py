@@ -68,7 +68,7 @@ from fairshare.admission.candidates import PendingIndex
 from fairshare.admission.pass_state import CLUSTER_QUEUE, COHORT, LocalState, QueueState
 from fairshare.admission.planner import plan, scope_capacities
 from fairshare.admission.reasons import shortage_json
-from fairshare.admission.scoring import Scoring
+from fairshare.admission.scoring import Scoring, ShareLayout
 from fairshare.errors import ValidationError
 from fairshare.policy import FairSharingPolicy
 from fairshare.quantities import to_base_units
@@ -218,6 +218,7 @@ class _ShareState:
         self.shares: dict[str, dict[str, int]] = {}
         self.ta_demand: dict[str, dict[str, float]] = {}
         self.snapshot = _History(frozen_map(None))
+        self.layout: ShareLayout | None = None  # the fair-share trees' shape, read once
 
 
 class _LazyHistory(Mapping[str, Mapping[str, float]]):
@@ -1115,7 +1116,7 @@ class Simulation:
         state.shares = {}
         state.ta_demand = {}
         state.snapshot = _History(self.historical)
-        Scoring(cast(Any, state)).time_aware_shares(with_demand=False)
+        state.layout = Scoring(cast(Any, state)).time_aware_shares(with_demand=False, layout=state.layout)
         self.fair_shares = state.shares  # a new dict each time, only read
         self._shares_stale = False
 

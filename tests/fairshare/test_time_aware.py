@@ -93,3 +93,58 @@ def test_below_a_node_with_no_share_every_node_gets_zero_of_every_resource_liste
     shares = fair_shares(root, {"cpu": 8000, "memory": 1000}, k=1)
     assert shares["busy"] == {"cpu": 4000, "memory": 0}
     assert shares["idle"] == shares["idle-ns"] == shares["idle-lq"] == {"cpu": 0, "memory": 0}
+
+
+def test_a_child_without_demand_changes_no_other_childs_division_to_the_last_bit():
+    # ``fair_shares`` leaves children without demand out of ``divide`` (they are most of a
+    # ClusterQueue's namespaces at any moment). That is exact only if ``divide`` gives such a
+    # child 0 and every other child the same float as without it, whatever its weight,
+    # deserved quota or usage, and wherever it sits: checked here against ``divide`` itself.
+    rng = random.Random(2626)
+    for _ in range(5000):
+        count = rng.randint(1, 5)
+        total = rng.choice((0.0, 1e-10, 448000.0, rng.uniform(0, 1e6)))
+        weights = [rng.choice((0.0, 1.0, rng.uniform(0, 3))) for _ in range(count)]
+        deserved = [rng.choice((0.0, 64000.0, rng.uniform(0, 5e5))) for _ in range(count)]
+        demand = [rng.choice((1e-10, 128000.0, rng.uniform(0, 1e6))) for _ in range(count)]
+        usage = [rng.choice((0.0, 5.0, rng.uniform(0, 3))) for _ in range(count)]
+        k = rng.choice((0.0, 1.0, 10.0))
+        expected = divide(total, weights, deserved, demand, usage, k)
+        rows = list(zip(weights, deserved, demand, usage, strict=True))
+        idle = rng.randint(1, 3)
+        idle_at = sorted(rng.sample(range(count + idle), idle))  # their places in the longer list
+        for position in idle_at:
+            rows.insert(position, (rng.uniform(0, 3), rng.choice((0.0, 64000.0)), 0.0, rng.uniform(0, 3)))
+        given = divide(total, *(list(column) for column in zip(*rows, strict=True)), k)
+        assert [given[i] for i in idle_at] == [0.0] * len(idle_at)
+        busy = [amount for i, amount in enumerate(given) if i not in idle_at]
+        assert repr(busy) == repr(expected)
+
+
+def _tree(rng: random.Random, name: str, depth: int, idle: bool) -> ShareNode:
+    """A random share tree; ``idle``: every node without demand (a subtree nobody asks in)."""
+    children = [_tree(rng, f"{name}.{i}", depth - 1, idle) for i in range(rng.randint(1, 3))] if depth else []
+    demand = {} if idle else {"cpu": rng.choice((0.0, rng.uniform(0, 2e5))), "memory": rng.uniform(0, 1e6)}
+    usage = {"cpu": rng.uniform(0, 1), "memory": rng.uniform(0, 1)}
+    deserved = {"cpu": rng.choice((0, 30000))}
+    return ShareNode(name, rng.choice((1.0, 2.0)), deserved, demand, usage, children)
+
+
+def test_idle_subtrees_get_zero_and_leave_every_other_share_as_without_them():
+    rng = random.Random(26)
+    for _ in range(300):
+        busy = [_tree(rng, f"busy{i}", rng.randint(0, 2), idle=False) for i in range(rng.randint(1, 4))]
+        capacity = {"cpu": rng.choice((0, 448000)), "memory": 2_000_000, "gpu": rng.choice((0, 8000))}
+        without = fair_shares(ShareNode("root", 1, {}, {}, {}, list(busy)), capacity, k=1)
+        children = list(busy)
+        for i in range(rng.randint(1, 3)):
+            children.insert(rng.randint(0, len(children)), _tree(rng, f"idle{i}", rng.randint(0, 2), idle=True))
+        shares = fair_shares(ShareNode("root", 1, {}, {}, {}, children), capacity, k=1)
+        assert {node: shares[node] for node in without} == without
+        zero = dict.fromkeys(sorted(capacity), 0)
+        assert all(shares[node] == zero for node in shares.keys() - without.keys())
+        # and a caller reading some nodes gets those, the same
+        read = set(rng.sample(sorted(shares), 3))
+        assert fair_shares(ShareNode("root", 1, {}, {}, {}, children), capacity, k=1, read=read) == {
+            node: shares[node] for node in read
+        }
