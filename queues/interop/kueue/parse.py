@@ -59,8 +59,9 @@ def parse_manifests(
 ) -> specs.ParsedManifests:
     """Parse every document; problems are collected, not raised.
 
-    ``skip_unsupported``: documents of kinds fairportal does not model (Topology, AdmissionCheck,
-    MultiKueue*, ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
+    ``skip_unsupported``: documents fairportal does not model (Topology, an AdmissionCheck or
+    MultiKueueConfig it did not write, a MultiKueueCluster without ``fairportal.io/backend``,
+    ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
     ``skipped`` instead of being errors. ``namespace``: the namespace of LocalQueues that have no
     ``metadata.namespace``, as ``kubectl apply -n`` does (one that names another is an error).
     ``terms``: how messages name those options (the command's flags or the API's parameters).

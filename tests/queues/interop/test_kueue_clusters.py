@@ -25,7 +25,7 @@ from queues.interop.kueue.apply import import_manifests
 from queues.interop.kueue.export import export_manifests
 from queues.interop.kueue.parse import parse_manifests
 from queues.interop.kueue.report import ImportFailed
-from queues.models import Cluster, ClusterQueue, ClusterQueueQuota, ResourceFlavor, default_cluster
+from queues.models import Cluster, ClusterQueue, ClusterQueueQuota, Cohort, ResourceFlavor, default_cluster
 from tests.queues.interop.conftest import manifest
 from tests.queues.interop.test_kueue_roundtrip import delete_policy, equivalent_objects
 
@@ -212,6 +212,7 @@ def test_given_the_export_then_clusters_are_labelled_and_secrets_are_references_
 def test_given_three_clusters_then_export_uses_the_same_fixed_number_of_queries(django_assert_num_queries):
     import_manifests(manifest(CLUSTERS), dry_run=False)
     Cluster.objects.create(name="fourth", backend="external")
+    Cohort.objects.create(name="org")  # so the cohorts' quota rows are read too
 
     with django_assert_num_queries(8):  # as test_kueue_roundtrip's single-cluster export
         export_manifests()
@@ -459,3 +460,22 @@ def test_given_specs_then_derived_names_are_dns_labels_whatever_the_cluster_name
 
     assert short == "fairportal-a-b"
     assert DNS_LABEL.match(long) and long.startswith("fairportal-") and len(long) <= 63
+
+
+def test_given_docs_kueue_md_then_its_cluster_example_is_what_export_writes():
+    """docs/kueue.md's YAML example is export output, document for document, and parses."""
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "kueue.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```yaml\n(.*?)```", doc, re.S)
+    import_manifests(manifest(CLUSTERS), dry_run=False)
+    Cluster.objects.filter(name="slurm-b").update(account_queues={}, enabled=True)
+
+    exported = {
+        (document["kind"], document["metadata"]["name"]): document
+        for document in yaml.safe_load_all(export_manifests("v1beta2").to_yaml())
+    }
+
+    shown = list(yaml.safe_load_all(example))
+    assert [document["kind"] for document in shown] == ["MultiKueueCluster", "ResourceFlavor", "AdmissionCheck"]
+    for document in shown:
+        assert exported[(document["kind"], document["metadata"]["name"])] == document
+    assert not parse_manifests(example).problems
