@@ -684,7 +684,7 @@ def parse_multikueue_cluster(index: int, version: str, name: str, root: Reader) 
             raise FieldError(where, f"at most {MAX_MAP_ANNOTATION_CHARS} characters of JSON, got {len(text)}")
         try:
             maps[model_field] = json.loads(text)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep to be a flat map
             raise FieldError(where, f"expected a JSON object of name -> value: {str(error)[:80]}") from None
     spec = root.child("spec")
     _kubeconfig(spec, version, name, notes)
@@ -797,7 +797,7 @@ def _admission_checks_strategy(spec: Reader) -> list[specs.DerivedCheck]:
                 join(rule_field, "onFlavors"),
                 "a MultiKueue check applies to every flavor of the ClusterQueue (Kueue refuses it per flavor)",
             )
-        others = sorted(set(rule) - {"name", "onFlavors"})
+        others = sorted(str(key) for key in set(rule) - {"name", "onFlavors"})
         if others:
             raise FieldError(join(rule_field, str(others[0])), "is not a field of an admission check rule")
         derived.append(specs.DerivedCheck(rule["name"], join(rule_field, "name")))

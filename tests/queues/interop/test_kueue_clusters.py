@@ -352,6 +352,33 @@ def test_given_a_huge_map_annotation_then_it_is_refused_without_being_echoed():
     ]
 
 
+@pytest.mark.parametrize(
+    ("annotation", "expected"),
+    [
+        ("[" * 30_000 + "]" * 30_000, "expected a JSON object of name -> value"),
+        ("[1, 2]", "flavor_partitions: expected an object of name -> value"),
+    ],
+)
+def test_given_a_map_annotation_that_is_not_a_flat_object_then_it_is_an_error_not_a_crash(annotation, expected):
+    problems = problems_of(cluster_document(f"fairportal.io/flavor-partitions: '{annotation}'"))
+
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        f"document 1 (MultiKueueCluster 'x'): metadata.annotations[fairportal.io/flavor-partitions]: {expected}"
+    )
+
+
+def test_given_a_derived_rule_with_odd_keys_then_the_field_is_named():
+    text = manifest(CLUSTERS).replace(
+        "      - name: fairportal-slurm-a-slurm-b\n", "      - {name: fairportal-slurm-a-slurm-b, 1: a, b: c}\n"
+    )
+
+    assert problems_of(text) == [
+        "document 9 (ClusterQueue 'gpu'): spec.admissionChecksStrategy.admissionChecks[0].1: is not a field of an "
+        "admission check rule"
+    ]
+
+
 def test_given_a_kubernetes_worker_cluster_then_it_is_unsupported_unless_skipped():
     worker = cluster_document(labels="{}")
 
