@@ -506,3 +506,26 @@ def test_given_docs_kueue_md_then_its_cluster_example_is_what_export_writes():
     for document in shown:
         assert exported[(document["kind"], document["metadata"]["name"])] == document
     assert not parse_manifests(example).problems
+
+
+def test_given_two_multikueue_checks_on_a_queue_then_the_second_is_refused_as_kueue_does():
+    text = manifest(CLUSTERS).replace(
+        "      - name: fairportal-slurm-a-slurm-b\n",
+        "      - name: fairportal-slurm-a-slurm-b\n      - name: fairportal-x\n",
+    )
+
+    assert problems_of(text) == [
+        "document 9 (ClusterQueue 'gpu'): spec.admissionChecksStrategy.admissionChecks[1].name: a ClusterQueue has at "
+        "most one MultiKueue check (as in Kueue)"
+    ]
+
+
+def test_given_a_check_whose_config_is_not_in_the_file_then_its_parameters_name_is_refused():
+    text = manifest(CLUSTERS).replace(
+        "kind: MultiKueueConfig, name: fairportal-slurm-a-slurm-b}", "kind: MultiKueueConfig, name: elsewhere}"
+    )
+
+    assert problems_of(text) == [
+        "document 8 (AdmissionCheck 'fairportal-slurm-a-slurm-b'): spec.parameters.name: MultiKueueConfig "
+        "'elsewhere' is not in the file (fairportal does not store them)"
+    ]
