@@ -25,6 +25,7 @@ from queues.interop.kueue.parse import ManifestError, parse_manifests
 from queues.interop.kueue.reader import Problem
 from queues.interop.kueue.report import (
     CREATED,
+    DERIVED,
     UNCHANGED,
     UPDATED,
     ImportFailed,
@@ -35,6 +36,7 @@ from queues.interop.kueue.report import (
 from queues.interop.kueue.safety import find_disruptions
 from queues.locks import advisory_xact_locks
 from queues.models import (
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -44,7 +46,7 @@ from queues.models import (
     ResourceFlavor,
     WorkloadPriorityClass,
 )
-from queues.services.policy import QuotaRow, apply_stop_rule, replace_quota_rows
+from queues.services.policy import QuotaRow, apply_stop_rule, mixed_clusters, replace_quota_rows
 
 _M = TypeVar("_M", bound=models.Model)
 
@@ -238,6 +240,8 @@ class _Importer:
     # -- kinds, in dependency order -----------------------------------------------------------
 
     def run(self, parsed: specs.ParsedManifests) -> None:
+        for spec in parsed.of_kind(specs.MULTIKUEUE_CLUSTER):
+            self.cluster(spec)
         for spec in parsed.of_kind(specs.RESOURCE_FLAVOR):
             self.resource_flavor(spec)
         for spec in parsed.of_kind(specs.WORKLOAD_PRIORITY_CLASS):
@@ -247,12 +251,135 @@ class _Importer:
             self.cluster_queue(spec)
         for spec in parsed.of_kind(specs.LOCAL_QUEUE):
             self.local_queue(spec)
+        self.derived(parsed)
+        self.one_cluster_per_workload(parsed)
+
+    def cluster(self, spec: specs.ClusterSpec) -> None:
+        """A MultiKueueCluster -> a Cluster: backend, enabled, connection and maps are the whole
+        object (an absent annotation empties its field). The installation's default cluster
+        (``fairportal.io/from-settings``) takes its backend and connection from the settings, so
+        only its description and enabled flag are imported."""
+        instance = Cluster.objects.filter(name=spec.name).first()
+        stored_default = instance is not None and instance.from_settings
+        if spec.from_settings != stored_default:
+            default = Cluster.objects.filter(from_settings=True).values_list("name", flat=True).first()
+            if spec.from_settings:
+                message = f"this installation's default cluster is {default!r}, not {spec.name!r}"
+            else:
+                message = 'this is the installation\'s default cluster: it needs "true" (backend and connection come from the settings)'
+            self.problem(spec, spec.fields["from_settings"], message)
+            return
+        if spec.from_settings and instance is not None and spec.backend != instance.effective_backend:
+            spec.notes.append(
+                f"backend {spec.backend} not applied: the default cluster's backend is CLUSTER_BACKEND "
+                f"({instance.effective_backend})"
+            )
+
+        def assign(cluster: Cluster) -> None:
+            cluster.enabled = spec.enabled
+            if spec.description is not None:
+                cluster.description = spec.description
+            cluster.backend = "" if spec.from_settings else spec.backend
+            for _, field in specs.CONNECTION_ANNOTATIONS:
+                setattr(cluster, field, spec.connection.get(field, "cli" if field == "slurm_transport" else ""))
+            for _, field in specs.MAP_ANNOTATIONS:
+                setattr(cluster, field, spec.maps.get(field, {}))
+
+        self.save(spec, instance or Cluster(name=spec.name), created=instance is None, assign=assign)
+
+    def derived(self, parsed: specs.ParsedManifests) -> None:
+        """MultiKueueConfigs and AdmissionChecks are derived from the flavors' clusters, never
+        stored: each is checked against the file (its clusters exist, its config is there) and
+        listed as ``derived``."""
+        configs = {spec.name: spec for spec in parsed.of_kind(specs.MULTIKUEUE_CONFIG)}
+        in_file = {spec.name for spec in parsed.of_kind(specs.MULTIKUEUE_CLUSTER)} | {
+            document.name for document in self.report.skipped if document.kind == specs.MULTIKUEUE_CLUSTER
+        }
+        named = {name for config in configs.values() for name in config.clusters}
+        stored = set(Cluster.objects.filter(name__in=named).values_list("name", flat=True))
+        for config in configs.values():
+            for position, name in enumerate(config.clusters):
+                if name not in in_file and name not in stored:
+                    self.problem(config, f"spec.clusters[{position}]", self.missing(specs.MULTIKUEUE_CLUSTER, name))
+            self.listed_as_derived(config)
+        for check in parsed.of_kind(specs.ADMISSION_CHECK):
+            if check.config not in configs:
+                self.problem(
+                    check,
+                    check.fields["config"],
+                    f"MultiKueueConfig {check.config!r} is not in the file (fairportal does not store them)",
+                )
+            self.listed_as_derived(check)
+
+    def listed_as_derived(self, spec: specs.ObjectSpec) -> None:
+        self.report.objects.append(
+            ObjectResult(
+                index=spec.index,
+                kind=spec.kind,
+                name=spec.key,
+                action=DERIVED,
+                notes=[*spec.notes, "not stored: export derives it from the clusters of each ClusterQueue's flavors"],
+            )
+        )
+
+    def one_cluster_per_workload(self, parsed: specs.ParsedManifests) -> None:
+        """After every write: each ClusterQueue the file names or whose flavor it touches still
+        places a workload on one cluster (``policy.mixed_clusters``), and a ClusterQueue's
+        MultiKueue check in the file lists every cluster its flavors are on."""
+        queue_specs = {spec.name: spec for spec in parsed.of_kind(specs.CLUSTER_QUEUE)}
+        flavor_specs = {spec.name: spec for spec in parsed.of_kind(specs.RESOURCE_FLAVOR)}
+        rows_by_queue: dict[str, list[ClusterQueueQuota]] = {}
+        touched = ClusterQueueQuota.objects.filter(
+            models.Q(cluster_queue__name__in=queue_specs) | models.Q(flavor__name__in=flavor_specs)
+        ).values_list("cluster_queue_id", flat=True)
+        for row in ClusterQueueQuota.objects.filter(cluster_queue_id__in=touched).select_related(
+            "cluster_queue", "flavor__cluster"
+        ):
+            rows_by_queue.setdefault(row.cluster_queue.name, []).append(row)
+        checks = {spec.name: spec for spec in parsed.of_kind(specs.ADMISSION_CHECK)}
+        configs = {spec.name: spec for spec in parsed.of_kind(specs.MULTIKUEUE_CONFIG)}
+        for queue_name, rows in sorted(rows_by_queue.items()):
+            problem = mixed_clusters([(row.flavor, row.resource) for row in rows])
+            queue_spec = queue_specs.get(queue_name)
+            if problem:
+                if queue_spec is not None:
+                    self.problem(queue_spec, "spec.resourceGroups", problem)
+                else:
+                    moved = sorted({row.flavor.name for row in rows} & set(flavor_specs))
+                    flavor_spec = flavor_specs[moved[0]]
+                    field = flavor_spec.fields.get("cluster", "metadata.name")
+                    self.problem(flavor_spec, field, f"ClusterQueue {queue_name}: {problem}")
+                continue
+            if queue_spec is None or not queue_spec.derived_checks:
+                continue
+            check_ref = queue_spec.derived_checks[0]
+            check = checks.get(check_ref.name)
+            config = configs.get(check.config) if check is not None else None
+            if config is None:
+                continue  # the check was not in the file (or reported above): export derives it anyway
+            on = sorted({row.flavor.cluster.name for row in rows} - set(config.clusters))
+            if on:
+                self.problem(
+                    queue_spec,
+                    check_ref.path,
+                    f"AdmissionCheck {check_ref.name} dispatches to {', '.join(config.clusters)[:200]} but flavors of "
+                    f"this ClusterQueue are on {', '.join(on)[:200]} (the flavor's {specs.CLUSTER_ANNOTATION} decides)",
+                )
 
     def resource_flavor(self, spec: specs.ResourceFlavorSpec) -> None:
         instance = ResourceFlavor.objects.filter(name=spec.name).first()
         created = instance is None
 
+        cluster = None
+        if spec.cluster is not None:
+            cluster = Cluster.objects.filter(name=spec.cluster).first()
+            if cluster is None:
+                self.problem(spec, spec.fields["cluster"], self.missing(specs.MULTIKUEUE_CLUSTER, spec.cluster))
+                return
+
         def assign(flavor: ResourceFlavor) -> None:
+            if cluster is not None:
+                flavor.cluster = cluster
             flavor.node_labels = spec.node_labels
             flavor.kueue_extra = spec.extra
             if spec.description is not None:

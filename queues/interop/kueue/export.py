@@ -5,11 +5,19 @@ every quantity in the notation the manifest wrote it in (``kueue_notation``: ``8
 ``800Gi`` for any resource, ``500m`` stays ``500m``),
 fields kept from an earlier import (``kueue_extra``) are put back at their paths, and the
 description travels as the ``fairportal.io/description`` annotation. Reads a fixed number of
-queries whatever the size of the cluster.
+queries (eight) whatever the size of the installation.
+
+Clusters (when there is more than the installation's default one): every ``Cluster`` is a
+``MultiKueueCluster`` (``multikueue_cluster``), every flavor names its cluster in the
+``fairportal.io/cluster`` annotation, and a ClusterQueue whose flavors are on several clusters
+gets the MultiKueue ``AdmissionCheck`` (and its ``MultiKueueConfig``) derived from them, listing
+the clusters in the queue's flavor order. Import reads them back (``apply``); the derived check
+and config are checked there, never stored.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,6 +31,7 @@ from queues.interop.kueue import specs
 from queues.interop.kueue.notation import quantity_notation, weight_notation
 from queues.models import (
     AdmissionMode,
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -82,11 +91,17 @@ def resource_groups(rows: Iterable[Any], notation: dict[str, str] | None = None)
     return [{"coveredResources": list(covered), "flavors": flavors} for covered, flavors in groups.items()]
 
 
-def _metadata(name: str, description: str, extra: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+def _metadata(
+    name: str,
+    description: str,
+    extra: dict[str, Any],
+    namespace: str | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     if namespace:
         metadata["namespace"] = namespace
-    annotations = dict(extra.get("metadata.annotations") or {})
+    annotations = dict(extra.get("metadata.annotations") or {}) | (annotations or {})
     if description:
         annotations[specs.DESCRIPTION_ANNOTATION] = description
     if annotations:
@@ -133,13 +148,15 @@ def _emit(
     *,
     annotation: str | None = None,
     namespace: str | None = None,
+    annotations: dict[str, str] | None = None,
     **body: Any,
 ) -> None:
     """Add ``obj``'s manifest to ``result``: its metadata, ``body``, and the Kueue fields it kept
     (``kueue_extra``) put back in place (a conflict is a warning naming ``where``). The metadata's
     description is ``obj.description`` unless ``annotation`` says otherwise."""
     text = obj.description if annotation is None else annotation
-    document = _document(api_version, kind, _metadata(obj.name, text, obj.kueue_extra, namespace=namespace), **body)
+    metadata = _metadata(obj.name, text, obj.kueue_extra, namespace=namespace, annotations=annotations)
+    document = _document(api_version, kind, metadata, **body)
     place_extra(document, obj.kueue_extra, where, result.warnings)
     result.documents.append(document)
 
@@ -182,9 +199,18 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
     result = ExportResult()
     warnings = result.warnings
 
-    for flavor in ResourceFlavor.objects.order_by("name"):
+    clusters = list(Cluster.objects.order_by("name"))
+    # One cluster that is the installation's default: a single-cluster Kueue setup, as before.
+    with_clusters = len(clusters) > 1 or any(not cluster.from_settings for cluster in clusters)
+    if with_clusters:
+        for cluster in clusters:
+            result.documents.append(multikueue_cluster(cluster, api_version))
+
+    for flavor in ResourceFlavor.objects.select_related("cluster").order_by("name"):
         spec: dict[str, Any] = {"nodeLabels": dict(flavor.node_labels)} if flavor.node_labels else {}
-        _emit(result, api_version, specs.RESOURCE_FLAVOR, flavor, f"ResourceFlavor {flavor.name}", spec=spec)
+        on = {specs.CLUSTER_ANNOTATION: flavor.cluster.name} if with_clusters else None
+        where = f"ResourceFlavor {flavor.name}"
+        _emit(result, api_version, specs.RESOURCE_FLAVOR, flavor, where, annotations=on, spec=spec)
 
     for priority_class in WorkloadPriorityClass.objects.order_by("name"):
         body: dict[str, Any] = {"value": priority_class.value}
@@ -213,11 +239,15 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
 
     queue_quotas = Prefetch(
         "quotas",
-        queryset=ClusterQueueQuota.objects.select_related("flavor").order_by(
+        queryset=ClusterQueueQuota.objects.select_related("flavor__cluster").order_by(
             "flavor_order", "flavor__name", "resource"
         ),
     )
-    for queue in ClusterQueue.objects.select_related("cohort").prefetch_related(queue_quotas).order_by("name"):
+    queues = list(ClusterQueue.objects.select_related("cohort").prefetch_related(queue_quotas).order_by("name"))
+    checks = {queue.pk: _spanned_clusters(queue) for queue in queues}
+    for spanned in dict.fromkeys(spanned for spanned in checks.values() if spanned):
+        _multikueue_check(result, api_version, spanned)
+    for queue in queues:
         where = f"ClusterQueue {queue.name}"
         spec = {}
         if queue.cohort is not None:
@@ -239,6 +269,8 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         if queue.admission_mode:
             spec["admissionScope"] = _admission_scope(queue.admission_mode, where, warnings)
         _emit(result, api_version, specs.CLUSTER_QUEUE, queue, where, spec=_with_quotas(spec, queue))
+        if checks[queue.pk]:
+            _with_multikueue_check(result.documents[-1], queue, specs.multikueue_name(checks[queue.pk]), warnings)
 
     for local in LocalQueue.objects.select_related("namespace", "cluster_queue").order_by("namespace__name", "name"):
         where = f"LocalQueue {local.key}"
@@ -249,3 +281,85 @@ def export_manifests(api_version: str = specs.DEFAULT_EXPORT_VERSION) -> ExportR
         }
         _emit(result, api_version, specs.LOCAL_QUEUE, local, where, namespace=local.namespace.name, spec=spec)
     return result
+
+
+# -- clusters as MultiKueue ----------------------------------------------------------------------
+
+
+def multikueue_cluster(cluster: Cluster, api_version: str) -> dict[str, Any]:
+    """One Cluster as a MultiKueueCluster: the backend as the ``fairportal.io/backend`` label, the
+    connection and maps as ``fairportal.io/`` annotations (the token's *reference*, never a secret),
+    and a kubeConfig naming the Secret ``<name>-kubeconfig``, which nothing creates: a real Kueue
+    marks such a cluster inactive and dispatches nothing to it (it is not a Kubernetes cluster)."""
+    annotations: dict[str, str] = {}
+    if cluster.description:
+        annotations[specs.DESCRIPTION_ANNOTATION] = cluster.description
+    if cluster.from_settings:
+        annotations[specs.FROM_SETTINGS_ANNOTATION] = "true"
+    if not cluster.enabled:
+        annotations[specs.ENABLED_ANNOTATION] = "false"
+    for annotation, field_name in specs.CONNECTION_ANNOTATIONS:
+        value = getattr(cluster, field_name)
+        if value and not (field_name == "slurm_transport" and value == "cli"):
+            annotations[annotation] = value
+    for annotation, field_name in specs.MAP_ANNOTATIONS:
+        mapping = getattr(cluster, field_name)
+        if mapping:
+            annotations[annotation] = json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+    metadata: dict[str, Any] = {"name": cluster.name, "labels": {specs.BACKEND_LABEL: cluster.effective_backend}}
+    if annotations:
+        metadata["annotations"] = annotations
+    kube_config = {"locationType": "Secret", "location": specs.kubeconfig_secret(cluster.name)}
+    spec: dict[str, Any] = kube_config
+    for key in reversed(specs.KUBECONFIG_PATH[api_version]):
+        spec = {key: spec}
+    return _document(api_version, specs.MULTIKUEUE_CLUSTER, metadata, spec=spec)
+
+
+def _spanned_clusters(queue: ClusterQueue) -> tuple[str, ...]:
+    """The clusters of ``queue``'s flavors in its flavor order (Kueue's Incremental dispatcher
+    tries a MultiKueueConfig's clusters in list order), when there are several; else ``()``."""
+    ordered = tuple(dict.fromkeys(row.flavor.cluster.name for row in queue.quotas.all()))
+    return ordered if len(ordered) > 1 else ()
+
+
+def _multikueue_check(result: ExportResult, api_version: str, clusters: tuple[str, ...]) -> None:
+    """The MultiKueueConfig listing ``clusters`` and the AdmissionCheck naming it (one pair per
+    distinct list), labelled as fairportal's: an import checks them and derives them again."""
+    name = specs.multikueue_name(clusters)
+    labels = {specs.MANAGED_BY_LABEL: specs.MANAGED_BY}
+    if len(clusters) > specs.MAX_MULTIKUEUE_CLUSTERS:
+        result.warnings.append(
+            f"MultiKueueConfig {name}: {len(clusters)} clusters; Kueue accepts at most {specs.MAX_MULTIKUEUE_CLUSTERS}"
+        )
+    result.documents.append(
+        _document(
+            api_version,
+            specs.MULTIKUEUE_CONFIG,
+            {"name": name, "labels": dict(labels)},
+            spec={"clusters": list(clusters)},
+        )
+    )
+    parameters = {"apiGroup": specs.KUEUE_GROUP, "kind": specs.MULTIKUEUE_CONFIG, "name": name}
+    result.documents.append(
+        _document(
+            api_version,
+            specs.ADMISSION_CHECK,
+            {"name": name, "labels": dict(labels)},
+            spec={"controllerName": specs.MULTIKUEUE_CONTROLLER, "parameters": parameters},
+        )
+    )
+
+
+def _with_multikueue_check(document: dict[str, Any], queue: ClusterQueue, check: str, warnings: list[str]) -> None:
+    """Add the derived MultiKueue check to a ClusterQueue spanning clusters, after the rules it
+    kept from an import (a check of another controller, a ProvisioningRequest...)."""
+    spec = document["spec"]
+    kept = spec.get("admissionChecksStrategy") or {}
+    rules = [rule for rule in kept.get("admissionChecks") or [] if rule.get("name") != check]
+    spec["admissionChecksStrategy"] = {**kept, "admissionChecks": [*rules, {"name": check}]}
+    if "admissionChecks" in spec:
+        warnings.append(
+            f"ClusterQueue {queue.name}: Kueue refuses spec.admissionChecks next to spec.admissionChecksStrategy "
+            f"(the MultiKueue check {check}); move the kept checks into admissionChecksStrategy"
+        )

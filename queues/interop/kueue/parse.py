@@ -7,6 +7,7 @@ run reports all of them. Field names follow the document's own API version: v1be
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -58,8 +59,9 @@ def parse_manifests(
 ) -> specs.ParsedManifests:
     """Parse every document; problems are collected, not raised.
 
-    ``skip_unsupported``: documents of kinds fairportal does not model (Topology, AdmissionCheck,
-    MultiKueue*, ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
+    ``skip_unsupported``: documents fairportal does not model (Topology, an AdmissionCheck or
+    MultiKueueConfig it did not write, a MultiKueueCluster without ``fairportal.io/backend``,
+    ProvisioningRequestConfig, a Namespace, a Deployment, ...) are listed in
     ``skipped`` instead of being errors. ``namespace``: the namespace of LocalQueues that have no
     ``metadata.namespace``, as ``kubectl apply -n`` does (one that names another is an error).
     ``terms``: how messages name those options (the command's flags or the API's parameters).
@@ -108,8 +110,45 @@ def _unsupported(doc: Any) -> bool:
     if group == specs.CONFIG_GROUP:
         return kind != specs.CONFIGURATION
     if group == specs.KUEUE_GROUP:
-        return kind not in specs.KINDS
+        return kind not in specs.KINDS or _not_fairportals(doc) is not None
     return True
+
+
+def _labels(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = doc.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _not_fairportals(doc: Mapping[str, Any]) -> FieldError | None:
+    """Why a MultiKueue document is not one of fairportal's (None: it is, or it is another kind).
+
+    A MultiKueueCluster is a fairportal Cluster when labelled with its backend (one without is a
+    Kubernetes worker cluster, which fairportal cannot drive yet); a MultiKueueConfig or
+    AdmissionCheck is read only when fairportal derived it (``app.kubernetes.io/managed-by``)."""
+    kind = doc.get("kind")
+    labels = _labels(doc)
+    if kind == specs.MULTIKUEUE_CLUSTER and specs.BACKEND_LABEL not in labels:
+        return FieldError(
+            _meta_field("labels", specs.BACKEND_LABEL),
+            "required: a MultiKueueCluster without it is a Kubernetes worker cluster, which fairportal cannot "
+            "drive yet (give the backend, simulated, external or slurm, for one of fairportal's clusters)",
+        )
+    if (
+        kind in (specs.MULTIKUEUE_CONFIG, specs.ADMISSION_CHECK)
+        and labels.get(specs.MANAGED_BY_LABEL) != specs.MANAGED_BY
+    ):
+        return FieldError(
+            _meta_field("labels", specs.MANAGED_BY_LABEL),
+            f"a {kind} is read only when fairportal derived it ({specs.MANAGED_BY_LABEL}: {specs.MANAGED_BY}); "
+            "fairportal writes its MultiKueue checks from the flavors' clusters",
+        )
+    return None
+
+
+def _meta_field(section: str, key: str) -> str:
+    """The path of one label or annotation, e.g. ``metadata.labels[fairportal.io/backend]``."""
+    return f"metadata.{section}[{key}]"
 
 
 def _metadata_name(doc: Any) -> str:
@@ -152,6 +191,9 @@ def parse_document(
             f"{kind!r} is not supported (supported: {', '.join(specs.KINDS)}, Configuration; "
             f"{terms.skip_unsupported} skips the others)",
         )
+    foreign = _not_fairportals(doc)
+    if foreign is not None:
+        raise FieldError(foreign.field, f"{foreign.message}; {terms.skip_unsupported} skips such documents")
     unknown: dict[str, Any] = {}
     root = Reader(doc, "", unknown)
     root.ignore("apiVersion")
@@ -169,6 +211,13 @@ def parse_document(
     if description is not None:
         spec.description = description
     root.finish()
+    if unknown and kind in _NOTHING_KEPT:
+        path = next(iter(unknown))
+        raise FieldError(
+            path,
+            f"is not modelled: fairportal keeps no other field of a {kind} "
+            f"({'a Cluster has no place for it' if kind == specs.MULTIKUEUE_CLUSTER else 'it derives the object'})",
+        )
     spec.extra = unknown
     spec.notes = notes
     return spec
@@ -399,13 +448,20 @@ def parse_resource_flavor(index: int, version: str, name: str, root: Reader) -> 
     if not isinstance(labels, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
         raise FieldError(spec.field("nodeLabels"), "expected a mapping of label names to string values")
     spec.finish()
+    fields = {"node_labels": "spec.nodeLabels", "name": "metadata.name"}
+    cluster = _pop_meta(root, "annotations", specs.CLUSTER_ANNOTATION)
+    if cluster is not None:
+        fields["cluster"] = _meta_field("annotations", specs.CLUSTER_ANNOTATION)
+        if not cluster:
+            raise FieldError(fields["cluster"], "expected the name of a cluster (a MultiKueueCluster)")
     return specs.ResourceFlavorSpec(
         index=index,
         api_version=version,
         kind=specs.RESOURCE_FLAVOR,
         name=name,
         node_labels=dict(labels),
-        fields={"node_labels": "spec.nodeLabels", "name": "metadata.name"},
+        cluster=cluster,
+        fields=fields,
     )
 
 
@@ -454,6 +510,7 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
     fields["preemption_within_cluster_queue"] = preemption.field("withinClusterQueue")
     fields["reclaim_within_cohort"] = preemption.field("reclaimWithinCohort")
     preemption.finish()
+    derived_checks = _admission_checks_strategy(spec)
     notation: dict[str, str] = {}
     weight = _fair_sharing_weight(spec, fields, notation)
     mode = _admission_mode(spec, fields)
@@ -476,6 +533,7 @@ def parse_cluster_queue(index: int, version: str, name: str, root: Reader) -> sp
         reclaim_within_cohort=reclaim,
         stop_policy=stop_policy,
         quotas=quotas,
+        derived_checks=derived_checks,
         fields=fields,
         notation=notation | _quota_notation(quotas),
     )
@@ -522,13 +580,249 @@ def parse_priority_class(index: int, version: str, name: str, root: Reader) -> s
     )
 
 
+# -- clusters (MultiKueue) ----------------------------------------------------------------------
+
+# The annotation texts a MultiKueueCluster may carry are bounded (the model bounds each field; a
+# map annotation is JSON text, read only when it is this short).
+MAX_MAP_ANNOTATION_CHARS = 64 * 1024
+
+
+def _pop_meta(root: Reader, section: str, key: str) -> str | None:
+    """Take one label or annotation out of what ``_read_metadata`` kept as unknown (a string, or
+    None when absent); the rest stays unknown."""
+    where = f"metadata.{section}"
+    kept = root.unknown.get(where)
+    if not isinstance(kept, dict) or key not in kept:
+        return None
+    value = kept.pop(key)
+    if not kept:
+        root.unknown.pop(where)
+    if not isinstance(value, str):
+        raise FieldError(_meta_field(section, key), f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _take_labels(root: Reader) -> None:
+    """Move ``metadata.labels`` into ``root.unknown`` as a dict (``_read_metadata`` kept them there)."""
+    labels = root.unknown.get("metadata.labels")
+    if labels is not None and not isinstance(labels, Mapping):
+        raise FieldError("metadata.labels", "expected a mapping of strings")
+    if labels is not None:
+        root.unknown["metadata.labels"] = dict(labels)
+
+
+def _flag(root: Reader, key: str, default: bool) -> bool:
+    text = _pop_meta(root, "annotations", key)
+    if text is None:
+        return default
+    if text not in ("true", "false"):
+        raise FieldError(_meta_field("annotations", key), f'expected "true" or "false", got {text[:20]!r}')
+    return text == "true"
+
+
+def _kubeconfig(spec: Reader, version: str, name: str, notes: list[str]) -> None:
+    """Check ``kubeConfig`` as Kueue's KubeConfig type has it (location 1-256 characters,
+    locationType Secret or Path); fairportal does not store it: it reaches the cluster through
+    its backend, and export writes the Secret ``specs.kubeconfig_secret``."""
+    other = "v1beta2" if version == "v1beta1" else "v1beta1"
+    for wrong in specs.KUBECONFIG_PATH[other][:1]:
+        if spec.has(wrong) and wrong != specs.KUBECONFIG_PATH[version][0]:
+            where = "spec." + ".".join(specs.KUBECONFIG_PATH[version])
+            raise FieldError(spec.field(wrong), f"is the {other} name; {specs.KUEUE_GROUP}/{version} writes {where}")
+    holder = spec
+    for key in specs.KUBECONFIG_PATH[version][:-1]:
+        holder = holder.child(key)
+    key = specs.KUBECONFIG_PATH[version][-1]
+    if not holder.has(key):
+        raise FieldError(
+            holder.field(key), "required (Kueue needs it; fairportal writes a Secret <cluster>-kubeconfig)"
+        )
+    config = holder.child(key)
+    location = config.string("location")
+    if not location or len(location) > specs.MAX_KUBECONFIG_LOCATION:
+        raise FieldError(config.field("location"), f"expected 1 to {specs.MAX_KUBECONFIG_LOCATION} characters")
+    location_type = config.choice("locationType", list(specs.KUBECONFIG_LOCATION_TYPES), "Secret")
+    config.finish()
+    if holder is not spec:
+        holder.finish()
+    expected = specs.kubeconfig_secret(name)
+    if (location_type, location) != ("Secret", expected):
+        notes.append(
+            f"{config.path} not stored (fairportal reaches this cluster through its backend); "
+            f"exported as the Secret {expected}"
+        )
+
+
+def parse_multikueue_cluster(index: int, version: str, name: str, root: Reader) -> specs.ClusterSpec:
+    """A MultiKueueCluster labelled ``fairportal.io/backend``: a fairportal Cluster, its connection
+    and maps in ``fairportal.io/`` annotations (secrets as references only, as the model keeps them)."""
+    _take_labels(root)
+    notes: list[str] = []
+    fields = {"name": "metadata.name", "description": _meta_field("annotations", specs.DESCRIPTION_ANNOTATION)}
+    backend_field = _meta_field("labels", specs.BACKEND_LABEL)
+    backend = _pop_meta(root, "labels", specs.BACKEND_LABEL) or ""
+    if backend not in specs.CLUSTER_BACKENDS:
+        raise FieldError(backend_field, f"must be one of {', '.join(specs.CLUSTER_BACKENDS)}, got {backend[:40]!r}")
+    fields["backend"] = backend_field
+    from_settings = _flag(root, specs.FROM_SETTINGS_ANNOTATION, False)
+    fields["from_settings"] = _meta_field("annotations", specs.FROM_SETTINGS_ANNOTATION)
+    enabled = _flag(root, specs.ENABLED_ANNOTATION, True)
+    fields["enabled"] = _meta_field("annotations", specs.ENABLED_ANNOTATION)
+    connection: dict[str, str] = {}
+    for annotation, model_field in specs.CONNECTION_ANNOTATIONS:
+        fields[model_field] = _meta_field("annotations", annotation)
+        value = _pop_meta(root, "annotations", annotation)
+        if value is not None:
+            connection[model_field] = value
+    maps: dict[str, Any] = {}
+    for annotation, model_field in specs.MAP_ANNOTATIONS:
+        fields[model_field] = where = _meta_field("annotations", annotation)
+        text = _pop_meta(root, "annotations", annotation)
+        if text is None:
+            continue
+        if len(text) > MAX_MAP_ANNOTATION_CHARS:
+            raise FieldError(where, f"at most {MAX_MAP_ANNOTATION_CHARS} characters of JSON, got {len(text)}")
+        try:
+            maps[model_field] = json.loads(text)
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep to be a flat map
+            raise FieldError(where, f"expected a JSON object of name -> value: {str(error)[:80]}") from None
+    spec = root.child("spec")
+    _kubeconfig(spec, version, name, notes)
+    spec.finish()
+    return specs.ClusterSpec(
+        index=index,
+        api_version=version,
+        kind=specs.MULTIKUEUE_CLUSTER,
+        name=name,
+        backend=backend,
+        from_settings=from_settings,
+        enabled=enabled,
+        connection=connection,
+        maps=maps,
+        fields=fields,
+        notes=notes,
+    )
+
+
+def _managed(root: Reader) -> None:
+    """Take the managed-by label (``_not_fairportals`` checked it is fairportal's)."""
+    _take_labels(root)
+    _pop_meta(root, "labels", specs.MANAGED_BY_LABEL)
+
+
+def parse_multikueue_config(index: int, version: str, name: str, root: Reader) -> specs.MultiKueueConfigSpec:
+    """A MultiKueueConfig fairportal derived: ``spec.clusters`` as Kueue bounds it (1 to 20 unique
+    names of at most 256 characters)."""
+    _managed(root)
+    spec = root.child("spec")
+    field = spec.field("clusters")
+    raw = spec.take("clusters")
+    if not isinstance(raw, list) or not 1 <= len(raw) <= specs.MAX_MULTIKUEUE_CLUSTERS:
+        raise FieldError(field, f"expected a list of 1 to {specs.MAX_MULTIKUEUE_CLUSTERS} MultiKueueCluster names")
+    clusters: list[str] = []
+    for position, item in enumerate(raw):
+        if not isinstance(item, str) or not item or len(item) > specs.MAX_KUBECONFIG_LOCATION:
+            raise FieldError(join(field, position), "expected the name of a MultiKueueCluster")
+        if item in clusters:
+            raise FieldError(join(field, position), f"{item!r} is listed twice (Kueue: must be unique)")
+        clusters.append(item)
+    spec.finish()
+    return specs.MultiKueueConfigSpec(
+        index=index, api_version=version, kind=specs.MULTIKUEUE_CONFIG, name=name, clusters=clusters
+    )
+
+
+def parse_admission_check(index: int, version: str, name: str, root: Reader) -> specs.AdmissionCheckSpec:
+    """A MultiKueue AdmissionCheck fairportal derived: ``controllerName`` Kueue's MultiKueue
+    controller, ``parameters`` a reference to a MultiKueueConfig (Kueue's
+    AdmissionCheckParametersReference: apiGroup, kind, name)."""
+    _managed(root)
+    spec = root.child("spec")
+    controller = spec.string("controllerName")
+    if controller != specs.MULTIKUEUE_CONTROLLER:
+        raise FieldError(
+            spec.field("controllerName"), f"must be {specs.MULTIKUEUE_CONTROLLER}, got {controller[:60]!r}"
+        )
+    if not spec.has("parameters"):
+        raise FieldError(spec.field("parameters"), "required (the MultiKueueConfig that lists the clusters)")
+    parameters = spec.child("parameters")
+    for key, expected in (("apiGroup", specs.KUEUE_GROUP), ("kind", specs.MULTIKUEUE_CONFIG)):
+        value = parameters.string(key)
+        if value != expected:
+            raise FieldError(parameters.field(key), f"must be {expected}, got {value[:60]!r}")
+    config = parameters.string("name")
+    if not config or len(config) > 63:
+        raise FieldError(parameters.field("name"), "expected the name of a MultiKueueConfig (at most 63 characters)")
+    parameters.finish()
+    spec.finish()
+    return specs.AdmissionCheckSpec(
+        index=index,
+        api_version=version,
+        kind=specs.ADMISSION_CHECK,
+        name=name,
+        config=config,
+        fields={"config": parameters.field("name")},
+    )
+
+
+# Kueue: at most 64 rules (AdmissionChecksStrategy.admissionChecks MaxItems=64).
+MAX_ADMISSION_CHECK_RULES = 64
+
+
+def _admission_checks_strategy(spec: Reader) -> list[specs.DerivedCheck]:
+    """``spec.admissionChecksStrategy``: rules naming a check fairportal derives (``fairportal-``)
+    are returned, not kept (export writes them again from the flavors' clusters); the other rules
+    (a ProvisioningRequest check...) are kept as an unknown field, exported again as written."""
+    if not spec.has("admissionChecksStrategy"):
+        return []
+    where = spec.field("admissionChecksStrategy")
+    raw = spec.take("admissionChecksStrategy")
+    if not isinstance(raw, Mapping):
+        raise FieldError(where, "expected a mapping with admissionChecks")
+    rules = raw.get("admissionChecks")
+    rules_field = join(where, "admissionChecks")
+    if not isinstance(rules, list) or len(rules) > MAX_ADMISSION_CHECK_RULES:
+        raise FieldError(rules_field, f"expected a list of at most {MAX_ADMISSION_CHECK_RULES} rules")
+    kept: list[Any] = []
+    derived: list[specs.DerivedCheck] = []
+    for position, rule in enumerate(rules):
+        rule_field = join(rules_field, position)
+        if not isinstance(rule, Mapping) or not isinstance(rule.get("name"), str) or not rule["name"]:
+            raise FieldError(join(rule_field, "name"), "required (the name of an AdmissionCheck)")
+        if not rule["name"].startswith(specs.DERIVED_PREFIX):
+            kept.append(rule)
+            continue
+        if rule.get("onFlavors"):
+            raise FieldError(
+                join(rule_field, "onFlavors"),
+                "a MultiKueue check applies to every flavor of the ClusterQueue (Kueue refuses it per flavor)",
+            )
+        others = sorted(str(key) for key in set(rule) - {"name", "onFlavors"})
+        if others:
+            raise FieldError(join(rule_field, str(others[0])), "is not a field of an admission check rule")
+        derived.append(specs.DerivedCheck(rule["name"], join(rule_field, "name")))
+    if len(derived) > 1:
+        raise FieldError(derived[1].path, "a ClusterQueue has at most one MultiKueue check (as in Kueue)")
+    rest = {key: value for key, value in raw.items() if key != "admissionChecks"}
+    if kept or rest:
+        spec.unknown[where] = {**rest, "admissionChecks": kept}
+    return derived
+
+
 _PARSERS: dict[str, Callable[[int, str, str, Reader], specs.ObjectSpec]] = {
+    specs.MULTIKUEUE_CLUSTER: parse_multikueue_cluster,
+    specs.MULTIKUEUE_CONFIG: parse_multikueue_config,
+    specs.ADMISSION_CHECK: parse_admission_check,
     specs.RESOURCE_FLAVOR: parse_resource_flavor,
     specs.COHORT: parse_cohort,
     specs.CLUSTER_QUEUE: parse_cluster_queue,
     specs.LOCAL_QUEUE: parse_local_queue,
     specs.WORKLOAD_PRIORITY_CLASS: parse_priority_class,
 }
+
+
+# Kinds with no kueue_extra: a field fairportal does not model would be lost, so it is an error.
+_NOTHING_KEPT = (specs.MULTIKUEUE_CLUSTER, specs.MULTIKUEUE_CONFIG, specs.ADMISSION_CHECK)
 
 
 def parse_configuration(index: int, version: str, doc: Mapping[str, Any]) -> specs.ConfigurationSpec:

@@ -11,6 +11,7 @@ from queues.interop.kueue.reader import Problem
 CREATED = "created"
 UPDATED = "updated"
 UNCHANGED = "unchanged"
+DERIVED = "derived"  # a MultiKueueConfig or AdmissionCheck fairportal writes itself: checked, not stored
 
 
 @dataclass

@@ -9,6 +9,7 @@ written (``800Gi``, ``500m``), keyed by ``notation_key``, so export writes it ba
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -26,7 +27,20 @@ CLUSTER_QUEUE = "ClusterQueue"
 LOCAL_QUEUE = "LocalQueue"
 WORKLOAD_PRIORITY_CLASS = "WorkloadPriorityClass"
 CONFIGURATION = "Configuration"
-KINDS = (RESOURCE_FLAVOR, COHORT, CLUSTER_QUEUE, LOCAL_QUEUE, WORKLOAD_PRIORITY_CLASS)
+# MultiKueue's kinds: fairportal's clusters, and the check and config it derives from them.
+MULTIKUEUE_CLUSTER = "MultiKueueCluster"
+MULTIKUEUE_CONFIG = "MultiKueueConfig"
+ADMISSION_CHECK = "AdmissionCheck"
+KINDS = (
+    RESOURCE_FLAVOR,
+    COHORT,
+    CLUSTER_QUEUE,
+    LOCAL_QUEUE,
+    WORKLOAD_PRIORITY_CLASS,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
+    ADMISSION_CHECK,
+)
 
 # Field names that differ between the two API versions (v1beta1 -> v1beta2).
 COHORT_PARENT_FIELD = {"v1beta1": "parent", "v1beta2": "parentName"}
@@ -44,6 +58,62 @@ RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 
 # An annotation for the one fairportal field Kueue has no place for.
 DESCRIPTION_ANNOTATION = "fairportal.io/description"
+
+# -- clusters in Kueue terms (MultiKueue; apis/kueue/v1beta1|v1beta2/multikueue_types.go) ---------
+# A fairportal Cluster is a MultiKueueCluster labelled with its backend; a MultiKueueCluster without
+# the label is a Kubernetes worker cluster, which fairportal cannot drive yet (an unsupported document).
+BACKEND_LABEL = "fairportal.io/backend"
+# The flavor's cluster: an annotation, not a nodeLabel (Kueue injects nodeLabels into the pods'
+# nodeSelector, and no node carries this label).
+CLUSTER_ANNOTATION = "fairportal.io/cluster"
+# The installation's default cluster (backend and connection from the settings).
+FROM_SETTINGS_ANNOTATION = "fairportal.io/from-settings"
+# The connection, as annotations of the MultiKueueCluster: (annotation, Cluster field). Secrets are
+# references only (env:NAME or file:/path), as the model stores them.
+CONNECTION_ANNOTATIONS = (
+    ("fairportal.io/slurm-transport", "slurm_transport"),
+    ("fairportal.io/slurm-bin-dir", "slurm_bin_dir"),
+    ("fairportal.io/slurm-conf", "slurm_conf"),
+    ("fairportal.io/rest-url", "rest_url"),
+    ("fairportal.io/rest-secret", "rest_secret"),
+    ("fairportal.io/rest-user", "rest_user"),
+)
+MAP_ANNOTATIONS = (
+    ("fairportal.io/flavor-partitions", "flavor_partitions"),
+    ("fairportal.io/account-queues", "account_queues"),
+)
+ENABLED_ANNOTATION = "fairportal.io/enabled"
+CLUSTER_BACKENDS = ("simulated", "external", "slurm")
+SLURM_TRANSPORTS = ("cli", "rest")
+# Kueue's MultiKueue admission check controller, and what its parameters reference.
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+KUBECONFIG_LOCATION_TYPES = ("Secret", "Path")
+MAX_MULTIKUEUE_CLUSTERS = 20  # MultiKueueConfigSpec.clusters: MaxItems=20
+MAX_KUBECONFIG_LOCATION = 256  # KubeConfig.location: MaxLength=256
+# MultiKueueConfigs and AdmissionChecks fairportal derives are labelled so; their names (and the
+# ClusterQueue's admission check rules naming them) start with DERIVED_PREFIX.
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "fairportal"
+DERIVED_PREFIX = "fairportal-"
+# v1beta1 writes the kubeConfig at spec.kubeConfig, v1beta2 at spec.clusterSource.kubeConfig.
+KUBECONFIG_PATH = {"v1beta1": ("kubeConfig",), "v1beta2": ("clusterSource", "kubeConfig")}
+
+
+def kubeconfig_secret(cluster: str) -> str:
+    """The Secret a MultiKueueCluster's kubeConfig names: ``<cluster>-kubeconfig``. fairportal never
+    creates it (a Slurm or simulated cluster has no kubeconfig), so a real Kueue marks the cluster
+    inactive and dispatches nothing to it."""
+    return f"{cluster}-kubeconfig"
+
+
+def multikueue_name(clusters: tuple[str, ...]) -> str:
+    """The name of the MultiKueueConfig and AdmissionCheck for this ordered list of clusters:
+    ``fairportal-<a>-<b>`` while that is a DNS label (at most 63 characters, as the check's
+    ``parameters.name`` must be), else ``fairportal-`` and 16 hex digits of its SHA-256."""
+    joined = DERIVED_PREFIX + "-".join(clusters)
+    if len(joined) <= 63:
+        return joined
+    return DERIVED_PREFIX + hashlib.sha256(",".join(clusters).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -103,6 +173,40 @@ class ObjectSpec:
 @dataclass
 class ResourceFlavorSpec(ObjectSpec):
     node_labels: dict[str, str] = field(default_factory=dict)
+    cluster: str | None = None  # the fairportal.io/cluster annotation (None: keep, or the default)
+
+
+@dataclass
+class ClusterSpec(ObjectSpec):
+    """A MultiKueueCluster labelled ``fairportal.io/backend``: one fairportal Cluster."""
+
+    backend: str = ""
+    from_settings: bool = False
+    enabled: bool = True
+    connection: dict[str, str] = field(default_factory=dict)  # Cluster field -> annotation text
+    maps: dict[str, Any] = field(default_factory=dict)  # flavor_partitions / account_queues
+
+
+@dataclass
+class MultiKueueConfigSpec(ObjectSpec):
+    """A MultiKueueConfig fairportal derived: checked against the file, never stored."""
+
+    clusters: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AdmissionCheckSpec(ObjectSpec):
+    """A MultiKueue AdmissionCheck fairportal derived: checked against the file, never stored."""
+
+    config: str = ""
+
+
+@dataclass(frozen=True)
+class DerivedCheck:
+    """A ClusterQueue's admission check rule naming a check fairportal derives (not stored)."""
+
+    name: str
+    path: str
 
 
 @dataclass
@@ -123,6 +227,7 @@ class ClusterQueueSpec(ObjectSpec):
     reclaim_within_cohort: str = "Never"
     stop_policy: str = "None"
     quotas: list[QuotaSpec] = field(default_factory=list)
+    derived_checks: list[DerivedCheck] = field(default_factory=list)
 
 
 @dataclass

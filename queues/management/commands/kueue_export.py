@@ -16,7 +16,11 @@ from queues.interop.kueue.specs import API_VERSIONS, DEFAULT_EXPORT_VERSION
 
 
 class Command(BaseCommand):
-    help = "Export ResourceFlavors, WorkloadPriorityClasses, Cohorts, ClusterQueues and LocalQueues as Kueue YAML."
+    help = (
+        "Export ResourceFlavors, WorkloadPriorityClasses, Cohorts, ClusterQueues and LocalQueues as Kueue YAML, and "
+        "the clusters as MultiKueueClusters (with the MultiKueue check of ClusterQueues over several clusters) when "
+        "there is more than the default one."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--api-version", choices=API_VERSIONS, default=DEFAULT_EXPORT_VERSION)

@@ -37,8 +37,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--skip-unsupported",
             action="store_true",
-            help="skip (and list) documents of kinds fairportal does not model: Topology, AdmissionCheck, "
-            "MultiKueue*, ProvisioningRequestConfig, Namespace, Deployment, ...",
+            help="skip (and list) documents of kinds fairportal does not model: Topology, an AdmissionCheck or "
+            "MultiKueueConfig fairportal did not write, a MultiKueueCluster without fairportal.io/backend (a Kubernetes "
+            "worker), ProvisioningRequestConfig, Namespace, Deployment, ...",
         )
         parser.add_argument(
             "-n",

@@ -276,7 +276,8 @@ def test_given_wrong_references_and_spellings_when_imported_then_every_problem_i
         "document 4 (ClusterQueue 'bad-mode'): spec.admissionScope.admissionMode: must be one of "
         "NoAdmissionFairSharing, UsageBasedAdmissionFairSharing, DominantResourceShare, TimeAware, got 'Fastest'",
         "document 8 (Workload 'job-1'): kind: 'Workload' is not supported "
-        "(supported: ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass, Configuration; "
+        "(supported: ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass, MultiKueueCluster, "
+        "MultiKueueConfig, AdmissionCheck, Configuration; "
         "--skip-unsupported skips the others)",
     ]
 

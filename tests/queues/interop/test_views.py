@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from core.api_tokens import issue_token
 from core.models import PolicyChange
 from queues.interop.kueue.apply import import_manifests
-from queues.models import ClusterQueue
+from queues.models import ClusterQueue, default_cluster
 from tests.queues.interop.conftest import manifest
 
 pytestmark = pytest.mark.django_db
@@ -145,3 +145,23 @@ def test_given_a_dry_run_flag_that_is_neither_true_nor_false_then_400_names_it(s
     assert response.status_code == 400
     assert response.json() == {"errors": ["dryRun: expected true or false"]}
     assert not ClusterQueue.objects.exists()
+
+
+def test_given_clusters_over_http_then_import_audits_them_and_export_writes_them_back(staff_client):
+    """The API carries clusters as the command does: a MultiKueueCluster per cluster, errors
+    naming the annotation, the JSON export listing them."""
+    response = staff_client.post(IMPORT, manifest("clusters-v1beta2.yaml"), content_type="application/yaml")
+
+    assert response.status_code == 200, response.json()
+    assert PolicyChange.objects.filter(surface="api", note__contains="MultiKueueCluster").count() == 2  # created
+    documents = staff_client.get(EXPORT, HTTP_ACCEPT="application/json").json()["documents"]
+    assert sorted(d["metadata"]["name"] for d in documents if d["kind"] == "MultiKueueCluster") == sorted(
+        [default_cluster().name, "slurm-a", "slurm-b"]
+    )
+    bad = manifest("clusters-v1beta2.yaml").replace("env:SLURM_B_JWT", "a-token-value")
+    refused = staff_client.post(IMPORT, bad, content_type="application/yaml")
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [
+        "document 3 (MultiKueueCluster 'slurm-b'): metadata.annotations[fairportal.io/rest-secret]: expected "
+        "env:VARIABLE_NAME or file:/absolute/path (where the token is; never the token itself)"
+    ]
