@@ -225,9 +225,13 @@ def budget_pair():
     """Namespace team-x has a LocalQueue on each cluster (two ClusterQueues, one cluster each)."""
     alpha, beta = clusters()
     cq_alpha, cq_beta = single_cluster_queue("cq-alpha", alpha, "2"), single_cluster_queue("cq-beta", beta, "2")
-    return (alpha, beta), (cq_alpha, cq_beta), (
-        make_local_queue("team-x", "on-alpha", cq_alpha),
-        make_local_queue("team-x", "on-beta", cq_beta),
+    return (
+        (alpha, beta),
+        (cq_alpha, cq_beta),
+        (
+            make_local_queue("team-x", "on-alpha", cq_alpha),
+            make_local_queue("team-x", "on-beta", cq_beta),
+        ),
     )
 
 
@@ -246,7 +250,7 @@ def namespace_budget(lq: LocalQueue, hours: str) -> Budget:
 
 
 def test_given_work_on_both_clusters_then_one_budget_charges_both_and_forecasts_from_both():
-    (alpha, beta), (cq_alpha, cq_beta), (lq_alpha, lq_beta) = budget_pair()
+    _, (cq_alpha, cq_beta), (lq_alpha, lq_beta) = budget_pair()
     budget = namespace_budget(lq_alpha, "10")
     on_alpha, on_beta = submit(lq_alpha, "a", duration=2 * 3600), submit(lq_beta, "b", duration=2 * 3600)
     run_pass(cq_alpha, at())
@@ -268,7 +272,7 @@ def test_given_work_on_both_clusters_then_one_budget_charges_both_and_forecasts_
 
 
 def test_given_a_budget_exhausted_by_both_clusters_then_it_holds_admissions_on_both_saying_why():
-    (alpha, beta), (cq_alpha, cq_beta), (lq_alpha, lq_beta) = budget_pair()
+    _, (cq_alpha, cq_beta), (lq_alpha, lq_beta) = budget_pair()
     budget = namespace_budget(lq_alpha, "3")
     submit(lq_alpha, "a", duration=3600 * 3 // 2)
     submit(lq_beta, "b", duration=3600 * 3 // 2)

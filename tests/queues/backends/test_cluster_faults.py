@@ -147,9 +147,7 @@ def own_slurm() -> Iterator[OwnSlurm]:
     """A one-node Slurm 22.05 of our own (about 6 s to start, 9 s to stop; see the report)."""
     shared = Path(os.environ.get("FAIRPORTAL_SLURM_DIR", ""))
     assert (shared / "cluster.env").is_file(), "FAIRPORTAL_SLURM_DIR names no local Slurm: run through `make test`"
-    shared_env = dict(
-        line.split("=", 1) for line in (shared / "cluster.env").read_text().splitlines() if "=" in line
-    )
+    shared_env = dict(line.split("=", 1) for line in (shared / "cluster.env").read_text().splitlines() if "=" in line)
     slot = int(os.environ.get("FP_SLOT", "0") or 0)
     # in the system's temporary directory (munged wants every directory above its socket open
     # to all, which pytest's own temporary directories are not); kept between sessions, so job
@@ -190,13 +188,13 @@ def own_slurm() -> Iterator[OwnSlurm]:
     started = time.monotonic()
     result = subprocess.run([str(HARNESS), "start"], capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 0, f"our Slurm did not start: {result.stderr.strip()[-800:]}"
-    print(f"own Slurm 22.05 started in {time.monotonic() - started:.1f}s")  # noqa: T201
+    print(f"own Slurm 22.05 started in {time.monotonic() - started:.1f}s")
     try:
         yield own
     finally:
         stopped = time.monotonic()
         subprocess.run([str(HARNESS), "stop"], capture_output=True, text=True, timeout=300, env=env)
-        print(f"own Slurm 22.05 stopped in {time.monotonic() - stopped:.1f}s")  # noqa: T201
+        print(f"own Slurm 22.05 stopped in {time.monotonic() - stopped:.1f}s")
 
 
 @pytest.fixture
@@ -291,9 +289,7 @@ def test_given_the_controller_stopped_between_pass_and_release_then_only_its_adm
     for job_id in jobs:
         record = faulty.job(job_id)
         assert record is not None and record["partition"] == "gpu"  # on its flavor's partition
-        assert record["job_state"] in ("PENDING", "RUNNING", "COMPLETED") and not slurm_jobs.view_queue_job(
-            record
-        ).held
+        assert record["job_state"] in ("PENDING", "RUNNING", "COMPLETED") and not slurm_jobs.view_queue_job(record).held
 
     def ended():
         cluster_service.sync_cluster(cluster=cluster)
