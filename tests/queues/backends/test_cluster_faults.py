@@ -312,9 +312,11 @@ def test_given_a_job_that_finished_while_the_controller_was_down_then_it_is_acco
     assert len(run_pass(lq_faulty).admitted) == 1
     wait_for(lambda: (faulty.job(job_id) or {}).get("job_state") == "RUNNING", timeout=30)
     assert cluster_service.sync_cluster(cluster=cluster).started  # fairportal saw it start
+    budget_services.reconcile_budget(budget.pk)  # charged while it runs
     faulty.harness("stop-ctld")
     assert sync_when_due(cluster).backed_off
     time.sleep(5)  # the job ends on its node while nobody can ask the controller
+    budget_services.reconcile_budget(budget.pk)  # fairportal still thinks it runs: charged meanwhile
 
     faulty.harness("start-ctld")
     record = wait_for(
@@ -334,8 +336,10 @@ def test_given_a_job_that_finished_while_the_controller_was_down_then_it_is_acco
     assert (int(workload.started_at.timestamp()), int(workload.finished_at.timestamp())) == (start, end)
     for _ in range(2):  # a second accounting run charges nothing more
         budget_services.reconcile_budget(budget.pk)
-    charged = sum(BudgetCharge.objects.filter(budget=budget).values_list("unit_seconds", flat=True))
-    assert charged == Decimal(end - start)  # Slurm's run, once
+    lines = list(BudgetCharge.objects.filter(budget=budget).values_list("kind", "unit_seconds"))
+    # charged while it ran, while the controller was down and after: the lines tile Slurm's run
+    # (whose end is when slurmctld, back, heard of it), nothing twice and nothing left out
+    assert sum(amount for _, amount in lines) == Decimal(end - start)  # Slurm's run, once
     assert not AdmittedUsage.objects.filter(local_queue=lq_faulty, workloads__gt=0).exists()  # usage released once
 
 
