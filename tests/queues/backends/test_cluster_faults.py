@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -251,6 +252,15 @@ def test_given_the_controller_stopped_between_pass_and_release_then_only_its_adm
     faulty, client
 ):
     cluster, lq_faulty, lq_steady = setup_clusters(faulty)
+    # anchored a minute back: Slurm's start times are whole seconds, and may fall before "now"
+    budget = Budget(
+        name="faulty-wall",
+        local_queue=lq_faulty,
+        allocated_hours=Decimal(10),
+        anchor=timezone.now() - timedelta(minutes=1),
+    )
+    budget.full_clean()
+    budget.save()
     jobs = [faulty.sbatch("team-faulty/main", seconds=2) for _ in range(2)]
     assert len(cluster_service.sync_cluster(cluster=cluster).imported) == 2
     faulty.harness("stop-ctld")
@@ -278,6 +288,7 @@ def test_given_the_controller_stopped_between_pass_and_release_then_only_its_adm
     assert 'fairportal_cluster_backend_reachable{backend="slurm",cluster="faulty"} 0.0' in metrics
     assert 'fairportal_cluster_backend_reachable{backend="simulated",cluster="steady"} 1.0' in metrics
     assert sync_when_due(cluster).backed_off  # still down: the sync backs off, nothing changes
+    budget_services.reconcile_budget(budget.pk)  # while admitted but not released: nothing ran yet
 
     faulty.harness("start-ctld")
     first = sync_when_due(cluster)
@@ -298,13 +309,26 @@ def test_given_the_controller_stopped_between_pass_and_release_then_only_its_adm
     wait_for(ended, timeout=60, every=1)
     for workload in admitted:
         assert AdmissionRecord.objects.filter(workload=workload).count() == 1  # admitted once, never twice
+    # the budget is charged what Slurm ran, not the outage before the release
+    budget_services.reconcile_budget(budget.pk)
+    ran = Decimal(0)
+    for job_id in jobs:
+        record = faulty.accounting(job_id)
+        assert record is not None and record["state"]["current"] == "COMPLETED"
+        ran += record["time"]["end"] - record["time"]["start"]
+    assert sum(BudgetCharge.objects.filter(budget=budget).values_list("unit_seconds", flat=True)) == ran
     assert ClusterJob.objects.filter(cluster=cluster).count() == 2 and Workload.objects.count() == 4  # none lost
     assert run_pass(lq_faulty).admitted == ["team-faulty/waits"]  # the cluster is back: its queue admits again
 
 
 def test_given_a_job_that_finished_while_the_controller_was_down_then_it_is_accounted_once(faulty):
     cluster, lq_faulty, _ = setup_clusters(faulty)
-    budget = Budget(name="faulty-wall", local_queue=lq_faulty, allocated_hours=Decimal(10), anchor=timezone.now())
+    budget = Budget(
+        name="faulty-wall",
+        local_queue=lq_faulty,
+        allocated_hours=Decimal(10),
+        anchor=timezone.now() - timedelta(minutes=1),
+    )
     budget.full_clean()
     budget.save()
     job_id = faulty.sbatch("team-faulty/main", seconds=4)
