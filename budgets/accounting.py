@@ -105,6 +105,10 @@ def _unsettled(budget: Budget, now: datetime) -> QuerySet[AdmissionRecord]:
     return (
         records_under(budget)
         .filter(admitted_at__lt=now)
+        # An open interval is charged once its workload runs: on a cluster whose start is reported
+        # later (Slurm) the interval moves to that start first (``record_starts``), so an admission
+        # whose release waits (a cluster down) is not charged for the wait. Once it ends, all of it is.
+        .filter(Q(ended_at__isnull=False) | Q(workload__started_at__isnull=False))
         .filter(Q(ended_at__isnull=True) | has_time | Exists(lines))
         .filter(
             ~Exists(lines.filter(kind=BudgetCharge.Kind.CHARGE, charged_to=OuterRef("ended_at"))),

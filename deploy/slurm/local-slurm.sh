@@ -48,7 +48,7 @@
 #
 # Knobs (environment): FAIRPORTAL_SLURM_NODES=2, _CPUS=16 (per node), _MEM_MB=65536, _GPUS=4,
 # _HALFLIFE=00:02:00 (PriorityDecayHalfLife), _PORT_BASE (above), _CTLD_PORT, _SLURMD_PORT
-# (first node), _DBD_PORT, _REST_PORT, _MYSQL_PORT=3307, _MYSQL_DIR, _TIMEOUT=60 (seconds to
+# (first node), _DBD_PORT, _REST_PORT, _MYSQL_PORT=3307, _MYSQL_DIR, _ACCT_DB (the accounting database), _TIMEOUT=60 (seconds to
 # wait for each daemon), FAIRPORTAL_SLURM_ROOTFS_CACHE (slurm-rootfs.sh).
 # Must run as root (it installs packages, mounts and runs the daemons as root), as CI does.
 set -euo pipefail
@@ -74,7 +74,7 @@ case "$DIR" in ""|/|/root|/home|/tmp|/usr|/var|/etc) echo "local-slurm: refusing
 # ports and the shared MariaDB as this directory was started with (cluster.env), unless overridden
 if [[ -f "$DIR/cluster.env" ]]; then
   while IFS='=' read -r key value; do
-    [[ "$key" =~ ^FAIRPORTAL_SLURM_(PORT_BASE|CTLD_PORT|SLURMD_PORT|DBD_PORT|REST_PORT|MYSQL_PORT|MYSQL_DIR|NODES)$ ]] || continue
+    [[ "$key" =~ ^FAIRPORTAL_SLURM_(PORT_BASE|CTLD_PORT|SLURMD_PORT|DBD_PORT|REST_PORT|MYSQL_PORT|MYSQL_DIR|NODES|ACCT_DB)$ ]] || continue
     [[ -n "${!key:-}" ]] || export "$key=$value"
   done <"$DIR/cluster.env"
 fi
@@ -98,6 +98,9 @@ TIMEOUT="${FAIRPORTAL_SLURM_TIMEOUT:-60}"
 CLUSTER=fairportal
 ACCT_DB=slurm_acct_db
 [[ "$VERSION" == 22.05 ]] || ACCT_DB="slurm_acct_db_${VERSION/./_}"
+# an extra cluster sharing a MariaDB (the fault tests' own controller) names its own database
+ACCT_DB="${FAIRPORTAL_SLURM_ACCT_DB:-$ACCT_DB}"
+[[ "$ACCT_DB" =~ ^[a-z][a-z0-9_]{0,63}$ ]] || { echo "local-slurm: FAIRPORTAL_SLURM_ACCT_DB must be a lower-case SQL name, got '$ACCT_DB'" >&2; exit 2; }
 for v in NODES CPUS MEM_MB GPUS CTLD_PORT SLURMD_PORT DBD_PORT REST_PORT MYSQL_PORT TIMEOUT; do
   [[ "${!v}" =~ ^[0-9]+$ ]] || { echo "local-slurm: FAIRPORTAL_SLURM_$v must be a whole number, got '${!v}'" >&2; exit 2; }
 done
@@ -505,6 +508,7 @@ FAIRPORTAL_SLURM_REST_PORT=$REST_PORT
 FAIRPORTAL_SLURM_MYSQL_PORT=$MYSQL_PORT
 FAIRPORTAL_SLURM_MYSQL_DIR=$MYSQL_DIR
 FAIRPORTAL_SLURM_NODES=$NODES
+FAIRPORTAL_SLURM_ACCT_DB=$ACCT_DB
 EOF
 }
 

@@ -236,8 +236,9 @@ def record_starts(starts: Mapping[int, datetime]) -> list[int]:
     """The cluster started these admitted workloads at these times (Slurm's start time).
 
     The open admission interval (and ``admitted_at``) moves to the cluster's start, so wall time
-    and budgets count what ran. An interval a budget already charged keeps its start (the
-    charged stretch is not rewritten); only ``started_at`` is set then.
+    and budgets count what ran (budgets charge an open interval only once ``started_at`` is set,
+    ``budgets.accounting``). An interval a budget already charged keeps its start (the charged
+    stretch is not rewritten); only ``started_at`` is set then.
     """
     done = []
     for workload_id, at in starts.items():

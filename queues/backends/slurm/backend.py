@@ -12,7 +12,7 @@ Order of effects (what a crash in between leaves, and who repairs it):
 2. After the commit, ``start``/``stop`` call ``scontrol``. A crash or an unreachable controller
    here leaves admitted jobs held, or evicted jobs running.
 3. The next sync compares both sides and repairs the cluster: an admitted workload whose job is
-   still held is released again, a pending workload whose job runs is requeued held. Nothing is
+   still held is started again (``start``: its flavor's partition, then the release), a pending workload whose job runs is requeued held. Nothing is
    admitted twice: admission claims the workload row (``state = 'Pending'``), and a job is
    linked to exactly one workload (``ClusterJob``, unique per job id).
 
@@ -356,7 +356,7 @@ class SlurmBackend:
                 "id", "external_id", "workload_id", "workload__state", "workload__started_at"
             )
         )
-        release: list[str] = []
+        restart: list[int] = []  # admitted workloads whose job is still held
         requeue: list[tuple[str, int]] = []
         cancel: list[str] = []
         starts: dict[int, datetime] = {}
@@ -370,7 +370,7 @@ class SlurmBackend:
                 elif view.running and started_at is None and view.start is not None:
                     starts[workload_id] = view.start
                 elif view.held:
-                    release.append(job_id)
+                    restart.append(workload_id)
                     report.restarted.append(workload_id)
             elif state == WorkloadState.PENDING:
                 if view is None or view.terminal:
@@ -382,8 +382,11 @@ class SlurmBackend:
                     cancel.append(job_id)  # cancelled in fairportal: stop it in Slurm too
                 else:
                     settled.append(link_id)
-        if release:
-            self.client.release(release)
+        if restart:
+            # as ``start`` does it (the flavor's partition, StartTime for a requeued job, then the
+            # release): a bare release would run a job whose start was lost to a flap, or that
+            # was held again half-way, on the partition it was submitted to
+            self.start(restart)
         if requeue:
             self.stop([workload_id for _, workload_id in requeue])
             report.stopped.extend(workload_id for _, workload_id in requeue)

@@ -51,8 +51,9 @@ JOB_NAME = "fp-two-clusters"
 class Side:
     """One local Slurm: its directory, tools and conf, and helpers that only touch our jobs."""
 
-    def __init__(self, version: str, directory: Path) -> None:
+    def __init__(self, version: str, directory: Path, job_name: str = JOB_NAME) -> None:
         self.version = version
+        self.job_name = job_name  # the only jobs ``ours``/``cancel_ours`` see: the clusters are shared
         self.directory = directory
         wrappers = directory / "bin"
         self.bin_dir = str(wrappers) if wrappers.is_dir() else ""
@@ -80,7 +81,7 @@ class Side:
                 "--mem=256M",
                 "--time=5",
                 "-J",
-                JOB_NAME,
+                self.job_name,
                 f"--wrap=sleep {seconds}",
             )
             .strip()
@@ -88,7 +89,7 @@ class Side:
         )
 
     def ours(self) -> list[str]:
-        return self.run("squeue", "-h", "-n", JOB_NAME, "-o", "%A").split()
+        return self.run("squeue", "-h", "-n", self.job_name, "-o", "%A").split()
 
     def cancel_ours(self) -> None:
         ids = self.ours()

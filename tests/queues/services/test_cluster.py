@@ -122,8 +122,8 @@ def test_given_cluster_reports_a_later_start_then_the_admission_interval_starts_
 
 
 @override_settings(CLUSTER_BACKEND="external")
-def test_given_interval_already_charged_by_a_budget_then_a_reported_start_keeps_the_charged_start():
-    from budgets.models import Budget
+def test_given_a_budget_run_before_the_start_is_known_then_it_charges_nothing_and_the_start_moves_the_interval():
+    from budgets.models import Budget, BudgetCharge
     from budgets.services import reconcile_budget
 
     cq = make_cluster_queue(cpu="4")
@@ -134,10 +134,13 @@ def test_given_interval_already_charged_by_a_budget_then_a_reported_start_keeps_
     workload = submit(lq, "job", duration=None)
     t0 = timezone.now() - timedelta(hours=1)
     admit_all(cq, t0)
-    reconcile_budget(budget.pk, now=t0 + timedelta(seconds=2))  # charged before the start was known
+    reconcile_budget(budget.pk, now=t0 + timedelta(seconds=2))  # admitted, not started: nothing ran yet
+    assert not BudgetCharge.objects.filter(budget=budget).exists()
 
     assert cluster.record_starts({workload.id: t0 + timedelta(seconds=3)}) == [workload.id]
+    reconcile_budget(budget.pk, now=t0 + timedelta(seconds=10))
 
     workload.refresh_from_db()
-    assert (workload.admitted_at, workload.started_at) == (t0, t0 + timedelta(seconds=3))
-    assert AdmissionRecord.objects.get().admitted_at == t0  # the ledger's stretch is not rewritten
+    assert (workload.admitted_at, workload.started_at) == (t0 + timedelta(seconds=3),) * 2
+    assert AdmissionRecord.objects.get().admitted_at == t0 + timedelta(seconds=3)
+    assert list(BudgetCharge.objects.filter(budget=budget).values_list("unit_seconds", flat=True)) == [7]
