@@ -37,7 +37,7 @@ else
 TEST_DB_URL := $(TEST_DATABASE_URL)
 endif
 
-.PHONY: metrics-dir install install-test install-ldap ldap-headers slapd oidc-provider axe run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release migrate static seed clean redis postgres
+.PHONY: metrics-dir install install-test install-ldap ldap-headers slapd oidc-provider axe run test lint services chromium prometheus podman image token changepassword slurm bench bench-web bench-loop bench-lane bench-slurm bench-slurm-release bench-multicluster bench-slurms migrate static seed clean redis postgres
 
 # `make run` installs the runtime only; `make test` adds the test and benchmark packages.
 $(STAMP): requirements.txt
@@ -231,6 +231,26 @@ bench-slurm: install-test postgres slurm
 # Import and release throughput vs plain INSERTs and per-job scontrol (SLURM_CONF, SLURM_BIN_DIR pick the Slurm).
 bench-slurm-release: install-test postgres slurm
 	SLURM_CONF=$(SLURM_DIR)/etc/slurm.conf FAIRPORTAL_SLURM_DIR=$(SLURM_DIR) $(PY) bench/slurm_release.py
+
+# The same trace on two real Slurms (22.05 and 24.11): each one's own fair share vs fairportal's one
+# ledger over both (own database fp_bench_multicluster). The two clusters are the bench's own
+# (bench-slurms: own directories and ports), so the tests' Slurms stay free and no test cancels its jobs.
+BENCH_SLURM_BASE ?= $(CURDIR)/var/slurm-bench
+BENCH_SLURM_DIRS := $(BENCH_SLURM_BASE)-22.05 $(BENCH_SLURM_BASE)-24.11
+BENCH_SLURM_PORT_BASES ?= 7800 7900
+BENCH_SLURM_MYSQL_PORT ?= 3357
+bench-multicluster: install-test postgres bench-slurms
+	BENCH_SLURM_DIRS="$(BENCH_SLURM_DIRS)" $(PY) bench/multicluster.py
+
+# var/ must be traversable (not listable) by munged's check of its socket's directories.
+bench-slurms:
+	@if [ "$$(id -u)" = "0" ]; then SUDO=""; else SUDO="sudo"; fi; mkdir -p var && chmod 0711 var; \
+	set -- $(BENCH_SLURM_PORT_BASES); for v in 22.05 24.11; do \
+		$$SUDO env FAIRPORTAL_SLURM_VERSION=$$v FAIRPORTAL_SLURM_DIR=$(BENCH_SLURM_BASE)-$$v FAIRPORTAL_SLURM_PORT_BASE=$$1 \
+			FAIRPORTAL_SLURM_MYSQL_DIR=$(BENCH_SLURM_BASE)-22.05 FAIRPORTAL_SLURM_MYSQL_PORT=$(BENCH_SLURM_MYSQL_PORT) \
+			deploy/slurm/local-slurm.sh start >var/slurm-bench-start-$$v.log 2>&1 \
+			|| { echo "Slurm $$v for the bench did not start (var/slurm-bench-start-$$v.log):"; tail -5 var/slurm-bench-start-$$v.log; exit 1; }; \
+		shift; done
 
 # Admission wait while what-ifs run, per worker layout (own database fp_bench_lane, real workers).
 bench-lane: install-test postgres redis

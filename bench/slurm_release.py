@@ -32,9 +32,9 @@ from collections.abc import Callable
 from typing import Any
 
 import common
-from slurm_fairshare import DATABASE_URL, ensure_database, idle_cluster, slurm  # sets the environment first
+from slurm_fairshare import configure, ensure_database, idle_cluster, slurm
 
-assert DATABASE_URL
+configure()  # fairportal's settings of the Slurm benches, before Django is set up
 
 JOB_NAME = "bench-release"
 

@@ -184,6 +184,17 @@ class SlurmBackend:
         ClusterJob.objects.create(backend=NAME, cluster=self.cluster, external_id=job_id, workload=workload)
         return job_id
 
+    def workload_name(self, job_id: str) -> str:
+        """The name of the workload an imported job becomes: ``slurm-<id>`` on the default
+        cluster; on another ``<cluster>-j<id>`` (job ids repeat across clusters and names are
+        unique per namespace, so one tenant's jobs on two clusters must not share a name; the
+        ``j`` keeps it apart from every default-cluster name), ``<cluster, cut>-c<pk>-j<id>``
+        where that would be longer than a name may be (63)."""
+        if self.cluster.from_settings:
+            return f"slurm-{job_id}"
+        name = f"{self.cluster.name}-j{job_id}"
+        return name if len(name) <= 63 else f"{self.cluster.name[:40].rstrip('-')}-c{self.cluster.pk}-j{job_id}"
+
     def partition_for(self, assignment: Mapping[str, str]) -> str:
         """The partition of the first resource (in name order) whose flavor is mapped; '' for none."""
         for resource in sorted(assignment):
@@ -245,7 +256,7 @@ class SlurmBackend:
                 entries.append(
                     {
                         "local_queue": local_queue,
-                        "name": f"slurm-{job_id}",
+                        "name": self.workload_name(job_id),
                         "pod_sets": [
                             {"name": "main", "count": 1, "requests": slurm_jobs.requests_of(job, self.resources)}
                         ],
@@ -326,7 +337,7 @@ class SlurmBackend:
         except IntegrityError:
             if ClusterJob.objects.filter(cluster=self.cluster, external_id=job_id).exists():
                 return None  # a concurrent sync imported it
-            return f"a workload named slurm-{job_id} already exists in {entry['local_queue'].namespace.name}"
+            return f"a workload named {entry['name']} already exists in {entry['local_queue'].namespace.name}"
         return workload
 
     def _reject_many(self, rejected: Mapping[str, str], report: SyncReport) -> None:

@@ -26,6 +26,7 @@ from fairshare.quantities import parse_millis
 from queues.admission import load as snapshot
 from queues.admission import passes as admission
 from queues.backends.slurm import jobs as slurm_jobs
+from queues.backends.slurm.backend import SlurmBackend
 from queues.models import (
     AdmissionMode,
     BackendHealth,
@@ -216,3 +217,40 @@ def test_given_two_slurm_versions_and_the_simulated_cluster_then_each_runs_its_o
     recovered = Workload.objects.get(cluster_job__external_id=second_old, cluster_job__cluster=on_old)
     assert run_pass(lq_old).admitted == [f"team-old/{recovered.name}"]
     wait_for(lambda: (old.job(second_old) or {}).get("job_state") in ("RUNNING", "COMPLETED"), timeout=30)
+
+
+def test_given_one_tenant_with_jobs_of_the_same_id_on_two_clusters_then_both_are_imported_under_names_of_their_cluster(
+    sides, settings
+):
+    old, new = sides
+    settings.CLUSTER_BACKEND = "simulated"
+    on_old = Cluster.objects.create(name="slurm-2205", backend="slurm", slurm_bin_dir=old.bin_dir, slurm_conf=old.conf)
+    on_new = Cluster.objects.create(name="slurm-2411", backend="slurm", slurm_bin_dir=new.bin_dir, slurm_conf=new.conf)
+    lq_old = queue_on(ResourceFlavor.objects.create(name="old-cpu", cluster=on_old), "team-both")
+    lq_new = LocalQueue.objects.create(
+        namespace=lq_old.namespace,
+        name="other",
+        cluster_queue=queue_on(
+            ResourceFlavor.objects.create(name="new-cpu", cluster=on_new), "team-other"
+        ).cluster_queue,
+    )
+    job_new = new.sbatch("team-both/other")
+    # 22.05 already gave the same tenant a job with that id (ids repeat across clusters), imported
+    # under the name 22.05's backend gives it
+    named = SlurmBackend(client=object(), cluster=on_old).workload_name(job_new)  # type: ignore[arg-type]
+    assert named == f"slurm-2205-j{job_new}"
+    taken = Workload.objects.create(
+        namespace=lq_old.namespace, local_queue=lq_old, name=named, pod_sets=[], cluster=on_old
+    )
+    ClusterJob.objects.create(backend="slurm", cluster=on_old, external_id=job_new, workload=taken)
+
+    report = cluster_service.sync_cluster()
+
+    assert not report.rejected
+    imported = Workload.objects.get(cluster_job__cluster=on_new, cluster_job__external_id=job_new)
+    assert (imported.name, imported.local_queue_id) == (f"slurm-2411-j{job_new}", lq_new.pk)
+    assert run_pass(lq_new).admitted == [f"team-both/{imported.name}"]
+    # the default cluster keeps its names; a cluster name too long for "<name>-j<id>" is cut, its id kept
+    assert SlurmBackend(client=object(), cluster=default_cluster()).workload_name("7") == "slurm-7"  # type: ignore[arg-type]
+    long = Cluster.objects.create(name="c" * 60, backend="slurm")
+    assert SlurmBackend(client=object(), cluster=long).workload_name("1234567") == f"{'c' * 40}-c{long.pk}-j1234567"  # type: ignore[arg-type]
