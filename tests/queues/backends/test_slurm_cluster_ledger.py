@@ -98,7 +98,7 @@ def test_given_x_ran_on_slurm_2205_then_y_goes_first_on_slurm_2411_and_xs_budget
     # X's job really runs on 22.05, and the sampler sees it running
     x_old = old.sbatch("team-x/main", seconds=5)
     assert len(cluster_service.sync_cluster(cluster=on_old).imported) == 1
-    assert run_pass(cq) == [f"team-x/slurm-{x_old}"]
+    assert run_pass(cq) == [f"team-x/slurm-2205-j{x_old}"]
     assert workload_of(on_old, x_old).cluster == on_old
     wait_for(lambda: cluster_service.sync_cluster(cluster=on_old).started, timeout=30, every=0.5)
     usage.sample_usage(policy=POLICY)
@@ -118,13 +118,13 @@ def test_given_x_ran_on_slurm_2205_then_y_goes_first_on_slurm_2411_and_xs_budget
     # Z holds 22.05's flavor; then X and Y each want the one slot left, on 24.11, X first
     z_old = old.sbatch("team-z/main", seconds=120)
     cluster_service.sync_cluster(cluster=on_old)
-    assert run_pass(cq) == [f"team-z/slurm-{z_old}"]
+    assert run_pass(cq) == [f"team-z/slurm-2205-j{z_old}"]
     x_new = new.sbatch("team-x/main", seconds=2)
     time.sleep(1.1)  # Slurm's submit times have whole seconds: X's is strictly earlier
     y_new = new.sbatch("team-y/main", seconds=2)
     assert len(cluster_service.sync_cluster(cluster=on_new).imported) == 2
 
-    assert run_pass(cq) == [f"team-y/slurm-{y_new}"]
+    assert run_pass(cq) == [f"team-y/slurm-2411-j{y_new}"]
 
     assert workload_of(on_new, y_new).cluster == on_new and workload_of(on_new, x_new).state == WorkloadState.PENDING
     wait_for(lambda: (new.job(y_new) or {}).get("job_state") in ("RUNNING", "COMPLETED"), timeout=30)
