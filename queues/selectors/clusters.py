@@ -98,11 +98,12 @@ class ClusterFigures:
 
     @property
     def capacity(self) -> dict[str, int]:
-        return {cell.resource: cell.capacity for cell in self.cells if cell.capacity}
+        """Per resource the cluster has quota or admitted work in (zeros kept: the page's rows)."""
+        return {cell.resource: cell.capacity for cell in self.cells}
 
     @property
     def admitted(self) -> dict[str, int]:
-        return {cell.resource: cell.admitted for cell in self.cells if cell.admitted}
+        return {cell.resource: cell.admitted for cell in self.cells}
 
     @property
     def utilisation(self) -> Share:

@@ -42,7 +42,7 @@ def test_given_two_clusters_when_an_admin_reads_then_each_has_its_capacity_admit
     assert default.capacity == {} and default.admitted_workloads == 0
     # admitted: team-a 2 x 2 CPU (east-cpu; west is held), team-b 2 x 4 CPU
     assert east.admitted == {"cpu": CPU("12")} and east.admitted_workloads == 4
-    assert west.admitted == {} and west.admitted_workloads == 0
+    assert west.admitted == {"cpu": 0} and west.admitted_workloads == 0
     assert east.utilisation.ratio == pytest.approx(12 / 14)
     # pending: team-b's third only fits east-only (east); team-a's third could go to either;
     # the imported job is bound to west
@@ -81,7 +81,7 @@ def test_given_a_tenant_then_figures_cover_only_its_namespaces_and_queues_and_ne
     assert theirs["east"].capacity == {"cpu": CPU("8")}  # east-only's quota: the cohort's own is not bob's
     assert theirs["east"].admitted == {"cpu": CPU("8")} and theirs["east"].admitted_workloads == 2
     assert (theirs["east"].pending_only_here, theirs["east"].pending_could_run) == (1, 1)
-    assert theirs["west"].capacity == {} and theirs["west"].pending_could_run == 0  # nothing of team-a
+    assert theirs["west"].cells == [] and theirs["west"].pending_could_run == 0  # nothing of team-a
 
 
 def test_given_a_name_then_only_that_cluster_is_read(two):
