@@ -449,10 +449,6 @@ def cmd_pending(client: Client, args: argparse.Namespace, out: TextIO, err: Text
     return 0
 
 
-def _amounts(values: Any) -> str:
-    return ", ".join(f"{amount} {resource}" for resource, amount in (values or {}).items()) or "-"
-
-
 def cmd_clusters(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = _collect(client, "api/v1/clusters/", {}, args.limit, err)
     if args.json:

@@ -106,6 +106,15 @@ class ClusterFigures:
         return {cell.resource: cell.admitted for cell in self.cells}
 
     @property
+    def capacity_display(self) -> list[str]:
+        """As the page writes them, e.g. ``["40 GPU", "672 CPU"]`` (zeros too: a row per resource)."""
+        return [cell.text("capacity") for cell in self.cells]
+
+    @property
+    def admitted_display(self) -> list[str]:
+        return [cell.text("admitted") for cell in self.cells]
+
+    @property
     def utilisation(self) -> Share:
         """The dominant share of the capacity admitted now (None: no capacity)."""
         return dominant_share(self.admitted, {r: float(v) for r, v in self.capacity.items()})

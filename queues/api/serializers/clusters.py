@@ -19,7 +19,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.fields import FormattedResourcesField, ResourceQuantitiesField
+from core.api.fields import ResourceQuantitiesField
 from queues.api.serializers.base import PolicySerializer
 from queues.api.serializers.observe import DominantShareSerializer
 from queues.models import BackendHealth, Cluster
@@ -85,9 +85,13 @@ class ClusterFiguresSerializer(serializers.Serializer):
     capacity = ResourceQuantitiesField(
         read_only=True, help_text="Nominal quota on its flavors (ClusterQueues, cohorts)"
     )
-    capacity_display = FormattedResourcesField(lambda figures: figures.capacity)
+    capacity_display = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text='As the dashboard shows it, e.g. ["40 GPU", "672 CPU"]'
+    )
     admitted = ResourceQuantitiesField(read_only=True, help_text="Requests of the workloads admitted on it now")
-    admitted_display = FormattedResourcesField(lambda figures: figures.admitted)
+    admitted_display = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text="As the dashboard shows it"
+    )
     admitted_workloads = serializers.IntegerField(read_only=True)
     pending_only_here = serializers.IntegerField(
         read_only=True,

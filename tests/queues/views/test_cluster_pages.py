@@ -236,8 +236,8 @@ def test_given_the_clusters_api_then_its_figures_are_the_pages(two, login, usern
 
     for name in ("default", "east", "west"):
         figures, row = rows[name]["figures"], row_of(body, name)
-        assert cell(row, "capacity") == shown(figures["capacity"])
-        assert cell(row, "admitted") == shown(figures["admitted"])
+        assert cell(row, "capacity") == shown(figures["capacity"]) == " ".join(figures["capacity_display"])
+        assert cell(row, "admitted") == shown(figures["admitted"]) == " ".join(figures["admitted_display"])
         assert cell(row, "admitted-workloads") == str(figures["admitted_workloads"])
         assert cell(row, "pending") == f"{figures['pending_only_here']} · {figures['pending_could_run']}"
         assert f'data-health="{figures["health"]["state"]}"' in row
