@@ -263,3 +263,23 @@ def test_given_more_work_then_the_cluster_pages_cost_the_same_queries(two, login
             submit(lq, f"m-{job}", cpu="1")
     assert Workload.objects.filter(state=WorkloadState.PENDING).count() > 20
     assert [count(url) for url in urls] == before
+
+
+def test_given_more_clusters_and_work_then_the_clusters_api_costs_the_same_queries(two):
+    from django.contrib.auth import get_user_model
+
+    api = APIClient()
+    api.force_authenticate(get_user_model().objects.get(username="alice"))
+
+    def count() -> int:
+        cache.clear()
+        with CaptureQueriesContext(connection) as captured:
+            assert api.get("/api/v1/clusters/").status_code == 200
+        return len(captured.captured_queries)
+
+    before = count()
+    for index in range(5):
+        extra = Cluster.objects.create(name=f"extra-{index}", backend="simulated")
+        ResourceFlavor.objects.create(name=f"extra-{index}-cpu", cluster=extra)
+        submit(make_local_queue("team-a", f"more-{index}", two.spread), f"x-{index}", cpu="1")
+    assert count() == before
