@@ -129,8 +129,17 @@ def test_given_an_admin_when_a_cluster_is_added_and_edited_then_each_write_is_au
     north.refresh_from_db()
     assert north.description == "the new one"
     assert north.rest_secret == "file:/etc/fairportal/north.jwt"  # empty keeps the stored reference
+    cleared = client.post(
+        reverse("queues:edit-cluster", args=["north"]),
+        {"description": "the new one", "backend": "slurm", "slurm_transport": "rest",
+         "rest_url": "http://127.0.0.1:6821", "rest_secret": "", "clear_rest_secret": "on",
+         "flavor_partitions": "{}", "account_queues": "{}", "enabled": "on"},
+    )  # fmt: skip
+    assert cleared.status_code == 302
+    north.refresh_from_db()
+    assert north.rest_secret == ""
     changes = PolicyChange.objects.filter(object_type="cluster", object_id=str(north.pk)).order_by("id")
-    assert [(c.action, c.surface) for c in changes] == [("create", "ui"), ("update", "ui")]
+    assert [(c.action, c.surface) for c in changes] == [("create", "ui"), ("update", "ui"), ("update", "ui")]
 
 
 def test_given_a_bad_connection_when_added_then_the_form_names_the_field_and_nothing_is_written(two, login):
