@@ -223,6 +223,8 @@ def test_given_a_cluster_filter_then_the_flavor_list_and_its_export_hold_that_cl
     exported = client.get(reverse("queues:flavors"), {"cluster": "west", "export": "json"}).json()
 
     assert "east-big" in body and "east-cpu" in body and "west-cpu" not in body
+    detail = client.get(reverse("queues:flavor", args=["west-cpu"])).content.decode()
+    assert f'href="{reverse("queues:cluster", args=["west"])}" id="flavor-cluster">west</a>' in detail
     assert [(row["flavor"], row["cluster"]) for row in exported["rows"]] == [("west-cpu", "west")]
 
 
