@@ -110,6 +110,13 @@ def build_parser() -> Parser:
     pending = verb("pending", "pending workloads in queue order with their reasons (like squeue -t PD)", limited=True)
     pending.add_argument("--queue", type=_key, help="only this LocalQueue (namespace/name)")
     pending.add_argument("--cluster-queue", type=_label, help="only this ClusterQueue")
+    pending.add_argument(
+        "--cluster",
+        type=_label,
+        help="only workloads bound to this cluster or that ran there (an unknown one: an error)",
+    )
+
+    verb("clusters", "every cluster: health, capacity, admitted and pending work (yours, for a tenant)", limited=True)
 
     simulate = verb("simulate", "run a scenario file on the server's engine (a what-if run) and print its summary")
     simulate.add_argument("file", metavar="FILE", help="a scenario document, YAML or JSON (docs/design.md)")
@@ -402,8 +409,21 @@ def cmd_budgets(client: Client, args: argparse.Namespace, out: TextIO, err: Text
     return 0
 
 
+def _known_cluster(client: Client, name: str) -> None:
+    """Refuse a cluster the server does not know (the API's filter would just match nothing)."""
+    if not client.get("api/v1/clusters/", {"name": name}).get("results"):
+        raise CliError(f"no cluster named {name!r} (bin/fairportal clusters lists them)")
+
+
 def cmd_pending(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    params = {"state": "Pending", "local_queue": args.queue, "cluster_queue": args.cluster_queue}
+    if args.cluster:
+        _known_cluster(client, args.cluster)
+    params = {
+        "state": "Pending",
+        "local_queue": args.queue,
+        "cluster_queue": args.cluster_queue,
+        "cluster": args.cluster,
+    }
     rows = _collect(client, "api/v1/priority/", {k: v for k, v in params.items() if v}, args.limit, err)
     if args.json:
         _print_json(out, rows)
@@ -426,6 +446,35 @@ def cmd_pending(client: Client, args: argparse.Namespace, out: TextIO, err: Text
         for row in rows
     ]
     out.write(render(headers, table))
+    return 0
+
+
+def cmd_clusters(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    rows = _collect(client, "api/v1/clusters/", {}, args.limit, err)
+    if args.json:
+        _print_json(out, rows)
+        return 0
+    if not rows:
+        err.write("fairportal: no clusters\n")
+    headers = ["CLUSTER", "HEALTH", "ADMITTED_WL", "PENDING_ONLY", "PENDING_COULD", "USE", "CAPACITY", "ADMITTED"]
+    table = []
+    for row in rows:
+        figures = row.get("figures") or {}
+        health = figures.get("health") or {}
+        ratio = (figures.get("utilisation") or {}).get("ratio")
+        table.append(
+            [
+                row.get("name"),
+                health.get("state") or "-",
+                figures.get("admitted_workloads"),
+                figures.get("pending_only_here"),
+                figures.get("pending_could_run"),
+                "-" if ratio is None else f"{ratio * 100:.0f}%",
+                _amounts(figures.get("capacity_display")),
+                _amounts(figures.get("admitted_display")),
+            ]
+        )
+    out.write(render(headers, table, last_unbounded=True))
     return 0
 
 
@@ -558,6 +607,7 @@ VERBS: dict[str, Callable[[Client, argparse.Namespace, TextIO, TextIO], int]] = 
     "why": cmd_why,
     "budgets": cmd_budgets,
     "pending": cmd_pending,
+    "clusters": cmd_clusters,
     "simulate": cmd_simulate,
 }
 

@@ -35,6 +35,7 @@ class WorkloadTable(ListTable):
     namespace = tables.Column(visible=False)
     queue = tables.Column(accessor="local_queue", verbose_name="Queue", orderable=True)
     cluster_queue = tables.Column(visible=False, verbose_name="ClusterQueue")
+    cluster = tables.Column(verbose_name="Cluster", empty_values=())
     state = tables.Column(orderable=True, initial_sort_descending=True)
     priority = tables.Column(orderable=True, initial_sort_descending=True, attrs=NUM)
     requests = tables.Column(empty_values=())
@@ -58,6 +59,7 @@ class WorkloadTable(ListTable):
             "namespace",
             "queue",
             "cluster_queue",
+            "cluster",
             "state",
             "priority",
             "requests",
@@ -88,6 +90,14 @@ class WorkloadTable(ListTable):
             record.local_queue,
             record.cluster_queue,
         )
+
+    def render_cluster(self, record: Any) -> str:
+        if not record.cluster:
+            return format_html('<span class="muted">{}</span>', "—")
+        return format_html('<a href="{}">{}</a>', reverse("queues:cluster", args=[record.cluster]), record.cluster)
+
+    def value_cluster(self, record: Any) -> str:
+        return record.cluster
 
     def value_queue(self, record: Any) -> str:
         return f"{record.namespace}/{record.local_queue}"
@@ -145,6 +155,7 @@ class FlavorTable(ListTable):
     flavor = tables.TemplateColumn(
         template_name="queues/flavors/_flavor_cell.html", accessor="flavor__name", orderable=True
     )
+    cluster = tables.Column(accessor="flavor__cluster__name", verbose_name="Cluster")
     node_labels = tables.TemplateColumn(
         template_name="queues/flavors/_labels_cell.html", accessor="flavor__node_labels", empty_values=()
     )
@@ -173,6 +184,12 @@ class FlavorTable(ListTable):
     class Meta(ListTable.Meta):
         attrs = {"class": "grid", "id": "flavors"}
         empty_text = "No resource flavors yet."
+
+    def render_cluster(self, value: str) -> str:
+        return format_html('<a href="{}">{}</a>', reverse("queues:cluster", args=[value]), value)
+
+    def value_cluster(self, value: str) -> str:
+        return value
 
     def value_node_labels(self, record: Any) -> str:
         return ", ".join(f"{k}={v}" for k, v in (record.flavor.node_labels or {}).items())

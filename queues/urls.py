@@ -7,7 +7,7 @@ edit and delete pages follow the object's page (``.../<name>/edit/``, ``.../<nam
 
 from django.urls import path
 
-from queues.ui.views import actions, audit, detail, edit, flavors, glossary, overview, policy, tree, workloads
+from queues.ui.views import actions, audit, clusters, detail, edit, flavors, glossary, overview, policy, tree, workloads
 
 app_name = "queues"
 
@@ -18,6 +18,10 @@ urlpatterns = [
     path("queues/flavors/<str:name>/", flavors.flavor_detail, name="flavor"),
     path("queues/flavors/<str:name>/edit/", edit.edit_flavor, name="edit-flavor"),
     path("queues/flavors/<str:name>/delete/", edit.delete_object, {"kind": "flavor"}, name="delete-flavor"),
+    path("clusters/", clusters.cluster_list, name="clusters"),
+    path("clusters/<str:name>/", clusters.cluster_detail, name="cluster"),
+    path("clusters/<str:name>/edit/", clusters.edit_cluster, name="edit-cluster"),
+    path("clusters/<str:name>/delete/", edit.delete_object, {"kind": "cluster"}, name="delete-cluster"),
     path("queues/cohorts/<str:name>/", detail.cohort, name="cohort"),
     path("queues/cohorts/<str:name>/edit/", policy.edit_cohort, name="edit-cohort"),
     path("queues/cohorts/<str:name>/delete/", edit.delete_object, {"kind": "cohort"}, name="delete-cohort"),

@@ -16,7 +16,7 @@ from django.http import QueryDict
 from core.access import Access
 from core.tables import sort_alias
 from queues.filtersets import ResourceFlavorFilterSet
-from queues.models import ResourceFlavor, WorkloadResource, WorkloadState
+from queues.models import Cluster, ResourceFlavor, WorkloadResource, WorkloadState
 from queues.selectors import live
 from queues.selectors.shares import NO_SHARE, Share
 from queues.selectors.structure import ClusterStructure
@@ -88,7 +88,7 @@ def flavor_summaries(
     ClusterQueues on it."""
     if queryset is None:
         queryset = ResourceFlavor.objects.order_by("name") if name is None else ResourceFlavor.objects.filter(name=name)
-    flavors = list(queryset)
+    flavors = list(queryset.select_related("cluster"))
     used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
     running = dict(
         WorkloadResource.objects.filter(workload__state=WorkloadState.ADMITTED)
@@ -145,10 +145,15 @@ class FlavorList:
     rows: list[FlavorSummary]  # the whole filtered, sorted list (exports); ``page`` holds this page's
 
 
+def cluster_names() -> list[str]:
+    """Every cluster's name (the list filters' choices; names are readable by every user)."""
+    return list(Cluster.objects.order_by("name").values_list("name", flat=True))
+
+
 def flavor_list(
     viewer: Access, structure: ClusterStructure, params: QueryDict, *, page_size: int = PAGE_SIZE
 ) -> FlavorList:
-    """The flavors ``params`` filter (``?name=``), sorted as ``?sort=`` asks, one page of them."""
+    """The flavors ``params`` filter (``?name=``, ``?cluster=``), sorted as ``?sort=`` asks, one page of them."""
     filterset = ResourceFlavorFilterSet(params, queryset=ResourceFlavor.objects.order_by("name"))
     queryset = filterset.qs if filterset.is_valid() else ResourceFlavor.objects.none()
     sort = sort_alias(params.get("sort"), FLAVOR_SORTS, DEFAULT_FLAVOR_SORT)

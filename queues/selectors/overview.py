@@ -1,6 +1,7 @@
 """The overview page: the cluster at a glance for admins, the tenant's own namespaces for tenants.
 
-Admins get capacity, admitted and borrowed usage per flavor and resource, workload counts, top
+Admins get every cluster's capacity, admitted and pending work and health
+(``queues.selectors.clusters``), capacity, admitted and borrowed usage per flavor and resource, workload counts, top
 consumers, pending reasons, utilisation over time and fairness between tenants over time.
 Tenants get the same shape limited to their namespaces: counts, hard quota use, their
 LocalQueues' shares, their reasons, their allocation and counts over time. Fixed query count.
@@ -32,6 +33,7 @@ from queues.models import (
 )
 from queues.selectors import analytics, history, live
 from queues.selectors.audit_log import change_markers
+from queues.selectors.clusters import ClusterFigures, cluster_figures
 from queues.selectors.reasons import title
 from queues.selectors.shares import NO_SHARE, Share, add, dominant_share, jain_index
 from queues.selectors.structure import ClusterStructure, load_structure
@@ -127,6 +129,7 @@ class Overview:
     starved: analytics.StarvedSummary = field(default_factory=analytics.StarvedSummary)
     figures: dict[str, charts.Figure] = field(default_factory=dict)
     window: history.Window | None = None  # the one window of every time chart on the page
+    clusters: list[ClusterFigures] = field(default_factory=list)  # admins: every cluster's figures
 
 
 # --- shared pieces ------------------------------------------------------------------------------
@@ -190,6 +193,7 @@ def cluster_overview(range_name: str) -> Overview:
     overview = Overview(cluster_view=True)
     overview.admitted, overview.pending = _totals(counts)
     overview.capacity_rows = _capacity_rows(structure, cq_usage)
+    overview.clusters = cluster_figures(ADMIN, structure)
     overview.borrowing_queues = sum(
         1
         for cq_id in cq_usage

@@ -23,7 +23,7 @@ from core.redaction import OTHER_TENANT_QUEUE, reason_redactor
 from fairshare import types as engine
 from fairshare.admission.reasons import format_score
 from queues.filtersets import WorkloadFilterSet
-from queues.models import AdmissionRecord, LocalQueue, PendingOrder, Workload, WorkloadState
+from queues.models import AdmissionRecord, Cluster, LocalQueue, PendingOrder, Workload, WorkloadState
 from queues.models.workload import (
     WorkloadQuerySet,
     attach_queue_positions,
@@ -97,6 +97,7 @@ class WorkloadRow:
     reason_title: str
     reason: str
     wall_time_seconds: int
+    cluster: str
     evictions: int
     last_eviction: str = ""
     ahead: list[AheadItem] = field(default_factory=list)
@@ -124,7 +125,7 @@ def ordering(sort: str) -> tuple[Any, ...]:
 
 def _base(viewer: Access) -> WorkloadQuerySet:
     queryset = viewer.visible_to(Workload.objects.with_reasons()).select_related(
-        "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue"
+        "namespace", "local_queue", "local_queue__cluster_queue", "cluster_queue", "cluster", "cluster_job__cluster"
     )
     return cast(WorkloadQuerySet, queryset)  # visible_to() keeps the queryset's class
 
@@ -255,7 +256,20 @@ def _row(workload: Workload, redact: Callable[[str], str]) -> WorkloadRow:
         last_eviction=redact(workload.last_eviction_reason),
         shortages=reason_shortages(workload.pending_reason_shortages) if pending else [],
         position_state=workload.queue_position_state if pending else None,
+        cluster=cluster_name(workload),
     )
+
+
+def cluster_name(workload: Workload) -> str:
+    """The cluster a workload runs or ran on, or whose job it was imported from ('' when none is
+    recorded yet, or when the caller did not load it: never a query per row)."""
+    if Workload.cluster.is_cached(workload) and workload.cluster is not None:
+        return workload.cluster.name
+    if Workload.cluster_job.is_cached(workload):
+        job = getattr(workload, "cluster_job", None)
+        if job is not None and job.cluster_id is not None:
+            return job.cluster.name
+    return ""
 
 
 def _why(mode: str, same_queue: bool, their_score: float | None, own_score: float | None) -> str:
@@ -407,10 +421,11 @@ class FilterOptions:
     local_queues: list[str]
     cluster_queues: list[str]
     reasons: list[tuple[str, str]]
+    clusters: list[str]
 
 
 def filter_options(viewer: Access) -> FilterOptions:
-    """One query: the visible LocalQueues with their namespace and ClusterQueue names."""
+    """Two queries: the visible LocalQueues with their namespace and ClusterQueue names; the clusters' names."""
     rows = list(
         viewer.visible_to(LocalQueue.objects.all())
         .order_by("namespace__name", "name")
@@ -421,4 +436,5 @@ def filter_options(viewer: Access) -> FilterOptions:
         local_queues=[f"{namespace}/{name}" for namespace, name, _cq in rows],
         cluster_queues=sorted({cq for _ns, _name, cq in rows}),
         reasons=[(code, text) for code, text in TITLES.items() if code],
+        clusters=list(Cluster.objects.order_by("name").values_list("name", flat=True)),  # every user reads names
     )

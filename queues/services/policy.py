@@ -20,6 +20,7 @@ from core.access import access_for
 from core.audit import audited_delete, audited_write
 from queues.access import may_change_stop, stop_level
 from queues.models import (
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -209,6 +210,8 @@ def delete_policy_object(instance: models.Model, *, actor: Any, surface: str) ->
     meanwhile refuses the delete the same way)."""
     with transaction.atomic():
         list(type(instance)._default_manager.select_for_update().filter(pk=instance.pk).values_list("pk", flat=True))
+        if isinstance(instance, Cluster) and instance.from_settings:
+            raise StillUsed("The default cluster (from the settings) cannot be deleted.")
         refusal = dependents_of(instance).sentence()
         if refusal:
             raise StillUsed(refusal)

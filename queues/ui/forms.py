@@ -21,6 +21,7 @@ from django.forms.models import BaseInlineFormSet, inlineformset_factory
 
 from queues.access import EDITOR_LOCAL_QUEUE_FIELDS
 from queues.models import (
+    Cluster,
     ClusterQueue,
     ClusterQueueQuota,
     Cohort,
@@ -30,6 +31,7 @@ from queues.models import (
     NamespaceQuota,
     ResourceFlavor,
     WorkloadPriorityClass,
+    default_cluster,
 )
 
 MAX_LABEL_LINES = 64  # the model allows 32 labels; more lines than this is not worth parsing
@@ -204,15 +206,26 @@ class ResourceFlavorForm(VersionedModelForm):
     node_labels = NodeLabelsField(
         required=False, max_length=4096, help_text="One name=value per line; kept for the Kueue export"
     )
+    cluster = forms.ModelChoiceField(
+        queryset=Cluster.objects.order_by("name"),
+        required=False,
+        help_text="The cluster whose capacity this flavor is (empty: the default cluster, or the current one)",
+    )
 
     class Meta:
         model = ResourceFlavor
-        fields = ["description", "node_labels"]
+        fields = ["description", "cluster", "node_labels"]
+
+    def clean_cluster(self) -> Cluster:
+        chosen = self.cleaned_data.get("cluster")
+        if chosen is not None:
+            return chosen
+        return self.instance.cluster if self.instance.pk else default_cluster()
 
 
 class ResourceFlavorAddForm(ResourceFlavorForm):
     class Meta(ResourceFlavorForm.Meta):
-        fields = ["name", "description", "node_labels"]
+        fields = ["name", "description", "cluster", "node_labels"]
 
 
 class QuotaFormSet(BaseInlineFormSet):
@@ -254,3 +267,53 @@ NamespaceQuotaFormSet = inlineformset_factory(
     can_delete=True,
     fields=["resource", "hard"],
 )
+
+
+class ClusterForm(VersionedModelForm):
+    """Admins: a cluster's backend, connection and maps. The token's reference (``rest_secret``,
+    ``env:NAME`` or ``file:/path``) is never shown back: the field starts empty, and empty keeps
+    the stored reference (tick "clear" to remove it)."""
+
+    rest_secret = forms.CharField(
+        required=False,
+        max_length=410,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        label="REST token reference",
+        help_text="rest: where the JWT is, env:VARIABLE or file:/path (never the token); empty keeps the current one",
+    )
+    clear_rest_secret = forms.BooleanField(required=False, label="Clear the token reference")
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "description",
+            "backend",
+            "enabled",
+            "slurm_transport",
+            "slurm_bin_dir",
+            "slurm_conf",
+            "rest_url",
+            "rest_secret",
+            "rest_user",
+            "flavor_partitions",
+            "account_queues",
+        ]
+
+    def clean_rest_secret(self) -> str:
+        typed = self.cleaned_data.get("rest_secret") or ""
+        if self.data.get(self.add_prefix("clear_rest_secret")):
+            return ""
+        return typed or (self.instance.rest_secret if self.instance.pk else "")
+
+
+class ClusterAddForm(ClusterForm):
+    class Meta(ClusterForm.Meta):
+        fields = ["name", *ClusterForm.Meta.fields]
+
+
+class DefaultClusterForm(VersionedModelForm):
+    """The default cluster takes its backend, connection and maps from the settings."""
+
+    class Meta:
+        model = Cluster
+        fields = ["description", "enabled"]

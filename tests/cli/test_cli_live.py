@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from django.db import models
 
 from queues.models import LocalQueue, PendingPosition, Workload, WorkloadState
 from tests.cli.conftest import Demo, Ran, as_user, fairportal
@@ -245,3 +246,52 @@ def test_given_a_scenario_the_engine_refuses_then_the_field_is_named_and_exit_1(
     assert ran.code == 1 and ran.out == ""
     assert ran.err.startswith("fairportal: the server answered 400: scenario: clusterQueues[0].quotas[0]")
     assert "must not be negative" in ran.err and ran.err.count("\n") == 1
+
+
+# --- clusters --------------------------------------------------------------------------------------
+
+CLUSTERS_HEADER = [
+    "CLUSTER", "HEALTH", "ADMITTED_WL", "PENDING_ONLY", "PENDING_COULD", "USE", "CAPACITY", "ADMITTED",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("user", "namespaces"), [("admin", None), ("alice", ALICE_NAMESPACES)])
+def test_given_clusters_then_each_cluster_with_the_admitted_and_pending_work_the_token_may_see(
+    demo_server: Demo, user, namespaces
+):
+    header, rows = table(ok(as_user(demo_server, user, "clusters")))
+
+    assert header == CLUSTERS_HEADER
+    assert [row[0] for row in rows] == ["default"] and rows[0][1] == "reachable"
+    workloads = (
+        Workload.objects.all() if namespaces is None else Workload.objects.filter(namespace__name__in=namespaces)
+    )
+    assert int(rows[0][2]) == workloads.filter(state=WorkloadState.ADMITTED).count()
+    pending = workloads.filter(state=WorkloadState.PENDING).count()
+    assert int(rows[0][3]) == int(rows[0][4]) == pending  # one cluster: every pending workload can only go there
+
+
+def test_given_clusters_json_then_the_apis_figures(demo_server: Demo):
+    rows = json.loads(ok(as_user(demo_server, "alice", "clusters", "--json")))
+
+    assert [row["name"] for row in rows] == ["default"]
+    assert set(rows[0]["figures"]) >= {"capacity", "admitted", "admitted_workloads", "pending_only_here", "health"}
+    assert "last_error" not in rows[0]["health"] and "rest_secret" not in rows[0]  # a tenant's view
+
+
+def test_given_pending_for_a_cluster_then_the_workloads_bound_to_it(demo_server: Demo):
+    rows = json.loads(ok(as_user(demo_server, "admin", "pending", "--cluster", "default", "--json")))
+
+    bound = Workload.objects.filter(state=WorkloadState.PENDING).filter(
+        models.Q(cluster__name="default") | models.Q(cluster_job__cluster__name="default")
+    )
+    assert sorted(row["id"] for row in rows) == sorted(bound.values_list("id", flat=True))
+
+
+def test_given_an_unknown_cluster_then_one_line_and_exit_1(demo_server: Demo):
+    ran = as_user(demo_server, "alice", "pending", "--cluster", "nowhere")
+
+    assert ran.code == 1 and ran.out == ""
+    assert ran.err == "fairportal: no cluster named 'nowhere' (bin/fairportal clusters lists them)\n"
+    bad = as_user(demo_server, "alice", "pending", "--cluster", "Not_A_Name;rm")
+    assert bad.code == 2 and len(bad.err.splitlines()) <= 3 and "Traceback" not in bad.err

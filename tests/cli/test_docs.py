@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 DOCS = ("docs/cli.md", "README.md")
 HEADER = re.compile(r"^[A-Z][A-Z_]*( {2,}[A-Z][A-Z_]*)+$")
 LABEL = re.compile(r"^([a-z][a-z ]*):(\s|$)")
-KEY_COLUMNS = {"CLUSTERQUEUE", "LOCALQUEUE", "WORKLOAD", "BUDGET", "TARGET", "MODE", "KIND", "RESOURCE"}
+KEY_COLUMNS = {"CLUSTERQUEUE", "LOCALQUEUE", "WORKLOAD", "BUDGET", "TARGET", "MODE", "KIND", "RESOURCE", "CLUSTER"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ ALL = [example for doc in DOCS for example in examples(doc)]
 
 def test_the_docs_show_every_verb():
     shown = {next(arg for arg in example.args if not arg.startswith("-")) for example in ALL}
-    assert shown == {"shares", "why", "pending", "budgets", "simulate"}
+    assert shown == {"shares", "why", "pending", "budgets", "simulate", "clusters"}
     assert any(example.doc == "README.md" and "shares" in example.args for example in ALL)
     assert any(example.doc == "README.md" and "why" in example.args for example in ALL)
 

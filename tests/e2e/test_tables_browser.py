@@ -75,7 +75,7 @@ def test_given_the_column_form_when_columns_are_unticked_then_they_stay_hidden_o
     page.goto(reverse("queues:workloads"))
 
     shown = page.eval_on_selector_all("table.workloads thead th", "ths => ths.map(th => th.textContent.trim())")
-    assert shown == ["Workload", "Queue", "State", "Priority", "Position"]
+    assert shown == ["Workload", "Queue", "Cluster", "State", "Priority", "Position"]
 
 
 def test_given_a_filter_when_csv_export_is_clicked_then_the_download_is_that_list(cluster, page):

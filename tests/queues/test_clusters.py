@@ -309,7 +309,7 @@ def test_given_the_clusters_api_then_admins_write_and_tenants_read_names_and_hea
 
     seen = tenant.get("/api/v1/clusters/").json()["results"]
     assert {row["name"] for row in seen} == {"default", "gpu"}
-    assert all(set(row) == {"id", "name", "enabled", "health"} for row in seen)
+    assert all(set(row) == {"id", "name", "enabled", "health", "figures"} for row in seen)
     assert all("last_error" not in row["health"] for row in seen)
     assert tenant.post("/api/v1/clusters/", {"name": "mine", "backend": "simulated"}, format="json").status_code == 403
     assert not Cluster.objects.filter(name="mine").exists()

@@ -1,5 +1,7 @@
 """``/api/v1/clusters/``: the clusters behind the admission pass. Admins write (audited, through
-the policy service); tenants list names and health only."""
+the policy service); tenants list names, health and their own figures only. Every answer carries
+the per-cluster figures of ``queues.selectors.clusters`` (the dashboard's), computed once per
+request: a list costs the page's queries plus a fixed 11."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from core.api.views import PolicyViewSet
 from queues.api.serializers.clusters import ClusterSerializer, ClusterSummarySerializer
 from queues.filtersets import ClusterFilterSet
 from queues.selectors import api as selectors
+from queues.selectors.clusters import ClusterFigures, cluster_figures
 
 _EITHER = PolymorphicProxySerializer(
     component_name="ClusterAsSeen",
@@ -43,6 +46,16 @@ class ClusterViewSet(PolicyViewSet):
         if getattr(self, "swagger_fake_view", False) or self.access.is_admin:
             return ClusterSerializer
         return ClusterSummarySerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "figures": self._figures}
+
+    def _figures(self) -> dict[int, ClusterFigures]:
+        """Every cluster's figures as this user may see them, once per request (after a write)."""
+        cached: dict[int, ClusterFigures] | None = getattr(self, "_figures_cache", None)
+        if cached is None:
+            cached = self._figures_cache = {f.id: f for f in cluster_figures(self.access)}
+        return cached
 
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if self.get_object().from_settings:

@@ -1,5 +1,5 @@
 """Add and delete pages of the policy objects (cohorts, ClusterQueues, namespaces, LocalQueues,
-resource flavors), and a flavor's edit page, NetBox-style: one generic form page
+resource flavors, clusters), and a flavor's edit page, NetBox-style: one generic form page
 (``queues/edit/object_edit.html``, shared with the edit pages of ``policy.py``) and one
 delete confirmation page (``queues/edit/object_delete.html``).
 
@@ -31,11 +31,12 @@ from django.urls import reverse
 from core.access import Access
 from core.models import Surface
 from core.versions import StaleVersion, version_of
-from queues.models import ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor
+from queues.models import Cluster, ClusterQueue, Cohort, LocalQueue, Namespace, ResourceFlavor
 from queues.selectors.dependents import Dependents, dependents_of
 from queues.services.errors import StillUsed
 from queues.services.policy import delete_policy_object
 from queues.ui.forms import (
+    ClusterAddForm,
     ClusterQueueAddForm,
     ClusterQueueQuotaFormSet,
     CohortAddForm,
@@ -112,6 +113,15 @@ KINDS: dict[str, Kind] = {
         lambda obj: reverse("queues:flavor", args=[obj.name]),
         lambda: reverse("queues:flavors"),
         lambda viewer, obj: viewer.is_authenticated,  # cluster-wide: every tenant reads flavors
+    ),
+    "cluster": Kind(
+        Cluster,
+        "cluster",
+        ClusterAddForm,
+        None,
+        lambda obj: reverse("queues:cluster", args=[obj.name]),
+        lambda: reverse("queues:clusters"),
+        lambda viewer, obj: viewer.is_authenticated,  # names and health: every signed-in user
     ),
 }
 

@@ -6,8 +6,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
 from core import tables
+from queues.selectors.flavors import cluster_names, flavor_summaries
 from queues.selectors.flavors import flavor_list as flavors_of
-from queues.selectors.flavors import flavor_summaries
 from queues.selectors.structure import load_structure
 from queues.tables import FlavorTable
 from queues.ui.views.common import DashboardRequest, dashboard_view
@@ -34,6 +34,7 @@ def flavor_list(request: DashboardRequest) -> HttpResponse:
             "tools": tables.tools(request, table),
             "query": tables.page_query(request),
             "viewer": request.viewer,
+            "cluster_names": cluster_names(),
         },
     )
 

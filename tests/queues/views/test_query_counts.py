@@ -38,6 +38,9 @@ PAGES = [
     ("admin", "queues:edit-cluster-queue", ["cq-gpu"]),
     ("admin", "queues:flavors", []),
     ("admin", "queues:flavor", ["default"]),
+    ("admin", "queues:clusters", []),
+    ("admin", "queues:cluster", ["default"]),
+    ("admin", "queues:edit-cluster", ["default"]),
     ("alice", "queues:home", []),
     ("alice", "queues:queue-tree", []),
     ("alice", "queues:workloads?state=Pending", []),
@@ -47,6 +50,8 @@ PAGES = [
     ("alice", "queues:submit-workload", ["team-a", "train"]),
     ("alice", "queues:cancel-workload", ["team-a", "a-job-1"]),
     ("alice", "queues:flavors?sort=-running", []),
+    ("alice", "queues:clusters", []),
+    ("alice", "queues:cluster", ["default"]),
     ("alice", "budgets:list", []),
 ]
 CEILING = 40

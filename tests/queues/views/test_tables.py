@@ -129,7 +129,7 @@ def test_given_a_column_form_then_it_keeps_the_filters_and_offers_every_optional
     assert '<input type="hidden" name="sort" value="priority">' in form
     assert '<input type="hidden" name="columns" value="name">' in form
     offered = re.findall(r'type="checkbox" name="columns" value="([a-z_]+)"', form)
-    assert offered == ["queue", "state", "priority", "requests", "position", "reason", "queued"]
+    assert offered == ["queue", "cluster", "state", "priority", "requests", "position", "reason", "queued"]
 
 
 def test_given_a_filtered_list_when_exported_as_csv_then_the_file_holds_those_rows_in_order(many, login):
