@@ -634,9 +634,7 @@ class _Planner:
                 assignment, victims = found
         if assignment is None:
             assert failure is not None
-            fits_at_start = (
-                self.initial is not None and self.initial.assign(queue.name, requests, bound)[0] is not None
-            )
+            fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests, bound)[0] is not None
             record = ClassFailure(failure, fits_at_start)
             queue.failed[cls] = record
             self.pending_quota(workload, local, queue, record)

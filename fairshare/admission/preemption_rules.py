@@ -99,7 +99,11 @@ class PreemptionRules:
                 )
                 attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
         reclaim = preemption.reclaim_within_cohort
-        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests, bound):
+        if (
+            reclaim != PREEMPT_NEVER
+            and queue.spec.cohort is not None
+            and tree.within_nominal(queue.name, requests, bound)
+        ):
             candidates = [
                 item
                 for other in self.state.unit_queues[queue.unit]

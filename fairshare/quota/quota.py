@@ -150,7 +150,9 @@ class QuotaTree:
             if queue.cohort is not None:
                 self._attach(node, queue.cohort)
             self.groups[queue.name] = resource_groups(queue.quotas)
-            self._bound_groups[queue.name, ""] = [(covered, flavors, ()) for covered, flavors in self.groups[queue.name]]
+            self._bound_groups[queue.name, ""] = [
+                (covered, flavors, ()) for covered, flavors in self.groups[queue.name]
+            ]
         for node in self._roots():
             _compute_subtree(node, self._children)
 
