@@ -137,23 +137,25 @@ class SlurmBackend:
         A workload admitted here without a job yet (submitted with a command to a ClusterQueue
         over several clusters: the pass chose this cluster) gets it first (``_place``).
         """
-        self._place(workload_ids)
-        rows = list(
-            ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids)).values_list(
-                "external_id", "workload__flavor_assignment", "workload__eviction_count"
-            )
-        )
+        links = ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids))
+        columns = ("external_id", "workload__flavor_assignment", "workload__eviction_count", "workload_id")
+        rows = list(links.values_list(*columns))
+        linked = {row[3] for row in rows}
+        unplaced = [workload_id for workload_id in workload_ids if workload_id not in linked]
+        if unplaced:  # only workloads placed here at admission (a job made at submission or import is linked)
+            self._place(unplaced)
+            rows += ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=unplaced).values_list(*columns)
         if not rows:
             return
         groups: dict[tuple[str, bool], list[str]] = {}
-        for job_id, assignment, evictions in rows:
+        for job_id, assignment, evictions, _ in rows:
             groups.setdefault((self.partition_for(assignment or {}), evictions > 0), []).append(job_id)
         for (partition, requeued), job_ids in sorted(groups.items()):
             # StartTime=now: a requeued job would otherwise wait out Slurm's requeue delay.
             fields = {**({"Partition": partition} if partition else {}), **({"StartTime": "now"} if requeued else {})}
             if fields:
                 self.client.update(job_ids, **fields)
-        self.client.release([job_id for job_id, _, _ in rows])
+        self.client.release([job_id for job_id, _, _, _ in rows])
 
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""

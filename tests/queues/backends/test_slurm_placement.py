@@ -42,7 +42,15 @@ from tests.queues.backends.test_slurm_clusters import Side
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
-NAMES = ("fp-placement-imported", "fp-placement-a", "fp-placement-b", "fp-placement-c", "fp-placement-d")
+NAMES = (
+    "fp-placement-imported",
+    "fp-placement-a",
+    "fp-placement-b",
+    "fp-placement-c",
+    "fp-placement-d",
+    "fp-placement-filler",
+    "fp-placement-evicted",
+)
 
 
 class OurSide(Side):
@@ -211,6 +219,52 @@ def test_given_a_crash_between_sbatch_and_the_link_then_the_sync_links_that_job_
         workload.refresh_from_db()
         assert workload.state == WorkloadState.FINISHED
     assert ClusterJob.objects.filter(workload__isnull=False).count() == 2
+
+
+def test_given_a_placed_workload_evicted_then_its_job_is_requeued_held_there_and_it_is_readmitted_only_there(
+    sides, mixed, api
+):
+    old, new = sides
+    queue, on_old, on_new = mixed
+    assert api.post("/api/v1/workloads/", api_body("fp-placement-filler"), format="json").status_code == 201
+    body = {**api_body("fp-placement-evicted"), "command": "sleep 60"}
+    assert api.post("/api/v1/workloads/", body, format="json").status_code == 201
+    assert len(run_pass(queue).admitted) == 2
+    filler = Workload.objects.get(name="fp-placement-filler")
+    evicted = Workload.objects.get(name="fp-placement-evicted")
+    assert (filler.cluster, evicted.cluster) == (on_old, on_new)  # old-cpu held one CPU: the filler's
+    job = ClusterJob.objects.get(workload=evicted).external_id
+    assert wait_for(lambda: (new.job(job) or {}).get("job_state") == "RUNNING", timeout=30)
+
+    ClusterQueue.objects.filter(pk=queue.cluster_queue_id).update(stop_policy="HoldAndDrain")
+    assert sorted(run_pass(queue).evicted) == ["team-place/fp-placement-evicted", "team-place/fp-placement-filler"]
+    assert wait_for(lambda: (new.job(job) or {}).get("job_state") == "PENDING", timeout=30)  # requeued held
+    cancelled = api.post(f"/api/v1/workloads/{filler.pk}/cancel/", {}, format="json")
+    assert cancelled.status_code == 200, cancelled.json()  # old-cpu (first in order) is free again
+    ClusterQueue.objects.filter(pk=queue.cluster_queue_id).update(stop_policy="None")
+
+    assert run_pass(queue).admitted == ["team-place/fp-placement-evicted"]
+    evicted.refresh_from_db()
+    assert (evicted.cluster, evicted.flavor_assignment["cpu"]) == (on_new, "new-cpu")  # bound to its job's cluster
+    assert ClusterJob.objects.get(workload=evicted).external_id == job  # the same job, never a second
+    assert wait_for(lambda: (new.job(job) or {}).get("job_state") == "RUNNING", timeout=60)
+    assert old.named("fp-placement-evicted") == [] and new.named("fp-placement-evicted") == [job]
+
+
+def test_given_a_queue_over_a_cluster_that_runs_no_commands_then_a_command_is_refused_naming_that_cluster(mixed, api):
+    queue, _on_old, _on_new = mixed
+    simulated = ResourceFlavor.objects.create(name="sim-cpu")  # the default cluster: simulated here
+    ClusterQueueQuota.objects.create(
+        cluster_queue_id=queue.cluster_queue_id, flavor=simulated, flavor_order=2, resource="cpu", nominal=1000
+    )
+
+    response = api.post("/api/v1/workloads/", api_body("fp-placement-a"), format="json")
+
+    assert response.status_code == 400
+    assert response.json()["command"] == [
+        "the simulated cluster backend (cluster default, one of its ClusterQueue's) runs no commands; leave command out"
+    ]
+    assert not Workload.objects.exists()
 
 
 @pytest.fixture
