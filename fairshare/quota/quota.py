@@ -299,7 +299,8 @@ class QuotaTree:
         shortages: list[Shortage] = []
         skipped: list[str] = []
         foreign: list[str] = []
-        for covered, flavors, passed in self.groups_for(queue, cluster):
+        groups = self._bound_groups[queue, ""] if not cluster else self.groups_for(queue, cluster)
+        for covered, flavors, passed in groups:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue
