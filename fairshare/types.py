@@ -178,12 +178,16 @@ class Workload:
 
     ``requests`` is the total over ``pod_sets``; ``queued_at`` orders the queue. Admitted
     workloads carry their ClusterQueue, flavor ``assignment`` (resource -> flavor) and
-    ``admitted_at``.
+    ``admitted_at``. ``bound_cluster``: the cluster it may only run on (its job already exists
+    there: submitted to that cluster directly and imported, or placed there before); it is then
+    assigned only flavors of that cluster (``Snapshot.flavor_clusters``). Empty: any flavor.
 
     Derived once at construction (the planner reads them for every candidate of every pass):
     ``order``, the queue order key (priority high first, then timestamp, then name); ``shape``,
     the non-zero requests as a sorted tuple; ``shape_key`` and ``shape_priority``, the same as
-    strings (with the priority), whose hash Python caches, for grouping candidates.
+    strings (with the binding, ``|cluster``, when bound; and with the priority), whose hash
+    Python caches, for grouping candidates: two workloads with the same requests but different
+    bindings never share a class, so never a memoised fit.
     """
 
     key: str
@@ -197,6 +201,7 @@ class Workload:
     cluster_queue: str | None = None
     assignment: Mapping[str, str] = field(default_factory=_empty_map)
     priority_class: str = ""  # the WorkloadPriorityClass its priority came from, for explanations
+    bound_cluster: str = ""  # the only cluster whose flavors it may be assigned ("": any)
     order: tuple = field(init=False, repr=False, compare=False)
     shape: tuple = field(init=False, repr=False, compare=False)
     shape_key: str = field(init=False, repr=False, compare=False)
@@ -205,6 +210,8 @@ class Workload:
     def __post_init__(self) -> None:
         shape = tuple(sorted((r, a) for r, a in self.requests.items() if a))
         shape_key = ";".join(f"{r}={a}" for r, a in shape)
+        if self.bound_cluster:
+            shape_key = f"{shape_key}|{self.bound_cluster}"
         object.__setattr__(self, "order", (-self.priority, self.queued_at, self.key))
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "shape_key", shape_key)
@@ -254,6 +261,9 @@ class Snapshot:
     # Flavors the pass must not assign now (their cluster is unreachable or disabled): work that
     # only fits them waits, everything else is decided as usual.
     unavailable_flavors: frozenset[str] = frozenset()
+    # Flavor -> the cluster it belongs to: a workload with a ``bound_cluster`` is assigned only
+    # flavors mapped to that cluster. Unbound workloads ignore it (empty: one cluster, or none).
+    flavor_clusters: Mapping[str, str] = field(default_factory=_empty_map)
 
 
 def node_id(kind: str, name: str) -> str:

@@ -50,11 +50,11 @@ class Profile:
 
     __slots__ = ("borrowed", "borrows", "height")
 
-    def __init__(self, tree: QuotaTree, queue: str, requests: Mapping[str, int]) -> None:
-        nominal = tree.nominal_assignment(queue, requests)
+    def __init__(self, tree: QuotaTree, queue: str, requests: Mapping[str, int], cluster: str = "") -> None:
+        nominal = tree.nominal_assignment(queue, requests, cluster)
         # A candidate within its nominal quota keeps those flavors even when the cohort lent the
         # room away (reclaim may give it back): Kueue assigns it in preemption mode, not borrowing.
-        assignment = nominal or tree.assign(queue, requests)[0]
+        assignment = nominal or tree.assign(queue, requests, cluster)[0]
         if assignment is None:  # does not fit at all (its visit fails or preempts): with the borrowers
             self.borrows: list[int] = []
             self.borrowed: list = []
@@ -225,11 +225,11 @@ class FairTree:
         """Whether the candidate fits its ClusterQueue's nominal quota, memoised per class until
         that ClusterQueue's usage changes."""
         if cls is None:
-            return self.state.tree.within_nominal(queue.name, head.requests)
+            return self.state.tree.within_nominal(queue.name, head.requests, head.bound_cluster)
         memo = queue.nominal_memo
         found = memo.get(cls)
         if found is None:
-            found = memo[cls] = self.state.tree.within_nominal(queue.name, head.requests)
+            found = memo[cls] = self.state.tree.within_nominal(queue.name, head.requests, head.bound_cluster)
         return found
 
     def _profile(self, queue: QueueState, head: Workload, cls: object) -> Profile:
@@ -240,7 +240,7 @@ class FairTree:
             found = self.profiles.get(memo_key)
             if found is not None and found[0] == self.state.tree_version:
                 return found[1]
-        profile = Profile(self.state.tree, queue.name, head.requests)
+        profile = Profile(self.state.tree, queue.name, head.requests, head.bound_cluster)
         if cls is not None:
             self.profiles[memo_key] = (self.state.tree_version, profile)
         return profile

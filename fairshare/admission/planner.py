@@ -185,7 +185,9 @@ class _Planner:
         self.fair_tree = FairTree(self, self.scoring)
         self.preemption_rules = PreemptionRules(self, self.scoring)
         self._index()
-        self.tree = QuotaTree(snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors)
+        self.tree = QuotaTree(
+            snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors, snapshot.flavor_clusters
+        )
         self.tree_version = 0  # bumped whenever the tree's usage changes (memo of ``FairTree._profile``)
         self.lendables: dict[str, dict[str, int]] = {}
         self.reaches: dict[str, dict[str, int]] = {}
@@ -193,7 +195,9 @@ class _Planner:
         self._load_admitted()
         self.initial: QuotaTree | None = None
         if reasons:
-            self.initial = QuotaTree(snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors)
+            self.initial = QuotaTree(
+                snapshot.cohorts, snapshot.cluster_queues, snapshot.unavailable_flavors, snapshot.flavor_clusters
+            )
             for running in self.running.values():
                 for item in running.values():
                     self.initial.add(item.cluster_queue, item.amounts)
@@ -621,7 +625,8 @@ class _Planner:
                 if queue.strict:
                     queue.blocked = text.blocked_by_head(queue.name, workload.key, NAMESPACE_QUOTA_EXCEEDED)
                 return False
-        assignment, failure = self.tree.assign(queue.name, requests)
+        bound = workload.bound_cluster
+        assignment, failure = self.tree.assign(queue.name, requests, bound)
         victims: list[tuple[Running, str]] = []
         if failure is not None and queue.spec.preemption.enabled:
             found = self.preemption_rules.preempt(workload, local, queue)
@@ -629,7 +634,7 @@ class _Planner:
                 assignment, victims = found
         if assignment is None:
             assert failure is not None
-            fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests)[0] is not None
+            fits_at_start = self.initial is not None and self.initial.assign(queue.name, requests, bound)[0] is not None
             record = ClassFailure(failure, fits_at_start)
             queue.failed[cls] = record
             self.pending_quota(workload, local, queue, record)

@@ -66,12 +66,17 @@ class PreemptionRules:
         attempts: list[Attempt] = []
 
         wanted = requests.keys()
+        bound = workload.bound_cluster
+        on_cluster = tree.flavor_clusters
 
         def overlaps(item: Running) -> bool:
-            return not wanted.isdisjoint(item.workload.requests)
+            # A bound preemptor can only use room on its own cluster: victims elsewhere free none.
+            return not wanted.isdisjoint(item.workload.requests) and (
+                not bound or any(on_cluster.get(flavor) == bound for flavor, _ in item.amounts)
+            )
 
         def fits() -> dict[str, str] | None:
-            return tree.assign(queue.name, requests)[0]
+            return tree.assign(queue.name, requests, bound)[0]
 
         within = preemption.within_cluster_queue
         if within == PREEMPT_EXCEED_WEIGHT:
@@ -94,7 +99,11 @@ class PreemptionRules:
                 )
                 attempts.append((candidates, fits, None, f"to make room in ClusterQueue {queue.name}"))
         reclaim = preemption.reclaim_within_cohort
-        if reclaim != PREEMPT_NEVER and queue.spec.cohort is not None and tree.within_nominal(queue.name, requests):
+        if (
+            reclaim != PREEMPT_NEVER
+            and queue.spec.cohort is not None
+            and tree.within_nominal(queue.name, requests, bound)
+        ):
             candidates = [
                 item
                 for other in self.state.unit_queues[queue.unit]
@@ -233,7 +242,7 @@ class PreemptionRules:
             used = self.state.ns_used.get(namespace.name, {})
             if any(used.get(r, 0) + requests[r] > namespace.quota[r] for r in limited):
                 return None
-            return tree.assign(queue.name, requests)[0]
+            return tree.assign(queue.name, requests, workload.bound_cluster)[0]
 
         def release(item: Running) -> None:
             self.state.release(item, self._victim_path(item))

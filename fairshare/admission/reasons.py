@@ -22,20 +22,44 @@ def insufficient_quota(cluster_queue: str, failure: FitFailure) -> str:
         ClusterQueue gpu: 64Gi more needed (requests 384Gi, 320Gi available)
 
     Flavors passed over because their cluster is down or disabled are named after them; a
-    request whose every flavor is unavailable says so instead.
+    request whose every flavor is unavailable says so instead. A request bound to one cluster
+    (its job is there) names that cluster and the other clusters' flavors it may not use; one
+    whose resource is held only in such flavors says that alone::
+
+        bound to cluster slurm-a (its job was submitted there), but ClusterQueue mixed holds cpu
+        only in flavors of other clusters (b-cpu)
+
+    Flavor and cluster names are the site's (a ClusterQueue's own flavors), never a tenant's.
     """
-    if failure.unavailable:
+    if failure.foreign_only:
         return (
+            f"bound to cluster {failure.bound} (its job was submitted there), but ClusterQueue {cluster_queue} "
+            f"holds {failure.resource} only in flavors of other clusters ({_names(failure.foreign)})"
+        )
+    if failure.unavailable:
+        sentence = (
             f"ClusterQueue {cluster_queue} holds {failure.resource} only in flavors that are unavailable now "
             f"({', '.join(failure.skipped[:5]) or failure.flavor}: cluster down or disabled)"
         )
-    sentence = "; also ".join(shortage_clause(cluster_queue, shortage) for shortage in failure.shortages)
-    if failure.skipped:
-        names = ", ".join(failure.skipped[:5])
+    else:
+        sentence = "; also ".join(shortage_clause(cluster_queue, shortage) for shortage in failure.shortages)
+        if failure.skipped:
+            names = ", ".join(failure.skipped[:5])
+            sentence += (
+                f"; flavor{'s' if len(failure.skipped) > 1 else ''} {names} unavailable now (cluster down or disabled)"
+            )
+    if failure.bound:
         sentence += (
-            f"; flavor{'s' if len(failure.skipped) > 1 else ''} {names} unavailable now (cluster down or disabled)"
+            f"; bound to cluster {failure.bound} (its job was submitted there): "
+            f"flavor{'s' if len(failure.foreign) > 1 else ''} {_names(failure.foreign)} of other clusters not tried"
         )
     return sentence
+
+
+def _names(flavors: tuple[str, ...]) -> str:
+    """At most five flavor names, in queue order, then how many more."""
+    shown = ", ".join(flavors[:5])
+    return shown + (f" and {len(flavors) - 5} more" if len(flavors) > 5 else "")
 
 
 def shortage_clause(cluster_queue: str, shortage: Shortage) -> str:

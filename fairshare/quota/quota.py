@@ -37,11 +37,18 @@ class FitFailure:
     fields below are the dominant shortage's (what callers read before all were kept).
     Unavailable flavors (their cluster is down or disabled) are never assigned: ``skipped``
     names them; a group whose every flavor is unavailable fails alone, with ``unavailable`` set.
+    A bound request's failure names its cluster and the other clusters' flavors it passed over.
     """
 
     shortages: tuple[Shortage, ...]
     unavailable: bool = False  # every flavor that could hold it is unavailable now (its cluster is down)
     skipped: tuple[str, ...] = ()  # flavors of its groups passed over as unavailable now
+    # A request bound to one cluster (``Workload.bound_cluster``) is never assigned another
+    # cluster's flavor: ``bound`` names its cluster when that passed flavors over (``foreign``,
+    # in queue order); ``foreign_only``: a group holds the resource only in such flavors.
+    bound: str = ""
+    foreign: tuple[str, ...] = ()
+    foreign_only: bool = False
 
     @property
     def dominant(self) -> Shortage:
@@ -112,10 +119,16 @@ class QuotaTree:
         cohorts: Iterable[Cohort],
         cluster_queues: Iterable[ClusterQueue],
         unavailable: frozenset[str] = frozenset(),
+        flavor_clusters: Mapping[str, str] | None = None,
     ) -> None:
         # Flavors nothing may be assigned to now (their cluster does not answer): skipped by
         # ``assign`` and ``nominal_assignment``; their quota and usage still count as they are.
         self.unavailable = unavailable
+        # Flavor -> cluster: a request bound to a cluster is assigned only that cluster's flavors.
+        self.flavor_clusters: Mapping[str, str] = flavor_clusters or {}
+        # Per (queue, cluster): each group's resources, the cluster's flavors, the others' flavors
+        # (built on first use; the unbound entry is the groups with no flavor passed over).
+        self._bound_groups: dict[tuple[str, str], list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {}
         self._cohorts: dict[str, _Node] = {}
         self._queues: dict[str, _Node] = {}
         # Children live here, not on the nodes: nodes only point up, so a tree has no reference
@@ -137,6 +150,9 @@ class QuotaTree:
             if queue.cohort is not None:
                 self._attach(node, queue.cohort)
             self.groups[queue.name] = resource_groups(queue.quotas)
+            self._bound_groups[queue.name, ""] = [
+                (covered, flavors, ()) for covered, flavors in self.groups[queue.name]
+            ]
         for node in self._roots():
             _compute_subtree(node, self._children)
 
@@ -243,7 +259,28 @@ class QuotaTree:
 
     # --- assignment ------------------------------------------------------------------------
 
-    def assign(self, queue: str, requests: Mapping[str, int]) -> tuple[dict[str, str] | None, FitFailure | None]:
+    def groups_for(
+        self, queue: str, cluster: str = ""
+    ) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+        """The queue's resource groups as a request bound to ``cluster`` sees them ("": unbound):
+        ``(resources, flavors it may be assigned in queue order, other clusters' flavors)``."""
+        key = (queue, cluster)
+        found = self._bound_groups.get(key)
+        if found is None:
+            of = self.flavor_clusters.get
+            found = self._bound_groups[key] = [
+                (
+                    covered,
+                    tuple(flavor for flavor in flavors if of(flavor) == cluster),
+                    tuple(flavor for flavor in flavors if of(flavor) != cluster),
+                )
+                for covered, flavors in self.groups[queue]
+            ]
+        return found
+
+    def assign(
+        self, queue: str, requests: Mapping[str, int], cluster: str = ""
+    ) -> tuple[dict[str, str] | None, FitFailure | None]:
         """First-fit flavor assignment (one flavor per resource group, flavors in queue order).
 
         Returns ``(assignment, None)`` when every requested resource fits, else
@@ -253,16 +290,30 @@ class QuotaTree:
         every requested resource no flavor covers. Every group is checked, so a request short
         of memory in one group and of GPUs in another names both. Unavailable
         flavors are skipped (``skipped``); a group whose every flavor is unavailable fails at once
-        with ``unavailable`` set.
+        with ``unavailable`` set. ``cluster``: the request is bound to that cluster, only its
+        flavors are tried (Kueue's order among them unchanged); a group with none fails at once
+        with ``foreign_only`` set.
         """
         node = self._queues[queue]
         assignment: dict[str, str] = {}
         shortages: list[Shortage] = []
         skipped: list[str] = []
-        for covered, flavors in self.groups[queue]:
+        foreign: list[str] = []
+        groups = self._bound_groups[queue, ""] if not cluster else self.groups_for(queue, cluster)
+        for covered, flavors, passed in groups:
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue
+            if passed:
+                foreign.extend(passed)
+                if not flavors:
+                    first = needed[0]
+                    return None, FitFailure(
+                        (Shortage(first, None, requests[first], 0, 0),),
+                        bound=cluster,
+                        foreign=tuple(foreign),
+                        foreign_only=True,
+                    )
             best: list[Shortage] | None = None
             best_key: tuple | None = None
             chosen: str | None = None
@@ -272,7 +323,11 @@ class QuotaTree:
             if not usable:
                 first = needed[0]
                 return None, FitFailure(
-                    (Shortage(first, flavors[0], requests[first], 0, 0),), unavailable=True, skipped=tuple(skipped)
+                    (Shortage(first, flavors[0], requests[first], 0, 0),),
+                    unavailable=True,
+                    skipped=tuple(skipped),
+                    bound=cluster if foreign else "",
+                    foreign=tuple(foreign),
                 )
             for flavor in usable:
                 short: list[Shortage] = []
@@ -304,20 +359,26 @@ class QuotaTree:
             ):
                 shortages.append(Shortage(resource, None, requests[resource], 0, 0))
         if shortages:
-            return None, FitFailure(dominant_first(shortages), skipped=tuple(skipped))
+            return None, FitFailure(
+                dominant_first(shortages),
+                skipped=tuple(skipped),
+                bound=cluster if foreign else "",
+                foreign=tuple(foreign),
+            )
         return assignment, None
 
-    def within_nominal(self, queue: str, requests: Mapping[str, int]) -> bool:
+    def within_nominal(self, queue: str, requests: Mapping[str, int], cluster: str = "") -> bool:
         """Whether the request fits the queue's own nominal quota on top of its usage (no borrowing)."""
-        return self.nominal_assignment(queue, requests) is not None
+        return self.nominal_assignment(queue, requests, cluster) is not None
 
-    def nominal_assignment(self, queue: str, requests: Mapping[str, int]) -> dict[str, str] | None:
+    def nominal_assignment(self, queue: str, requests: Mapping[str, int], cluster: str = "") -> dict[str, str] | None:
         """The first flavors in which the request fits the queue's own nominal quota on top of its
-        usage (whether or not the cohort has that room free now: reclaim may make it), or None."""
+        usage (whether or not the cohort has that room free now: reclaim may make it), or None.
+        ``cluster``: bound to that cluster (only its flavors), as ``assign``."""
         node = self._queues[queue]
         usage, nominal = node.usage, node.nominal
         assignment: dict[str, str] = {}
-        for covered, flavors in self.groups[queue]:
+        for covered, flavors, _ in self.groups_for(queue, cluster):
             needed = [r for r in covered if requests.get(r, 0) > 0]
             if not needed:
                 continue

@@ -179,6 +179,7 @@ _CQ_QUOTA_COLUMNS = (
     "nominal",
     "borrowing_limit",
     "lending_limit",
+    "flavor__cluster__name",  # the flavor's cluster (``Snapshot.flavor_clusters``): a join, no query
 )
 _NAMESPACE_COLUMNS = ("id", "name", "weight", "preemption_within_namespace")
 
@@ -281,10 +282,11 @@ def build_snapshot(
         loaded.cohort_chain[name] = ancestry(name, parents)
 
     cq_rows = list(ClusterQueue.objects.filter(id__in=unit.cluster_queue_ids).values(*_CQ_COLUMNS, *_STATUS_FIELDS))
-    cq_quotas = _flavor_quotas(
-        ClusterQueueQuota.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(*_CQ_QUOTA_COLUMNS),
-        "cluster_queue",
+    cq_quota_rows = list(
+        ClusterQueueQuota.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values(*_CQ_QUOTA_COLUMNS)
     )
+    cq_quotas = _flavor_quotas(cq_quota_rows, "cluster_queue")
+    flavor_clusters = {row["flavor__name"]: row["flavor__cluster__name"] for row in cq_quota_rows}
     cluster_queues = []
     for row in cq_rows:
         loaded.cluster_queue_ids[row["name"]] = row["id"]
@@ -315,6 +317,7 @@ def build_snapshot(
     loaded.snapshot = engine.Snapshot(
         policy=policy,
         unavailable_flavors=unavailable_flavors,
+        flavor_clusters=engine.frozen_map(dict(sorted(flavor_clusters.items()))),
         flavors=tuple(
             sorted(
                 {fq.flavor for cq in cluster_queues for fq in cq.quotas}
@@ -674,12 +677,14 @@ def _workloads(
             fresh[pk] = known
         else:
             unknown.append(pk)
+    # A workload whose job already exists on a cluster (imported from it, or placed there
+    # before) is bound to that cluster: its link's cluster, read with the details (a join).
     details = (
         {
-            pk: (pod_sets, assignment, priority_class)
-            for pk, pod_sets, assignment, priority_class in Workload.objects.filter(id__any_of=unknown).values_list(
-                "id", "pod_sets", "flavor_assignment", "priority_class"
-            )
+            pk: (pod_sets, assignment, priority_class, bound)
+            for pk, pod_sets, assignment, priority_class, bound in Workload.objects.filter(
+                id__any_of=unknown
+            ).values_list("id", "pod_sets", "flavor_assignment", "priority_class", "cluster_job__cluster__name")
         }
         if unknown
         else {}
@@ -715,7 +720,7 @@ def _workloads(
         admitted = state == WorkloadState.ADMITTED
         workload = fresh.get(pk)
         if workload is None:
-            pod_sets, assignment, priority_class = details[pk]
+            pod_sets, assignment, priority_class, bound = details[pk]
             workload = engine.Workload(
                 key=key,
                 local_queue=lq_key,
@@ -730,6 +735,7 @@ def _workloads(
                 cluster_queue=cq_names.get(cq_id) if admitted else None,
                 assignment=frozen(assignment if admitted else None),
                 priority_class=priority_class,
+                bound_cluster=(bound or "") if not admitted else "",
             )
         if not admitted:
             kept[pk] = _Seen(created_at, lq_id, version[0] if version else None, workload)

@@ -23,6 +23,8 @@ cluster raises ``BackendUnavailable``; the caller records it and backs off.
 
 A backend that can also create the cluster's job for a workload submitted through fairportal
 (the REST API's ``command``) implements ``CommandRunner`` as well (Slurm: ``sbatch --hold``).
+When the workload's ClusterQueue spans several clusters, the job is created at admission on
+the cluster the pass chose: that backend's ``start`` creates it from ``Workload.command``.
 """
 
 from __future__ import annotations
@@ -86,3 +88,7 @@ class ClusterBackend(Protocol):
 class CommandRunner(Protocol):
     def submit(self, workload: Workload, command: str) -> str:
         """Create the cluster's job for ``workload`` (held until admitted) and link it; its id."""
+
+    def check(self, workload: Workload) -> None:
+        """Raise ``SubmissionRefused`` if this cluster could not create ``workload``'s job (its
+        requests); the job itself is created at admission (a ClusterQueue over several clusters)."""

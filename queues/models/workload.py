@@ -260,6 +260,12 @@ class Workload(models.Model):
         help_text="The cluster it runs or last ran on (its flavors' cluster, set at admission)",
     )
 
+    # Submitted with a command to a ClusterQueue whose flavors span several clusters: the job is
+    # created on the cluster the admission pass chooses, once admitted (``SlurmBackend.start``).
+    command = models.TextField(
+        blank=True,
+        help_text="The job's command when its cluster is chosen at admission (the job is created there once admitted)",
+    )
     duration_seconds = models.PositiveIntegerField(
         null=True, blank=True, help_text="Declared run time; the simulated cluster finishes it after this long"
     )

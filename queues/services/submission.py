@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from queues import backends
 from queues.backends import CommandRunner, SubmissionRefused
-from queues.models import ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload
+from queues.models import Cluster, ClusterQueueQuota, IdempotencyKey, LocalQueue, Workload, default_cluster
 from queues.services.errors import IdempotencyKeyReused
 from queues.services.workloads import submit_workload, submit_workloads
 
@@ -70,23 +70,50 @@ def check_requests_covered(
         raise ValidationError({"pod_sets": problems})
 
 
+def queue_clusters(cluster_queue_id: int) -> list[Cluster]:
+    """The clusters a ClusterQueue's flavors belong to, in name order (one query)."""
+    flavors = ClusterQueueQuota.objects.filter(cluster_queue_id=cluster_queue_id).values("flavor_id")
+    return list(Cluster.objects.filter(flavors__id__in=flavors).distinct().order_by("name"))
+
+
 def submit_checked(*, local_queue: LocalQueue, command: str | None = None, **fields: Any) -> Workload:
     """``submit_workload`` after the coverage check; the same arguments.
 
-    With ``command`` the cluster backend also creates the job that runs it (Slurm: a held
-    ``sbatch``), in the same transaction: a refused job leaves no workload behind. A cluster
-    that does not answer raises ``BackendUnavailable`` (the API's 503).
+    With ``command`` the job that runs it is created on the cluster the workload will run on:
+
+    - its ClusterQueue's flavors are all on one cluster (always so with one cluster): that
+      cluster's backend creates the job now (Slurm: a held ``sbatch``), in the same
+      transaction, so a refused job leaves no workload behind;
+    - they span several clusters: the flavor the admission pass assigns decides the cluster,
+      so the command is kept with the workload and the job is created there once admitted
+      (``SlurmBackend.start``); every one of those clusters must run commands and accept the
+      requests now (checked here, a refusal names the field).
+
+    A cluster that does not answer raises ``BackendUnavailable`` (the API's 503).
     """
     check_requests_covered(local_queue, fields.get("pod_sets") or [])
     if not command:
         return submit_workload(local_queue=local_queue, **fields)
-    runner = backends.current()
-    if not isinstance(runner, CommandRunner):
-        raise ValidationError({"command": [f"the {runner.name} cluster backend runs no commands; leave command out"]})
+    clusters = queue_clusters(local_queue.cluster_queue_id) or [default_cluster()]
+    runners: list[CommandRunner] = []
+    for cluster in clusters:
+        runner = backends.backend_for(cluster)
+        if not isinstance(runner, CommandRunner):
+            where = "" if len(clusters) == 1 else f" (cluster {cluster.name}, one of its ClusterQueue's)"
+            raise ValidationError(
+                {"command": [f"the {runner.name} cluster backend{where} runs no commands; leave command out"]}
+            )
+        runners.append(runner)
     with transaction.atomic():
         workload = submit_workload(local_queue=local_queue, **fields)
         try:
-            runner.submit(workload, command)
+            if len(runners) == 1:
+                runners[0].submit(workload, command)
+            else:
+                for command_runner in runners:
+                    command_runner.check(workload)
+                Workload.objects.filter(pk=workload.pk).update(command=command)
+                workload.command = command
         except SubmissionRefused as error:
             raise ValidationError({"command": [f"the cluster refused the job: {str(error)[:200]}"]}) from None
     return workload

@@ -12,8 +12,8 @@ Order of effects (what a crash in between leaves, and who repairs it):
 2. After the commit, ``start``/``stop`` call ``scontrol``. A crash or an unreachable controller
    here leaves admitted jobs held, or evicted jobs running.
 3. The next sync compares both sides and repairs the cluster: an admitted workload whose job is
-   still held is started again (``start``: its flavor's partition, then the release), a pending workload whose job runs is requeued held. Nothing is
-   admitted twice: admission claims the workload row (``state = 'Pending'``), and a job is
+   still held is started again (``start``: its flavor's partition, then the release), a pending
+   workload whose job runs is requeued held. Nothing is admitted twice: admission claims the workload row (``state = 'Pending'``), and a job is
    linked to exactly one workload (``ClusterJob``, unique per job id).
 
 Wall time: the admission interval is moved to the job's start time in Slurm when the sync sees
@@ -33,6 +33,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from queues.backends.base import BackendUnavailable, SubmissionRefused, SyncReport
 from queues.backends.slurm import jobs as slurm_jobs
@@ -131,23 +132,30 @@ class SlurmBackend:
     # --- after the admission pass commits ------------------------------------------------------
 
     def start(self, workload_ids: Sequence[int]) -> None:
-        """Release the jobs of admitted workloads, each on its flavor's partition."""
-        rows = list(
-            ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids)).values_list(
-                "external_id", "workload__flavor_assignment", "workload__eviction_count"
-            )
-        )
+        """Release the jobs of admitted workloads, each on its flavor's partition.
+
+        A workload admitted here without a job yet (submitted with a command to a ClusterQueue
+        over several clusters: the pass chose this cluster) gets it first (``_place``).
+        """
+        links = ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=list(workload_ids))
+        columns = ("external_id", "workload__flavor_assignment", "workload__eviction_count", "workload_id")
+        rows = list(links.values_list(*columns))
+        linked = {row[3] for row in rows}
+        unplaced = [workload_id for workload_id in workload_ids if workload_id not in linked]
+        if unplaced:  # only workloads placed here at admission (a job made at submission or import is linked)
+            self._place(unplaced)
+            rows += ClusterJob.objects.filter(cluster=self.cluster, workload_id__any_of=unplaced).values_list(*columns)
         if not rows:
             return
         groups: dict[tuple[str, bool], list[str]] = {}
-        for job_id, assignment, evictions in rows:
+        for job_id, assignment, evictions, _ in rows:
             groups.setdefault((self.partition_for(assignment or {}), evictions > 0), []).append(job_id)
         for (partition, requeued), job_ids in sorted(groups.items()):
             # StartTime=now: a requeued job would otherwise wait out Slurm's requeue delay.
             fields = {**({"Partition": partition} if partition else {}), **({"StartTime": "now"} if requeued else {})}
             if fields:
                 self.client.update(job_ids, **fields)
-        self.client.release([job_id for job_id, _, _ in rows])
+        self.client.release([job_id for job_id, _, _, _ in rows])
 
     def stop(self, workload_ids: Sequence[int]) -> None:
         """Requeue the jobs of evicted workloads held (a released job not started yet: hold it)."""
@@ -161,6 +169,130 @@ class SlurmBackend:
         refused = self.client.requeue_hold(job_ids).refused
         if refused:
             self.client.hold(list(refused))
+
+    def check(self, workload: Workload) -> None:
+        """Refuse (``SubmissionRefused``) a workload whose requests this cluster's jobs cannot express."""
+        try:
+            slurm_jobs.sbatch_resources(workload.requests, self.resources)
+        except JobRejected as error:
+            raise SubmissionRefused(str(error)) from None
+
+    # --- placement at admission (a ClusterQueue over several clusters) ----------------------------
+
+    def _place(self, workload_ids: Sequence[int]) -> None:
+        """Create the held jobs of workloads admitted to this cluster that have none yet, and link
+        them (``start`` releases them next).
+
+        Order of effects: under the cluster's sync lock (so a sync never creates the same job),
+        ``sbatch --hold`` with the comment ``fairportal-placed:<workload id>``, then the link,
+        committed together with the lock's transaction. A crash between the two leaves a held
+        job naming its workload, which the next sync links instead of creating another
+        (``_adopt_and_place``); while a sync holds the lock, that sync places them. A job the
+        cluster refuses fails its workload (the reason says why).
+        """
+        if not workload_ids:
+            return
+        error: BackendUnavailable | None = None
+        with transaction.atomic():
+            if not try_advisory_xact_lock(f"cluster-sync:{self.cluster.pk}"):
+                return  # a sync of this cluster is at work: it places them
+            awaiting = list(
+                Workload.objects.filter(
+                    pk__any_of=list(workload_ids),
+                    state=WorkloadState.ADMITTED,
+                    cluster=self.cluster,
+                    cluster_job__isnull=True,
+                )
+                .exclude(command="")
+                .select_related("local_queue__namespace")
+                .order_by("id")
+            )
+            try:
+                self._create_jobs(awaiting)
+            except BackendUnavailable as failed:
+                error = failed  # the links made so far commit; the rest waits for the next sync
+        if error is not None:
+            raise error
+
+    def _create_jobs(self, workloads: Sequence[Workload]) -> list[str]:
+        """``sbatch --hold`` each workload's job on its flavor's partition and link it; the new ids."""
+        created = []
+        for workload in workloads:
+            try:
+                options = slurm_jobs.sbatch_resources(workload.requests, self.resources)
+            except JobRejected as error:
+                self._refuse(workload, str(error))
+                continue
+            options += [
+                "--hold",
+                f"--comment={slurm_jobs.PLACED_PREFIX}{workload.pk}",
+                f"--job-name={workload.name}",
+                f"--output={settings.SLURM_SUBMIT_OUTPUT}",
+            ]
+            partition = self.partition_for(workload.flavor_assignment or {})
+            if partition:
+                options.append(f"--partition={partition}")
+            if workload.max_runtime_seconds:
+                options.append(f"--time={max(1, -(-workload.max_runtime_seconds // 60))}")
+            try:
+                job_id = self.client.submit(options, workload.command)
+            except SubmissionRefused as error:
+                self._refuse(workload, str(error))
+                continue
+            ClusterJob.objects.create(backend=NAME, cluster=self.cluster, external_id=job_id, workload=workload)
+            created.append(job_id)
+        return created
+
+    def _refuse(self, workload: Workload, why: str) -> None:
+        try:
+            lifecycle.fail_workload(workload.pk, message=f"cluster {self.cluster.name} refused the job: {why}"[:300])
+        except InvalidTransition:
+            pass  # ended meanwhile
+
+    def _adopt_and_place(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]]) -> list[str]:
+        """Under the sync's lock: link the jobs fairportal placed whose link was lost (a crash
+        between sbatch and the link), cancel placed jobs of a workload that has another one
+        already (never two jobs for one workload), and create the jobs of workloads admitted here
+        still without one (a ``start`` that did not get through). Returns the new job ids (held:
+        the caller releases them; they are not in ``queue``)."""
+        placed: dict[str, int] = {}
+        for job_id, (view, job) in queue.items():
+            workload_id = slurm_jobs.placed_workload(job)
+            if workload_id is not None and not view.terminal:
+                placed[job_id] = workload_id
+        if placed:
+            known = set(
+                ClusterJob.objects.filter(cluster=self.cluster, external_id__any_of=list(placed)).values_list(
+                    "external_id", flat=True
+                )
+            )
+            strays = {job_id: workload_id for job_id, workload_id in placed.items() if job_id not in known}
+            if strays:
+                owners = {
+                    workload.pk: workload
+                    for workload in Workload.objects.filter(
+                        pk__any_of=sorted(set(strays.values())), cluster_job__isnull=True
+                    ).exclude(command="")
+                }
+                cancel = []
+                for job_id, workload_id in sorted(strays.items(), key=lambda item: int(item[0])):
+                    owner = owners.pop(workload_id, None)
+                    name = str(queue[job_id][1].get("name") or "")
+                    if owner is not None and owner.name == name and queue[job_id][0].held:
+                        ClusterJob.objects.create(
+                            backend=NAME, cluster=self.cluster, external_id=job_id, workload=owner
+                        )
+                    elif queue[job_id][0].held:
+                        cancel.append(job_id)  # its workload has a job already (or is gone): a double
+                if cancel:
+                    self.client.cancel(cancel)
+        awaiting = list(
+            Workload.objects.filter(state=WorkloadState.ADMITTED, cluster=self.cluster, cluster_job__isnull=True)
+            .exclude(command="")
+            .select_related("local_queue__namespace")
+            .order_by("id")
+        )
+        return self._create_jobs(awaiting)
 
     def submit(self, workload: Workload, command: str) -> str:
         """``sbatch --hold`` a job for a workload submitted through fairportal, and link it.
@@ -207,6 +339,9 @@ class SlurmBackend:
 
     def sync(self, now: datetime) -> SyncReport:
         report = SyncReport()
+        # Links made after this listing (a submission or a placement meanwhile) are not judged
+        # by it: their jobs may be missing from it only because they are newer.
+        listed_at = timezone.now()
         # each record once into the v0.0.38 shape (Slurm 23.02+ prints lists and number objects)
         records = map(slurm_jobs.normalise_queue_job, self.client.jobs())
         queue = {view.job_id: (view, job) for view, job in ((slurm_jobs.view_queue_job(j), j) for j in records)}
@@ -214,8 +349,16 @@ class SlurmBackend:
             if not try_advisory_xact_lock(f"cluster-sync:{self.cluster.pk}"):
                 report.backed_off = True  # another worker is syncing right now
                 return report
+            created = self._adopt_and_place(queue)
             self._import(queue, report)
-            self._reconcile(queue, report)
+            self._reconcile(queue, report, listed_at)
+        if created:
+            self.client.release(created)  # after the links commit: a crash before leaves them held
+            report.restarted.extend(
+                ClusterJob.objects.filter(cluster=self.cluster, external_id__any_of=created).values_list(
+                    "workload_id", flat=True
+                )
+            )
         return report
 
     def _import(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
@@ -361,12 +504,19 @@ class SlurmBackend:
             except BackendUnavailable:
                 pass  # the comment is a courtesy; the rejection is recorded
 
-    def _reconcile(self, queue: Mapping[str, tuple[JobView, dict[str, Any]]], report: SyncReport) -> None:
-        links = list(
-            ClusterJob.objects.filter(cluster=self.cluster, settled=False, workload__isnull=False).values_list(
-                "id", "external_id", "workload_id", "workload__state", "workload__started_at"
-            )
-        )
+    def _reconcile(
+        self,
+        queue: Mapping[str, tuple[JobView, dict[str, Any]]],
+        report: SyncReport,
+        listed_at: datetime | None = None,
+    ) -> None:
+        links = [
+            (link_id, job_id, workload_id, state, started_at)
+            for link_id, job_id, workload_id, state, started_at, created_at in ClusterJob.objects.filter(
+                cluster=self.cluster, settled=False, workload__isnull=False
+            ).values_list("id", "external_id", "workload_id", "workload__state", "workload__started_at", "created_at")
+            if job_id in queue or listed_at is None or created_at < listed_at
+        ]
         restart: list[int] = []  # admitted workloads whose job is still held
         requeue: list[tuple[str, int]] = []
         cancel: list[str] = []

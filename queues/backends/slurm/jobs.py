@@ -21,6 +21,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 COMMENT_PREFIX = "fairportal:"
+# The comment of a job fairportal creates itself on the cluster the pass chose (a workload
+# submitted with a command to a ClusterQueue over several clusters): ``fairportal-placed:<id>``,
+# the workload's id. Never imported as a new workload: a sync links it to that workload (a crash
+# between sbatch and the link leaves such a job behind, see ``SlurmBackend._adopt_and_place``).
+PLACED_PREFIX = "fairportal-placed:"
+_PLACED = re.compile(r"^fairportal-placed:([1-9][0-9]{0,18})$")
 _QUEUE = re.compile(r"^fairportal:([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)$")
 # Slurm memory sizes: a number with an optional binary suffix; M (MiB) when none is given.
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)$")
@@ -330,8 +336,17 @@ def view_accounting_job(job: Mapping[str, Any]) -> JobView:
 
 
 def names_fairportal(job: Mapping[str, Any], account_queues: Mapping[str, str]) -> bool:
+    """Whether a job is one for the sync to import (not one fairportal placed itself)."""
     comment = _comment(job.get("comment"))
+    if comment.startswith(PLACED_PREFIX):
+        return False
     return comment.startswith(COMMENT_PREFIX) or str(job.get("account") or "") in account_queues
+
+
+def placed_workload(job: Mapping[str, Any]) -> int | None:
+    """The workload id a job fairportal placed names in its comment (None: not such a job)."""
+    match = _PLACED.match(_comment(job.get("comment")).strip())
+    return int(match.group(1)) if match else None
 
 
 def local_queue_key(job: Mapping[str, Any], account_queues: Mapping[str, str]) -> str:
