@@ -13,8 +13,8 @@ Order of effects (what a crash in between leaves, and who repairs it):
    here leaves admitted jobs held, or evicted jobs running.
 3. The next sync compares both sides and repairs the cluster: an admitted workload whose job is
    still held is started again (``start``: its flavor's partition, then the release), a pending
-   workload whose job runs is requeued held. Nothing is admitted twice: admission claims the workload row (``state = 'Pending'``), and a job is
-   linked to exactly one workload (``ClusterJob``, unique per job id).
+   workload whose job runs is requeued held. Nothing is admitted twice: admission claims the
+   workload row (``state = 'Pending'``), and a job is linked to exactly one workload (``ClusterJob``, unique per job id).
 
 Wall time: the admission interval is moved to the job's start time in Slurm when the sync sees
 it running, and closed at its end time from ``sacct`` (Slurm's accounting record), so budgets
