@@ -3,7 +3,7 @@
 The submit form is built per LocalQueue from ``queues.selectors.submission.SubmitOptions``: one
 quantity field per resource its ClusterQueue has quota for (Kubernetes notation, the unit and
 the limits beside it), the priority classes the viewer may name, and a command only when the
-cluster backend runs commands (Slurm). It checks shapes and bounds only; the rules are the
+clusters of its ClusterQueue run commands (Slurm). It checks shapes and bounds only; the rules are the
 API's and are applied by the same services (``resolve_priority``, ``submit_checked``), whose
 errors the view puts back on the field they name. Every input is bounded before it is parsed,
 and no error repeats more than a field's bounded input.

@@ -35,11 +35,11 @@ from django.utils import timezone
 
 from queues import backends
 from queues.backends import BackendUnavailable, CommandRunner
-from queues.models import LocalQueue, Workload, WorkloadState
+from queues.models import LocalQueue, Workload, WorkloadState, default_cluster
 from queues.selectors.submission import submit_options, submittable_local_queues, visible_local_queue
 from queues.services import lifecycle
 from queues.services.errors import IdempotencyKeyReused, InvalidTransition
-from queues.services.submission import request_fingerprint, submit_checked, submit_once
+from queues.services.submission import queue_clusters, request_fingerprint, submit_checked, submit_once
 from queues.services.workloads import resolve_priority
 from queues.ui.submit_forms import CancelForm, WorkloadSubmitForm, new_submission_key
 from queues.ui.views.common import DashboardRequest, dashboard_view
@@ -57,9 +57,12 @@ def suggested_name(local_queue: LocalQueue) -> str:
     return f"{local_queue.name[: 63 - len(stamp) - 1]}-{stamp}"
 
 
-def runs_commands() -> bool:
-    """Whether the cluster backend runs a command per job (Slurm), so the form asks for one."""
-    return isinstance(backends.current(), CommandRunner)
+def runs_commands(local_queue: LocalQueue) -> bool:
+    """Whether every cluster the LocalQueue's work may run on runs a command per job (Slurm), so
+    the form asks for one: the clusters of its ClusterQueue's flavors (one query), else the
+    default cluster; the same rule ``submit_checked`` applies to a submitted command."""
+    clusters = queue_clusters(local_queue.cluster_queue_id) or [default_cluster()]
+    return all(isinstance(backends.backend_for(cluster), CommandRunner) for cluster in clusters)
 
 
 @dashboard_view
@@ -86,7 +89,7 @@ def submit_workload(request: DashboardRequest, namespace: str, name: str) -> Htt
         request.POST if request.method == "POST" else None,
         options=options,
         is_admin=viewer.is_admin,
-        runs_commands=runs_commands(),
+        runs_commands=runs_commands(local_queue),
         initial={"name": suggested_name(local_queue), "count": 1, "submission_key": new_submission_key()},
     )
     status = 200

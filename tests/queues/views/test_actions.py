@@ -295,6 +295,29 @@ def test_given_slurm_backend_then_the_form_asks_for_the_command(cluster, login, 
     assert "command" in form.fields and form.fields["command"].max_length == 4096
 
 
+def test_given_the_queues_flavors_on_another_cluster_then_that_cluster_decides_the_command_field(
+    cluster, login, settings
+):
+    """The form asks for a command when the clusters the LocalQueue's work may run on run commands,
+    whatever the default cluster is (issue 27: a site whose default cluster is simulated)."""
+    from queues.models import Cluster, ClusterQueueQuota, ResourceFlavor
+
+    flavors = ResourceFlavor.objects.filter(
+        id__in=ClusterQueueQuota.objects.filter(
+            cluster_queue_id=LocalQueue.objects.get(namespace__name="team-a", name="train").cluster_queue_id
+        ).values("flavor_id")
+    )
+    settings.CLUSTER_BACKEND = "slurm"  # the default cluster runs commands, the queue's does not
+    simulated = Cluster.objects.create(name="sim-east", backend="simulated")
+    flavors.update(cluster=simulated)
+    assert "command" not in login("alice").get(SUBMIT).context["form"].fields
+
+    settings.CLUSTER_BACKEND = "simulated"  # and the other way round
+    slurm = Cluster.objects.create(name="slurm-west", backend="slurm", slurm_conf="/nonexistent/slurm.conf")
+    flavors.update(cluster=slurm)
+    assert "command" in client_for("alice").get(SUBMIT).context["form"].fields
+
+
 # -- cancelling ----------------------------------------------------------------------------------
 
 
