@@ -40,8 +40,8 @@ from queues.models import (
 )
 from queues.services import cluster as cluster_service
 from queues.services import usage
-from tests.queues.backends.slurm_cluster import CLUSTERS, epoch, plain, wait_for
-from tests.queues.backends.test_slurm_clusters import Side
+from tests.queues.backends.slurm_cluster import epoch, plain, wait_for
+from tests.queues.backends.test_slurm_clusters import Side, open_sides
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
@@ -50,17 +50,8 @@ POLICY = FairSharingPolicy.from_mapping({"usageHalfLifeTime": "1h", "resetInacti
 
 @pytest.fixture
 def sides() -> Iterator[tuple[Side, Side]]:
-    by_version = {version: directory for version, directory in CLUSTERS if directory is not None}
-    missing = [version for version in ("22.05", "24.11") if version not in by_version]
-    assert not missing, f"FAIRPORTAL_SLURM_DIRS names no {', '.join(missing)} cluster: run through `make test`"
-    old = Side("22.05", by_version["22.05"], job_name="fp-ledger")
-    new = Side("24.11", by_version["24.11"], job_name="fp-ledger")
-    for side in (old, new):
-        assert "is UP" in side.run("scontrol", "ping"), f"the local Slurm {side.version} does not answer: `make slurm`"
-        side.cancel_ours()
-    yield old, new
-    for side in (old, new):
-        side.cancel_ours()
+    with open_sides(Side, job_name="fp-ledger") as both:
+        yield both
 
 
 def spanning_queue(on_old: Cluster, on_new: Cluster) -> ClusterQueue:

@@ -17,7 +17,9 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from django.utils import timezone
@@ -102,18 +104,28 @@ class Side:
         return next((plain(job) for job in records if str(job["job_id"]) == job_id), None)
 
 
-@pytest.fixture
-def sides() -> Iterator[tuple[Side, Side]]:
+S = TypeVar("S", bound=Side)
+
+
+@contextmanager
+def open_sides(kind: type[S], job_name: str = JOB_NAME) -> Iterator[tuple[S, S]]:
+    """Slurm 22.05 and 24.11 as ``kind``, each answering and without our jobs, before and after."""
     by_version = {version: directory for version, directory in CLUSTERS if directory is not None}
     missing = [version for version in ("22.05", "24.11") if version not in by_version]
     assert not missing, f"FAIRPORTAL_SLURM_DIRS names no {', '.join(missing)} cluster: run through `make test`"
-    old, new = Side("22.05", by_version["22.05"]), Side("24.11", by_version["24.11"])
+    old, new = kind("22.05", by_version["22.05"], job_name), kind("24.11", by_version["24.11"], job_name)
     for side in (old, new):
         assert "is UP" in side.run("scontrol", "ping"), f"the local Slurm {side.version} does not answer: `make slurm`"
         side.cancel_ours()
     yield old, new
     for side in (old, new):
         side.cancel_ours()
+
+
+@pytest.fixture
+def sides() -> Iterator[tuple[Side, Side]]:
+    with open_sides(Side) as both:
+        yield both
 
 
 def queue_on(flavor: ResourceFlavor, namespace: str) -> LocalQueue:

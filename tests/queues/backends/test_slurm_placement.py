@@ -37,8 +37,8 @@ from queues.models import (
     WorkloadState,
 )
 from queues.services import cluster as cluster_service
-from tests.queues.backends.slurm_cluster import CLUSTERS, wait_for
-from tests.queues.backends.test_slurm_clusters import Side
+from tests.queues.backends.slurm_cluster import wait_for
+from tests.queues.backends.test_slurm_clusters import Side, open_sides
 
 pytestmark = [pytest.mark.slurm, pytest.mark.django_db(transaction=True)]
 
@@ -74,17 +74,10 @@ class OurSide(Side):
 
 @pytest.fixture
 def sides() -> Iterator[tuple[OurSide, OurSide]]:
-    by_version = {version: directory for version, directory in CLUSTERS if directory is not None}
-    missing = [version for version in ("22.05", "24.11") if version not in by_version]
-    assert not missing, f"FAIRPORTAL_SLURM_DIRS names no {', '.join(missing)} cluster: run through `make test`"
-    old, new = OurSide("22.05", by_version["22.05"]), OurSide("24.11", by_version["24.11"])
-    for side in (old, new):
-        assert "is UP" in side.run("scontrol", "ping"), f"the local Slurm {side.version} does not answer: `make slurm`"
-        side.cancel_ours()
-        side.baseline = frozenset(side.run("squeue", "-h", "-t", "all", "-n", ",".join(NAMES), "-o", "%A").split())
-    yield old, new
-    for side in (old, new):
-        side.cancel_ours()
+    with open_sides(OurSide) as (old, new):
+        for side in (old, new):
+            side.baseline = frozenset(side.run("squeue", "-h", "-t", "all", "-n", ",".join(NAMES), "-o", "%A").split())
+        yield old, new
 
 
 @pytest.fixture
