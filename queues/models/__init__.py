@@ -2,7 +2,7 @@
 
 from queues.models.admission_record import AdmissionRecord
 from queues.models.admitted_usage import AdmittedUsage
-from queues.models.backend import BackendHealth, ClusterJob
+from queues.models.backend import BackendHealth, ClusterJob, health_of
 from queues.models.choices import (
     AdmissionMode,
     QueueingStrategy,
@@ -60,4 +60,5 @@ __all__ = [
     "WorkloadResource",
     "WorkloadState",
     "default_cluster",
+    "health_of",
 ]

@@ -1,8 +1,10 @@
 """What the control loop knows about the cluster behind it: job links and the backend's health."""
 
+from __future__ import annotations
+
 from django.db import models
 
-from queues.models.cluster import default_cluster_id
+from queues.models.cluster import Cluster, default_cluster_id
 
 
 class ClusterJob(models.Model):
@@ -56,3 +58,12 @@ class BackendHealth(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id} ({self.backend}): {'reachable' if self.reachable else 'unreachable'}"
+
+
+def health_of(cluster: Cluster) -> BackendHealth | None:
+    """``cluster``'s health row, or None before its first sync (no query after
+    ``select_related("health")``)."""
+    try:
+        return cluster.health
+    except BackendHealth.DoesNotExist:
+        return None

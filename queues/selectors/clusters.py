@@ -36,7 +36,16 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 
 from core.access import Access
-from queues.models import BackendHealth, Cluster, ClusterJob, ResourceFlavor, Workload, WorkloadResource, WorkloadState
+from queues.models import (
+    BackendHealth,
+    Cluster,
+    ClusterJob,
+    ResourceFlavor,
+    Workload,
+    WorkloadResource,
+    WorkloadState,
+    health_of,
+)
 from queues.selectors import live
 from queues.selectors.shares import NO_SHARE, Share, dominant_share
 from queues.selectors.structure import ClusterStructure, load_structure
@@ -137,13 +146,6 @@ def _health(cluster: Cluster, row: BackendHealth | None, *, with_error: bool, no
     )
 
 
-def _health_row(cluster: Cluster) -> BackendHealth | None:
-    try:
-        return cluster.health
-    except BackendHealth.DoesNotExist:
-        return None
-
-
 def cluster_figures(
     viewer: Access, structure: ClusterStructure | None = None, *, name: str | None = None
 ) -> list[ClusterFigures]:
@@ -185,7 +187,7 @@ def cluster_figures(
                 backend=cluster.effective_backend,
                 enabled=cluster.enabled,
                 from_settings=cluster.from_settings,
-                health=_health(cluster, _health_row(cluster), with_error=viewer.is_admin, now=now),
+                health=_health(cluster, health_of(cluster), with_error=viewer.is_admin, now=now),
                 flavors=flavors_of.get(cluster.pk, []),
                 cells=cells,
                 admitted_workloads=admitted_counts.get(cluster.pk, 0),

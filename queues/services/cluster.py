@@ -31,7 +31,7 @@ from django.utils.dateparse import parse_datetime
 
 from queues import backends
 from queues.backends import BackendUnavailable, SyncReport
-from queues.models import AdmissionRecord, BackendHealth, Cluster, ResourceFlavor, Workload, WorkloadState
+from queues.models import AdmissionRecord, BackendHealth, Cluster, ResourceFlavor, Workload, WorkloadState, health_of
 from queues.models import default_cluster as _default_cluster
 from queues.services import transitions
 
@@ -69,13 +69,6 @@ def _status(cluster: Cluster, row: BackendHealth | None) -> BackendStatus:
     )
 
 
-def _health_of(cluster: Cluster) -> BackendHealth | None:
-    try:
-        return cluster.health
-    except BackendHealth.DoesNotExist:
-        return None
-
-
 def backend_status() -> BackendStatus:
     """The default cluster's status (the single-cluster view)."""
     found = _default_cluster()
@@ -84,7 +77,7 @@ def backend_status() -> BackendStatus:
 
 def cluster_statuses() -> list[BackendStatus]:
     """Every cluster's status, in name order (one query)."""
-    return [_status(found, _health_of(found)) for found in Cluster.objects.select_related("health")]
+    return [_status(found, health_of(found)) for found in Cluster.objects.select_related("health")]
 
 
 def backend_reachable() -> bool:
