@@ -768,10 +768,18 @@ def _stored_reasons(loaded: LoadedSnapshot, workloads: Iterable[engine.Workload]
     if not keys:
         return
     current = loaded.current_reasons
-    for pk, code, message, behind, shortages in WorkloadReason.objects.filter(
-        workload_id__any_of=list(keys)
-    ).values_list("workload_id", "code", "message", "behind_id", "shortages"):
-        current[keys[pk]] = (code, message, behind, shortages or [])
+    # The shortages as text, decoded once per distinct text: a reason by reference has none
+    # ("[]"), and the ones of a queue's head and its neighbours repeat.
+    decoded: dict[str | None, list[dict[str, Any]]] = {None: [], "[]": []}
+    for pk, code, message, behind, text in (
+        WorkloadReason.objects.filter(workload_id__any_of=list(keys))
+        .annotate(shortages_text=Cast("shortages", TextField()))
+        .values_list("workload_id", "code", "message", "behind_id", "shortages_text")
+    ):
+        shortages = decoded.get(text)
+        if shortages is None:
+            shortages = decoded[text] = json.loads(text) or []
+        current[keys[pk]] = (code, message, behind, shortages)
 
 
 # Per unit, from this process's previous pass: the LocalQueues its pending workloads were checked

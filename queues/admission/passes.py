@@ -8,10 +8,17 @@ some pending workloads back (``admission.gates``), the engine plans
 The engine explains the first ``ADMISSION_EXPLAINED_PER_QUEUE`` waiting workloads of each
 ClusterQueue in full and the later ones that wait for quota by reference to the queue's head
 (``plan(..., explain_first=...)``), so an admission does not change thousands of stored reasons.
+
+The engine's plan is a function of the snapshot alone (``now`` is only recorded in
+``Plan.now``; ``tests/fairshare`` checks it), so a process that plans a unit whose snapshot
+equals the one it planned last time reuses that plan (``_planned``): an idle pass, where nothing
+changed, costs the load and the comparison, not the engine. Equal snapshots share most of their
+objects (``admission.load`` keeps what it read per unit), so the comparison is mostly identity.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -24,7 +31,7 @@ from django.utils import timezone
 
 from fairshare.admission.planner import plan as plan_admissions
 from fairshare.policy import FairSharingPolicy
-from fairshare.types import Plan
+from fairshare.types import Plan, Snapshot
 from queues import metrics
 from queues.admission import apply, gates, load
 from queues.locks import advisory_xact_lock, advisory_xact_locks
@@ -77,9 +84,7 @@ def run_admission_pass(
         if unavailable and loaded.snapshot.flavors and set(loaded.snapshot.flavors) <= unavailable:
             return PassResult(unit=unit.key, backed_off=True)  # nothing written: no cluster to decide for
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
-        decisions = plan_admissions(  # plan (epoch seconds, as load reads times)
-            loaded.snapshot, moment.timestamp(), explain_first=settings.ADMISSION_EXPLAINED_PER_QUEUE
-        )
+        decisions = _planned(unit.key, loaded.snapshot, moment.timestamp())  # plan (epoch seconds)
         applied = apply.apply_plan(loaded, decisions, moment, gated=gated)  # apply: the plan, then the gated reasons
         # The cluster hears of the decisions once they are committed (a crash before that: the
         # next sync repairs it); one batch per pass, evictions first to free the capacity.
@@ -105,6 +110,30 @@ def run_admission_pass(
             result.seconds,
         )
     return result
+
+
+# Per process: unit key -> the snapshot this process planned last for it, the ``explain_first``
+# it planned with, and the plan. Replaced by every pass of the unit; a worker's restart forgets
+# it (``forget_plans`` too). Never stale: a hit needs an equal snapshot.
+_PLANS: dict[str, tuple[Snapshot, int | None, Plan]] = {}
+
+
+def _planned(unit_key: str, snapshot: Snapshot, now: float) -> Plan:
+    """The engine's plan of ``snapshot`` at ``now``: the previous plan of this unit in this
+    process, re-dated, when its snapshot and ``explain_first`` equal this one's; else a new one."""
+    explain_first = settings.ADMISSION_EXPLAINED_PER_QUEUE
+    previous = _PLANS.get(unit_key)
+    if previous is not None and previous[1] == explain_first and previous[0] == snapshot:
+        _PLANS[unit_key] = (snapshot, explain_first, previous[2])
+        return dataclasses.replace(previous[2], now=now)
+    decisions = plan_admissions(snapshot, now, explain_first=explain_first)
+    _PLANS[unit_key] = (snapshot, explain_first, decisions)
+    return decisions
+
+
+def forget_plans() -> None:
+    """Forget the plans this process made (the next pass of every unit plans afresh)."""
+    _PLANS.clear()
 
 
 def _observe(decisions: Plan, result: PassResult, workload_ids: dict[str, int], moment: datetime) -> None:

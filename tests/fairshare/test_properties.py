@@ -236,6 +236,18 @@ def test_same_input_gives_the_same_output_whatever_the_input_order(snapshot, rng
 
 
 @PROPERTY_SETTINGS
+@given(clusters(preemption=True), st.floats(0.0, 1e9), st.sampled_from((None, 1, 2)))
+def test_the_plan_depends_on_the_snapshot_alone_not_on_now(snapshot, later: float, explain_first):
+    """``now`` is only recorded in ``Plan.now``: the admission pass reuses the plan of an equal
+    snapshot re-dated (``queues.admission.passes._planned``), so no decision may read the clock."""
+    state = apply(snapshot, plan(snapshot, 0.0), now=3.0)  # admitted work with admission times
+    first = plan(state, 5.0, explain_first=explain_first)
+    again = plan(state, 5.0 + later, explain_first=explain_first)
+    assert again.now == 5.0 + later
+    assert replace(again, now=first.now) == first
+
+
+@PROPERTY_SETTINGS
 @given(clusters(preemption=True))
 def test_skipping_reasons_does_not_change_the_decisions(snapshot):
     state = apply(snapshot, plan(snapshot, 0.0))
