@@ -221,6 +221,8 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -
         for key, (code, message, behind, shortages) in reasons.items()
     )
     table = WorkloadReason._meta.db_table
+    # On PostgreSQL each written row's new version too (``load.remember_pass`` keeps them).
+    versions = f", {table}.xmin::text::bigint" if loaded.versioned else ""
     written = execute_with_rows(
         f"INSERT INTO {table} (workload_id, code, message, behind_id, shortages) "
         "SELECT r.id, r.code, r.message, r.behind, r.shortages FROM r JOIN queues_workload w ON w.id = r.id "
@@ -228,13 +230,17 @@ def write_reasons(loaded: LoadedSnapshot, reasons: Mapping[str, StoredReason]) -
         "ON CONFLICT (workload_id) DO UPDATE "
         "SET code = excluded.code, message = excluded.message, behind_id = excluded.behind_id, "
         "shortages = excluded.shortages "
-        f"RETURNING {table}.workload_id",
+        f"RETURNING {table}.workload_id{versions}",
         "r",
         (("id", "bigint"), ("code", "text"), ("message", "text"), ("behind", "bigint"), ("shortages", "jsonb")),
         rows,
         [WorkloadState.PENDING],
     )
-    loaded.current_reasons.update(reasons)
+    keys = {loaded.workload_ids[key]: key for key in reasons}
+    for pk, *version in written:  # a workload no longer pending was left alone: not stored
+        loaded.current_reasons[keys[pk]] = reasons[keys[pk]]
+        if version:
+            loaded.reason_versions[pk] = version[0]
     return len(written)
 
 

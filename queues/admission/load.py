@@ -85,6 +85,14 @@ class LoadedSnapshot:
     # no pending row (reasons are stored apart, ``WorkloadReason``), so they stay equal to the
     # rows' until something else changes one: then the next pass reads by row version.
     seen_sums: list[int] = field(default_factory=list, repr=False)
+    # Whether this snapshot was read with row versions (``_versions_identify_rows``), and the
+    # admitted totals it used (``_admitted_totals``): what ``remember_admissions`` carries on.
+    versioned: bool = False
+    totals: _Totals | None = field(default=None, repr=False)
+    # Workload id -> the version of its stored reason row (read with versions only; the writer
+    # records the versions it writes): what ``remember_pass`` keeps for the next pass.
+    reason_versions: dict[int, int] = field(default_factory=dict, repr=False)
+    pending_ids: frozenset[int] = frozenset()  # the pending workloads loaded (gated ones too)
 
 
 def epoch(moment: datetime) -> float:
@@ -293,7 +301,7 @@ def build_snapshot(
         cluster_queues.append(_cluster_queue(row, cq_quotas))
         usage[engine.node_id("clusterQueue", row["name"])] = _usage_state(row)
 
-    versioned = _versions_identify_rows()
+    versioned = loaded.versioned = _versions_identify_rows()
     lq_rows, local_queues, historical = [], [], {}
     for seen in _local_queues(unit, versioned):
         lq_rows.append(seen.row)
@@ -762,24 +770,65 @@ def _with_totals(
 
 def _stored_reasons(loaded: LoadedSnapshot, workloads: Iterable[engine.Workload]) -> None:
     """The stored reasons of the pending workloads loaded (one query, narrow rows: a reason by
-    reference has no sentence of its own), into ``loaded.current_reasons``."""
+    reference has no sentence of its own), into ``loaded.current_reasons``.
+
+    Read with versions (``loaded.versioned``), the same pending workloads as this process's
+    previous pass of the unit left them (``_REASONS``, kept by ``remember_pass``) cost one
+    aggregate of the reason rows' versions instead: equal sums mean the same rows at the same
+    versions, so the same reasons (``_version_sums``). Whoever writes a reason row (another
+    process's pass, an eviction) changes its version, and the next pass reads them all.
+    """
     ids = loaded.workload_ids
     keys = {ids[workload.key]: workload.key for workload in workloads if not workload.admitted}
+    loaded.pending_ids = frozenset(keys)
     if not keys:
         return
     current = loaded.current_reasons
+    rows = WorkloadReason.objects.filter(workload_id__any_of=list(keys))
+    if loaded.versioned:
+        cached = _REASONS.get(loaded.unit.key)
+        if (
+            cached is not None
+            and cached.ids == loaded.pending_ids
+            and cached.sums() == _version_sums(rows, "queues_workloadreason")
+        ):
+            current.update(cached.current)
+            loaded.reason_versions = dict(cached.versions)
+            return
+        rows = rows.annotate(row_version=_row_version("queues_workloadreason"))
     # The shortages as text, decoded once per distinct text: a reason by reference has none
     # ("[]"), and the ones of a queue's head and its neighbours repeat.
     decoded: dict[str | None, list[dict[str, Any]]] = {None: [], "[]": []}
-    for pk, code, message, behind, text in (
-        WorkloadReason.objects.filter(workload_id__any_of=list(keys))
-        .annotate(shortages_text=Cast("shortages", TextField()))
-        .values_list("workload_id", "code", "message", "behind_id", "shortages_text")
-    ):
+    versions = loaded.reason_versions
+    columns = ("workload_id", "code", "message", "behind_id", "shortages_text")
+    for pk, code, message, behind, text, *version in rows.annotate(
+        shortages_text=Cast("shortages", TextField())
+    ).values_list(*columns, *(("row_version",) if loaded.versioned else ())):
         shortages = decoded.get(text)
         if shortages is None:
             shortages = decoded[text] = json.loads(text) or []
         current[keys[pk]] = (code, message, behind, shortages)
+        if version:
+            versions[pk] = version[0]
+
+
+@dataclass
+class _Reasons:
+    """The stored reasons of a unit's pending workloads as this process's last pass left them."""
+
+    ids: frozenset[int]  # the pending workloads (with a reason row or not)
+    versions: dict[int, int]  # workload id -> the version of its reason row, where it has one
+    current: dict[str, StoredReason]  # by workload key, as ``LoadedSnapshot.current_reasons``
+
+    def sums(self) -> list[int]:
+        """What ``_version_sums`` gives over these reason rows."""
+        sums = [0, 0, 0, 0]
+        for pk, version in self.versions.items():
+            _add_version(sums, pk, version)
+        return sums
+
+
+_REASONS: dict[str, _Reasons] = {}
 
 
 # Per unit, from this process's previous pass: the LocalQueues its pending workloads were checked
@@ -799,7 +848,7 @@ def _add_version(sums: list[int], pk: int, version: int) -> None:
     sums[3] += (pk % _MIX) * version
 
 
-def _version_sums(rows: Any) -> list[int]:
+def _version_sums(rows: Any, table: str = "queues_workload") -> list[int]:
     """Count, sum of ids, of versions, and of id x version (``_add_version``) over ``rows``: one
     aggregate in the database (it visits the rows, as their versions are in the rows).
 
@@ -808,7 +857,10 @@ def _version_sums(rows: Any) -> list[int]:
     leave it, raise the sum of versions, and rows leaving lower the count: equal sums mean the
     same rows at the same versions (the other two sums guard the wraparound)."""
     sql, params = (
-        rows.annotate(row_version=_row_version()).values_list("id", "row_version").order_by().query.sql_with_params()
+        rows.annotate(row_version=_row_version(table))
+        .values_list("pk", "row_version")
+        .order_by()
+        .query.sql_with_params()
     )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -847,8 +899,18 @@ def _reuse_all(
 # LocalQueues loaded one by one and the names of the unit's queues. Any admission, eviction,
 # finish or edit of an admitted row of the unit changes the digest, so the totals are rebuilt
 # exactly when they could differ; an unchanged unit costs one aggregate instead of the grouped
-# read and thousands of engine entries.
-_TOTALS: dict[str, tuple[tuple[Any, ...], list[engine.Workload], int]] = {}
+# read and thousands of engine entries. The admissions of this process's own pass are added to
+# them as they commit (``remember_admissions``), digest included, so they do not cost the next
+# pass a rebuild.
+@dataclass
+class _Totals:
+    key: tuple[Any, ...]  # (digest, individual LocalQueues, LocalQueue keys, ClusterQueue names)
+    sums: dict[tuple[int, int, tuple[tuple[str, str], ...]], dict[str, int]]  # (lq, cq, assignment)
+    count: int  # admitted workloads they stand for
+    entries: list[engine.Workload]
+
+
+_TOTALS: dict[str, _Totals] = {}
 
 
 def clear_caches() -> None:
@@ -857,6 +919,7 @@ def clear_caches() -> None:
     _SEEN_QUEUES.clear()
     _SEEN_SUMS.clear()
     _TOTALS.clear()
+    _REASONS.clear()
 
 
 def _admitted_totals(
@@ -879,11 +942,11 @@ def _admitted_totals(
     digest = tuple(_version_sums(rows)) if versioned else None
     cache_key = (digest, frozenset(individual), tuple(sorted(lq_keys.items())), tuple(sorted(cq_names.items())))
     cached = _TOTALS.get(unit.key)
-    if digest is not None and cached is not None and cached[0] == cache_key:
-        loaded.aggregated += cached[2]
-        return list(cached[1])
-    aggregated_before = loaded.aggregated
-    totals: dict[tuple[int, int, str], dict[str, int]] = defaultdict(dict)
+    if digest is not None and cached is not None and cached.key == cache_key:
+        loaded.aggregated += cached.count
+        loaded.totals = cached
+        return list(cached.entries)
+    sums: dict[tuple[int, int, tuple[tuple[str, str], ...]], dict[str, int]] = defaultdict(dict)
     # Read as text and decoded once per distinct text: most running work shares a few shapes.
     decoded: dict[str | None, Any] = {}
 
@@ -892,7 +955,8 @@ def _admitted_totals(
             decoded[text] = json.loads(text) if text else {}
         return decoded[text]
 
-    for lq_id, cq_id, assignment_text, pod_sets_text, count in (
+    count = 0
+    for lq_id, cq_id, assignment_text, pod_sets_text, workloads in (
         rows.annotate(
             assignment_text=Cast("flavor_assignment", TextField()), pod_sets_text=Cast("pod_sets", TextField())
         )
@@ -902,24 +966,105 @@ def _admitted_totals(
     ):
         if lq_id not in lq_keys:
             continue
-        loaded.aggregated += count
-        group = totals[(lq_id, cq_id, assignment_text or "")]
+        count += workloads
+        group = sums[(lq_id, cq_id, tuple(sorted(decode(assignment_text).items())))]
         for resource, amount in total_requests(decode(pod_sets_text)).items():
-            group[resource] = group.get(resource, 0) + amount * count
-    entries = [
+            group[resource] = group.get(resource, 0) + amount * workloads
+    totals = _Totals(cache_key, dict(sums), count, _total_entries(sums, lq_keys, cq_names))
+    loaded.aggregated += count
+    if digest is not None:
+        _TOTALS[unit.key] = loaded.totals = totals
+    return list(totals.entries)
+
+
+def _total_entries(
+    sums: Mapping[tuple[int, int, tuple[tuple[str, str], ...]], Mapping[str, int]],
+    lq_keys: Mapping[int, tuple[str, str]],
+    cq_names: Mapping[int, str],
+) -> list[engine.Workload]:
+    """One admitted engine workload per (LocalQueue, ClusterQueue, assignment) total, in key order."""
+    return [
         engine.Workload(
             key=f"{AGGREGATE_PREFIX}{index}",
             local_queue=lq_keys[lq_id][1],
             requests=engine.frozen_map(dict(sorted(requests.items()))),
             admitted=True,
             cluster_queue=cq_names.get(cq_id),
-            assignment=engine.frozen_map(decode(assignment_text)),
+            assignment=engine.frozen_map(dict(assignment)),
         )
-        for index, ((lq_id, cq_id, assignment_text), requests) in enumerate(sorted(totals.items()))
+        for index, ((lq_id, cq_id, assignment), requests) in enumerate(sorted(sums.items()))
     ]
-    if digest is not None:
-        _TOTALS[unit.key] = (cache_key, entries, loaded.aggregated - aggregated_before)
-    return list(entries)
+
+
+def remember_pass(loaded: LoadedSnapshot, admitted: Iterable[engine.Admission]) -> None:
+    """Carry what this pass wrote into this process's caches of the unit: the reasons as stored
+    now (``_REASONS``), and its admissions, so the next pass neither rebuilds the admitted
+    totals nor rereads every pending row's version.
+
+    Call it inside the pass's transaction, after its last write: the claimed rows then carry
+    this transaction's id as their version (``xmin``), which the digests add. The entries only
+    count when the next pass's aggregates equal them: a rollback, a savepoint (its rows carry
+    another id) or any other change to those rows makes them differ, and that pass reads as
+    usual. Only for a snapshot read with versions (``LoadedSnapshot.versioned``). One query
+    when something was admitted, none otherwise.
+    """
+    if not loaded.versioned:
+        return
+    admitted = list(admitted)
+    _remember_reasons(loaded, admitted)
+    if not admitted:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT mod(txid_current(), 4294967296)")  # the 32-bit id that xmin holds
+        version = int(cursor.fetchone()[0])
+    key = loaded.unit.key
+    totals = loaded.totals
+    by_key = {workload.key: workload for workload in loaded.snapshot.workloads}
+    seen, sums = dict(loaded.seen), list(loaded.seen_sums)
+    for admission in admitted:
+        pk = loaded.workload_ids[admission.workload]
+        entry = seen.pop(pk, None)
+        if entry is None or entry.version is None or len(sums) != 4:
+            seen, sums = {}, []
+        else:  # it left the pending rows
+            sums[0] -= 1
+            sums[1] -= pk
+            sums[2] -= entry.version
+            sums[3] -= (pk % _MIX) * entry.version
+        if totals is None:
+            continue
+        lq_id = loaded.local_queue_ids[admission.local_queue]
+        if lq_id in totals.key[1]:  # a LocalQueue loaded one by one: not in the totals
+            continue
+        digest = list(totals.key[0])
+        _add_version(digest, pk, version)
+        group = totals.sums.setdefault(
+            (lq_id, loaded.cluster_queue_ids[admission.cluster_queue], tuple(sorted(admission.assignment.items()))),
+            {},
+        )
+        for resource, amount in by_key[admission.workload].requests.items():
+            group[resource] = group.get(resource, 0) + amount
+        totals.count += 1
+        totals.key = (tuple(digest), *totals.key[1:])
+    if totals is not None and _TOTALS.get(key) is totals:
+        lq_keys = dict(totals.key[2])
+        totals.entries = _total_entries(totals.sums, lq_keys, dict(totals.key[3]))
+    if sums and seen:
+        _SEEN[key] = seen
+        _SEEN_SUMS[key] = (_SEEN_SUMS.get(key, ({}, []))[0], sums)
+    else:
+        _SEEN_SUMS.pop(key, None)
+
+
+def _remember_reasons(loaded: LoadedSnapshot, admitted: list[engine.Admission]) -> None:
+    """The reasons of the workloads still pending after this pass, as stored now."""
+    gone = {loaded.workload_ids[admission.workload] for admission in admitted}
+    names = {admission.workload for admission in admitted}
+    _REASONS[loaded.unit.key] = _Reasons(
+        loaded.pending_ids - gone,
+        {pk: version for pk, version in loaded.reason_versions.items() if pk not in gone},
+        {key: reason for key, reason in loaded.current_reasons.items() if key not in names},
+    )
 
 
 def _holds(loaded: LoadedSnapshot) -> tuple[engine.Hold, ...]:

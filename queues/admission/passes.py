@@ -86,6 +86,8 @@ def run_admission_pass(
         gated = gates.apply_gates(loaded, moment)  # per-workload vetoes (budgets' safe admission)
         decisions = _planned(unit.key, loaded.snapshot, moment.timestamp())  # plan (epoch seconds)
         applied = apply.apply_plan(loaded, decisions, moment, gated=gated)  # apply: the plan, then the gated reasons
+        claimed = set(applied.admitted)
+        load.remember_pass(loaded, (a for a in decisions.admissions if a.workload in claimed))
         # The cluster hears of the decisions once they are committed (a crash before that: the
         # next sync repairs it); one batch per pass, evictions first to free the capacity.
         admitted_ids = [loaded.workload_ids[key] for key in applied.admitted]

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from queues.admission import load
 from queues.admission import passes as admission
-from queues.models import AdmissionMode, Workload, WorkloadState
+from queues.models import AdmissionMode, Workload, WorkloadReason, WorkloadState
 from tests.queues.test_snapshot import busy_unit
 
 pytestmark = [
@@ -72,3 +72,40 @@ def test_given_one_pending_row_changed_then_the_next_snapshot_reads_it_again():
     changed = {w.key: w for w in warm.snapshot.workloads}[f"{waiting.namespace.name}/{waiting.name}"]
     assert changed.priority == 777
     assert warm.snapshot == cold(unit).snapshot
+
+
+def reason_rows_read(queries: list[dict[str, str]]) -> int:
+    """Statements that read stored reasons row by row (not the aggregate of their versions)."""
+    return sum(q["sql"].startswith('SELECT "queues_workloadreason"."workload_id"') for q in queries)
+
+
+def test_given_a_pass_that_wrote_reasons_then_the_next_one_knows_them_from_one_aggregate_and_stores_what_a_cold_pass_would():
+    unit = busy_unit(AdmissionMode.USAGE_BASED, random.Random(13))
+    load.clear_caches()
+    admission.run_admission_pass(unit.key)  # admits and writes reasons: both carried into the cache
+
+    with CaptureQueriesContext(connection) as queries:
+        warm = load.build_snapshot(unit, settings.FAIR_SHARING)
+
+    assert reason_rows_read(queries.captured_queries) == 0
+    assert pending_rows_read(queries.captured_queries) == 0  # the admissions left the pending rows
+    reference = cold(unit)
+    assert warm.current_reasons == reference.current_reasons
+    assert warm.snapshot == reference.snapshot  # the admitted totals too
+
+
+def test_given_a_reason_row_written_by_someone_else_then_the_next_pass_reads_the_reasons_again():
+    unit = busy_unit(AdmissionMode.DOMINANT_RESOURCE_SHARE, random.Random(14))
+    load.clear_caches()
+    settled(unit)
+    waiting = Workload.objects.filter(state=WorkloadState.PENDING).order_by("id").first()
+    WorkloadReason.objects.filter(workload_id=waiting.pk).update(message="written elsewhere")
+
+    with CaptureQueriesContext(connection) as queries:
+        warm = load.build_snapshot(unit, settings.FAIR_SHARING)
+
+    assert reason_rows_read(queries.captured_queries) == 1
+    key = f"{waiting.namespace.name}/{waiting.name}"
+    assert warm.current_reasons[key][1] == "written elsewhere"
+    admission.run_admission_pass(unit.key)  # writes its own sentence back
+    assert WorkloadReason.objects.get(workload_id=waiting.pk).message != "written elsewhere"

@@ -321,4 +321,4 @@ def test_given_a_unit_of_one_cluster_queue_then_a_pass_costs_the_statements_docs
     with CaptureQueriesContext(connection) as warm:
         assert not passes.run_admission_pass(unit).admitted  # nothing changed
 
-    assert (len(cold.captured_queries), len(warm.captured_queries)) == (35, 21)
+    assert (len(cold.captured_queries), len(warm.captured_queries)) == (36, 21)
