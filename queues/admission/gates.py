@@ -15,10 +15,11 @@ reasons; it writes nothing and imports nothing above it.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core import extensions
 from core.extensions import ExtensionPoint
@@ -48,9 +49,25 @@ Gate = Callable[[Sequence[Candidate], datetime], Mapping[str, tuple[str, str]]]
 ADMISSION_GATES: ExtensionPoint[Gate] = ExtensionPoint("admission gates")
 
 
+# Per process and unit: the candidates of the previous pass, with the workloads (the engine's
+# objects, compared by identity: the load step reuses them while their rows are unchanged) and
+# the ids they were built from. Replaced by every pass that builds them.
+_PREVIOUS: dict[str, tuple[tuple[Any, ...], tuple[Mapping[str, int], ...], list[Candidate]]] = {}
+
+
 def candidates(loaded: LoadedSnapshot) -> list[Candidate]:
-    """The pending workloads of a loaded snapshot."""
+    """The pending workloads of a loaded snapshot (those of the previous pass of the unit in this
+    process when it loaded the very same workload objects under the same ids)."""
     snapshot = loaded.snapshot
+    ids = (loaded.workload_ids, loaded.local_queue_ids, loaded.namespace_ids, loaded.cluster_queue_ids)
+    previous = _PREVIOUS.get(loaded.unit.key)
+    if (
+        previous is not None
+        and len(previous[0]) == len(snapshot.workloads)
+        and all(map(operator.is_, previous[0], snapshot.workloads))
+        and previous[1] == ids
+    ):
+        return previous[2]
     queues = {lq.key: lq for lq in snapshot.local_queues}
     result = []
     for workload in snapshot.workloads:
@@ -69,6 +86,7 @@ def candidates(loaded: LoadedSnapshot) -> list[Candidate]:
                 queued_at=workload.queued_at,
             )
         )
+    _PREVIOUS[loaded.unit.key] = (snapshot.workloads, tuple(dict(mapping) for mapping in ids), result)
     return result
 
 

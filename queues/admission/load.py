@@ -402,7 +402,7 @@ def _namespaces(
     The unit's namespaces are named by a subquery, not a list of ids: a unit may hold thousands.
     """
     in_unit = LocalQueue.objects.filter(cluster_queue_id__in=unit.cluster_queue_ids).values("namespace_id")
-    rows = list(Namespace.objects.filter(id__in=in_unit).order_by().values(*_NAMESPACE_COLUMNS, *_STATUS_FIELDS))
+    rows = _namespace_rows(unit, in_unit, loaded.versioned)
     hard: dict[int, dict[str, int]] = defaultdict(dict)
     for namespace_id, resource, amount in (
         NamespaceQuota.objects.filter(namespace_id__in=in_unit)
@@ -439,15 +439,50 @@ def _namespaces(
     ):
         elsewhere[row["workload__namespace_id"]][row["resource"]] = row["total"]
     namespaces = []
-    for row in rows:
-        loaded.namespace_ids[row["name"]] = row["id"]
+    for ns_row, state in rows:
+        loaded.namespace_ids[ns_row["name"]] = ns_row["id"]
         quota = {
-            resource: max(0, amount - elsewhere[row["id"]].get(resource, 0))
-            for resource, amount in sorted(hard[row["id"]].items())
+            resource: max(0, amount - elsewhere[ns_row["id"]].get(resource, 0))
+            for resource, amount in sorted(hard[ns_row["id"]].items())
         }
-        namespaces.append(_namespace(row, quota))
-        usage[engine.node_id("namespace", row["name"])] = _usage_state(row)
+        namespaces.append(_namespace(ns_row, quota))
+        usage[engine.node_id("namespace", ns_row["name"])] = state
     return tuple(sorted(namespaces, key=lambda n: n.name))
+
+
+# Namespaces per unit from this process's previous snapshot, by row version, as the LocalQueues
+# (``_SEEN_QUEUES``): their row as read and their usage state, reused while the row's version is
+# the same (their status changes with each usage sample and entry penalty, not with every pass).
+_SEEN_NAMESPACES: dict[str, dict[int, tuple[int, dict[str, Any], engine.UsageState]]] = {}
+
+
+def _namespace_rows(
+    unit: AdmissionUnit, in_unit: Any, versioned: bool
+) -> list[tuple[dict[str, Any], engine.UsageState]]:
+    """The unit's namespace rows with their usage state (one query; unchanged rows reused by
+    version: one query for the versions, one for the changed rows if any)."""
+    rows = Namespace.objects.filter(id__in=in_unit).order_by()
+    columns = (*_NAMESPACE_COLUMNS, *_STATUS_FIELDS)
+    if not versioned:
+        _SEEN_NAMESPACES.pop(unit.key, None)
+        return [(row, _usage_state(row)) for row in rows.values(*columns)]
+    seen = _SEEN_NAMESPACES.get(unit.key)
+    kept: dict[int, tuple[int, dict[str, Any], engine.UsageState]] = {}
+    to_read = rows
+    if seen:
+        changed = []
+        for pk, version in rows.annotate(row_version=_row_version("queues_namespace")).values_list("id", "row_version"):
+            entry = seen.get(pk)
+            if entry is not None and entry[0] == version:
+                kept[pk] = entry
+            else:
+                changed.append(pk)
+        to_read = rows.filter(id__any_of=changed) if changed else rows.none()  # none: no query
+    for row in to_read.annotate(row_version=_row_version("queues_namespace")).values(*columns, "row_version"):
+        version = row.pop("row_version")
+        kept[row["id"]] = (version, row, _usage_state(row))
+    _SEEN_NAMESPACES[unit.key] = kept
+    return [(row, state) for _, row, state in kept.values()]
 
 
 # Admitted workloads a unit cannot evict are loaded as totals: key prefix of those entries (a
@@ -920,6 +955,7 @@ def clear_caches() -> None:
     _SEEN_SUMS.clear()
     _TOTALS.clear()
     _REASONS.clear()
+    _SEEN_NAMESPACES.clear()
 
 
 def _admitted_totals(

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from queues.admission import load
 from queues.admission import passes as admission
-from queues.models import AdmissionMode, Workload, WorkloadReason, WorkloadState
+from queues.models import AdmissionMode, Namespace, Workload, WorkloadReason, WorkloadState
 from tests.queues.test_snapshot import busy_unit
 
 pytestmark = [
@@ -109,3 +109,24 @@ def test_given_a_reason_row_written_by_someone_else_then_the_next_pass_reads_the
     assert warm.current_reasons[key][1] == "written elsewhere"
     admission.run_admission_pass(unit.key)  # writes its own sentence back
     assert WorkloadReason.objects.get(workload_id=waiting.pk).message != "written elsewhere"
+
+
+def test_given_a_namespace_row_changed_then_the_next_snapshot_reads_it_again_and_reuses_the_others():
+    unit = busy_unit(AdmissionMode.USAGE_BASED, random.Random(15))
+    load.clear_caches()
+    settled(unit)
+    load.build_snapshot(unit, settings.FAIR_SHARING)
+    namespace = Namespace.objects.order_by("id").first()
+    Namespace.objects.filter(pk=namespace.pk).update(weight=7)
+
+    with CaptureQueriesContext(connection) as queries:
+        warm = load.build_snapshot(unit, settings.FAIR_SHARING)
+
+    changed = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "queues_namespace"."id" AS "id", "queues_namespace"."name"')
+    ]
+    assert len(changed) == 1 and "ANY" in changed[0]  # only the changed row is read in full
+    assert {n.name: n.weight for n in warm.snapshot.namespaces}[namespace.name] == 7.0
+    assert warm.snapshot == cold(unit).snapshot
