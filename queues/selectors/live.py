@@ -29,7 +29,9 @@ T = TypeVar("T")
 AGGREGATE_CACHE_SECONDS = 5
 
 
-def _shared(key: str, compute: Callable[[], T]) -> T:
+def shared(key: str, compute: Callable[[], T]) -> T:
+    """``compute()``, kept ``DASHBOARD_AGGREGATE_CACHE_SECONDS`` under ``key`` for every viewer:
+    only for cluster-wide figures that are the same whoever looks (never narrowed to a tenant)."""
     ttl = int(getattr(settings, "DASHBOARD_AGGREGATE_CACHE_SECONDS", AGGREGATE_CACHE_SECONDS))
     if ttl <= 0:
         return compute()
@@ -43,22 +45,39 @@ def _shared(key: str, compute: Callable[[], T]) -> T:
 class AdmittedUsage:
     """Admitted requests per LocalQueue, flavor and resource, from one grouped query; the other
     levels are folded from it in Python (a LocalQueue's ClusterQueue cannot change while it
-    holds workloads, so its admitted work sits in that ClusterQueue)."""
+    holds workloads, so its admitted work sits in that ClusterQueue).
 
-    def __init__(self, cells: dict[int, dict[tuple[str, str], int]]) -> None:
+    The same query also groups by the cluster each workload was admitted on
+    (``Workload.cluster``), kept in ``clusters`` (cluster id or None for "not recorded" ->
+    resource -> millis): the clusters table reads it instead of joining the rows a second time.
+    """
+
+    def __init__(
+        self, cells: dict[int, dict[tuple[str, str], int]], clusters: dict[int | None, Usage] | None = None
+    ) -> None:
         self.cells = cells
+        self.clusters = clusters or {}
+        self._by_local_queue: dict[int, Usage] | None = None
+        self._folds: dict[str, tuple[Mapping[int, int], Any]] = {}
 
     def by_local_queue(self) -> dict[int, Usage]:
-        usage: dict[int, Usage] = {}
-        for lq_id, cells in self.cells.items():
-            totals: Usage = {}
-            for (_flavor, resource), amount in cells.items():
-                totals[resource] = totals.get(resource, 0) + amount
-            usage[lq_id] = totals
-        return usage
+        """Folded once per instance (pages ask several times): callers must not change it."""
+        if self._by_local_queue is None:
+            usage: dict[int, Usage] = {}
+            for lq_id, cells in self.cells.items():
+                totals: Usage = {}
+                for (_flavor, resource), amount in cells.items():
+                    totals[resource] = totals.get(resource, 0) + amount
+                usage[lq_id] = totals
+            self._by_local_queue = usage
+        return self._by_local_queue
 
     def by_cluster_queue_flavor(self, queue_of: Mapping[int, int]) -> dict[int, dict[tuple[str, str], int]]:
-        """``queue_of`` maps LocalQueue id -> ClusterQueue id (``ClusterStructure.local_queues``)."""
+        """``queue_of`` maps LocalQueue id -> ClusterQueue id (``ClusterStructure.queue_of``).
+        Folded once per mapping object (pages ask several times with the structure's one)."""
+        return self._memo("cq", queue_of, lambda: self._by_cluster_queue_flavor(queue_of))
+
+    def _by_cluster_queue_flavor(self, queue_of: Mapping[int, int]) -> dict[int, dict[tuple[str, str], int]]:
         usage: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
         for lq_id, cells in self.cells.items():
             cq_id = queue_of.get(lq_id)
@@ -69,7 +88,10 @@ class AdmittedUsage:
         return dict(usage)
 
     def by_group(self, group_of: Mapping[int, int]) -> dict[int, Usage]:
-        """Summed per group (e.g. LocalQueue id -> namespace id)."""
+        """Summed per group (e.g. LocalQueue id -> namespace id), once per mapping object."""
+        return self._memo("group", group_of, lambda: self._by_group(group_of))
+
+    def _by_group(self, group_of: Mapping[int, int]) -> dict[int, Usage]:
         usage: dict[int, Usage] = defaultdict(dict)
         for lq_id, totals in self.by_local_queue().items():
             group = group_of.get(lq_id)
@@ -78,6 +100,16 @@ class AdmittedUsage:
             for resource, amount in totals.items():
                 usage[group][resource] = usage[group].get(resource, 0) + amount
         return dict(usage)
+
+    def _memo(self, kind: str, mapping: Mapping[int, int], fold: Callable[[], T]) -> T:
+        """``fold()`` kept for this very ``mapping`` object (compared by identity; the results
+        are shared between callers, who must not change them)."""
+        found = self._folds.get(kind)
+        if found is not None and found[0] is mapping:
+            return found[1]
+        value = fold()
+        self._folds[kind] = (mapping, value)
+        return value
 
     def total(self) -> Usage:
         totals: Usage = {}
@@ -95,7 +127,7 @@ def admitted_usage(
 ) -> AdmittedUsage:
     """One aggregate over the admitted workloads (all, shared for a few seconds; or narrowed)."""
     if namespace_ids is None and local_queue_ids is None and cluster_queue_ids is None:
-        return _shared("dashboard:admitted-usage", _admitted_usage)
+        return shared("dashboard:admitted-usage:clusters", _admitted_usage)
     return _admitted_usage(namespace_ids, local_queue_ids, cluster_queue_ids)
 
 
@@ -112,12 +144,14 @@ def _admitted_usage(
     if cluster_queue_ids is not None:
         rows = rows.filter(workload__local_queue__cluster_queue_id__in=list(cluster_queue_ids))
     cells: dict[int, dict[tuple[str, str], int]] = defaultdict(dict)
-    for lq_id, flavor, resource, total in rows.values_list(
-        "workload__local_queue_id", "flavor__name", "resource"
+    clusters: dict[int | None, Usage] = defaultdict(dict)
+    for lq_id, cluster_id, flavor, resource, total in rows.values_list(
+        "workload__local_queue_id", "workload__cluster_id", "flavor__name", "resource"
     ).annotate(total=Sum("amount")):
         key = (flavor or "", resource)
         cells[lq_id][key] = cells[lq_id].get(key, 0) + int(total)
-    return AdmittedUsage(dict(cells))
+        clusters[cluster_id][resource] = clusters[cluster_id].get(resource, 0) + int(total)
+    return AdmittedUsage(dict(cells), dict(clusters))
 
 
 @dataclass(frozen=True)
@@ -139,7 +173,7 @@ def counts_by_local_queue(
     at 100,000 workloads.
     """
     if namespace_ids is None and local_queue_ids is None and cluster_queue_ids is None:
-        return _shared("dashboard:counts", _counts)
+        return shared("dashboard:counts", _counts)
     return _counts(namespace_ids, local_queue_ids, cluster_queue_ids)
 
 
@@ -160,6 +194,21 @@ def _counts(
         pending=Count("local_queue", filter=Q(state=WorkloadState.PENDING)),
     )
     return {row["local_queue_id"]: Counts(row["admitted"], row["pending"]) for row in grouped}
+
+
+def admitted_workloads_by_cluster(*, namespace_ids: Iterable[int] | None = None) -> dict[int | None, int]:
+    """Admitted workloads per cluster they were admitted on (None: not recorded), one grouped
+    count; cluster-wide (shared for a few seconds) or narrowed to ``namespace_ids``."""
+    if namespace_ids is None:
+        return shared("dashboard:admitted-by-cluster", _admitted_workloads_by_cluster)
+    return _admitted_workloads_by_cluster(namespace_ids)
+
+
+def _admitted_workloads_by_cluster(namespace_ids: Iterable[int] | None = None) -> dict[int | None, int]:
+    rows = Workload.objects.filter(state=WorkloadState.ADMITTED)
+    if namespace_ids is not None:
+        rows = rows.filter(namespace_id__in=list(namespace_ids))
+    return dict(rows.order_by().values_list("cluster_id").annotate(count=Count("id")))
 
 
 @dataclass(frozen=True)

@@ -140,13 +140,23 @@ def _totals(counts: dict[int, live.Counts]) -> tuple[int, int]:
 
 
 def _reasons(viewer: Access) -> list[ReasonCount]:
+    """Pending workloads per reason code, most first; the cluster-wide count (admins) is shared
+    for a few seconds like the other cluster-wide aggregates (``live.shared``)."""
+    if viewer.is_admin:
+        counts = live.shared("dashboard:pending-reasons", lambda: _reason_counts(viewer))
+    else:
+        counts = _reason_counts(viewer)
+    return [ReasonCount(code, title(code), count) for code, count in counts]
+
+
+def _reason_counts(viewer: Access) -> list[tuple[str, int]]:
     rows = (
         viewer.visible_to(Workload.objects.filter(state=WorkloadState.PENDING))
         .values(code=Coalesce("reason__code", Value("")))  # stored apart; none yet: not evaluated
         .annotate(count=Count("id"))
         .order_by("-count", "code")
     )
-    return [ReasonCount(row["code"], title(row["code"]), row["count"]) for row in rows]
+    return [(row["code"], row["count"]) for row in rows]
 
 
 def _consumers(
@@ -162,21 +172,32 @@ def _consumers(
     rows = viewer.visible_to(LocalQueue.objects.all()).values(
         "id", "name", "namespace__name", "weight", "consumed_resources"
     )
+    # The ranking key of every row is the larger dominant share; the Share objects (and the
+    # amounts) are built for the rows shown only. Same order of resources as dominant_share.
+    entitled = sorted((resource, float(total)) for resource, total in capacity.items() if total > 0)
+
+    def ratio(held: Mapping[str, float]) -> float:
+        return max((float(held.get(resource, 0.0)) / total for resource, total in entitled), default=0.0)
+
     ranked = []
     for row in rows:
         consumed = row["consumed_resources"] or {}
         allocated = usage.get(row["id"], {})
-        usage_share = dominant_share(consumed, capacity)
-        share = dominant_share(allocated, capacity)
-        key = max(usage_share.ratio or 0.0, share.ratio or 0.0)
+        key = max(ratio(consumed), ratio(allocated))
         if key > 0 or include_idle:
-            ranked.append((key, row, allocated, consumed, share, usage_share))
+            ranked.append((key, row, allocated, consumed))
     ranked.sort(key=lambda item: (-item[0], item[1]["namespace__name"], item[1]["name"]))
-    return [  # amounts are formatted for the rows shown only
+    return [
         ConsumerRow(
-            row["namespace__name"], row["name"], row["weight"], amounts(allocated), amounts(consumed), share, usage
+            row["namespace__name"],
+            row["name"],
+            row["weight"],
+            amounts(allocated),
+            amounts(consumed),
+            dominant_share(allocated, capacity),
+            dominant_share(consumed, capacity),
         )
-        for _key, row, allocated, consumed, share, usage in ranked[:TOP_CONSUMERS]
+        for _key, row, allocated, consumed in ranked[:TOP_CONSUMERS]
     ]
 
 

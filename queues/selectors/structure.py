@@ -83,6 +83,8 @@ class ClusterStructure:
     _ns_weight_sum: dict[int, float] = field(default_factory=dict)
     _lq_weight_sum: dict[tuple[int, int], float] = field(default_factory=dict)
     _queues_of_namespace: dict[int, set[int]] = field(default_factory=dict)
+    _queue_of: dict[int, int] | None = None
+    _namespace_of: dict[int, int] | None = None
 
     # --- shape ---------------------------------------------------------------------------
 
@@ -126,12 +128,16 @@ class ClusterStructure:
         return out
 
     def queue_of(self) -> dict[int, int]:
-        """LocalQueue id -> ClusterQueue id."""
-        return {lq.id: lq.cluster_queue_id for lq in self.local_queues.values()}
+        """LocalQueue id -> ClusterQueue id (built once: the same dict each call, not to be changed)."""
+        if self._queue_of is None:
+            self._queue_of = {lq.id: lq.cluster_queue_id for lq in self.local_queues.values()}
+        return self._queue_of
 
     def namespace_of(self) -> dict[int, int]:
-        """LocalQueue id -> namespace id."""
-        return {lq.id: lq.namespace_id for lq in self.local_queues.values()}
+        """LocalQueue id -> namespace id (built once: the same dict each call, not to be changed)."""
+        if self._namespace_of is None:
+            self._namespace_of = {lq.id: lq.namespace_id for lq in self.local_queues.values()}
+        return self._namespace_of
 
     def cluster_queues_fed_by(self, namespace_ids: Container[int]) -> set[int]:
         """The ClusterQueues the LocalQueues of ``namespace_ids`` feed: the cluster-wide policy a
