@@ -286,12 +286,16 @@ class WorkloadAdmin(admin.ModelAdmin):
         return obj.__dict__.get("_queue_position")
 
     def save_model(self, request: HttpRequest, obj: Workload, form: Any, change: bool) -> None:
-        """Saved, its resource rows rebuilt, and its LocalQueue's admitted-usage counters
-        recounted from the rows: an admin may set any state by hand."""
+        """Saved, its resource rows rebuilt, and the counters (admitted usage, admitted and
+        pending counts) of its LocalQueue, and of the one it left, recounted from the rows: an
+        admin may set any state or LocalQueue by hand."""
         with transaction.atomic():
+            before = (
+                Workload.objects.filter(pk=obj.pk).values_list("local_queue_id", flat=True).first() if change else None
+            )
             super().save_model(request, obj, form, change)
             services.sync_workload_resources(obj)
-            usage_counters.recount([obj.local_queue_id])
+            usage_counters.recount([obj.local_queue_id, before])
 
     def delete_model(self, request: HttpRequest, obj: Workload) -> None:
         with transaction.atomic():

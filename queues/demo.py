@@ -45,6 +45,7 @@ from queues.models import (
     WorkloadState,
 )
 from queues.models.workload import normalise_pod_sets, total_requests
+from queues.services import usage_counters
 from queues.services.workloads import new_workload
 
 GPU = "nvidia.com/gpu"
@@ -433,6 +434,14 @@ def _save_workloads(items: list[NewWorkload]) -> int:
     flavor_ids = dict(ResourceFlavor.objects.values_list("name", "id"))
     with transaction.atomic():
         created = Workload.objects.bulk_create([workload for workload, _, _ in items], batch_size=500)
+        usage_counters.move(  # bulk_create bypasses the submission path that keeps the counts
+            (
+                workload.local_queue_id,
+                int(workload.state == WorkloadState.ADMITTED),
+                int(workload.state == WorkloadState.PENDING),
+            )
+            for workload in created
+        )
         WorkloadResource.objects.bulk_create(
             [
                 WorkloadResource(

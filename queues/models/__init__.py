@@ -27,6 +27,7 @@ from queues.models.quota import ClusterQueueQuota, CohortQuota
 from queues.models.reason import WorkloadReason
 from queues.models.usage_series import UsageSample
 from queues.models.workload import Workload, WorkloadResource
+from queues.models.workload_count import WorkloadCount, WorkloadCountChange
 
 __all__ = [
     "AdmissionMode",
@@ -55,6 +56,8 @@ __all__ = [
     "WithinClusterQueuePreemption",
     "WithinNamespacePreemption",
     "Workload",
+    "WorkloadCount",
+    "WorkloadCountChange",
     "WorkloadPriorityClass",
     "WorkloadReason",
     "WorkloadResource",

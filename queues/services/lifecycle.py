@@ -9,7 +9,8 @@ once per report.
 Finishing and failing go through ``transitions.finish``, the control loop's own path, which
 fixes ``wall_time_seconds`` from ``admitted_at`` to the end and closes the admission interval
 (``AdmissionRecord``) that wall time and budgets are derived from (docs/design.md "Time budgets").
-A cancelled admitted workload is charged the same way; a cancelled pending one never ran.
+A cancelled admitted workload is charged the same way; a cancelled pending one never ran (its
+LocalQueue's pending count drops in the same transaction, ``usage_counters.move``).
 When an admitted workload ends, its ClusterQueue gets an admission pass once the change commits:
 the freed capacity goes to the next workload without waiting for the beat schedule.
 """
@@ -22,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from queues.models import Workload, WorkloadState
-from queues.services import transitions
+from queues.services import transitions, usage_counters
 from queues.services.errors import InvalidTransition
 from queues.services.pass_requests import request_admission_pass
 
@@ -55,14 +56,20 @@ def fail_workload(workload_id: int, *, now: datetime | None = None, message: str
 def cancel_workload(workload_id: int, *, now: datetime | None = None, message: str = "") -> Workload:
     """Withdraw a pending workload, or stop an admitted one (its wall time so far counts)."""
     now = now or timezone.now()
-    seen = Workload.objects.filter(pk=workload_id).values("state", "admitted_at", "cluster_queue_id").first()
+    seen = (
+        Workload.objects.filter(pk=workload_id)
+        .values("state", "admitted_at", "cluster_queue_id", "local_queue_id")
+        .first()
+    )
     if seen is None:
         raise Workload.DoesNotExist(f"workload {workload_id} does not exist")
     if seen["state"] == WorkloadState.PENDING:
-        claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
-            state=WorkloadState.CANCELLED,
-            finished_at=now,
-        )  # its stored reason is no longer read (only a pending workload's is)
+        with transaction.atomic():
+            claimed = Workload.objects.filter(pk=workload_id, state=WorkloadState.PENDING).update(
+                state=WorkloadState.CANCELLED,
+                finished_at=now,
+            )  # its stored reason is no longer read (only a pending workload's is)
+            usage_counters.move([(seen["local_queue_id"], 0, -claimed)])  # its LocalQueue's pending count
     elif seen["state"] == WorkloadState.ADMITTED:
         claimed = _cancel_admitted(workload_id, seen["admitted_at"], now, message)  # type: ignore[arg-type]  # admitted rows have it
     else:

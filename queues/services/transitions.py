@@ -9,10 +9,11 @@ one-workload forms of the same calls. Admission intervals are kept in AdmissionR
 wall time comes from timestamps, never from a running counter.
 
 Each change also moves the claimed workloads' resource rows on the admitted-usage counters
-(``_claim``): on PostgreSQL in the claim's own statement, elsewhere in the next one of its
-transaction (a call outside a transaction opens one), so the usage sample reads counters, not a
-join. Lock order: the claimed workload rows, then their counter rows in key order
-(``queues/services/usage_counters.py``).
+and the workloads on their LocalQueue's admitted and pending counts (``_claim``): on PostgreSQL
+in the claim's own statement, elsewhere in the next ones of its transaction (a call outside a
+transaction opens one), so the usage sample reads counters, not a join or a count. Lock order:
+the claimed workload rows, then their usage counter rows in key order, then their LocalQueues'
+count rows in id order (``queues/services/usage_counters.py``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def _claim(
     returning: Sequence[str],
     counted: tuple[str, str],
     sign: int,
+    pending: int,
     columns: Sequence[tuple[str, str]],
     rows: Sequence[Sequence[Any]],
     params: Sequence[Any],
@@ -53,12 +55,13 @@ def _claim(
 ) -> list[tuple[Any, ...]]:
     """Run a claim, ``update`` (``UPDATE queues_workload ... FROM v WHERE <expected state>``,
     without ``RETURNING``), and move the claimed workloads' resource rows on the admitted-usage
-    counters by ``sign``; the claimed rows' ``returning`` columns (the workload id first).
+    counters by ``sign``, and each claimed workload on its LocalQueue's counts by ``sign``
+    admitted and ``pending`` pending; the claimed rows' ``returning`` columns (the workload id first).
 
     ``counted``: the LocalQueue and ClusterQueue to count under, as expressions over the claimed
-    row and ``v``. On PostgreSQL one statement: the counters are a data-modifying CTE over the
-    claim's ``RETURNING`` (``usage_counters.delta_sql``). Elsewhere (SQLite's ``RETURNING``
-    sees only the updated table) a second statement, ``usage_counters.count``, with ``known``
+    row and ``v``. On PostgreSQL one statement: the counters are data-modifying CTEs over the
+    claim's ``RETURNING`` (``usage_counters.delta_sql``, then ``counts_sql``). Elsewhere (SQLite's
+    ``RETURNING`` sees only the updated table) two more, ``usage_counters.count`` and ``move``, with ``known``
     ``(LocalQueue, ClusterQueue)`` per workload id when ``counted`` needs ``v``. ``then``: one
     more write over the claimed rows, as SQL over ``claimed`` (its ``out0``: the ids) and ``v``
     for PostgreSQL, folded into the same statement, and as a call with the claimed ids elsewhere.
@@ -68,10 +71,11 @@ def _claim(
     if connection.vendor == "postgresql":
         delta = usage_counters.delta_sql("claimed", sign, id_column="out0", lq="counter_lq", cq="counter_cq")
         names = ", ".join(f"out{index}" for index in range(len(returning)))
+        counts = usage_counters.counts_sql("claimed", sign, pending, lq="counter_lq")
         after = f", after AS ({then[0]})" if then is not None else ""
         return execute_with_rows(
             f", claimed AS ({update} RETURNING {outputs}, {lq} AS counter_lq, {cq} AS counter_cq), "
-            f"counted AS ({delta}){after} SELECT {names} FROM claimed",
+            f"counted AS ({delta}), moved AS ({counts}){after} SELECT {names} FROM claimed",
             "v",
             columns,
             rows,
@@ -79,11 +83,13 @@ def _claim(
         )
     if known is not None:
         claimed = execute_with_rows(f"{update} RETURNING {outputs}", "v", columns, rows, params)
-        usage_counters.count([(row[0], *known[row[0]]) for row in claimed], sign)
+        counters = [(row[0], *known[row[0]]) for row in claimed]
     else:
         returned = execute_with_rows(f"{update} RETURNING {outputs}, {lq}, {cq}", "v", columns, rows, params)
-        usage_counters.count([(row[0], row[-2], row[-1]) for row in returned], sign)
+        counters = [(row[0], row[-2], row[-1]) for row in returned]
         claimed = [tuple(row[:-2]) for row in returned]
+    usage_counters.count(counters, sign)
+    usage_counters.move((local_queue_id, sign, pending) for _, local_queue_id, _ in counters)
     if then is not None:
         then[1]([row[0] for row in claimed])
     return claimed
@@ -144,7 +150,7 @@ def admit_many(
     -> cluster id; a ClusterQueue's resource groups never mix clusters, see
     ``queues.services.clusters.check_quota_clusters``).
 
-    Three statements whatever the count (four on SQLite): the claim (``UPDATE ... FROM rows
+    Three statements whatever the count (five on SQLite): the claim (``UPDATE ... FROM rows
     WHERE state = 'Pending' RETURNING``, the usage counters with it), the admission intervals
     (one ``INSERT ... SELECT FROM rows``), the flavors of the workloads' resource rows
     (``UPDATE ... FROM rows``).
@@ -190,6 +196,7 @@ def _admit_many(
         ),
         ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
         1,
+        -1,
         (("id", "bigint"), ("cq", "bigint"), ("assignment", "jsonb"), ("cluster", "bigint"), ("started", "bigint")),
         [
             (
@@ -299,6 +306,7 @@ def _evict_many(evictions: Sequence[Evict], *, now: datetime) -> list[int]:
         ("queues_workload.id",),
         ("queues_workload.local_queue_id", "v.cq"),  # the ClusterQueue read with admitted_at
         -1,
+        1,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),
@@ -339,7 +347,8 @@ def finish_many(finishes: Sequence[Finish]) -> list[int]:
     admission. One statement whatever the count on PostgreSQL, after reading ``admitted_at``
     (skipped when every item carries it): claim the workloads (fixing ``wall_time_seconds``;
     the claim matches ``admitted_at``, so a stale value only loses the claim), take them off
-    the usage counters and close their admission intervals (three statements on SQLite).
+    the usage counters and the admitted counts and close their admission intervals (four
+    statements on SQLite).
     Returns the ended ids.
     """
     with transaction.atomic(savepoint=False):
@@ -375,6 +384,7 @@ def _finish_many(finishes: Sequence[Finish]) -> list[int]:
         ("queues_workload.id",),
         ("queues_workload.local_queue_id", "queues_workload.cluster_queue_id"),
         -1,
+        0,
         (
             ("id", "bigint"),
             ("admitted_at", "timestamptz"),

@@ -2,7 +2,8 @@
 
 One sample: admitted usage per LocalQueue, Namespace, ClusterQueue and Cohort from the
 admitted-usage counters (``AdmittedUsage``, kept by the transitions: no join over the admitted
-workloads), decay by the engine's rule (``fairshare.usage.usage.sample``), one series row per
+workloads), admitted and pending workloads per LocalQueue from the workload counters
+(``WorkloadCount``, kept by the transitions and the submission: no count over the workloads), decay by the engine's rule (``fairshare.usage.usage.sample``), one series row per
 object. On PostgreSQL the two large levels are decayed and written by one set-based statement;
 elsewhere, and for the small levels, row by row through the engine; both store the same values.
 The status rows are locked in a fixed order for the duration, the same order the admission
@@ -23,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Model, Q, Sum
+from django.db.models import Model, Q, Sum
 from django.utils import timezone
 
 from core.bulk import execute_with_rows, rows_cte
@@ -45,9 +46,8 @@ from queues.models import (
     LocalQueue,
     Namespace,
     UsageSample,
-    Workload,
-    WorkloadState,
 )
+from queues.services import usage_counters
 
 logger = logging.getLogger(__name__)
 
@@ -212,8 +212,11 @@ def sample_usage(
 
     Lock order: the advisory lock ``usage-sample``, then the status rows level by level
     (cohorts, ClusterQueues, namespaces, LocalQueues), each in id order: the order the
-    admission pass adds entry penalties in. Admitted usage comes from the counters
-    (``admitted_usage``), which the sample reads without locking.
+    admission pass adds entry penalties in. Admitted usage and the admitted and pending counts
+    come from the counters (``admitted_usage``, ``usage_counters.COUNTS_SQL``), which the
+    sample reads without locking: it never reads the workload table. It first folds the
+    workload count changes into the counts (``usage_counters.fold``, one statement), so they
+    stay a few rows per LocalQueue changed since the last sample.
 
     On PostgreSQL (``set_based``, the default there) the two large levels, namespaces and
     LocalQueues, are decayed, rescored and written in one statement (``_SET_BASED``) without
@@ -231,6 +234,7 @@ def sample_usage(
             return SampleResult(sampled=False, at=moment)
         cohorts = list(Cohort.objects.select_for_update().order_by("id"))
         cluster_queues = list(ClusterQueue.objects.select_for_update().order_by("id"))
+        usage_counters.fold()
         if set_based:
             rows = _sample_set_based(cohorts, cluster_queues, moment, policy)
         else:
@@ -383,10 +387,7 @@ _SET_BASED = f"""
     m(moment) AS (SELECT %s::timestamptz),
     rw(weights) AS (SELECT %s::jsonb),
     cnt AS (
-        SELECT local_queue_id AS id, COUNT(*) FILTER (WHERE state = '{WorkloadState.ADMITTED}') AS admitted,
-               COUNT(*) FILTER (WHERE state = '{WorkloadState.PENDING}') AS pending
-          FROM queues_workload WHERE state IN ('{WorkloadState.ADMITTED}', '{WorkloadState.PENDING}')
-         GROUP BY local_queue_id
+        SELECT local_queue_id AS id, admitted, pending FROM ({usage_counters.COUNTS_SQL.format(where="")}) k
     ),
     {
     _level_sql(
@@ -446,6 +447,8 @@ def _sample_set_based(
         # The planner prices the per-row JSON work high enough to compile it (JIT): seconds of
         # compiling for a statement that runs in a fraction of that. Off for this transaction.
         cursor.execute("SET LOCAL jit = off")
+        # Its grouped JSON aggregates (one per LocalQueue) spill to disk in the default 4 MB.
+        cursor.execute("SET LOCAL work_mem = '32MB'")
         cursor.execute(
             f"WITH {cte}, {_SET_BASED}",
             [*cte_params, moment, json.dumps(dict(policy.resource_weights))],
@@ -513,22 +516,20 @@ def _time_aware_local_queues(
 def _counts_per_local_queue(local_queues: list[Any]) -> dict[tuple[str, int], tuple[int, int]]:
     """Admitted and pending workload counts per LocalQueue, rolled up to the other levels.
 
-    One grouped count over the (state, LocalQueue) index; the LocalQueues' namespace and
+    One read of the workload counters (``usage_counters.COUNTS_SQL``, kept by the transitions
+    and the submission: no count over the workload table); the LocalQueues' namespace and
     ClusterQueue come from the rows already loaded, not from a join.
     """
     parents = {lq.id: (lq.namespace_id, lq.cluster_queue_id) for lq in local_queues}
     counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
-    rows = (
-        Workload.objects.filter(state__in=(WorkloadState.ADMITTED, WorkloadState.PENDING))
-        .values_list("local_queue_id", "state")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    for lq_id, state, n in rows:
+    with connection.cursor() as cursor:
+        cursor.execute(usage_counters.COUNTS_SQL.format(where=""))
+        rows = cursor.fetchall()
+    for lq_id, admitted, pending in rows:
         namespace_id, cq_id = parents.get(lq_id, (None, None))
-        column = 0 if state == WorkloadState.ADMITTED else 1
         for key in ((Kind.LOCAL_QUEUE, lq_id), (Kind.NAMESPACE, namespace_id), (Kind.CLUSTER_QUEUE, cq_id)):
-            counts[key][column] += n
+            counts[key][0] += admitted
+            counts[key][1] += pending
     return {key: (value[0], value[1]) for key, value in counts.items()}
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from core.bulk import execute_with_rows
 from queues.models import LocalQueue, ResourceFlavor, Workload, WorkloadResource
 from queues.models.workload import total_requests
+from queues.services import usage_counters
 from queues.services.pass_requests import request_admission_pass
 
 
@@ -241,6 +242,7 @@ def submit_workloads(
     if accepted:
         with transaction.atomic():
             insert_rows(Workload, accepted, key=("namespace_id", "name"))
+            usage_counters.move((workload.local_queue_id, 0, 1) for workload in accepted)  # each one pending
             insert_rows(
                 WorkloadResource,
                 [

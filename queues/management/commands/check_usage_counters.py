@@ -1,4 +1,4 @@
-"""``manage.py check_usage_counters [--repair]``: compare the admitted-usage counters with the rows."""
+"""``manage.py check_usage_counters [--repair]``: compare the usage and workload counters with the rows."""
 
 from typing import Any
 
@@ -11,7 +11,8 @@ _SHOWN = 20  # differences printed; the count says how many there are
 
 class Command(BaseCommand):
     help = (
-        "Recompute the admitted-usage counters from the admitted workloads' resource rows and compare "
+        "Recompute the admitted-usage counters from the admitted workloads' resource rows, and the admitted and "
+        "pending workload counts per LocalQueue from the workloads, and compare "
         "(exit status 1 on a difference); --repair rewrites them from the rows."
     )
 
@@ -21,11 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         differences = usage_counters.check(repair=options["repair"])
         for difference in differences[:_SHOWN]:
-            self.stdout.write(
-                f"LocalQueue {difference.local_queue_id}, ClusterQueue {difference.cluster_queue_id}, "
-                f"{difference.resource}: rows say {difference.expected[0]} in {difference.expected[1]} workloads, "
-                f"counter says {difference.stored[0]} in {difference.stored[1]}"
-            )
+            self.stdout.write(difference.describe())
         if not differences:
             self.stdout.write("usage counters match the admitted workloads")
         elif options["repair"]:

@@ -109,7 +109,7 @@ def test_given_a_batch_then_good_entries_are_inserted_in_order_and_each_bad_one_
 @pytest.mark.django_db
 def test_given_a_batch_then_its_queries_do_not_grow_with_its_size(django_assert_max_num_queries):
     queue = make_queue()
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):  # the 9th: the LocalQueues' pending counts, one INSERT
         outcomes = submit_checked_many([entry(queue, f"w-{i}") for i in range(300)], request_pass=False)
     assert sum(isinstance(outcome, Workload) for outcome in outcomes) == 300
 

@@ -1,10 +1,13 @@
-"""Admitted-usage counters: kept exact by every transition, checked and repaired; the usage
-sample that reads them stores what the row-by-row sample stores, to the JSON text."""
+"""Admitted-usage and workload counters: kept exact by every transition, checked and repaired;
+the usage sample that reads them stores what the row-by-row sample stores, to the JSON text."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
+import threading
+from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import timedelta
 from decimal import Decimal
@@ -14,7 +17,7 @@ import pytest
 from django.contrib import admin
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -24,7 +27,17 @@ from hypothesis import strategies as st
 from fairshare.policy import FairSharingPolicy
 from queues.admission import load as snapshot
 from queues.admission import passes as admission
-from queues.models import AdmittedUsage, Cohort, LocalQueue, ResourceFlavor, UsageSample, Workload, WorkloadState
+from queues.models import (
+    AdmittedUsage,
+    Cohort,
+    LocalQueue,
+    ResourceFlavor,
+    UsageSample,
+    Workload,
+    WorkloadCount,
+    WorkloadCountChange,
+    WorkloadState,
+)
 from queues.services import lifecycle, transitions, usage, usage_counters
 from queues.services.errors import InvalidTransition
 from tests.queues.loop_fixtures import make_cluster_queue, make_local_queue, submit
@@ -47,6 +60,21 @@ def joined() -> dict[tuple[int, int | None, str], tuple[int, int]]:
             "WHERE w.state = 'Admitted' GROUP BY 1, 2, 3"
         )
         return {(lq, cq, resource): (int(amount), n) for lq, cq, resource, amount, n in cursor.fetchall()}
+
+
+def real_counts() -> dict[int, tuple[int, int]]:
+    """The count the workload counters replace: admitted and pending workloads per LocalQueue."""
+    totals: dict[int, list[int]] = {}
+    for lq, state in Workload.objects.filter(state__in=("Admitted", "Pending")).values_list("local_queue_id", "state"):
+        totals.setdefault(lq, [0, 0])[0 if state == "Admitted" else 1] += 1
+    return {lq: (admitted, pending) for lq, (admitted, pending) in totals.items()}
+
+
+def stored_counts() -> dict[int, tuple[int, int]]:
+    """What the counters say: the folded counts plus the changes appended since."""
+    with connection.cursor() as cursor:
+        cursor.execute(usage_counters.COUNTS_SQL.format(where=""))
+        return {lq: (int(admitted), int(pending)) for lq, admitted, pending in cursor.fetchall()}
 
 
 def counted() -> dict[tuple[int, int | None, str], tuple[int, int]]:
@@ -115,6 +143,7 @@ def test_given_random_transitions_through_the_services_then_counters_equal_the_j
             with pytest.raises(InvalidTransition) if _ended(workload) else nullcontext():
                 lifecycle.cancel_workload(workload.pk, now=now)
         assert counted() == joined()
+        assert stored_counts() == real_counts(), operation
     assert usage_counters.check() == []
 
 
@@ -144,6 +173,7 @@ def test_given_a_batch_then_each_transition_moves_the_counters_by_its_workloads(
         (lq_a.id, cq.id, "memory"): (60 * mib, 3),
         (lq_b.id, cq.id, "cpu"): (500, 1),
     }
+    assert stored_counts() == {lq_a.id: (3, 0), lq_b.id: (1, 0)}
 
     transitions.evict_many([transitions.Evict(workloads[0].pk, "preempted")], now=now + HOUR)
     transitions.finish_many([transitions.Finish(workloads[3].pk, now + HOUR)])
@@ -151,6 +181,7 @@ def test_given_a_batch_then_each_transition_moves_the_counters_by_its_workloads(
 
     assert counted() == {(lq_a.id, cq.id, "cpu"): (1000, 1), (lq_a.id, cq.id, "memory"): (20 * mib, 1)}
     assert AdmittedUsage.objects.filter(local_queue=lq_b, resource="cpu").get().workloads == 0  # kept at 0
+    assert stored_counts() == {lq_a.id: (1, 1)}  # one still admitted, the evicted one pending again
 
 
 def test_given_the_admission_pass_admits_and_preempts_then_counters_follow():
@@ -162,6 +193,7 @@ def test_given_the_admission_pass_admits_and_preempts_then_counters_follow():
     admission.run_admission_pass(snapshot.unit_for_cluster_queue(cq.id).key, policy=POLICY)
 
     assert counted() == joined() == {(lq.id, cq.id, "cpu"): (4000, 4)}
+    assert stored_counts() == real_counts() == {lq.id: (4, 2)}
 
 
 def test_given_a_drifted_counter_then_the_command_reports_it_and_repair_rewrites_it():
@@ -200,9 +232,110 @@ def test_given_an_admin_sets_a_state_by_hand_then_the_queue_is_recounted(admin_u
 
     model_admin.save_model(request, workload, None, True)
     assert counted() == joined() == {(lq_a.id, cq.id, "cpu"): (600, 1)}
+    assert stored_counts() == real_counts() == {lq_a.id: (1, 0)}
 
     model_admin.delete_queryset(request, Workload.objects.filter(pk=workload.pk))
     assert counted() == joined() == {}
+    assert stored_counts() == real_counts() == {}
+
+
+def test_given_an_admin_moves_a_workload_to_another_queue_then_both_queues_are_recounted(admin_user):
+    (lq_a, lq_b), _cq = two_queues()
+    workload = submit_mixed(lq_a, "moved", 300, None)
+    workload.local_queue = lq_b
+    request = RequestFactory().post("/admin/")
+    request.user = admin_user
+
+    admin.site._registry[Workload].save_model(request, workload, None, True)
+
+    assert stored_counts() == real_counts() == {lq_b.id: (0, 1)}
+
+
+def test_given_drifted_workload_counts_then_the_command_reports_them_and_repair_rewrites_them():
+    (lq_a, lq_b), cq = two_queues()
+    workloads = [submit_mixed(lq_a, f"run-{i}", 100, None) for i in range(3)]
+    transitions.admit_many(
+        [transitions.Admit(workloads[0].pk, cq.id, {"cpu": "default"})],
+        now=timezone.now(),
+        started=True,
+        flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")),
+    )
+    usage_counters.fold()
+    WorkloadCount.objects.filter(local_queue=lq_a).update(pending=7)
+    WorkloadCountChange.objects.create(local_queue=lq_b, admitted=1, pending=0)
+
+    out = StringIO()
+    with pytest.raises(CommandError, match="2 counters differ"):
+        call_command("check_usage_counters", stdout=out)
+    assert f"LocalQueue {lq_a.id}: rows say 1 admitted and 2 pending, counter says 1 and 7" in out.getvalue()
+    assert usage_counters.check() == [
+        usage_counters.CountDifference(lq_a.id, (1, 2), (1, 7)),
+        usage_counters.CountDifference(lq_b.id, (0, 0), (1, 0)),
+    ]
+
+    call_command("check_usage_counters", "--repair", stdout=StringIO())
+
+    assert usage_counters.check() == []
+    assert stored_counts() == {lq_a.id: (1, 2)}
+    assert not WorkloadCountChange.objects.exists()
+
+
+def test_given_changes_then_a_fold_adds_them_onto_the_counts_and_deletes_them():
+    (lq_a, lq_b), cq = two_queues()
+    workloads = [submit_mixed(lq, f"w-{i}", 100, None) for i, lq in enumerate((lq_a, lq_a, lq_b))]
+    usage_counters.fold()
+    transitions.admit_many(
+        [transitions.Admit(workloads[0].pk, cq.id, {"cpu": "default"})],
+        now=timezone.now(),
+        started=True,
+        flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")),
+    )
+    lifecycle.cancel_workload(workloads[2].pk)
+    assert WorkloadCountChange.objects.count() == 2  # one row per LocalQueue and change
+
+    usage_counters.fold()
+
+    assert not WorkloadCountChange.objects.exists()
+    assert {row.local_queue_id: (row.admitted, row.pending) for row in WorkloadCount.objects.all()} == {
+        lq_a.id: (1, 1),
+        lq_b.id: (0, 0),
+    }
+    assert stored_counts() == real_counts() == {lq_a.id: (1, 1)}
+
+
+def test_given_a_recount_of_one_queue_then_only_its_counts_are_rewritten():
+    (lq_a, lq_b), _cq = two_queues()
+    submit_mixed(lq_a, "a", 100, None)
+    submit_mixed(lq_b, "b", 100, None)
+    usage_counters.fold()
+    WorkloadCount.objects.update(pending=5)
+
+    usage_counters.recount([lq_a.id])
+
+    assert stored_counts() == {lq_a.id: (0, 1), lq_b.id: (0, 5)}
+
+
+def test_given_the_migration_then_the_workload_counts_are_filled_from_the_rows():
+    """0022's backfill: what a count over the workloads says, for every LocalQueue."""
+    from importlib import import_module
+
+    (lq_a, lq_b), cq = two_queues()
+    workloads = [submit_mixed(lq, f"w-{i}", 100, None) for i, lq in enumerate((lq_a, lq_a, lq_b, lq_b))]
+    transitions.admit_many(
+        [transitions.Admit(workloads[i].pk, cq.id, {"cpu": "default"}) for i in (0, 2)],
+        now=timezone.now(),
+        started=True,
+        flavor_ids=dict(ResourceFlavor.objects.values_list("name", "id")),
+    )
+    lifecycle.cancel_workload(workloads[3].pk)
+    expected = real_counts()
+    WorkloadCount.objects.all().delete()
+    WorkloadCountChange.objects.all().delete()
+
+    with connection.cursor() as cursor:
+        cursor.execute(import_module("queues.migrations.0022_workload_counts").BACKFILL)
+
+    assert stored_counts() == expected == {lq_a.id: (1, 1), lq_b.id: (1, 0)}
 
 
 # --- the sample: set-based (PostgreSQL) and row by row store the same --------------------------
@@ -303,7 +436,9 @@ def test_given_more_queues_and_work_then_a_sample_makes_the_same_number_of_state
         usage.sample_usage(now=timezone.now() + 3 * HOUR, policy=POLICY)
 
     assert len(large.captured_queries) == len(small.captured_queries)
-    assert "queues_workloadresource" not in " ".join(query["sql"] for query in large.captured_queries)
+    statements = " ".join(query["sql"] for query in large.captured_queries)
+    assert "queues_workloadresource" not in statements
+    assert re.search(r"queues_workload\b", statements) is None  # counters, not a count of the workloads
 
 
 def test_given_matching_counters_then_the_command_says_so():
@@ -320,3 +455,98 @@ def test_given_matching_counters_then_the_command_says_so():
     call_command("check_usage_counters", stdout=out)
 
     assert out.getvalue() == "usage counters match the admitted workloads\n"
+
+
+# --- concurrency: changes from many transactions at once, folded meanwhile ------------------------
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="real concurrency needs PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_given_submissions_admissions_ends_cancels_and_folds_at_once_then_the_counts_stay_exact():
+    from queues import services
+
+    (lq_a, lq_b), cq = two_queues()
+    flavors = dict(ResourceFlavor.objects.values_list("name", "id"))
+    queues = (lq_a, lq_b)
+    rounds = 25
+    barrier = threading.Barrier(5)
+    errors: list[BaseException] = []
+
+    def pending_ids() -> list[int]:
+        return list(Workload.objects.filter(local_queue__in=queues, state="Pending").values_list("id", flat=True))
+
+    def submitter(tag: str) -> None:
+        for index in range(rounds):
+            services.submit_workload(
+                local_queue=queues[index % 2],
+                name=f"{tag}-{index}",
+                pod_sets=[{"count": 1, "requests": {"cpu": "100m"}}],
+                request_pass=False,
+            )
+
+    def admitter() -> None:
+        for _ in range(rounds):
+            ids = pending_ids()[::2]
+            transitions.admit_many(
+                [transitions.Admit(pk, cq.id, {"cpu": "default"}) for pk in ids],
+                now=timezone.now(),
+                started=True,
+                flavor_ids=flavors,
+            )
+
+    def ender() -> None:
+        for index in range(rounds):
+            ids = list(Workload.objects.filter(local_queue__in=queues, state="Admitted").values_list("id", flat=True))
+            if index % 2:
+                transitions.evict_many([transitions.Evict(pk, "preempted") for pk in ids[::3]], now=timezone.now())
+            else:
+                transitions.finish_many([transitions.Finish(pk, timezone.now()) for pk in ids[::3]])
+            for pk in pending_ids()[:1]:
+                with contextlib.suppress(InvalidTransition):
+                    lifecycle.cancel_workload(pk)
+
+    def folder() -> None:
+        for _ in range(rounds):
+            usage_counters.fold()
+
+    def run(work: Callable[[], None]) -> None:
+        try:
+            barrier.wait(timeout=30)
+            work()
+        except BaseException as error:  # noqa: BLE001 - asserted below
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=run, args=(work,))
+        for work in (lambda: submitter("x"), lambda: submitter("y"), admitter, ender, folder)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert errors == []
+    workloads = Workload.objects.filter(local_queue__in=queues)
+    assert workloads.filter(admitted_at__isnull=False).exists() or workloads.filter(eviction_count__gt=0).exists()
+    assert workloads.filter(state="Finished").exists() and workloads.filter(state="Cancelled").exists()
+    assert stored_counts() == real_counts()
+    assert usage_counters.check() == []
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="fillfactor is PostgreSQL's")
+def test_given_the_migrations_then_the_rows_every_sample_rewrites_have_room_on_their_pages():
+    """0023: a sample's rewrite of a LocalQueue or namespace row stays on its page (HOT)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname IN "
+            "('queues_localqueue', 'queues_namespace', 'queues_workloadcount') ORDER BY relname"
+        )
+        options = dict(cursor.fetchall())
+
+    assert options == {
+        "queues_localqueue": ["fillfactor=50"],
+        "queues_namespace": ["fillfactor=50"],
+        "queues_workloadcount": ["fillfactor=50"],
+    }
