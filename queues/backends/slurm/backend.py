@@ -12,7 +12,8 @@ Order of effects (what a crash in between leaves, and who repairs it):
 2. After the commit, ``start``/``stop`` call ``scontrol``. A crash or an unreachable controller
    here leaves admitted jobs held, or evicted jobs running.
 3. The next sync compares both sides and repairs the cluster: an admitted workload whose job is
-   still held is started again (``start``: its flavor's partition, then the release), a pending
+   still held is started again (``start``: its flavor's partition, then the release), one whose
+   requeued job waits out Slurm's requeue delay gets ``StartTime=now`` again, a pending
    workload whose job runs is requeued held. Nothing is admitted twice: admission claims the
    workload row (``state = 'Pending'``), and a job is linked to exactly one workload (``ClusterJob``, unique per job id).
 
@@ -511,19 +512,28 @@ class SlurmBackend:
         listed_at: datetime | None = None,
     ) -> None:
         links = [
-            (link_id, job_id, workload_id, state, started_at)
-            for link_id, job_id, workload_id, state, started_at, created_at in ClusterJob.objects.filter(
+            (link_id, job_id, workload_id, state, started_at, evictions)
+            for link_id, job_id, workload_id, state, started_at, evictions, created_at in ClusterJob.objects.filter(
                 cluster=self.cluster, settled=False, workload__isnull=False
-            ).values_list("id", "external_id", "workload_id", "workload__state", "workload__started_at", "created_at")
+            ).values_list(
+                "id",
+                "external_id",
+                "workload_id",
+                "workload__state",
+                "workload__started_at",
+                "workload__eviction_count",
+                "created_at",
+            )
             if job_id in queue or listed_at is None or created_at < listed_at
         ]
         restart: list[int] = []  # admitted workloads whose job is still held
+        delayed: list[str] = []  # released requeued jobs that Slurm's requeue delay still holds back
         requeue: list[tuple[str, int]] = []
         cancel: list[str] = []
         starts: dict[int, datetime] = {}
         look_up: dict[str, tuple[int, str]] = {}  # job id -> (workload id, workload state)
         settled: list[int] = []
-        for link_id, job_id, workload_id, state, started_at in links:
+        for link_id, job_id, workload_id, state, started_at, evictions in links:
             view = queue.get(job_id, (None, None))[0]
             if state == WorkloadState.ADMITTED:
                 if view is None or view.terminal:
@@ -533,6 +543,8 @@ class SlurmBackend:
                 elif view.held:
                     restart.append(workload_id)
                     report.restarted.append(workload_id)
+                elif view.pending and view.reason == "BeginTime" and evictions > 0:
+                    delayed.append(job_id)
             elif state == WorkloadState.PENDING:
                 if view is None or view.terminal:
                     look_up[job_id] = (workload_id, state)
@@ -548,6 +560,10 @@ class SlurmBackend:
             # release): a bare release would run a job whose start was lost to a flap, or that
             # was held again half-way, on the partition it was submitted to
             self.start(restart)
+        if delayed:
+            # Slurm sets a requeued job's begin time (cred_expire + 1 s, 121 s by default) when the
+            # requeue's epilog completes; a release that came first had its StartTime=now undone
+            self.client.update(delayed, StartTime="now")
         if requeue:
             self.stop([workload_id for _, workload_id in requeue])
             report.stopped.extend(workload_id for _, workload_id in requeue)

@@ -40,6 +40,7 @@ from tests.queues.backends.slurm_cluster import (
     accounting_runs,
     queue_job,
     queue_states,
+    run,
     sbatch,
     slurm,  # noqa: F401 - fixture
     slurm_seconds,
@@ -156,9 +157,17 @@ def test_given_drain_when_pass_evicts_then_job_is_requeued_held_and_runs_again_a
     assert queue_job(job)["state_reason"] == "JobHeldUser"  # held while fairportal holds the queue
 
     hold.delete()
-    loop()
-
-    assert workload_of(job).state == WorkloadState.ADMITTED
+    # Slurm sets a requeued job's begin time (121 s on) when the requeue's epilog completes, which
+    # on a loaded machine can come after the release's StartTime=now: made certain here (the
+    # partition down keeps the released job from starting first), and the next sync undoes it
+    run("scontrol", "update", "PartitionName=main", "State=DOWN")
+    try:
+        loop()
+        assert workload_of(job).state == WorkloadState.ADMITTED
+        assert queue_job(job)["state_reason"] != "JobHeldUser"  # released, waiting for the partition
+        run("scontrol", "update", f"JobId={job}", "StartTime=now+3600")
+    finally:
+        run("scontrol", "update", "PartitionName=main", "State=UP")
     # a requeued job restarts when slurmctld next schedules it: seconds, longer on a loaded machine
     assert wait_for(lambda: state_after_sync(job) == WorkloadState.FINISHED, timeout=120)
     runs = accounting_runs(job)
@@ -201,8 +210,6 @@ def test_given_user_cancels_jobs_in_slurm_then_workloads_are_cancelled_at_slurms
     running, waiting = sbatch(seconds=30), sbatch(seconds=30)
     loop()  # one CPU of quota: the first runs, the second waits held
     wait_for(lambda: queue_job(running)["job_state"] == "RUNNING")
-
-    from tests.queues.backends.slurm_cluster import run
 
     run("scancel", running, waiting)
     wait_for(
