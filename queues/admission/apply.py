@@ -190,7 +190,10 @@ def _add_penalties(loaded: LoadedSnapshot, penalties: Mapping[str, Mapping[str, 
         if not wanted:
             continue
         current = (
-            model.objects.select_for_update().filter(id__in=wanted).order_by("id").values_list("id", "entry_penalty")
+            model.objects.select_for_update()
+            .filter(id__any_of=sorted(wanted))
+            .order_by("id")
+            .values_list("id", "entry_penalty")
         )
         rows = []
         for pk, penalty in current:
