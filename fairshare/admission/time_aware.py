@@ -108,16 +108,25 @@ def fair_shares(
 
     ``root`` gets the whole ``capacity``; its descendants are served level by level. ``read``:
     the nodes whose shares the caller reads (None: every node); the others are computed (their
-    children's depend on them) but neither rounded nor returned.
+    children's depend on them) but neither rounded nor returned. Nodes that got the very same
+    shares object (the zeros of subtrees without demand) get the same rounded dict: the
+    result's dicts are to be read, never changed.
     """
     root_id = root.node_id
     shares: dict[str, dict[str, float]] = {root_id: {r: float(v) for r, v in sorted(capacity.items())}}
     _descend(root, shares, capacity, k)
     # Every node's share is filled in name order (the root's above, the others in
     # ``_descend``'s sorted ``resources``): rounding keeps that order.
-    if read is None:
-        return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items()}
-    return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items() if node in read}
+    rounded: dict[int, dict[str, int]] = {}  # by the identity of a shares dict (all live until the return)
+    result: dict[str, dict[str, int]] = {}
+    for node, per in shares.items():
+        if read is not None and node not in read:
+            continue
+        found = rounded.get(id(per))
+        if found is None:
+            found = rounded[id(per)] = {r: round(v) for r, v in per.items()}
+        result[node] = found
+    return result
 
 
 def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Mapping[str, float], k: float) -> None:
@@ -142,7 +151,10 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
             if zero is None:
                 zero = dict.fromkeys(resources, 0.0)
             shares[child.node_id] = zero
-            if child.children:
+            below = child.children
+            if len(below) == 1 and not below[0].children:  # ``_idle`` of one leaf, inline
+                shares[below[0].node_id] = zero
+            elif below:
                 _idle(child, zero, shares)
     if len(children) == 1:  # ``divide`` of one child (see ``_divide_one``)
         only = children[0]

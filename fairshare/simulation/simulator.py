@@ -105,8 +105,8 @@ from fairshare.usage.usage import (
     projected,
     prune_samples,
     sample,
+    sorted_windowed_integral,
     window_start,
-    windowed_integral,
     windowed_share,
     windowed_usage,
 )
@@ -216,9 +216,8 @@ class _ShareState:
         self.alloc: dict[str, dict[str, int]] = {}
         self.demand: dict[str, dict[str, int]] = {}
         self.shares: dict[str, dict[str, int]] = {}
-        self.ta_demand: dict[str, dict[str, float]] = {}
+        self.ta_demand: dict[str, Mapping[str, float]] = {}
         self.snapshot = _History(frozen_map(None))
-        self.layout: ShareLayout | None = None  # the fair-share trees' shape, read once
 
 
 class _LazyHistory(Mapping[str, Mapping[str, float]]):
@@ -268,7 +267,7 @@ class _LazyHistory(Mapping[str, Mapping[str, float]]):
             if windowed <= 0 or not any(amounts):
                 shares[resource] = 0.0
             else:
-                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
+                shares[resource] = sorted_windowed_integral(times, amounts, t, size, kind, half_life) / windowed
         return frozen_map(shares)
 
     def __iter__(self) -> Iterator[str]:
@@ -383,7 +382,11 @@ class Simulation:
         self.passes = 0  # admission passes run
         self.skipped = 0  # passes skipped (they would have decided nothing)
         self._shares_stale = False
-        self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
+        share_state = _ShareState(scenario) if self.time_aware and not self.reference else None
+        self._share_state = share_state if self.skippable else None
+        # Event stepping: the fair-share trees' shape, read once, for every pass and refresh
+        # (``plan``'s ``share_layout``; the reference reads its own in every pass).
+        self._layout = ShareLayout(cast(Any, share_state)) if share_state is not None else None
         self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
         # Series (event stepping): ticks recorded; allocation and fair shares are written when
         # they change (and at the end) for the ticks they held, usage at every tick.
@@ -395,7 +398,10 @@ class Simulation:
         self._share_since = 0
         self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
         self._share_values: list[tuple[str, str, int | float]] = []
+        self._share_nids = [node_id("localQueue", key) for key in self.series_resources]
+        self._shares_shown: list[Mapping[str, int] | None] = []  # the LocalQueues' shares written
         self._alphas: dict[float, float] = {}
+        self._factors: dict[float, tuple[float, float]] = {}  # per elapsed time: alpha, 1 - alpha
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -643,10 +649,13 @@ class Simulation:
                 self.index.remove(self.jobs[name].pending)
             self.passes += 1
             try:
+                layout = self._layout
                 if reasons:
-                    decided = plan(self._snapshot(with_pending=True, gated=gated), t)
+                    decided = plan(self._snapshot(with_pending=True, gated=gated), t, share_layout=layout)
                 else:
-                    decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+                    decided = plan(
+                        self._snapshot(with_pending=False), t, reasons=False, pending=self.index, share_layout=layout
+                    )
             finally:
                 for name in gated:
                     self.index.add(self.jobs[name].pending)
@@ -1116,7 +1125,7 @@ class Simulation:
         state.shares = {}
         state.ta_demand = {}
         state.snapshot = _History(self.historical)
-        state.layout = Scoring(cast(Any, state)).time_aware_shares(with_demand=False, layout=state.layout)
+        Scoring(cast(Any, state)).time_aware_shares(with_demand=False, layout=self._layout)
         self.fair_shares = state.shares  # a new dict each time, only read
         self._shares_stale = False
 
@@ -1142,7 +1151,7 @@ class Simulation:
                     rows.append((node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources]))
         states, current_of = self.states, self.current
         reset = self.policy.reset_inactivity_seconds
-        alphas = self._alphas
+        factors = self._factors
         for nid, resources, usage_lists in rows:
             current = current_of[nid]
             state = states[nid]
@@ -1151,38 +1160,45 @@ class Simulation:
                 for target in usage_lists:
                     target.append(0.0)
                 continue
-            if state.last_update is None:
-                alpha = None
-            else:
-                elapsed = t - state.last_update
-                if reset > 0 and elapsed > reset:
-                    previous = _NOTHING
-                alpha = alphas.get(elapsed)
-                if alpha is None:
-                    alpha = alphas[elapsed] = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
-            for resource, target in zip(resources, usage_lists, strict=True):
-                if alpha is None:
+            last = state.last_update
+            if last is None:
+                for resource, target in zip(resources, usage_lists, strict=True):
                     value = previous.get(resource, 0.0)
-                else:  # usage.decayed, as ``sample`` computes it
-                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
-                target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
+                    target.append(_round6(value / 1000) if value != 0.0 else 0.0)
+                continue
+            elapsed = t - last
+            if reset > 0 and elapsed > reset:
+                previous = _NOTHING
+            pair = factors.get(elapsed)
+            if pair is None:
+                alpha = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
+                pair = factors[elapsed] = (alpha, 1.0 - alpha)
+            alpha, keep = pair
+            for resource, target in zip(resources, usage_lists, strict=True):
+                # usage.decayed, as ``sample`` computes it
+                value = keep * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
+                target.append(_round6(value / 1000) if value != 0.0 else 0.0)
         fair = self.fair_shares
         if fair is not self._shares_recorded:
             # the values the series show, per (LocalQueue, resource); written from this tick on
-            # only when they differ from those written until now
-            values = [
-                (key, resource, to_base_units(share.get(resource, 0)))
-                for key, resources in self.series_resources.items()
-                if (share := fair.get(node_id("localQueue", key))) is not None
-                for resource in resources
-            ]
-            if self._shares_recorded is None or values != self._share_values:
-                self._flush_shares()
-                self._share_values = values
-                self._share_rows = [
-                    (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
-                    for key, resource, value in values
+            # only when they differ from those written until now (the same LocalQueue shares
+            # give the same values)
+            shown = [fair.get(nid) for nid in self._share_nids]
+            if self._shares_recorded is None or shown != self._shares_shown:
+                self._shares_shown = shown
+                values = [
+                    (key, resource, to_base_units(share.get(resource, 0)))
+                    for key, resources in self.series_resources.items()
+                    if (share := fair.get(node_id("localQueue", key))) is not None
+                    for resource in resources
                 ]
+                if self._shares_recorded is None or values != self._share_values:
+                    self._flush_shares()
+                    self._share_values = values
+                    self._share_rows = [
+                        (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
+                        for key, resource, value in values
+                    ]
             self._shares_recorded = fair
         self._ticks += 1
 
@@ -1457,6 +1473,30 @@ def _percentiles(values: list[float]) -> dict[str, float | int]:
         return _num(ordered[index])
 
     return {"p50": rank(0.50), "p95": rank(0.95)}
+
+
+_SCALE = 1e6
+_MARGIN = 2.0**-50  # relative: a few units in the last place of the scaled value
+
+
+def _round6(value: float) -> float:
+    """``round(value, 6)``, bit for bit, faster for the usual value.
+
+    ``round(value, 6)`` rounds the exact binary value to 6 decimals (half to even) and reads
+    the decimal back, to the nearest float. For ``0 < value`` with ``value * 1e6 < 2**52`` this
+    takes ``n``, the nearest integer to the product ``y = value * 1e6`` as computed: that
+    product is within half a unit in its last place (less than ``y * 2**-53``) of the exact
+    one, so when ``y`` is farther than ``y * 2**-50`` from a half-integer the exact product
+    rounds to the same ``n``; and ``n / 1e6`` is the float nearest to ``n`` millionths (IEEE
+    division of two exact numbers, as the decimal is read). ``y - n`` and ``0.5 - |y - n|``
+    are exact or, when not, far from the margin. Anything else (a near-tie, zero, a negative
+    or huge value) goes to ``round`` itself."""
+    scaled = value * _SCALE
+    if value > 0.0 and scaled < 4503599627370496.0:  # 2**52
+        whole = round(scaled)
+        if 0.5 - abs(scaled - whole) > scaled * _MARGIN:
+            return whole / _SCALE
+    return round(value, 6)
 
 
 def _num(value: float) -> float | int:
