@@ -377,6 +377,9 @@ class Simulation:
         # Event stepping: which passes can be skipped, and what the output needs meanwhile.
         self.skippable = not self.reference and self._passes_are_monotone()
         self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues) if self.skippable else None
+        # ``_pass_needed``'s answers per (ClusterQueue, request shape) on the tree as it is:
+        # cleared whenever the tree changes (an admission, a release, a cluster down or up)
+        self._fits: dict[tuple[str, str], bool] = {}
         self._stopped, self._drained = self._stop_policies()
         self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
         self.passes = 0  # admission passes run
@@ -489,7 +492,7 @@ class Simulation:
         policy or a hold) or when a pending workload its LocalQueue would offer (not stopped or
         held) fits its namespace quota and its ClusterQueue now (the quota tree is kept up to
         date with the running workloads, as the pass would load it). Classes are checked once
-        per ClusterQueue and request shape."""
+        per ClusterQueue and request shape, and not again until the tree changes."""
         if not self.skippable:
             return True
         stopped, drained = self._blocked()
@@ -497,7 +500,7 @@ class Simulation:
             return True
         tree = self.tree
         assert tree is not None
-        fits: dict[tuple[str, str], bool] = {}
+        fits = self._fits  # kept from the last call while the tree is unchanged
         for key in self.index.local_queues():
             if key in stopped:
                 continue
@@ -638,6 +641,7 @@ class Simulation:
         self.unavailable = frozenset(f for f, c in self.flavor_cluster.items() if c in self.down)
         if self.tree is not None:
             self.tree.unavailable = self.unavailable
+            self._fits = {}
         self.events.append({"t": _num(t), "type": "clusterDown" if down else "clusterUp", "cluster": name})
 
     def _passes(self, t: float, *, reasons: bool) -> None:
@@ -779,12 +783,14 @@ class Simulation:
         if self.tree is not None and job.admitted is not None:
             job.amounts = flavor_amounts(job.admitted.requests, job.admitted.assignment)
             self.tree.add(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
+            self._fits = {}
         self._change(job, t, 1)
 
     def _release(self, job: _Job, t: float) -> None:
         self.running.pop(job.spec.name, None)
         if self.tree is not None and job.admitted is not None:
             self.tree.remove(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
+            self._fits = {}
         self._change(job, t, -1)
 
     def _change(self, job: _Job, t: float, sign: int) -> None:
@@ -895,6 +901,7 @@ class Simulation:
             # ``usage.sample``'s arithmetic inline, its decay factor computed once per interval
             reset = policy.reset_inactivity_seconds
             alphas = self._alphas
+            empty: UsageState | None = None  # the state of every node that stays empty (frozen: one will do)
             for nid, state in states.items():
                 now = current[nid]
                 last = state.last_update
@@ -903,7 +910,12 @@ class Simulation:
                     continue
                 previous = state.consumed
                 if not previous and not any(now.values()):  # no usage, nothing running: stays empty
-                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, last))
+                    if last > t:
+                        states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=last)
+                    else:
+                        if empty is None:
+                            empty = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=t)
+                        states[nid] = empty
                     continue
                 elapsed = t - last
                 if reset > 0 and elapsed > reset:
