@@ -404,7 +404,11 @@ class Simulation:
         self._share_nids = [node_id("localQueue", key) for key in self.series_resources]
         self._shares_shown: list[Mapping[str, int] | None] = []  # the LocalQueues' shares written
         self._alphas: dict[float, float] = {}
-        self._factors: dict[float, tuple[float, float]] = {}  # per elapsed time: alpha, 1 - alpha
+        # per elapsed time since a sample: alpha, 1 - alpha, whether the usage restarts from zero
+        self._factors: dict[float, tuple[float, float, bool]] = {}
+        self._tick_times: list[float] = []  # the ticks recorded (event stepping)
+        self._usage_rows: dict[str, tuple[str, tuple[str, ...], list[list]]] = {}
+        self._usage_since: dict[str, int] = {}  # per LocalQueue, the first tick whose usage is unwritten
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -797,6 +801,7 @@ class Simulation:
         key = job.spec.local_queue
         if not self.reference:
             self._flush_allocation(key)
+            self._flush_usage(key)
         requests = job.spec.requests
         for nid in job.path:
             current = self.current[nid]
@@ -898,6 +903,8 @@ class Simulation:
             for nid, state in states.items():
                 states[nid] = sample(state, current[nid], t, policy)
         else:
+            for key in self._usage_rows:  # the usage series up to now, from the states before this sample
+                self._flush_usage(key)
             # ``usage.sample``'s arithmetic inline, its decay factor computed once per interval
             reset = policy.reset_inactivity_seconds
             alphas = self._alphas
@@ -1144,7 +1151,9 @@ class Simulation:
     def _record(self, t: float) -> None:
         """One point of the series at tick ``t``: what ``_record_reference`` appends, computed
         from what changed since the last tick (allocation and fair shares are carried forward
-        until they change; decayed usage is ``usage.projected``'s arithmetic, inline)."""
+        until they change; decayed usage, ``usage.projected``'s arithmetic, is written for the
+        ticks since a LocalQueue's usage state or allocation last changed, before either
+        changes, and at the end: ``_flush_usage``)."""
         if self.reference:
             self._record_reference(t)
             return
@@ -1160,36 +1169,10 @@ class Simulation:
                 usage = series.usage.setdefault(key, {})
                 self._alloc_lists[key] = [alloc.setdefault(r, []) for r in resources]
                 if resources:
-                    rows.append((node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources]))
-        states, current_of = self.states, self.current
-        reset = self.policy.reset_inactivity_seconds
-        factors = self._factors
-        for nid, resources, usage_lists in rows:
-            current = current_of[nid]
-            state = states[nid]
-            previous = state.consumed
-            if not previous and not any(current.values()):
-                for target in usage_lists:
-                    target.append(0.0)
-                continue
-            last = state.last_update
-            if last is None:
-                for resource, target in zip(resources, usage_lists, strict=True):
-                    value = previous.get(resource, 0.0)
-                    target.append(_round6(value / 1000) if value != 0.0 else 0.0)
-                continue
-            elapsed = t - last
-            if reset > 0 and elapsed > reset:
-                previous = _NOTHING
-            pair = factors.get(elapsed)
-            if pair is None:
-                alpha = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
-                pair = factors[elapsed] = (alpha, 1.0 - alpha)
-            alpha, keep = pair
-            for resource, target in zip(resources, usage_lists, strict=True):
-                # usage.decayed, as ``sample`` computes it
-                value = keep * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
-                target.append(_round6(value / 1000) if value != 0.0 else 0.0)
+                    row = (node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources])
+                    rows.append(row)
+                    self._usage_rows[key] = row
+        self._tick_times.append(t)  # its usage is written when the LocalQueue's state or allocation changes
         fair = self.fair_shares
         if fair is not self._shares_recorded:
             # the values the series show, per (LocalQueue, resource); written from this tick on
@@ -1225,6 +1208,51 @@ class Simulation:
         for resource, target in zip(self.series_resources[key], self._alloc_lists.get(key, ()), strict=False):
             target.extend([to_base_units(current.get(resource, 0))] * count)
 
+    def _flush_usage(self, key: str) -> None:
+        """Write a LocalQueue's decayed usage for the ticks recorded since it was last written
+        (call before its usage state or allocation changes, and at the end): per tick what
+        ``_record_reference`` computes with ``usage.projected``, the same arithmetic inline,
+        from the state and allocation that held over those ticks."""
+        since = self._usage_since.get(key, 0)
+        count = self._ticks - since
+        if count <= 0:
+            return
+        self._usage_since[key] = self._ticks
+        row = self._usage_rows.get(key)
+        if row is None:
+            return
+        nid, resources, usage_lists = row
+        current = self.current[nid]
+        state = self.states[nid]
+        previous = state.consumed
+        if not previous and not any(current.values()):
+            for target in usage_lists:
+                target.extend([0.0] * count)
+            return
+        last = state.last_update
+        if last is None:  # never sampled: its consumed values as they are
+            for resource, target in zip(resources, usage_lists, strict=True):
+                value = previous.get(resource, 0.0)
+                target.extend([_round6(value / 1000) if value != 0.0 else 0.0] * count)
+            return
+        reset = self.policy.reset_inactivity_seconds
+        factors = self._factors
+        pairs = []  # per tick: alpha, 1 - alpha, and whether the usage restarted from zero
+        for t in self._tick_times[since:]:
+            elapsed = t - last
+            pair = factors.get(elapsed)
+            if pair is None:
+                alpha = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
+                pair = factors[elapsed] = (alpha, 1.0 - alpha, reset > 0 and elapsed > reset)
+            pairs.append(pair)
+        for resource, target in zip(resources, usage_lists, strict=True):
+            before = previous.get(resource, 0.0)
+            now = float(current.get(resource, 0))
+            for alpha, keep, restarted in pairs:
+                # usage.decayed, as ``sample`` computes it
+                value = keep * (0.0 if restarted else before) + alpha * now
+                target.append(_round6(value / 1000) if value != 0.0 else 0.0)
+
     def _flush_shares(self) -> None:
         """Write the fair shares for the ticks recorded since they last changed."""
         count = self._ticks - self._share_since
@@ -1238,6 +1266,7 @@ class Simulation:
             return
         for key in self.series_resources:
             self._flush_allocation(key)
+            self._flush_usage(key)
         self._flush_shares()
 
     def _record_reference(self, t: float) -> None:
