@@ -222,10 +222,10 @@ def sorted_windowed_integral(
     first = bisect_right(times, start, 0, last)  # samples at or before start, among those
     if first:  # the last of them holds from the window's start; the ones before it are empty
         bounds = [start, *islice(times, first, last), now]
-        held = list(islice(amounts, first - 1, last))
+        held = islice(amounts, first - 1, last)
     else:
         bounds = [*islice(times, 0, last), now]
-        held = list(islice(amounts, 0, last))
+        held = islice(amounts, 0, last)
     total = 0.0
     if half_life_seconds is not None and half_life_seconds > 0:
         rate = math.log(2) / half_life_seconds
