@@ -217,7 +217,7 @@ class PassState(Protocol):
     by_local: dict[str, Any]
     demand: dict[str, dict[str, int]]
     shares: dict[str, dict[str, int]]
-    ta_demand: dict[str, dict[str, float]]
+    ta_demand: dict[str, Mapping[str, float]]
 
     def path_in(self, local: LocalState, queue_name: str) -> tuple[str, ...]: ...
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from fairshare.admission import reasons as text
@@ -53,7 +54,7 @@ from fairshare.admission.pass_state import (
     scope_capacity,
 )
 from fairshare.admission.preemption_rules import PreemptionRules
-from fairshare.admission.scoring import Scoring
+from fairshare.admission.scoring import Scoring, ShareLayout
 from fairshare.errors import ValidationError
 from fairshare.policy import FULL_USAGE, FairSharingPolicy
 from fairshare.preemption.preemption import Running
@@ -98,6 +99,7 @@ def plan(
     entry_penalty: bool = True,
     pending: PendingIndex | None = None,
     explain_first: int | None = None,
+    share_layout: ShareLayout | None = None,
 ) -> Plan:
     """Run one admission pass over ``snapshot`` at time ``now``.
 
@@ -118,6 +120,11 @@ def plan(
     that namespace's work, and the queue's head says nothing about it). Decisions, positions
     and the first ``explain_first`` reasons are those of a full explanation.
 
+    ``share_layout``: the shape of the TimeAware fair-share trees (``scoring.ShareLayout``) from
+    an earlier pass or ``Scoring.time_aware_shares`` call over the same cohorts, ClusterQueues,
+    namespaces, LocalQueues and quotas; the pass uses it, and its per-namespace share nodes,
+    instead of reading its own (the simulator keeps one per run). The plan is the same.
+
     The cyclic garbage collector is paused for the pass: a pass allocates hundreds of thousands
     of small tuples that live until it ends, and letting the collector rescan them every few
     hundred allocations costs more than the pass itself. It is restored afterwards.
@@ -128,7 +135,7 @@ def plan(
     try:
         if explain_first is not None and explain_first < 1:
             raise ValueError("explain_first: at least 1")
-        planner = _Planner(snapshot, now, reasons, entry_penalty, pending)
+        planner = _Planner(snapshot, now, reasons, entry_penalty, pending, share_layout)
         planner.explain_first = explain_first
         return planner.run()
     finally:
@@ -167,7 +174,13 @@ class _Planner:
     """
 
     def __init__(
-        self, snapshot: Snapshot, now: float, reasons: bool, use_penalty: bool, index: PendingIndex | None = None
+        self,
+        snapshot: Snapshot,
+        now: float,
+        reasons: bool,
+        use_penalty: bool,
+        index: PendingIndex | None = None,
+        share_layout: ShareLayout | None = None,
     ) -> None:
         if index is not None and reasons:
             raise ValueError("a PendingIndex is only used without reasons")
@@ -203,9 +216,9 @@ class _Planner:
                     self.initial.add(item.cluster_queue, item.amounts)
         self._group_pending()
         self.shares: dict[str, dict[str, int]] = {}
-        self.ta_demand: dict[str, dict[str, float]] = {}
+        self.ta_demand: dict[str, Mapping[str, float]] = {}
         self.unit_recent: dict[str, dict[str, float]] = {}
-        self.scoring.time_aware_shares()
+        self.scoring.time_aware_shares(layout=share_layout)
         self.scoring.initial_scores()
         self.fair_tree.build()
 

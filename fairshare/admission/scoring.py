@@ -44,6 +44,8 @@ from fairshare.usage.usage import INFINITE_SCORE, weighted_usage
 
 _EMPTY_STATE = UsageState()
 _NO_AMOUNTS: Mapping[str, float] = frozen_map(None)
+# a namespace's LocalQueues' allocation and pending demand, in turn, in member order
+_Inputs = tuple[Mapping[str, int] | None, ...]
 
 
 class _Ties(dict[str, float]):
@@ -67,9 +69,15 @@ class ShareLayout:
     ClusterQueues, each ClusterQueue's namespaces ``(namespace node, weight, [(LocalQueue,
     its node, weight)])`` in name order, the LocalQueues' node ids, and the nominal quota each
     ClusterQueue and cohort deserves (read on first use). Valid while the cohorts, queues,
-    namespaces, LocalQueues and quotas it was read from are (``Scoring.time_aware_shares``)."""
+    namespaces, LocalQueues and quotas it was read from are (``Scoring.time_aware_shares``).
 
-    __slots__ = ("children_of", "deserved", "idle", "local_nids", "namespaces_of", "queues_of", "scopes")
+    It also keeps, per namespace, the last share node built for it with what it was built from
+    (``built``: the history mapping, whether its usage could be read, each LocalQueue's
+    allocation and pending demand, copied): a later call on the same inputs gets the same node
+    (share nodes are never changed once built), so only the namespaces whose work changed since
+    the last call, or all of them after the history changed, are built again."""
+
+    __slots__ = ("built", "children_of", "deserved", "idle", "local_nids", "namespaces_of", "queues_of", "scopes")
 
     def __init__(self, state: PassState) -> None:
         scopes: dict[tuple[str, str], Scope] = {}
@@ -84,6 +92,7 @@ class ShareLayout:
         self.namespaces_of: dict[str, list[tuple[str, float, list[tuple[str, str, float]]]]] = {}
         self.deserved: dict[tuple[str, str], dict[str, int]] = {}
         self.idle: dict[str, ShareNode] = {}
+        self.built: dict[str, tuple[Mapping[str, Mapping[str, float]], bool, _Inputs, ShareNode]] = {}
         self.local_nids: frozenset[str] = frozenset()
         if not self.scopes:
             return
@@ -152,10 +161,11 @@ class Scoring:
             self.state.shares.update(fair_shares(root, capacity, k, read))
             if not with_demand:
                 continue
+            ta_demand = self.state.ta_demand
             stack = [root]
             while stack:
                 share_node = stack.pop()
-                self.state.ta_demand[share_node.node_id] = dict(share_node.demand)
+                ta_demand[share_node.node_id] = share_node.demand  # share nodes are never changed
                 stack.extend(share_node.children)
         return layout
 
@@ -167,45 +177,64 @@ class Scoring:
         node that is read are the same, and an idle queue's windowed usage is never asked for."""
         layout, history = self._layout, self._history
         alloc, pending = self.state.alloc, self.state.demand
+        built_of = layout.built
         children = []
+        active = []  # the children built here (an idle one adds nothing to the sums below)
         for ns_nid, ns_weight, members in layout.namespaces_of.get(name, ()):
-            if not usage_read:
-                for _, nid, _ in members:
-                    if alloc.get(nid) or pending.get(nid):
-                        break
-                else:  # an idle namespace: no demand, usage not read (the same nodes every time)
-                    children.append(layout.idle.get(ns_nid) or layout.idle_namespace(ns_nid, ns_weight, members))
-                    continue
-            leaves = []
-            for _, nid, weight in members:
-                allocated, asked = alloc.get(nid), pending.get(nid)
-                if allocated or asked:
-                    demand = sum_maps(allocated or _NO_AMOUNTS, asked or _NO_AMOUNTS)
-                else:
-                    demand = {}  # sum_maps of nothing
-                leaves.append(ShareNode(nid, weight, _NO_AMOUNTS, demand, _NO_AMOUNTS, []))
-            if len(leaves) == 1:  # the same as below, without the generators
-                only = leaves[0]
-                demand = sum_maps(only.demand)
-                if usage_read or any(demand.values()):
-                    only.usage = dict(history.get(members[0][0], _NO_AMOUNTS))
-                children.append(ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(only.usage), leaves))
+            # its LocalQueues' allocation and pending demand, in member order
+            if len(members) == 1:
+                nid = members[0][1]
+                inputs: tuple[Mapping[str, int] | None, ...] = (alloc.get(nid), pending.get(nid))
+            else:
+                inputs = tuple([value for _, nid, _ in members for value in (alloc.get(nid), pending.get(nid))])
+            if not usage_read and not any(inputs):
+                # an idle namespace: no demand, usage not read (the same nodes every time)
+                children.append(layout.idle.get(ns_nid) or layout.idle_namespace(ns_nid, ns_weight, members))
                 continue
-            demand = sum_maps(*(leaf.demand for leaf in leaves))
-            if usage_read or any(demand.values()):
-                for (key, _, _), leaf in zip(members, leaves, strict=True):
-                    leaf.usage = dict(history.get(key, _NO_AMOUNTS))
-            children.append(
-                ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(*(leaf.usage for leaf in leaves)), leaves)
-            )
+            built = built_of.get(ns_nid)
+            if built is not None and built[0] is history and built[1] is usage_read and built[2] == inputs:
+                node = built[3]  # the same inputs as when it was built: the same node
+            else:
+                node = self._share_namespace(ns_nid, ns_weight, members, usage_read)
+                # the inputs copied: a pass goes on changing its allocation after the shares
+                built_of[ns_nid] = (history, usage_read, tuple([None if v is None else dict(v) for v in inputs]), node)
+            children.append(node)
+            active.append(node)
         return ShareNode(
             node_id(CLUSTER_QUEUE, name),
             self.state.queues[name].spec.weight,
             layout.nominal(self.state.tree, CLUSTER_QUEUE, name),
-            sum_maps(*(c.demand for c in children)),
-            sum_maps(*(c.usage for c in children)),
+            sum_maps(*(c.demand for c in active)),
+            sum_maps(*(c.usage for c in active)),
             children,
         )
+
+    def _share_namespace(
+        self, ns_nid: str, ns_weight: float, members: list[tuple[str, str, float]], usage_read: bool
+    ) -> ShareNode:
+        """The share node of one namespace of a ClusterQueue and its LocalQueues' leaves
+        (``_share_queue``)."""
+        history = self._history
+        alloc, pending = self.state.alloc, self.state.demand
+        leaves = []
+        for _, nid, weight in members:
+            allocated, asked = alloc.get(nid), pending.get(nid)
+            if allocated or asked:
+                demand = sum_maps(allocated or _NO_AMOUNTS, asked or _NO_AMOUNTS)
+            else:
+                demand = {}  # sum_maps of nothing
+            leaves.append(ShareNode(nid, weight, _NO_AMOUNTS, demand, _NO_AMOUNTS, []))
+        if len(leaves) == 1:  # the same as below, without the generators
+            only = leaves[0]
+            demand = sum_maps(only.demand)
+            if usage_read or any(demand.values()):
+                only.usage = dict(history.get(members[0][0], _NO_AMOUNTS))
+            return ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(only.usage), leaves)
+        demand = sum_maps(*(leaf.demand for leaf in leaves))
+        if usage_read or any(demand.values()):
+            for (key, _, _), leaf in zip(members, leaves, strict=True):
+                leaf.usage = dict(history.get(key, _NO_AMOUNTS))
+        return ShareNode(ns_nid, ns_weight, {}, demand, sum_maps(*(leaf.usage for leaf in leaves)), leaves)
 
     def _share_cohort(self, name: str) -> ShareNode:
         layout = self._layout

@@ -108,23 +108,44 @@ def fair_shares(
 
     ``root`` gets the whole ``capacity``; its descendants are served level by level. ``read``:
     the nodes whose shares the caller reads (None: every node); the others are computed (their
-    children's depend on them) but neither rounded nor returned.
+    children's depend on them) but neither rounded nor returned. Nodes that got the very same
+    shares object (the zeros of subtrees without demand) get the same rounded dict: the
+    result's dicts are to be read, never changed.
     """
     root_id = root.node_id
     shares: dict[str, dict[str, float]] = {root_id: {r: float(v) for r, v in sorted(capacity.items())}}
     _descend(root, shares, capacity, k)
     # Every node's share is filled in name order (the root's above, the others in
     # ``_descend``'s sorted ``resources``): rounding keeps that order.
-    if read is None:
-        return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items()}
-    return {node: {r: round(v) for r, v in per.items()} for node, per in shares.items() if node in read}
+    rounded: dict[int, dict[str, int]] = {}  # by the identity of a shares dict (all live until the return)
+    result: dict[str, dict[str, int]] = {}
+    for node, per in shares.items():
+        if read is not None and node not in read:
+            continue
+        found = rounded.get(id(per))
+        if found is None:
+            found = rounded[id(per)] = {r: round(v) for r, v in per.items()}
+        result[node] = found
+    return result
 
 
 def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Mapping[str, float], k: float) -> None:
-    if not node.children:
+    below = node.children
+    if not below:
         return
     mine = shares[node.node_id]
-    resources = sorted({r for child in node.children for r in child.demand} | set(mine))
+    if len(below) == 1 and below[0].demand:  # what follows for one child with demand, shorter
+        only = below[0]
+        resources = sorted(only.demand.keys() | mine.keys())
+        if not any(mine.values()):
+            _nothing(node, resources, shares)
+            return
+        share = shares[only.node_id] = {}
+        _give_one(mine, only, share, resources, capacity, k)
+        if only.children:
+            _descend(only, shares, capacity, k)
+        return
+    resources = sorted({r for child in below for r in child.demand} | set(mine))
     if not any(mine.values()):
         _nothing(node, resources, shares)
         return
@@ -142,23 +163,14 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
             if zero is None:
                 zero = dict.fromkeys(resources, 0.0)
             shares[child.node_id] = zero
-            if child.children:
+            below = child.children
+            if len(below) == 1 and not below[0].children:  # ``_idle`` of one leaf, inline
+                shares[below[0].node_id] = zero
+            elif below:
                 _idle(child, zero, shares)
     if len(children) == 1:  # ``divide`` of one child (see ``_divide_one``)
         only = children[0]
-        share = shares[only.node_id]
-        for resource in resources:
-            total = mine.get(resource, 0.0)
-            cap = float(capacity.get(resource, 0))
-            scale = cap / total if total > 0 else 0.0
-            share[resource] = _divide_one(
-                total,
-                only.weight,
-                float(only.deserved.get(resource, 0)),
-                float(only.demand.get(resource, 0)),
-                only.usage.get(resource, 0.0) * scale,
-                k,
-            )
+        _give_one(mine, only, shares[only.node_id], resources, capacity, k)
         if only.children:
             _descend(only, shares, capacity, k)
         return
@@ -181,6 +193,31 @@ def _descend(node: ShareNode, shares: dict[str, dict[str, float]], capacity: Map
     for child in children:
         if child.children:
             _descend(child, shares, capacity, k)
+
+
+def _give_one(
+    mine: Mapping[str, float],
+    only: ShareNode,
+    share: dict[str, float],
+    resources: list[str],
+    capacity: Mapping[str, float],
+    k: float,
+) -> None:
+    """``_descend``'s division of its node's share ``mine`` when one child (``only``) has
+    demand: ``divide`` of one child per resource (see ``_divide_one``), into ``share``."""
+    weight, deserved, demand, usage = only.weight, only.deserved, only.demand, only.usage
+    for resource in resources:
+        total = mine.get(resource, 0.0)
+        cap = float(capacity.get(resource, 0))
+        scale = cap / total if total > 0 else 0.0
+        share[resource] = _divide_one(
+            total,
+            weight,
+            float(deserved.get(resource, 0)),
+            float(demand.get(resource, 0)),
+            usage.get(resource, 0.0) * scale,
+            k,
+        )
 
 
 def _idle(node: ShareNode, zero: dict[str, float], shares: dict[str, dict[str, float]]) -> None:

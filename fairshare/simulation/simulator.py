@@ -105,8 +105,8 @@ from fairshare.usage.usage import (
     projected,
     prune_samples,
     sample,
+    sorted_windowed_integral,
     window_start,
-    windowed_integral,
     windowed_share,
     windowed_usage,
 )
@@ -216,9 +216,8 @@ class _ShareState:
         self.alloc: dict[str, dict[str, int]] = {}
         self.demand: dict[str, dict[str, int]] = {}
         self.shares: dict[str, dict[str, int]] = {}
-        self.ta_demand: dict[str, dict[str, float]] = {}
+        self.ta_demand: dict[str, Mapping[str, float]] = {}
         self.snapshot = _History(frozen_map(None))
-        self.layout: ShareLayout | None = None  # the fair-share trees' shape, read once
 
 
 class _LazyHistory(Mapping[str, Mapping[str, float]]):
@@ -268,7 +267,7 @@ class _LazyHistory(Mapping[str, Mapping[str, float]]):
             if windowed <= 0 or not any(amounts):
                 shares[resource] = 0.0
             else:
-                shares[resource] = windowed_integral(times, amounts, t, size, kind, half_life) / windowed
+                shares[resource] = sorted_windowed_integral(times, amounts, t, size, kind, half_life) / windowed
         return frozen_map(shares)
 
     def __iter__(self) -> Iterator[str]:
@@ -378,12 +377,19 @@ class Simulation:
         # Event stepping: which passes can be skipped, and what the output needs meanwhile.
         self.skippable = not self.reference and self._passes_are_monotone()
         self.tree = QuotaTree(scenario.cohorts, scenario.cluster_queues) if self.skippable else None
+        # ``_pass_needed``'s answers per (ClusterQueue, request shape) on the tree as it is:
+        # cleared whenever the tree changes (an admission, a release, a cluster down or up)
+        self._fits: dict[tuple[str, str], bool] = {}
         self._stopped, self._drained = self._stop_policies()
         self._ns_quota = {n.name: n.quota for n in scenario.namespaces if n.quota}
         self.passes = 0  # admission passes run
         self.skipped = 0  # passes skipped (they would have decided nothing)
         self._shares_stale = False
-        self._share_state = _ShareState(scenario) if self.skippable and self.time_aware else None
+        share_state = _ShareState(scenario) if self.time_aware and not self.reference else None
+        self._share_state = share_state if self.skippable else None
+        # Event stepping: the fair-share trees' shape, read once, for every pass and refresh
+        # (``plan``'s ``share_layout``; the reference reads its own in every pass).
+        self._layout = ShareLayout(cast(Any, share_state)) if share_state is not None else None
         self._pending_demand: dict[str, dict[str, int]] = {key: {} for key in self.locals}
         # Series (event stepping): ticks recorded; allocation and fair shares are written when
         # they change (and at the end) for the ticks they held, usage at every tick.
@@ -395,7 +401,14 @@ class Simulation:
         self._share_since = 0
         self._shares_recorded: Mapping[str, Mapping[str, int]] | None = None
         self._share_values: list[tuple[str, str, int | float]] = []
+        self._share_nids = [node_id("localQueue", key) for key in self.series_resources]
+        self._shares_shown: list[Mapping[str, int] | None] = []  # the LocalQueues' shares written
         self._alphas: dict[float, float] = {}
+        # per elapsed time since a sample: alpha, 1 - alpha, whether the usage restarts from zero
+        self._factors: dict[float, tuple[float, float, bool]] = {}
+        self._tick_times: list[float] = []  # the ticks recorded (event stepping)
+        self._usage_rows: dict[str, tuple[str, tuple[str, ...], list[list]]] = {}
+        self._usage_since: dict[str, int] = {}  # per LocalQueue, the first tick whose usage is unwritten
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -483,7 +496,7 @@ class Simulation:
         policy or a hold) or when a pending workload its LocalQueue would offer (not stopped or
         held) fits its namespace quota and its ClusterQueue now (the quota tree is kept up to
         date with the running workloads, as the pass would load it). Classes are checked once
-        per ClusterQueue and request shape."""
+        per ClusterQueue and request shape, and not again until the tree changes."""
         if not self.skippable:
             return True
         stopped, drained = self._blocked()
@@ -491,7 +504,7 @@ class Simulation:
             return True
         tree = self.tree
         assert tree is not None
-        fits: dict[tuple[str, str], bool] = {}
+        fits = self._fits  # kept from the last call while the tree is unchanged
         for key in self.index.local_queues():
             if key in stopped:
                 continue
@@ -632,6 +645,7 @@ class Simulation:
         self.unavailable = frozenset(f for f, c in self.flavor_cluster.items() if c in self.down)
         if self.tree is not None:
             self.tree.unavailable = self.unavailable
+            self._fits = {}
         self.events.append({"t": _num(t), "type": "clusterDown" if down else "clusterUp", "cluster": name})
 
     def _passes(self, t: float, *, reasons: bool) -> None:
@@ -643,10 +657,13 @@ class Simulation:
                 self.index.remove(self.jobs[name].pending)
             self.passes += 1
             try:
+                layout = self._layout
                 if reasons:
-                    decided = plan(self._snapshot(with_pending=True, gated=gated), t)
+                    decided = plan(self._snapshot(with_pending=True, gated=gated), t, share_layout=layout)
                 else:
-                    decided = plan(self._snapshot(with_pending=False), t, reasons=False, pending=self.index)
+                    decided = plan(
+                        self._snapshot(with_pending=False), t, reasons=False, pending=self.index, share_layout=layout
+                    )
             finally:
                 for name in gated:
                     self.index.add(self.jobs[name].pending)
@@ -770,18 +787,21 @@ class Simulation:
         if self.tree is not None and job.admitted is not None:
             job.amounts = flavor_amounts(job.admitted.requests, job.admitted.assignment)
             self.tree.add(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
+            self._fits = {}
         self._change(job, t, 1)
 
     def _release(self, job: _Job, t: float) -> None:
         self.running.pop(job.spec.name, None)
         if self.tree is not None and job.admitted is not None:
             self.tree.remove(job.admitted.cluster_queue or self.locals[job.spec.local_queue].cluster_queue, job.amounts)
+            self._fits = {}
         self._change(job, t, -1)
 
     def _change(self, job: _Job, t: float, sign: int) -> None:
         key = job.spec.local_queue
         if not self.reference:
             self._flush_allocation(key)
+            self._flush_usage(key)
         requests = job.spec.requests
         for nid in job.path:
             current = self.current[nid]
@@ -883,9 +903,12 @@ class Simulation:
             for nid, state in states.items():
                 states[nid] = sample(state, current[nid], t, policy)
         else:
+            for key in self._usage_rows:  # the usage series up to now, from the states before this sample
+                self._flush_usage(key)
             # ``usage.sample``'s arithmetic inline, its decay factor computed once per interval
             reset = policy.reset_inactivity_seconds
             alphas = self._alphas
+            empty: UsageState | None = None  # the state of every node that stays empty (frozen: one will do)
             for nid, state in states.items():
                 now = current[nid]
                 last = state.last_update
@@ -894,7 +917,12 @@ class Simulation:
                     continue
                 previous = state.consumed
                 if not previous and not any(now.values()):  # no usage, nothing running: stays empty
-                    states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=max(t, last))
+                    if last > t:
+                        states[nid] = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=last)
+                    else:
+                        if empty is None:
+                            empty = UsageState(consumed=_NOTHING, penalty=_NOTHING, last_update=t)
+                        states[nid] = empty
                     continue
                 elapsed = t - last
                 if reset > 0 and elapsed > reset:
@@ -1116,14 +1144,16 @@ class Simulation:
         state.shares = {}
         state.ta_demand = {}
         state.snapshot = _History(self.historical)
-        state.layout = Scoring(cast(Any, state)).time_aware_shares(with_demand=False, layout=state.layout)
+        Scoring(cast(Any, state)).time_aware_shares(with_demand=False, layout=self._layout)
         self.fair_shares = state.shares  # a new dict each time, only read
         self._shares_stale = False
 
     def _record(self, t: float) -> None:
         """One point of the series at tick ``t``: what ``_record_reference`` appends, computed
         from what changed since the last tick (allocation and fair shares are carried forward
-        until they change; decayed usage is ``usage.projected``'s arithmetic, inline)."""
+        until they change; decayed usage, ``usage.projected``'s arithmetic, is written for the
+        ticks since a LocalQueue's usage state or allocation last changed, before either
+        changes, and at the end: ``_flush_usage``)."""
         if self.reference:
             self._record_reference(t)
             return
@@ -1139,50 +1169,31 @@ class Simulation:
                 usage = series.usage.setdefault(key, {})
                 self._alloc_lists[key] = [alloc.setdefault(r, []) for r in resources]
                 if resources:
-                    rows.append((node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources]))
-        states, current_of = self.states, self.current
-        reset = self.policy.reset_inactivity_seconds
-        alphas = self._alphas
-        for nid, resources, usage_lists in rows:
-            current = current_of[nid]
-            state = states[nid]
-            previous = state.consumed
-            if not previous and not any(current.values()):
-                for target in usage_lists:
-                    target.append(0.0)
-                continue
-            if state.last_update is None:
-                alpha = None
-            else:
-                elapsed = t - state.last_update
-                if reset > 0 and elapsed > reset:
-                    previous = _NOTHING
-                alpha = alphas.get(elapsed)
-                if alpha is None:
-                    alpha = alphas[elapsed] = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
-            for resource, target in zip(resources, usage_lists, strict=True):
-                if alpha is None:
-                    value = previous.get(resource, 0.0)
-                else:  # usage.decayed, as ``sample`` computes it
-                    value = (1.0 - alpha) * previous.get(resource, 0.0) + alpha * float(current.get(resource, 0))
-                target.append(round(value / 1000, 6) if value != 0.0 else 0.0)
+                    row = (node_id("localQueue", key), resources, [usage.setdefault(r, []) for r in resources])
+                    rows.append(row)
+                    self._usage_rows[key] = row
+        self._tick_times.append(t)  # its usage is written when the LocalQueue's state or allocation changes
         fair = self.fair_shares
         if fair is not self._shares_recorded:
             # the values the series show, per (LocalQueue, resource); written from this tick on
-            # only when they differ from those written until now
-            values = [
-                (key, resource, to_base_units(share.get(resource, 0)))
-                for key, resources in self.series_resources.items()
-                if (share := fair.get(node_id("localQueue", key))) is not None
-                for resource in resources
-            ]
-            if self._shares_recorded is None or values != self._share_values:
-                self._flush_shares()
-                self._share_values = values
-                self._share_rows = [
-                    (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
-                    for key, resource, value in values
+            # only when they differ from those written until now (the same LocalQueue shares
+            # give the same values)
+            shown = [fair.get(nid) for nid in self._share_nids]
+            if self._shares_recorded is None or shown != self._shares_shown:
+                self._shares_shown = shown
+                values = [
+                    (key, resource, to_base_units(share.get(resource, 0)))
+                    for key, resources in self.series_resources.items()
+                    if (share := fair.get(node_id("localQueue", key))) is not None
+                    for resource in resources
                 ]
+                if self._shares_recorded is None or values != self._share_values:
+                    self._flush_shares()
+                    self._share_values = values
+                    self._share_rows = [
+                        (series.fair_share.setdefault(key, {}).setdefault(resource, []), value)
+                        for key, resource, value in values
+                    ]
             self._shares_recorded = fair
         self._ticks += 1
 
@@ -1197,6 +1208,51 @@ class Simulation:
         for resource, target in zip(self.series_resources[key], self._alloc_lists.get(key, ()), strict=False):
             target.extend([to_base_units(current.get(resource, 0))] * count)
 
+    def _flush_usage(self, key: str) -> None:
+        """Write a LocalQueue's decayed usage for the ticks recorded since it was last written
+        (call before its usage state or allocation changes, and at the end): per tick what
+        ``_record_reference`` computes with ``usage.projected``, the same arithmetic inline,
+        from the state and allocation that held over those ticks."""
+        since = self._usage_since.get(key, 0)
+        count = self._ticks - since
+        if count <= 0:
+            return
+        self._usage_since[key] = self._ticks
+        row = self._usage_rows.get(key)
+        if row is None:
+            return
+        nid, resources, usage_lists = row
+        current = self.current[nid]
+        state = self.states[nid]
+        previous = state.consumed
+        if not previous and not any(current.values()):
+            for target in usage_lists:
+                target.extend([0.0] * count)
+            return
+        last = state.last_update
+        if last is None:  # never sampled: its consumed values as they are
+            for resource, target in zip(resources, usage_lists, strict=True):
+                value = previous.get(resource, 0.0)
+                target.extend([_round6(value / 1000) if value != 0.0 else 0.0] * count)
+            return
+        reset = self.policy.reset_inactivity_seconds
+        factors = self._factors
+        pairs = []  # per tick: alpha, 1 - alpha, and whether the usage restarted from zero
+        for t in self._tick_times[since:]:
+            elapsed = t - last
+            pair = factors.get(elapsed)
+            if pair is None:
+                alpha = decay_alpha(elapsed, self.policy.usage_half_life_seconds)
+                pair = factors[elapsed] = (alpha, 1.0 - alpha, reset > 0 and elapsed > reset)
+            pairs.append(pair)
+        for resource, target in zip(resources, usage_lists, strict=True):
+            before = previous.get(resource, 0.0)
+            now = float(current.get(resource, 0))
+            for alpha, keep, restarted in pairs:
+                # usage.decayed, as ``sample`` computes it
+                value = keep * (0.0 if restarted else before) + alpha * now
+                target.append(_round6(value / 1000) if value != 0.0 else 0.0)
+
     def _flush_shares(self) -> None:
         """Write the fair shares for the ticks recorded since they last changed."""
         count = self._ticks - self._share_since
@@ -1210,6 +1266,7 @@ class Simulation:
             return
         for key in self.series_resources:
             self._flush_allocation(key)
+            self._flush_usage(key)
         self._flush_shares()
 
     def _record_reference(self, t: float) -> None:
@@ -1457,6 +1514,30 @@ def _percentiles(values: list[float]) -> dict[str, float | int]:
         return _num(ordered[index])
 
     return {"p50": rank(0.50), "p95": rank(0.95)}
+
+
+_SCALE = 1e6
+_MARGIN = 2.0**-50  # relative: a few units in the last place of the scaled value
+
+
+def _round6(value: float) -> float:
+    """``round(value, 6)``, bit for bit, faster for the usual value.
+
+    ``round(value, 6)`` rounds the exact binary value to 6 decimals (half to even) and reads
+    the decimal back, to the nearest float. For ``0 < value`` with ``value * 1e6 < 2**52`` this
+    takes ``n``, the nearest integer to the product ``y = value * 1e6`` as computed: that
+    product is within half a unit in its last place (less than ``y * 2**-53``) of the exact
+    one, so when ``y`` is farther than ``y * 2**-50`` from a half-integer the exact product
+    rounds to the same ``n``; and ``n / 1e6`` is the float nearest to ``n`` millionths (IEEE
+    division of two exact numbers, as the decimal is read). ``y - n`` and ``0.5 - |y - n|``
+    are exact or, when not, far from the margin. Anything else (a near-tie, zero, a negative
+    or huge value) goes to ``round`` itself."""
+    scaled = value * _SCALE
+    if value > 0.0 and scaled < 4503599627370496.0:  # 2**52
+        whole = round(scaled)
+        if 0.5 - abs(scaled - whole) > scaled * _MARGIN:
+            return whole / _SCALE
+    return round(value, 6)
 
 
 def _num(value: float) -> float | int:

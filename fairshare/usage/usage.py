@@ -8,6 +8,7 @@ simulator does both on its own clock. All amounts are millis of the resource's b
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from itertools import islice, repeat
@@ -194,6 +195,44 @@ def windowed_integral(
     else:
         terms = map(mul, amounts, map(sub, islice(bounds, 1, None), bounds))
     # added one by one in order, as ``total += term`` would (``sum`` may compensate rounding)
+    return reduce(add, terms, total)
+
+
+def sorted_windowed_integral(
+    times: Sequence[float],
+    amounts: Sequence[float],
+    now: float,
+    size_seconds: float,
+    window_type: str = "sliding",
+    half_life_seconds: float | None = None,
+) -> float:
+    """``windowed_integral`` of samples whose ``times`` never decrease (a step series kept in
+    time order), equal to it to the last bit, without scanning for the order or the range.
+
+    It adds the same terms in the same order, leaving out only terms that are +0.0: the
+    segments of samples at or after ``now`` and those of samples before the last one at or
+    before the window's start are empty (both their bounds clamp to ``now``, or to the start).
+    The sum starts at +0.0 and every term is >= +0.0 (amounts are >= 0), so adding a +0.0 term
+    changes nothing. Requires ``amounts`` >= 0 and ``times`` in order (not checked).
+    """
+    start = window_start(now, size_seconds, window_type)
+    if start >= now:  # every bound clamps to now (a window of no width, or rounding past now)
+        return 0.0
+    last = bisect_left(times, now)  # samples from here on start at or after now: empty segments
+    first = bisect_right(times, start, 0, last)  # samples at or before start, among those
+    if first:  # the last of them holds from the window's start; the ones before it are empty
+        bounds = [start, *islice(times, first, last), now]
+        held = islice(amounts, first - 1, last)
+    else:
+        bounds = [*islice(times, 0, last), now]
+        held = islice(amounts, 0, last)
+    total = 0.0
+    if half_life_seconds is not None and half_life_seconds > 0:
+        rate = math.log(2) / half_life_seconds
+        factors = list(map(math.exp, map(mul, repeat(-rate), map(sub, repeat(now), bounds))))
+        terms = map(truediv, map(mul, held, map(sub, islice(factors, 1, None), factors)), repeat(rate))
+    else:
+        terms = map(mul, held, map(sub, islice(bounds, 1, None), bounds))
     return reduce(add, terms, total)
 
 
