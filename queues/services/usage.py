@@ -13,12 +13,12 @@ a sample.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -219,11 +219,13 @@ def sample_usage(
     stay a few rows per LocalQueue changed since the last sample.
 
     On PostgreSQL (``set_based``, the default there) the two large levels, namespaces and
-    LocalQueues, are decayed, rescored and written in one statement (``_SET_BASED``) without
-    their rows leaving the database: a fixed number of statements whatever the number of queues
-    or workloads (about 15, and the TimeAware history's reads when a scope uses it). The
-    row-by-row path (SQLite, and the reference the tests compare the set-based one with)
-    decays every row through the engine; both store the same values.
+    LocalQueues, are decayed, rescored and written in one statement (``_set_based_sql``, one
+    float column per resource) without their rows leaving the database: a fixed number of
+    statements whatever the number of queues or workloads (about 15, and the TimeAware
+    history's reads when a scope uses it, and its write when a share changed: a LocalQueue's
+    ``historical_share`` is rewritten only when its value changes). The row-by-row path
+    (SQLite, and the reference the tests compare the set-based one with) decays every row
+    through the engine; both store the same values.
     """
     policy = policy or settings.FAIR_SHARING
     if set_based is None:
@@ -309,6 +311,7 @@ def _decay_levels(
 # A float as Python's json.dumps writes it, so both paths store the same JSON: PostgreSQL's
 # shortest round-trip text (the same digits as Python's repr), with the ".0" Python gives an
 # integral value below 1e16 (without it, jsonb would keep an integer: 2000 instead of 2000.0).
+# A null stays null.
 _JSON_FLOAT = (
     "(CASE WHEN {v} = trunc({v}) AND abs({v}) < 1e16 THEN ((({v})::text::numeric)::text || '.0')::jsonb "
     "ELSE to_jsonb({v}) END)"
@@ -316,61 +319,92 @@ _JSON_FLOAT = (
 _FLOAT = "({j})::text::float8"  # a jsonb number as Python's float() of the parsed JSON
 
 
-def _level_sql(prefix: str, table: str, current: str, count: str) -> str:
-    """The CTEs that decay one level (``prefix``: their names) and write its state.
+def _each(template: str, resources: int, separator: str = ", ") -> str:
+    """``template`` once per resource (``{i}``: its 1-based position in ``k.names``), joined."""
+    return separator.join(template.format(i=i) for i in range(1, resources + 1))
 
-    ``current``: the admitted usage as ``(id, resource, amount)`` rows; ``count``: ``(id,
-    admitted, pending)``. The engine's ``sample`` over the whole level at once (every row's
-    stored usage and current usage as ``(id, resource)`` rows, grouped, no per-row subquery): a
-    row never sampled keeps its usage (as floats, zeros included); otherwise ``(1 - alpha) *
-    previous + alpha * current`` per resource (previous ignored after ``resetInactivityPeriod``),
-    zeros dropped, ``alpha`` and the reset from ``f`` (the engine's ``sample_factors`` per
-    distinct ``usage_last_update``). Then ``usage_score``: the resources' weighted sum in name
-    order over the row's weight (none when it is <= 0).
+
+def _columns(template: str, resources: int) -> str:
+    """``_each`` as extra columns of a ``SELECT`` list (a leading comma; nothing without resources)."""
+    return "".join(f", {template.format(i=i)}" for i in range(1, resources + 1))
+
+
+def _level_sql(prefix: str, table: str, current: str, count: str, resources: int) -> str:
+    """The CTEs that decay one level (``prefix``: their names); ``_write_sql`` writes it.
+
+    ``current``: the level's admitted-usage counters as ``(id, resource, amount, workloads)``
+    rows, not grouped; ``count``: ``(id, admitted, pending)``. The resources are the statement's
+    ``k.names`` (``resources`` of them: every key of the two levels' stored usage and every
+    counter's resource, in Python's sort order, their weights in ``k.weights``). Each row's
+    stored usage is read as one float column per resource (``p1``, ``p2``, ...: null when the
+    map lacks the key) and its admitted usage pivoted from the counters the same way (``n1``,
+    ...: null when no admitted workload holds the resource), so the decay is arithmetic on the
+    columns of one row: no map is taken apart and grouped again, and no aggregate sorts.
+
+    Per resource as the engine's ``sample``: a row never sampled keeps its usage (as floats,
+    zeros included); otherwise ``(1 - alpha) * previous + alpha * current`` (previous ignored
+    after ``resetInactivityPeriod``), zeros dropped, ``alpha`` and the reset from ``f`` (the
+    engine's ``sample_factors`` per distinct ``usage_last_update``). Then ``usage_score``: the
+    kept resources' weighted sum, added from 0.0 in name order as the engine adds them, over
+    the row's weight (none when it is <= 0). ``unknown`` (rows and counters): a key or resource
+    outside ``k.names`` (a row or counter committed after the names were read), for ``guard``.
     """
-    consumed = _JSON_FLOAT.format(v="v.v")
-    weight = _FLOAT.format(j="rw.weights -> v.resource")
+    consumed = _each(f"k.names[{{i}}], {_JSON_FLOAT.format(v='e.v{i}')}", resources)
+    allocated = _each("k.names[{i}], to_jsonb(e.n{i})", resources)
+    weighted = "0::float8"
+    for i in range(1, resources + 1):  # the engine's order of additions: ((0.0 + a) + b) + c
+        weighted = f"({weighted} + COALESCE(k.weights[{i}] * (e.v{i} + 0::float8), 0::float8))"
     return f"""
-    {prefix}_cur AS ({current}),
-    {prefix}_rows AS (
-        SELECT t.id, t.weight, t.usage_last_update IS NULL AS fresh, f.alpha, COALESCE(f.reset, false) AS reset
-          FROM {table} t LEFT JOIN f ON f.last_update = t.usage_last_update
+    {prefix}_cur AS (
+        SELECT c.id, bool_or(c.resource <> ALL(k.names)) AS unknown{
+        _columns(
+            "CASE WHEN SUM(c.workloads) FILTER (WHERE c.resource = k.names[{i}]) > 0 "
+            "THEN SUM(c.amount) FILTER (WHERE c.resource = k.names[{i}]) END AS n{i}",
+            resources,
+        )
+    }
+          FROM ({current}) c, k GROUP BY c.id
     ),
-    {prefix}_pairs AS (
-        SELECT id, resource, MAX(previous) AS previous, MAX(now) AS now FROM (
-            SELECT t.id, e.key AS resource, {_FLOAT.format(j="e.value")} AS previous, NULL::float8 AS now
-              FROM {table} t, jsonb_each(t.consumed_resources) e
-            UNION ALL
-            SELECT id, resource, NULL::float8, amount::float8 FROM {prefix}_cur
-        ) u GROUP BY id, resource
+    {prefix}_rows AS (
+        SELECT t.id, t.weight, t.usage_last_update IS NULL AS fresh, f.alpha, COALESCE(f.reset, false) AS reset,
+               t.consumed_resources - k.names <> '{{}}'::jsonb AS unknown{
+        _columns(f"{_FLOAT.format(j='t.consumed_resources -> k.names[{i}]')} AS p{{i}}", resources)
+    }
+          FROM {table} t LEFT JOIN f ON f.last_update = t.usage_last_update CROSS JOIN k
     ),
     {prefix}_values AS (
-        SELECT r.id, p.resource, r.fresh,
-               CASE WHEN r.fresh THEN p.previous
-                    ELSE (1::float8 - r.alpha) * COALESCE(CASE WHEN r.reset THEN NULL ELSE p.previous END, 0::float8)
-                         + r.alpha * COALESCE(p.now, 0::float8)
-               END AS v
-          FROM {prefix}_pairs p JOIN {prefix}_rows r ON r.id = p.id
-         WHERE NOT r.fresh OR p.previous IS NOT NULL
+        SELECT r.id, r.weight, r.fresh{_columns("c.n{i}", resources)}{
+        _columns(
+            "CASE WHEN r.fresh THEN r.p{i} WHEN r.p{i} IS NULL AND c.n{i} IS NULL THEN NULL "
+            "ELSE (1::float8 - r.alpha) * COALESCE(CASE WHEN r.reset THEN NULL ELSE r.p{i} END, 0::float8) "
+            "+ r.alpha * COALESCE(c.n{i}::float8, 0::float8) END AS v{i}",
+            resources,
+        )
+    }
+          FROM {prefix}_rows r LEFT JOIN {prefix}_cur c ON c.id = r.id
     ),
     {prefix}_kept AS (
-        SELECT v.id, jsonb_object_agg(v.resource, {consumed}) AS consumed,
-               SUM(COALESCE({weight}, 1::float8) * (v.v + 0::float8) ORDER BY v.resource COLLATE "C") AS weighted
-          FROM {prefix}_values v, rw WHERE v.fresh OR v.v <> 0 GROUP BY v.id
+        SELECT id, weight{_columns("n{i}", resources)}{
+        _columns("CASE WHEN fresh OR v{i} <> 0 THEN v{i} END AS v{i}", resources)
+    }
+          FROM {prefix}_values
     ),
     {prefix}_out AS (
-        SELECT r.id, COALESCE(a.allocated, '{{}}'::jsonb) AS allocated, COALESCE(k.consumed, '{{}}'::jsonb) AS consumed,
-               CASE WHEN r.weight > 0 THEN COALESCE(k.weighted, 0::float8) / r.weight::float8 END AS share
-          FROM {prefix}_rows r
-          LEFT JOIN {prefix}_kept k ON k.id = r.id
-          LEFT JOIN (SELECT id, jsonb_object_agg(resource, amount) AS allocated FROM {prefix}_cur GROUP BY id) a
-                 ON a.id = r.id
+        SELECT e.id, jsonb_strip_nulls(jsonb_build_object({allocated})) AS allocated,
+               jsonb_strip_nulls(jsonb_build_object({consumed})) AS consumed,
+               CASE WHEN e.weight > 0 THEN ({weighted}) / e.weight::float8 END AS share
+          FROM {prefix}_kept e, k
     ),
-    {prefix}_cnt AS ({count}),
+    {prefix}_cnt AS ({count})"""
+
+
+def _write_sql(prefix: str, table: str) -> str:
+    """The CTE that writes one level's decayed state, unless ``guard`` found an unknown resource."""
+    return f"""
     {prefix}_write AS (
         UPDATE {table} SET consumed_resources = o.consumed, entry_penalty = '{{}}'::jsonb,
                usage_last_update = m.moment, weighted_share = o.share
-          FROM {prefix}_out o, m WHERE {table}.id = o.id
+          FROM {prefix}_out o, m, guard WHERE {table}.id = o.id AND NOT guard.unknown
     )"""
 
 
@@ -378,66 +412,94 @@ def _series_sql(prefix: str, kind: str) -> str:
     return (
         f"SELECT m.moment, '{UsageSample.Resolution.RAW}', '{kind}', o.id, o.allocated, o.consumed, '{{}}'::jsonb, "
         f"o.share, COALESCE(k.admitted, 0), COALESCE(k.pending, 0) "
-        f"FROM m, {prefix}_out o LEFT JOIN {prefix}_cnt k ON k.id = o.id"
+        f"FROM m, guard, {prefix}_out o LEFT JOIN {prefix}_cnt k ON k.id = o.id WHERE NOT guard.unknown"
     )
 
 
 _USAGE = AdmittedUsage._meta.db_table
-_SET_BASED = f"""
+
+
+@lru_cache(maxsize=8)
+def _set_based_sql(resources: int) -> str:
+    """The statement that samples namespaces and LocalQueues, for ``resources`` resources.
+
+    Parameters: the factors ``f`` (a ``rows_cte``), the moment, the resource names (sorted)
+    and their weights. Nothing is written when ``guard`` finds a resource outside the names.
+    """
+    lq = _level_sql(
+        "lq",
+        "queues_localqueue",
+        f"SELECT local_queue_id AS id, resource, amount, workloads FROM {_USAGE}",
+        "SELECT id, admitted, pending FROM cnt",
+        resources,
+    )
+    ns = _level_sql(
+        "ns",
+        "queues_namespace",
+        f"SELECT lq.namespace_id AS id, c.resource, c.amount, c.workloads FROM {_USAGE} c "
+        "JOIN queues_localqueue lq ON lq.id = c.local_queue_id",
+        "SELECT lq.namespace_id AS id, SUM(cnt.admitted) AS admitted, SUM(cnt.pending) AS pending "
+        "FROM cnt JOIN queues_localqueue lq ON lq.id = cnt.id GROUP BY lq.namespace_id",
+        resources,
+    )
+    return f"""
     m(moment) AS (SELECT %s::timestamptz),
-    rw(weights) AS (SELECT %s::jsonb),
+    k(names, weights) AS (SELECT %s::text[], %s::float8[]),
     cnt AS (
         SELECT local_queue_id AS id, admitted, pending FROM ({usage_counters.COUNTS_SQL.format(where="")}) k
     ),
-    {
-    _level_sql(
-        "lq",
-        "queues_localqueue",
-        f"SELECT local_queue_id AS id, resource, SUM(amount) AS amount FROM {_USAGE} "
-        "GROUP BY local_queue_id, resource HAVING SUM(workloads) > 0",
-        "SELECT id, admitted, pending FROM cnt",
-    )
-},
-    {
-    _level_sql(
-        "ns",
-        "queues_namespace",
-        f"SELECT lq.namespace_id AS id, c.resource, SUM(c.amount) AS amount FROM {_USAGE} c "
-        "JOIN queues_localqueue lq ON lq.id = c.local_queue_id "
-        "GROUP BY lq.namespace_id, c.resource HAVING SUM(c.workloads) > 0",
-        "SELECT lq.namespace_id AS id, SUM(cnt.admitted) AS admitted, SUM(cnt.pending) AS pending "
-        "FROM cnt JOIN queues_localqueue lq ON lq.id = cnt.id GROUP BY lq.namespace_id",
-    )
-},
+    {lq},
+    {ns},
+    guard(unknown) AS (
+        SELECT EXISTS (SELECT 1 FROM lq_cur WHERE unknown) OR EXISTS (SELECT 1 FROM lq_rows WHERE unknown)
+               OR EXISTS (SELECT 1 FROM ns_rows WHERE unknown)
+    ),
+    {_write_sql("lq", "queues_localqueue")},
+    {_write_sql("ns", "queues_namespace")},
     series AS (
         INSERT INTO {UsageSample._meta.db_table} (sampled_at, resolution, kind, object_id, allocated, consumed,
                                                   capacity, weighted_share, admitted_count, pending_count)
         {_series_sql("ns", Kind.NAMESPACE)} UNION ALL {_series_sql("lq", Kind.LOCAL_QUEUE)}
         RETURNING 1
     )
-SELECT 'series', NULL, (SELECT COUNT(*) FROM series), NULL
+SELECT 'series', NULL::bigint, (SELECT COUNT(*) FROM series)::numeric, NULL::numeric
+UNION ALL
+SELECT 'unknown', NULL, (SELECT unknown::int FROM guard), NULL
 UNION ALL
 SELECT 'clusterQueue', lq.cluster_queue_id, SUM(cnt.admitted), SUM(cnt.pending)
   FROM cnt JOIN queues_localqueue lq ON lq.id = cnt.id GROUP BY lq.cluster_queue_id
 """
 
 
-def _lock_level(model: type[Model]) -> list[datetime | None]:
-    """Lock every row of a level in id order (the lock order); its distinct ``usage_last_update``."""
+def _lock_level(model: type[Model], *, counters: bool = False) -> tuple[list[datetime | None], set[str]]:
+    """Lock every row of a level in id order (the lock order); its distinct ``usage_last_update``
+    and the keys of its stored usage (with ``counters``, the counters' resources too)."""
     table = model._meta.db_table
+    counted = f" UNION SELECT 'k', NULL, resource FROM {_USAGE} GROUP BY resource" if counters else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT DISTINCT usage_last_update FROM (SELECT id, usage_last_update FROM {table} ORDER BY id FOR UPDATE) s"
+            f"WITH locked AS (SELECT id, usage_last_update, consumed_resources FROM {table} ORDER BY id FOR UPDATE) "
+            "SELECT 'u', usage_last_update, NULL FROM locked GROUP BY usage_last_update "
+            "UNION ALL SELECT 'k', NULL, key FROM locked, jsonb_object_keys(consumed_resources) key GROUP BY key"
+            f"{counted}"
         )
-        return [row[0] for row in cursor.fetchall()]
+        rows = cursor.fetchall()
+    return [update for tag, update, _ in rows if tag == "u"], {key for tag, _, key in rows if tag == "k"}
 
 
 def _sample_set_based(
     cohorts: list[Cohort], cluster_queues: list[ClusterQueue], moment: datetime, policy: FairSharingPolicy
 ) -> int:
     """Namespaces and LocalQueues in one statement; cohorts and ClusterQueues (a few rows) as
-    the row-by-row path does them, with the ClusterQueue counts that statement returns."""
-    updates = {update for update in (*_lock_level(Namespace), *_lock_level(LocalQueue)) if update is not None}
+    the row-by-row path does them, with the ClusterQueue counts that statement returns.
+
+    Should a row or counter with a resource the locking reads did not see have committed in
+    between (a LocalQueue created meanwhile, a workload of a new resource admitted), the
+    statement writes nothing and the sample is taken row by row instead (the same values)."""
+    namespace_updates, namespace_keys = _lock_level(Namespace)
+    queue_updates, queue_keys = _lock_level(LocalQueue, counters=True)
+    updates = {update for update in (*namespace_updates, *queue_updates) if update is not None}
+    names = sorted(namespace_keys | queue_keys)
     now_s = moment.timestamp()
     factors = [(update, *engine_usage.sample_factors(update.timestamp(), now_s, policy)) for update in sorted(updates)]
     cte, cte_params = rows_cte(
@@ -447,13 +509,16 @@ def _sample_set_based(
         # The planner prices the per-row JSON work high enough to compile it (JIT): seconds of
         # compiling for a statement that runs in a fraction of that. Off for this transaction.
         cursor.execute("SET LOCAL jit = off")
-        # Its grouped JSON aggregates (one per LocalQueue) spill to disk in the default 4 MB.
+        # Its grouped aggregates (one group per LocalQueue) spill to disk in the default 4 MB.
         cursor.execute("SET LOCAL work_mem = '32MB'")
         cursor.execute(
-            f"WITH {cte}, {_SET_BASED}",
-            [*cte_params, moment, json.dumps(dict(policy.resource_weights))],
+            f"WITH {cte}, {_set_based_sql(len(names))}",
+            [*cte_params, moment, names, [float(policy.resource_weight(name)) for name in names]],
         )
         result = cursor.fetchall()
+    if any(tag == "unknown" and count for tag, _, count, _ in result):
+        logger.info("usage sample: a resource appeared while sampling; sampled row by row")
+        return _sample_row_by_row(cohorts, cluster_queues, moment, policy)
     written = sum(int(count) for tag, _, count, _ in result if tag == "series")
     chains = _cohort_chains(cohorts, cluster_queues)
     usage = _cluster_queue_usage(chains)
@@ -468,8 +533,8 @@ def _sample_set_based(
         (ClusterQueue, cluster_queues, Kind.CLUSTER_QUEUE),
     ]
     written += _decay_levels(levels, usage, counts, cohorts, cluster_queues, moment, policy)
-    local_queues, names = _time_aware_local_queues(cohorts, cluster_queues)
-    _update_historical_shares(cohorts, cluster_queues, names, local_queues, moment, policy)
+    local_queues, names_by_id = _time_aware_local_queues(cohorts, cluster_queues)
+    _update_historical_shares(cohorts, cluster_queues, names_by_id, local_queues, moment, policy)
     return written
 
 
@@ -608,6 +673,7 @@ def _update_historical_shares(
     KAI does). Prometheus being unreachable keeps the previous values and logs why.
     """
     scopes = time_aware_scopes(cohorts, cluster_queues)
+    before = {lq.id: lq.historical_share for lq in local_queues}
     targets = [lq for lq in local_queues if lq.cluster_queue_id in scopes]
     stale = [lq for lq in local_queues if lq.cluster_queue_id not in scopes and lq.historical_share]
     source = usage_source_from_settings(policy, getattr(settings, "PROMETHEUS_URL", ""))
@@ -650,13 +716,23 @@ def _update_historical_shares(
             lq.historical_share = shares
     for lq in stale:
         lq.historical_share = {}
-    if targets or stale:
-        execute_with_rows(
-            "UPDATE queues_localqueue SET historical_share = h.share FROM h WHERE queues_localqueue.id = h.id",
-            "h",
-            (("id", "bigint"), ("share", "jsonb")),
-            [(lq.id, lq.historical_share) for lq in targets + stale],
-        )
+    changed = [lq for lq in targets + stale if not _same_json(lq.historical_share, before[lq.id])]
+    execute_with_rows(  # no statement when nothing changed
+        "UPDATE queues_localqueue SET historical_share = h.share FROM h WHERE queues_localqueue.id = h.id",
+        "h",
+        (("id", "bigint"), ("share", "jsonb")),
+        [(lq.id, lq.historical_share) for lq in changed],
+    )
+
+
+def _same_json(new: Mapping[str, Any] | None, stored: Mapping[str, Any] | None) -> bool:
+    """Whether writing ``new`` would store what is stored: the same keys, values equal and of the
+    same type (2000.0 is stored as 2000.0, not as 2000), so an unchanged row is not rewritten."""
+    if new is None or stored is None:
+        return new is stored
+    return new.keys() == stored.keys() and all(
+        type(value) is type(stored[key]) and value == stored[key] for key, value in new.items()
+    )
 
 
 # --- retention --------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from fairshare.policy import FairSharingPolicy
@@ -160,6 +162,38 @@ def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_ca
     lq.refresh_from_db()
     # 8 CPU x 3h out of 10 CPU x 10h: KAI's 0.24 example (half-life long enough to ignore decay)
     assert lq.historical_share["cpu"] == pytest.approx(0.24, rel=1e-3)
+
+
+@pytest.mark.parametrize("set_based", [True, False])
+def test_given_an_unchanged_history_share_when_sampled_again_then_its_row_is_not_rewritten(set_based):
+    cq = make_cluster_queue(cpu="10", mode=AdmissionMode.TIME_AWARE)
+    lq = make_local_queue("team-a", "main", cq)
+    now = timezone.now()
+    policy = FairSharingPolicy.from_mapping({"usageWindow": {"size": "10h"}, "usageHalfLifeTime": "1000d"})
+    start = now - timedelta(hours=10)
+    UsageSample.objects.create(sampled_at=start, kind="localQueue", object_id=lq.id, allocated={"cpu": 8000})
+    UsageSample.objects.create(
+        sampled_at=start + timedelta(hours=3), kind="localQueue", object_id=lq.id, allocated={"cpu": 0}
+    )
+    UsageSample.objects.create(
+        sampled_at=start, kind="clusterQueue", object_id=cq.id, allocated={}, capacity={"cpu": 10000}
+    )
+    usage.sample_usage(now=now, policy=policy, set_based=set_based)
+    first = LocalQueue.objects.get(pk=lq.pk).historical_share
+
+    with CaptureQueriesContext(connection) as same:  # nothing admitted since: the same window
+        usage.sample_usage(now=now, policy=policy, set_based=set_based)
+    LocalQueue.objects.filter(pk=lq.pk).update(historical_share={"cpu": 0.5})
+    with CaptureQueriesContext(connection) as changed:
+        usage.sample_usage(now=now, policy=policy, set_based=set_based)
+
+    def rewrites(queries):
+        return [query["sql"] for query in queries.captured_queries if "SET historical_share" in query["sql"]]
+
+    assert first["cpu"] == pytest.approx(0.24, rel=1e-3)
+    assert rewrites(same) == []
+    assert len(rewrites(changed)) == 1
+    assert LocalQueue.objects.get(pk=lq.pk).historical_share == first
 
 
 def test_given_work_in_a_nested_cohort_when_sampled_then_every_cohort_sample_counts_its_subtree():

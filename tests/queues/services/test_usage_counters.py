@@ -404,6 +404,33 @@ def test_given_the_same_state_then_the_set_based_sample_stores_what_the_row_by_r
     )
 
 
+@pytest.mark.parametrize("missed", ["memory", "cpu"])
+def test_given_a_resource_the_locking_reads_missed_then_the_sample_still_stores_what_the_row_by_row_one_does(
+    missed, monkeypatch
+):
+    """A counter or status key committed between the locking reads and the statement (here:
+    hidden from the reads) makes the statement write nothing and the sample go row by row."""
+    _varied_cluster()
+    t0 = timezone.now() - timedelta(days=3)
+    lock_level = usage._lock_level
+
+    def without(model, **kwargs):
+        updates, keys = lock_level(model, **kwargs)
+        return updates, keys - {missed}
+
+    results = {}
+    for set_based in (True, False):
+        with transaction.atomic(), monkeypatch.context() as patch:
+            patch.setattr(usage, "_lock_level", without)
+            for gap in (timedelta(0), HOUR):
+                usage.sample_usage(now=t0 + gap, policy=POLICY, set_based=set_based)
+            results[set_based] = _stored()
+            transaction.set_rollback(True)
+
+    assert results[True] == results[False]
+    assert any(missed in text for _, _, _, _, text, *_ in results[True]["series"])  # allocated
+
+
 def test_given_counters_then_admitted_usage_equals_the_old_join_per_level():
     lqs = _varied_cluster()
     chains = {lq.cluster_queue_id: (lq.cluster_queue.cohort_id,) for lq in lqs}
