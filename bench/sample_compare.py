@@ -6,7 +6,9 @@ with ``BENCH_DATABASE_URL`` / ``BENCH_SEED_DATABASE`` naming the work database a
 plain ``UPDATE`` of the LocalQueue rows as the baseline, then three samples at moments fixed by
 the seed (10 minutes after its last admission, then 60 s and 120 s later: the first decays
 nothing, the next ones decay every row, the steady state), and after each writes every status
-row, every LocalQueue's TimeAware history and every series row to ``FILE`` (pickle).
+row, every LocalQueue's TimeAware history and every series row to ``FILE`` (pickle). With
+``--row-by-row-first``, a row-by-row sample at the first moment, rolled back, goes first (as in
+``bench/control_loop.py``, whose sample row is measured after it) and is compared with the first.
 
 ``python bench/sample_compare.py --compare A B`` says whether two dumps are identical (e.g. the
 code on ``main`` and a branch, each from its own copy of the same seed): the check that a faster
@@ -87,7 +89,7 @@ def _row(label: str, figures: tuple[float, float, float | None]) -> None:
     )
 
 
-def run(dump: str | None) -> None:
+def run(dump: str | None, row_by_row_first: bool) -> None:
     import django
 
     django.setup()
@@ -105,6 +107,14 @@ def run(dump: str | None) -> None:
         "baseline: plain UPDATE of the 10,000 LQ rows",
         _measure(lambda: control_loop._sql("UPDATE queues_localqueue SET consumed_resources = consumed_resources")),
     )
+    if row_by_row_first:  # as bench/control_loop.py does before its sample row
+        from django.db import transaction
+
+        with transaction.atomic():
+            figures = _measure(lambda: usage.sample_usage(now=first, set_based=False))
+            reference = _stored()
+            transaction.set_rollback(True)
+        _row("row-by-row sample at +0 s (rolled back)", figures)
     states = []
     for step in STEPS:
         moment = first + timedelta(seconds=step)
@@ -112,6 +122,8 @@ def run(dump: str | None) -> None:
         figures = _measure(lambda moment=moment, results=results: results.append(usage.sample_usage(now=moment)))
         _row(f"sample at +{step} s ({results[0].rows:,} series rows)", figures)
         states.append(_stored())
+        if row_by_row_first and step == 0:
+            print(f"  the row-by-row sample stored {'the same' if states[0] == reference else 'OTHER VALUES'}")
     if dump:
         with open(dump, "wb") as out:
             pickle.dump(states, out)
@@ -138,11 +150,14 @@ def compare(first: str, second: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dump", help="write what each sample stored to this file")
+    parser.add_argument(
+        "--row-by-row-first", action="store_true", help="first a rolled-back row-by-row sample, as the bench does"
+    )
     parser.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two dumps and exit")
     args = parser.parse_args()
     if args.compare:
         sys.exit(compare(*args.compare))
-    run(args.dump)
+    run(args.dump, args.row_by_row_first)
 
 
 if __name__ == "__main__":

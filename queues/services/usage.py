@@ -329,7 +329,7 @@ def _columns(template: str, resources: int) -> str:
     return "".join(f", {template.format(i=i)}" for i in range(1, resources + 1))
 
 
-def _level_sql(prefix: str, table: str, current: str, count: str, resources: int) -> str:
+def _level_sql(prefix: str, table: str, current: str, count: str, resources: int, parents: str = "") -> str:
     """The CTEs that decay one level (``prefix``: their names); ``_write_sql`` writes it.
 
     ``current``: the level's admitted-usage counters as ``(id, resource, amount, workloads)``
@@ -348,6 +348,7 @@ def _level_sql(prefix: str, table: str, current: str, count: str, resources: int
     kept resources' weighted sum, added from 0.0 in name order as the engine adds them, over
     the row's weight (none when it is <= 0). ``unknown`` (rows and counters): a key or resource
     outside ``k.names`` (a row or counter committed after the names were read), for ``guard``.
+    ``parents``: more columns of the level's rows ``{prefix}_rows`` keeps (``t.column, ``).
     """
     consumed = _each(f"k.names[{{i}}], {_JSON_FLOAT.format(v='e.v{i}')}", resources)
     allocated = _each("k.names[{i}], to_jsonb(e.n{i})", resources)
@@ -366,7 +367,9 @@ def _level_sql(prefix: str, table: str, current: str, count: str, resources: int
           FROM ({current}) c, k GROUP BY c.id
     ),
     {prefix}_rows AS (
-        SELECT t.id, t.weight, t.usage_last_update IS NULL AS fresh, f.alpha, COALESCE(f.reset, false) AS reset,
+        SELECT t.id, {
+        parents
+    }t.weight, t.usage_last_update IS NULL AS fresh, f.alpha, COALESCE(f.reset, false) AS reset,
                t.consumed_resources - k.names <> '{{}}'::jsonb AS unknown{
         _columns(f"{_FLOAT.format(j='t.consumed_resources -> k.names[{i}]')} AS p{{i}}", resources)
     }
@@ -432,14 +435,15 @@ def _set_based_sql(resources: int) -> str:
         f"SELECT local_queue_id AS id, resource, amount, workloads FROM {_USAGE}",
         "SELECT id, admitted, pending FROM cnt",
         resources,
+        "t.namespace_id, t.cluster_queue_id, ",
     )
-    ns = _level_sql(
+    ns = _level_sql(  # the LocalQueues' namespaces from lq_rows: the table is not read again
         "ns",
         "queues_namespace",
         f"SELECT lq.namespace_id AS id, c.resource, c.amount, c.workloads FROM {_USAGE} c "
-        "JOIN queues_localqueue lq ON lq.id = c.local_queue_id",
+        "JOIN lq_rows lq ON lq.id = c.local_queue_id",
         "SELECT lq.namespace_id AS id, SUM(cnt.admitted) AS admitted, SUM(cnt.pending) AS pending "
-        "FROM cnt JOIN queues_localqueue lq ON lq.id = cnt.id GROUP BY lq.namespace_id",
+        "FROM cnt JOIN lq_rows lq ON lq.id = cnt.id GROUP BY lq.namespace_id",
         resources,
     )
     return f"""
@@ -467,7 +471,7 @@ UNION ALL
 SELECT 'unknown', NULL, (SELECT unknown::int FROM guard), NULL
 UNION ALL
 SELECT 'clusterQueue', lq.cluster_queue_id, SUM(cnt.admitted), SUM(cnt.pending)
-  FROM cnt JOIN queues_localqueue lq ON lq.id = cnt.id GROUP BY lq.cluster_queue_id
+  FROM cnt JOIN lq_rows lq ON lq.id = cnt.id GROUP BY lq.cluster_queue_id
 """
 
 
