@@ -5,6 +5,11 @@ Admins get every cluster's capacity, admitted and pending work and health
 consumers, pending reasons, utilisation over time and fairness between tenants over time.
 Tenants get the same shape limited to their namespaces: counts, hard quota use, their
 LocalQueues' shares, their reasons, their allocation and counts over time. Fixed query count.
+
+What is the same for every admin (the cluster-wide aggregates, and the admins' top consumers,
+pending reasons and starved/reclaimable card folded from them) is shared between viewers for a
+few seconds (``live.shared``, keys ending in ``admins`` or naming no viewer); a tenant's figures
+are never read from or written to those keys.
 """
 
 from __future__ import annotations
@@ -228,7 +233,11 @@ def cluster_overview(range_name: str) -> Overview:
         for r in resource_order(capacity)
         if capacity.get(r)
     ]
-    overview.consumers = _consumers(ADMIN, structure, lq_usage, capacity)
+    # The top consumers and the starved card are folds of the cluster-wide aggregates (and of
+    # every LocalQueue's decayed usage), the same for every admin: shared like the aggregates.
+    overview.consumers = live.shared(
+        "dashboard:top-consumers:admins", lambda: _consumers(ADMIN, structure, lq_usage, capacity)
+    )
     overview.reasons = _reasons(ADMIN)
     overview.held_queues = QueueHold.objects.count()
     overview.stopped_queues = (
@@ -237,7 +246,10 @@ def cluster_overview(range_name: str) -> Overview:
     )
     overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
-    overview.starved = analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy())
+    overview.starved = live.shared(
+        "dashboard:starved:admins",
+        lambda: analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy()),
+    )
 
     roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
