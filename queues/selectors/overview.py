@@ -375,7 +375,8 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
     overview = Overview(cluster_view=False)
     overview.namespaces = list(Namespace.objects.filter(id__in=ns_ids).order_by("name").values_list("name", flat=True))
     admitted = live.admitted_usage(namespace_ids=ns_ids)
-    overview.admitted, overview.pending = _totals(live.counts_by_local_queue(namespace_ids=ns_ids))
+    counts = live.counts_by_local_queue(namespace_ids=ns_ids)
+    overview.admitted, overview.pending = _totals(counts)
     lq_usage = admitted.by_local_queue()
     my_queues = structure.cluster_queues_fed_by(viewer.roles)
     capacity = structure.cluster_capacity(my_queues)
@@ -384,7 +385,7 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
     overview.budgets, overview.budget_count = live.visible_budgets(viewer, limit=TOP_BUDGETS)
     overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
     overview.starved = analytics.starved_and_reclaimable(
-        viewer, structure, live.admitted_usage(), live.counts_by_local_queue(namespace_ids=ns_ids), _reclaim_policy()
+        viewer, structure, live.admitted_usage(), counts, _reclaim_policy()
     )
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)
