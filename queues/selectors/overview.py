@@ -352,14 +352,21 @@ def _jain_history(
     rows = history.namespace_rows_at(times)
     weights = _namespace_weights()
     per_time: dict[datetime, list[float]] = defaultdict(list)
+    # _namespace_value per row, with each time's capacity (the resources above 0, in the order
+    # dominant_share takes them) made once per time instead of once per namespace and time.
+    entitled_at: dict[int, list[tuple[str, float]]] = {}
     for at, ns_id, allocated, admitted, pending in rows:
         if not (admitted or pending):
             continue
         i = index[at]
-        capacity = {r: values[i] for r, values in roots.capacity.items()}
-        per_time[at].append(
-            _namespace_value({r: float(v) for r, v in (allocated or {}).items()}, capacity, weights.get(ns_id, 1.0))
-        )
+        entitled = entitled_at.get(i)
+        if entitled is None:
+            capacity = sorted((r, values[i]) for r, values in roots.capacity.items())
+            entitled = entitled_at[i] = [(r, total) for r, total in capacity if total > 0]
+        held = allocated or {}
+        ratio = max((float(held.get(r, 0.0)) / total for r, total in entitled), default=0.0)
+        weight = weights.get(ns_id, 1.0)
+        per_time[at].append(ratio / weight if weight > 0 else 0.0)
     values = [jain_index(per_time[t]) if per_time.get(t) else None for t in times]
     result = (times, values)
     cache.set(key, result, timeout=3600)
