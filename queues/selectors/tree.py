@@ -171,7 +171,7 @@ def queue_tree(
         lqs=lq_by_id,
         usage=admitted.by_local_queue(),
         cq_usage=admitted.by_cluster_queue_flavor(structure.queue_of()),
-        counts=live.counts_by_local_queue(cluster_queue_ids=page_cq_ids),
+        counts=live.counts_by_local_queue(),  # the shared cluster-wide counts (the page's queues' inside)
         holds=live.holds(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
         budgets=live.budgets(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
     )
