@@ -7,8 +7,9 @@ own usage series; entitlement uses today's weights and quotas (the help text say
 The cohort, ClusterQueue and namespace pages read their admitted usage and workload counts from
 the cluster-wide aggregates shared between viewers for a few seconds (``live.shared``), as the
 tree below them on the same page does, folded to the page's own queue in Python with the page's
-structure: never another queue's figures, whoever looks, and no aggregate of their own. (The
-LocalQueue page, which has no tree, keeps its own narrowed and fresh aggregate.)
+structure: never another queue's figures, whoever looks, and no aggregate of their own (``admitted``:
+the page's copy of the shared admitted usage, which its tree folds too). The LocalQueue page,
+which has no tree, keeps its own narrowed and fresh aggregate.
 """
 
 from __future__ import annotations
@@ -209,7 +210,13 @@ def _flatten(found: Mapping[tuple[str, int], list[Any]]) -> list[Any]:
     return [item for key in sorted(found, key=lambda k: order[k[0]]) for item in found[key]]
 
 
-def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cluster_queue_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     """Admins, and tenants with a LocalQueue feeding it (its capacity explains their waiting)."""
     queue = ClusterQueue.objects.select_related("cohort").filter(name=name).first()
     if queue is None:
@@ -217,7 +224,7 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     if not viewer.is_admin and queue.id not in structure.cluster_queues_fed_by(viewer.roles):
         return None
     node = structure.cluster_queues[queue.id]
-    used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of()).get(queue.id, {})
+    used = (admitted or live.admitted_usage()).by_cluster_queue_flavor(structure.queue_of()).get(queue.id, {})
     quotas = [
         QuotaRow(
             c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit, used.get((c.flavor, c.resource), 0)
@@ -259,12 +266,18 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     )
 
 
-def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def namespace_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     namespace = Namespace.objects.filter(name=name).first()
     if namespace is None or not viewer.can_read_namespace(namespace.id):
         return None
     entitlement = structure.namespace_entitlement(namespace.id)
-    allocated = live.admitted_usage().by_group(structure.namespace_of()).get(namespace.id, {})
+    allocated = (admitted or live.admitted_usage()).by_group(structure.namespace_of()).get(namespace.id, {})
     hard = dict(NamespaceQuota.objects.filter(namespace=namespace).values_list("resource", "hard"))
     quotas = [
         QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
@@ -294,7 +307,13 @@ def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, ran
     )
 
 
-def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cohort_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     """Admins only: a cohort spans many tenants."""
     if not viewer.is_admin:
         return None
@@ -303,7 +322,7 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         return None
     capacity = structure.cohort_capacity(cohort.id)
     inside = structure.subtree_queue_ids(cohort.id)
-    used = live.admitted_usage().by_cluster_queue_flavor(structure.queue_of())
+    used = (admitted or live.admitted_usage()).by_cluster_queue_flavor(structure.queue_of())
     allocated: dict[str, float] = {}
     for cq_id in sorted(inside):
         per_resource(used.get(cq_id, {}), into=allocated)

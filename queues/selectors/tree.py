@@ -3,8 +3,8 @@
 Pages hold up to ``page_size`` LocalQueues (a ClusterQueue without LocalQueues counts as one
 slot); the cohort, ClusterQueue and namespace rows above them are repeated at the top of a page
 that starts inside their group. Fixed queries: the structure (5; none when the page passes its
-own), the visible LocalQueues (1), admitted usage per LocalQueue and per ClusterQueue flavor (2),
-counts (1), holds (1), budgets (1).
+own), the visible LocalQueues (1), holds (1), budgets (1), and the cluster-wide admitted usage
+and counts (1 each, none while they are shared: ``live.shared``).
 
 Tenants see the cohort and ClusterQueue rows their LocalQueues feed, with cluster-level totals
 (capacity, admitted, borrowed: what explains their waiting), and only their own namespaces and
@@ -141,9 +141,11 @@ def queue_tree(
     page_number: Any = 1,
     page_size: int = PAGE_SIZE,
     structure: ClusterStructure | None = None,
+    admitted: live.AdmittedUsage | None = None,
 ) -> TreePage:
-    """One page of the tree; ``structure``: the page's own when it loaded one already (a queue's
-    detail page), so that a page reads the structure once."""
+    """One page of the tree; ``structure`` and ``admitted`` (the cluster-wide admitted usage): the
+    page's own when it has them already (a queue's detail page), so that a page reads and folds
+    them once."""
     structure = structure if structure is not None else load_structure()
     inside: set[int] | None = None
     if filters.cohort:  # only the subtree's LocalQueues are read (a cohort's page)
@@ -164,7 +166,7 @@ def queue_tree(
     page_ns_ids = sorted({lq_by_id[i]["namespace_id"] for i in page_lq_ids})
     page_cq_ids = sorted({leaf.cluster_queue_id for leaf in page.object_list})
 
-    admitted = live.admitted_usage()
+    admitted = admitted if admitted is not None else live.admitted_usage()
     builder = _RowBuilder(
         viewer=viewer,
         structure=structure,

@@ -10,7 +10,7 @@ from django.shortcuts import render
 
 from core import tables
 from queues.models import WorkloadState
-from queues.selectors import history
+from queues.selectors import history, live
 from queues.selectors.detail import (
     QueueDetail,
     cluster_queue_detail,
@@ -49,11 +49,15 @@ def _render(
     """One queue's page: ``detail_of(viewer, *key, structure, range)`` finds it (None: 404)."""
     structure = load_structure()
     range_name = history.parse_range(request.GET.get("range"))
-    detail = detail_of(request.viewer, *key, structure, range_name)
+    # Pages with a tree fold the shared admitted usage twice (their figures, the tree): one copy.
+    admitted = {"admitted": live.admitted_usage()} if tree else {}
+    detail = detail_of(request.viewer, *key, structure, range_name, **admitted)
     if detail is None:
         raise Http404("No such queue")
     children = (
-        queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE, structure) if tree else None
+        queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE, structure, **admitted)
+        if tree
+        else None
     )
     params = request.GET.copy()
     if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
