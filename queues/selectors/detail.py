@@ -3,11 +3,18 @@
 Each returns None when the viewer may not see the object (the view answers 404), so another
 tenant's queue is indistinguishable from one that does not exist. Charts come from the queue's
 own usage series; entitlement uses today's weights and quotas (the help text says so).
+
+The cohort, ClusterQueue and namespace pages read their admitted usage and workload counts from
+the cluster-wide aggregates shared between viewers for a few seconds (``live.shared``), as the
+tree below them on the same page does, folded to the page's own queue in Python with the page's
+structure: never another queue's figures, whoever looks, and no aggregate of their own (``admitted``:
+the page's copy of the shared admitted usage, which its tree folds too). The LocalQueue page,
+which has no tree, keeps its own narrowed and fresh aggregate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,13 +196,27 @@ def _usage(
     }
 
 
+def _shared_counts(group_of: Mapping[int, int], groups: Container[int]) -> list[live.Counts]:
+    """The workload counts of the LocalQueues whose group (``group_of``: LocalQueue id -> ClusterQueue
+    or namespace id, from the page's structure) is in ``groups``, read from the cluster-wide counts
+    shared between viewers (``live.counts_by_local_queue``): the same figures the page's tree
+    shows, with no query of its own while they are kept. Only the page's own queue's are returned."""
+    return [counts for lq_id, counts in live.counts_by_local_queue().items() if group_of.get(lq_id) in groups]
+
+
 def _flatten(found: Mapping[tuple[str, int], list[Any]]) -> list[Any]:
     """Holds or budgets of a queue and of the levels above it, the queue's own first."""
     order = {"localQueue": 0, "namespace": 1, "clusterQueue": 2}
     return [item for key in sorted(found, key=lambda k: order[k[0]]) for item in found[key]]
 
 
-def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cluster_queue_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     """Admins, and tenants with a LocalQueue feeding it (its capacity explains their waiting)."""
     queue = ClusterQueue.objects.select_related("cohort").filter(name=name).first()
     if queue is None:
@@ -203,11 +224,7 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     if not viewer.is_admin and queue.id not in structure.cluster_queues_fed_by(viewer.roles):
         return None
     node = structure.cluster_queues[queue.id]
-    used = (
-        live.admitted_usage(cluster_queue_ids=[queue.id])
-        .by_cluster_queue_flavor(structure.queue_of())
-        .get(queue.id, {})
-    )
+    used = (admitted or live.admitted_usage()).by_cluster_queue_flavor(structure.queue_of()).get(queue.id, {})
     quotas = [
         QuotaRow(
             c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit, used.get((c.flavor, c.resource), 0)
@@ -222,14 +239,14 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     ]
     allocated = per_resource(used)
     capacity = node.capacity
-    counts = live.counts_by_local_queue(cluster_queue_ids=[queue.id])
+    counts = _shared_counts(structure.queue_of(), {queue.id})
     keys = {"cluster_queue_ids": [queue.id]}
     return QueueDetail(
         obj=queue,
         kind="clusterQueue",
         mode=node.effective_mode,
         scope=node.scope,
-        **_usage(allocated, queue.consumed_resources, capacity, counts.values()),
+        **_usage(allocated, queue.consumed_resources, capacity, counts),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
@@ -249,22 +266,28 @@ def cluster_queue_detail(viewer: Access, name: str, structure: ClusterStructure,
     )
 
 
-def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def namespace_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     namespace = Namespace.objects.filter(name=name).first()
     if namespace is None or not viewer.can_read_namespace(namespace.id):
         return None
     entitlement = structure.namespace_entitlement(namespace.id)
-    allocated = _admitted_usage(workload__namespace_id=namespace.id)
+    allocated = (admitted or live.admitted_usage()).by_group(structure.namespace_of()).get(namespace.id, {})
     hard = dict(NamespaceQuota.objects.filter(namespace=namespace).values_list("resource", "hard"))
     quotas = [
         QuotaRow("", resource, hard[resource], used=allocated.get(resource, 0)) for resource in resource_order(hard)
     ]
-    counts = live.counts_by_local_queue(namespace_ids=[namespace.id])
+    counts = _shared_counts(structure.namespace_of(), {namespace.id})
     keys = {"namespace_ids": [namespace.id]}
     return QueueDetail(
         obj=namespace,
         kind="namespace",
-        **_usage(allocated, namespace.consumed_resources, entitlement, counts.values()),
+        **_usage(allocated, namespace.consumed_resources, entitlement, counts),
         quotas=quotas,
         holds=_flatten(live.holds(**keys)),
         budgets=_flatten(live.budgets(**keys)),
@@ -284,7 +307,13 @@ def namespace_detail(viewer: Access, name: str, structure: ClusterStructure, ran
     )
 
 
-def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_name: str) -> QueueDetail | None:
+def cohort_detail(
+    viewer: Access,
+    name: str,
+    structure: ClusterStructure,
+    range_name: str,
+    admitted: live.AdmittedUsage | None = None,
+) -> QueueDetail | None:
     """Admins only: a cohort spans many tenants."""
     if not viewer.is_admin:
         return None
@@ -293,15 +322,15 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         return None
     capacity = structure.cohort_capacity(cohort.id)
     inside = structure.subtree_queue_ids(cohort.id)
-    used = live.admitted_usage(cluster_queue_ids=inside).by_cluster_queue_flavor(structure.queue_of())
+    used = (admitted or live.admitted_usage()).by_cluster_queue_flavor(structure.queue_of())
     allocated: dict[str, float] = {}
-    for cells in used.values():
-        per_resource(cells, into=allocated)
+    for cq_id in sorted(inside):
+        per_resource(used.get(cq_id, {}), into=allocated)
     own = [
         QuotaRow(c.flavor, c.resource, c.nominal, c.borrowing_limit, c.lending_limit)
         for c in structure.cohorts[cohort.id].quotas
     ]
-    counts = live.counts_by_local_queue(cluster_queue_ids=inside)
+    counts = _shared_counts(structure.queue_of(), inside)
     mode, scope = "", ""
     for node in structure.cohort_path(cohort.id):
         if node.admission_mode:
@@ -312,7 +341,7 @@ def cohort_detail(viewer: Access, name: str, structure: ClusterStructure, range_
         kind="cohort",
         mode=mode,
         scope=scope,
-        **_usage(allocated, cohort.consumed_resources, capacity, counts.values()),
+        **_usage(allocated, cohort.consumed_resources, capacity, counts),
         quotas=own,
         changes=_changes(viewer, "cohort", cohort.id),
         **_figures(

@@ -5,6 +5,11 @@ Admins get every cluster's capacity, admitted and pending work and health
 consumers, pending reasons, utilisation over time and fairness between tenants over time.
 Tenants get the same shape limited to their namespaces: counts, hard quota use, their
 LocalQueues' shares, their reasons, their allocation and counts over time. Fixed query count.
+
+What is the same for every admin (the cluster-wide aggregates, and the admins' top consumers,
+pending reasons and starved/reclaimable card folded from them) is shared between viewers for a
+few seconds (``live.shared``, keys ending in ``admins`` or naming no viewer); a tenant's figures
+are never read from or written to those keys.
 """
 
 from __future__ import annotations
@@ -228,7 +233,11 @@ def cluster_overview(range_name: str) -> Overview:
         for r in resource_order(capacity)
         if capacity.get(r)
     ]
-    overview.consumers = _consumers(ADMIN, structure, lq_usage, capacity)
+    # The top consumers and the starved card are folds of the cluster-wide aggregates (and of
+    # every LocalQueue's decayed usage), the same for every admin: shared like the aggregates.
+    overview.consumers = live.shared(
+        "dashboard:top-consumers:admins", lambda: _consumers(ADMIN, structure, lq_usage, capacity)
+    )
     overview.reasons = _reasons(ADMIN)
     overview.held_queues = QueueHold.objects.count()
     overview.stopped_queues = (
@@ -237,7 +246,10 @@ def cluster_overview(range_name: str) -> Overview:
     )
     overview.budgets, overview.budget_count = live.visible_budgets(ADMIN, limit=TOP_BUDGETS)
     overview.jain_now = _jain_now(structure, capacity, admitted, counts)
-    overview.starved = analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy())
+    overview.starved = live.shared(
+        "dashboard:starved:admins",
+        lambda: analytics.starved_and_reclaimable(ADMIN, structure, admitted, counts, _reclaim_policy()),
+    )
 
     roots = [(Kind.COHORT, c.id) for c in structure.roots()] + [
         (Kind.CLUSTER_QUEUE, q.id) for q in structure.standalone_cluster_queues()
@@ -340,14 +352,21 @@ def _jain_history(
     rows = history.namespace_rows_at(times)
     weights = _namespace_weights()
     per_time: dict[datetime, list[float]] = defaultdict(list)
+    # _namespace_value per row, with each time's capacity (the resources above 0, in the order
+    # dominant_share takes them) made once per time instead of once per namespace and time.
+    entitled_at: dict[int, list[tuple[str, float]]] = {}
     for at, ns_id, allocated, admitted, pending in rows:
         if not (admitted or pending):
             continue
         i = index[at]
-        capacity = {r: values[i] for r, values in roots.capacity.items()}
-        per_time[at].append(
-            _namespace_value({r: float(v) for r, v in (allocated or {}).items()}, capacity, weights.get(ns_id, 1.0))
-        )
+        entitled = entitled_at.get(i)
+        if entitled is None:
+            capacity = sorted((r, values[i]) for r, values in roots.capacity.items())
+            entitled = entitled_at[i] = [(r, total) for r, total in capacity if total > 0]
+        held = allocated or {}
+        ratio = max((float(held.get(r, 0.0)) / total for r, total in entitled), default=0.0)
+        weight = weights.get(ns_id, 1.0)
+        per_time[at].append(ratio / weight if weight > 0 else 0.0)
     values = [jain_index(per_time[t]) if per_time.get(t) else None for t in times]
     result = (times, values)
     cache.set(key, result, timeout=3600)
@@ -363,7 +382,8 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
     overview = Overview(cluster_view=False)
     overview.namespaces = list(Namespace.objects.filter(id__in=ns_ids).order_by("name").values_list("name", flat=True))
     admitted = live.admitted_usage(namespace_ids=ns_ids)
-    overview.admitted, overview.pending = _totals(live.counts_by_local_queue(namespace_ids=ns_ids))
+    counts = live.counts_by_local_queue(namespace_ids=ns_ids)
+    overview.admitted, overview.pending = _totals(counts)
     lq_usage = admitted.by_local_queue()
     my_queues = structure.cluster_queues_fed_by(viewer.roles)
     capacity = structure.cluster_capacity(my_queues)
@@ -372,7 +392,7 @@ def tenant_overview(viewer: Access, range_name: str) -> Overview:
     overview.budgets, overview.budget_count = live.visible_budgets(viewer, limit=TOP_BUDGETS)
     overview.quota_use = _quota_use(ns_ids, admitted.by_group(structure.namespace_of()))
     overview.starved = analytics.starved_and_reclaimable(
-        viewer, structure, live.admitted_usage(), live.counts_by_local_queue(namespace_ids=ns_ids), _reclaim_policy()
+        viewer, structure, live.admitted_usage(), counts, _reclaim_policy()
     )
     overview.held_queues = QueueHold.objects.filter(
         Q(namespace_id__in=ns_ids) | Q(local_queue__namespace_id__in=ns_ids) | Q(cluster_queue_id__in=my_queues)

@@ -2,8 +2,9 @@
 
 Pages hold up to ``page_size`` LocalQueues (a ClusterQueue without LocalQueues counts as one
 slot); the cohort, ClusterQueue and namespace rows above them are repeated at the top of a page
-that starts inside their group. Fixed queries: the structure (5), the visible LocalQueues (1),
-admitted usage per LocalQueue and per ClusterQueue flavor (2), counts (1), holds (1), budgets (1).
+that starts inside their group. Fixed queries: the structure (5; none when the page passes its
+own), the visible LocalQueues (1), holds (1), budgets (1), and the cluster-wide admitted usage
+and counts (1 each, none while they are shared: ``live.shared``).
 
 Tenants see the cohort and ClusterQueue rows their LocalQueues feed, with cluster-level totals
 (capacity, admitted, borrowed: what explains their waiting), and only their own namespaces and
@@ -89,8 +90,14 @@ class _Leaf:
     local_queue_id: int | None  # None: a ClusterQueue without (visible) LocalQueues
 
 
-def _visible_local_queues(viewer: Access, filters: TreeFilters) -> list[dict[str, Any]]:
+def _visible_local_queues(
+    viewer: Access, filters: TreeFilters, cluster_queue_ids: set[int] | None = None
+) -> list[dict[str, Any]]:
+    """The viewer's LocalQueues the filters keep (``cluster_queue_ids``: only those feeding these,
+    a cohort's subtree), with what their rows and their namespaces' rows show."""
     rows = viewer.visible_to(LocalQueue.objects.all())
+    if cluster_queue_ids is not None:
+        rows = rows.filter(cluster_queue_id__in=sorted(cluster_queue_ids))
     if filters.q:
         rows = rows.filter(Q(name__icontains=filters.q) | Q(namespace__name__icontains=filters.q))
     if filters.cluster_queue:
@@ -128,18 +135,30 @@ def _leaves(structure: ClusterStructure, lqs: list[dict[str, Any]], show_empty: 
     return leaves
 
 
-def queue_tree(viewer: Access, filters: TreeFilters, page_number: Any = 1, page_size: int = PAGE_SIZE) -> TreePage:
-    structure = load_structure()
-    lqs = _visible_local_queues(viewer, filters)
+def queue_tree(
+    viewer: Access,
+    filters: TreeFilters,
+    page_number: Any = 1,
+    page_size: int = PAGE_SIZE,
+    structure: ClusterStructure | None = None,
+    admitted: live.AdmittedUsage | None = None,
+) -> TreePage:
+    """One page of the tree; ``structure`` and ``admitted`` (the cluster-wide admitted usage): the
+    page's own when it has them already (a queue's detail page), so that a page reads and folds
+    them once."""
+    structure = structure if structure is not None else load_structure()
+    inside: set[int] | None = None
+    if filters.cohort:  # only the subtree's LocalQueues are read (a cohort's page)
+        cohort = next((c for c in structure.cohorts.values() if c.name == filters.cohort), None)
+        inside = structure.subtree_queue_ids(cohort.id) if cohort else set()
+    lqs = _visible_local_queues(viewer, filters, inside)
     # Admins also see ClusterQueues nobody feeds yet (unless searching for a LocalQueue name).
     leaves = _leaves(structure, lqs, show_empty=viewer.is_admin and not filters.q and not filters.namespace)
     if filters.cluster_queue:
         leaves = [
             leaf for leaf in leaves if structure.cluster_queues[leaf.cluster_queue_id].name == filters.cluster_queue
         ]
-    if filters.cohort:
-        cohort = next((c for c in structure.cohorts.values() if c.name == filters.cohort), None)
-        inside = structure.subtree_queue_ids(cohort.id) if cohort else set()
+    if inside is not None:
         leaves = [leaf for leaf in leaves if leaf.cluster_queue_id in inside]
     page = Paginator(leaves, page_size).get_page(page_number)
     lq_by_id = {row["id"]: row for row in lqs}
@@ -147,14 +166,14 @@ def queue_tree(viewer: Access, filters: TreeFilters, page_number: Any = 1, page_
     page_ns_ids = sorted({lq_by_id[i]["namespace_id"] for i in page_lq_ids})
     page_cq_ids = sorted({leaf.cluster_queue_id for leaf in page.object_list})
 
-    admitted = live.admitted_usage()
+    admitted = admitted if admitted is not None else live.admitted_usage()
     builder = _RowBuilder(
         viewer=viewer,
         structure=structure,
         lqs=lq_by_id,
         usage=admitted.by_local_queue(),
         cq_usage=admitted.by_cluster_queue_flavor(structure.queue_of()),
-        counts=live.counts_by_local_queue(cluster_queue_ids=page_cq_ids),
+        counts=live.counts_by_local_queue(),  # the shared cluster-wide counts (the page's queues' inside)
         holds=live.holds(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
         budgets=live.budgets(local_queue_ids=page_lq_ids, namespace_ids=page_ns_ids, cluster_queue_ids=page_cq_ids),
     )

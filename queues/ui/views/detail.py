@@ -10,7 +10,7 @@ from django.shortcuts import render
 
 from core import tables
 from queues.models import WorkloadState
-from queues.selectors import history
+from queues.selectors import history, live
 from queues.selectors.detail import (
     QueueDetail,
     cluster_queue_detail,
@@ -49,10 +49,16 @@ def _render(
     """One queue's page: ``detail_of(viewer, *key, structure, range)`` finds it (None: 404)."""
     structure = load_structure()
     range_name = history.parse_range(request.GET.get("range"))
-    detail = detail_of(request.viewer, *key, structure, range_name)
+    # Pages with a tree fold the shared admitted usage twice (their figures, the tree): one copy.
+    admitted = {"admitted": live.admitted_usage()} if tree else {}
+    detail = detail_of(request.viewer, *key, structure, range_name, **admitted)
     if detail is None:
         raise Http404("No such queue")
-    children = queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE) if tree else None
+    children = (
+        queue_tree(request.viewer, tree, request.GET.get("tpage", 1), CHILD_PAGE_SIZE, structure, **admitted)
+        if tree
+        else None
+    )
     params = request.GET.copy()
     if "state" not in params:  # a queue's page lists what waits and runs; history is in the workload list
         params.setlist("state", [WorkloadState.PENDING, WorkloadState.ADMITTED])
@@ -99,37 +105,54 @@ def local_queue(request: DashboardRequest, namespace: str, name: str) -> HttpRes
     )
 
 
+def _fed_by(cluster_queue_ids: Callable[[ClusterStructure], set[int]]) -> Callable[[ClusterStructure], dict[str, Any]]:
+    """The workloads of the LocalQueues feeding the ClusterQueues ``cluster_queue_ids`` names, by
+    LocalQueue id from the page's structure (the (state, local_queue) index, no join)."""
+
+    def fixed(structure: ClusterStructure) -> dict[str, Any]:
+        inside = cluster_queue_ids(structure)
+        return {"local_queue_id__in": sorted(lq_id for lq_id, cq_id in structure.queue_of().items() if cq_id in inside)}
+
+    return fixed
+
+
 def _named_queue_view(
-    template: str, detail_of: Callable[..., QueueDetail | None], level: str, workloads_by: str
+    template: str,
+    detail_of: Callable[..., QueueDetail | None],
+    level: str,
+    workloads_of: Callable[[str], Callable[[ClusterStructure], dict[str, Any]]],
 ) -> Any:
     """The page of a ClusterQueue or a namespace: its children in the tree filtered by ``level``,
-    its workloads by ``workloads_by`` (both its name)."""
+    its workloads by ``workloads_of(name)``."""
 
     @dashboard_view
     def view(request: DashboardRequest, name: str) -> HttpResponse:
         return _render(
-            request,
-            template,
-            detail_of,
-            (name,),
-            tree=TreeFilters(**{level: name}),
-            workloads=lambda _s: {workloads_by: name},
+            request, template, detail_of, (name,), tree=TreeFilters(**{level: name}), workloads=workloads_of(name)
         )
 
     return view
 
 
+def _cluster_queue_workloads(name: str) -> Callable[[ClusterStructure], dict[str, Any]]:
+    return _fed_by(lambda structure: {q.id for q in structure.cluster_queues.values() if q.name == name})
+
+
+def _namespace_workloads(name: str) -> Callable[[ClusterStructure], dict[str, Any]]:
+    return lambda _structure: {"namespace__name": name}
+
+
 cluster_queue = _named_queue_view(
-    "queues/detail/cluster_queue.html", cluster_queue_detail, "cluster_queue", "local_queue__cluster_queue__name"
+    "queues/detail/cluster_queue.html", cluster_queue_detail, "cluster_queue", _cluster_queue_workloads
 )
-namespace = _named_queue_view("queues/detail/namespace.html", namespace_detail, "namespace", "namespace__name")
+namespace = _named_queue_view("queues/detail/namespace.html", namespace_detail, "namespace", _namespace_workloads)
 
 
 @dashboard_view
 def cohort(request: DashboardRequest, name: str) -> HttpResponse:
-    def in_subtree(structure: ClusterStructure) -> dict[str, Any]:
+    def in_subtree(structure: ClusterStructure) -> set[int]:
         node = next((c for c in structure.cohorts.values() if c.name == name), None)
-        return {"local_queue__cluster_queue_id__in": sorted(structure.subtree_queue_ids(node.id)) if node else []}
+        return structure.subtree_queue_ids(node.id) if node else set()
 
     return _render(
         request,
@@ -137,5 +160,5 @@ def cohort(request: DashboardRequest, name: str) -> HttpResponse:
         cohort_detail,
         (name,),
         tree=TreeFilters(cohort=name),
-        workloads=in_subtree,
+        workloads=_fed_by(in_subtree),
     )
