@@ -87,8 +87,12 @@ def test_given_the_default_cluster_then_its_connection_cannot_be_set_and_it_cann
     api = APIClient()
     api.force_authenticate(UserFactory(username="root", is_staff=True, is_superuser=True))
     response = api.delete(f"/api/v1/clusters/{default.pk}/")
-    assert response.status_code == 400
-    assert "cannot be deleted" in response.json()["name"][0]
+    # refused by the delete service, as every delete a state forbids: 409 (the request was valid)
+    assert response.status_code == 409
+    assert response.json() == {
+        "detail": "The default cluster (from the settings) cannot be deleted.",
+        "code": "protected",
+    }
     assert Cluster.objects.filter(pk=default.pk).exists()
 
 

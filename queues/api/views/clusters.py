@@ -9,13 +9,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_view
-from rest_framework.exceptions import ValidationError
-from rest_framework.request import Request
-from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
-from core.api.views import PolicyViewSet
 from queues.api.serializers.clusters import ClusterSerializer, ClusterSummarySerializer
+from queues.api.views.policy import PolicyViewSet
 from queues.filtersets import ClusterFilterSet
 from queues.selectors import api as selectors
 from queues.selectors.clusters import ClusterFigures, cluster_figures
@@ -56,8 +53,3 @@ class ClusterViewSet(PolicyViewSet):
         if cached is None:
             cached = self._figures_cache = {f.id: f for f in cluster_figures(self.access)}
         return cached
-
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        if self.get_object().from_settings:
-            raise ValidationError({"name": ["the default cluster (from the settings) cannot be deleted"]})
-        return super().destroy(request, *args, **kwargs)
