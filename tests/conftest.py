@@ -38,3 +38,13 @@ def api_throttling_off(settings):
     """The suite (schemathesis included) sends thousands of API requests a minute as one user:
     throttling is configured off by setting; the throttling tests set their own rates."""
     settings.API_THROTTLE_RATES = {"user": None, "anon": None}
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Every test starts with an empty cache (the process's own, locmem): the dashboard's shared
+    figures are kept a few seconds (``queues.selectors.live.shared``), and an earlier test's,
+    from its own database, must not show on this one's pages (a browser test read 0 CPU so)."""
+    from django.core.cache import cache
+
+    cache.clear()
