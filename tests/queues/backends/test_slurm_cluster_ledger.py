@@ -85,6 +85,9 @@ def test_given_x_ran_on_slurm_2205_then_y_goes_first_on_slurm_2411_and_xs_budget
     budget.full_clean()
     budget.save()
     usage.sample_usage(policy=POLICY)  # the ledger's clock starts
+    # Slurm's times are whole seconds: a job started in the second the clock started would begin
+    # before it by Slurm's account, and the budget rightly charges only from its own start
+    time.sleep(1.1)
 
     # X's job really runs on 22.05, and the sampler sees it running
     x_old = old.sbatch("team-x/main", seconds=5)
