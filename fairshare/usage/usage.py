@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from itertools import islice, repeat
 from operator import add, le, mul, sub, truediv
@@ -187,15 +187,7 @@ def windowed_integral(
     # ``map`` keeps the per-segment arithmetic in C.
     if not all(map(le, bounds, islice(bounds, 1, None))):  # unsorted samples: skip the backward segments
         return _unsorted_integral(bounds, amounts, now, rate, total)
-    if decay:
-        # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]: amount * (f(hi) - f(lo)) / rate
-        factors = list(map(math.exp, map(mul, repeat(-rate), map(sub, repeat(now), bounds))))
-        widths = map(sub, islice(factors, 1, None), factors)
-        terms = map(truediv, map(mul, amounts, widths), repeat(rate))
-    else:
-        terms = map(mul, amounts, map(sub, islice(bounds, 1, None), bounds))
-    # added one by one in order, as ``total += term`` would (``sum`` may compensate rounding)
-    return reduce(add, terms, total)
+    return _segments_sum(bounds, amounts, now, rate)
 
 
 def sorted_windowed_integral(
@@ -226,14 +218,22 @@ def sorted_windowed_integral(
     else:
         bounds = [*islice(times, 0, last), now]
         held = islice(amounts, 0, last)
-    total = 0.0
-    if half_life_seconds is not None and half_life_seconds > 0:
-        rate = math.log(2) / half_life_seconds
+    rate = math.log(2) / half_life_seconds if half_life_seconds is not None and half_life_seconds > 0 else 0.0
+    return _segments_sum(bounds, held, now, rate)
+
+
+def _segments_sum(bounds: Sequence[float], amounts: Iterable[float], now: float, rate: float) -> float:
+    """Sum over the segments ``[bounds[i], bounds[i + 1]]`` (never decreasing) of ``amounts[i]``
+    times the segment's width, decayed at ``rate`` towards ``now`` (0: no decay), added one by
+    one in order from +0.0, as ``total += term`` would (``sum`` may compensate rounding)."""
+    if rate:
+        # integral of amount * exp(-rate * (now - s)) ds over [lo, hi]: amount * (f(hi) - f(lo)) / rate
         factors = list(map(math.exp, map(mul, repeat(-rate), map(sub, repeat(now), bounds))))
-        terms = map(truediv, map(mul, held, map(sub, islice(factors, 1, None), factors)), repeat(rate))
+        widths = map(sub, islice(factors, 1, None), factors)
+        terms = map(truediv, map(mul, amounts, widths), repeat(rate))
     else:
-        terms = map(mul, held, map(sub, islice(bounds, 1, None), bounds))
-    return reduce(add, terms, total)
+        terms = map(mul, amounts, map(sub, islice(bounds, 1, None), bounds))
+    return reduce(add, terms, 0.0)
 
 
 def _unsorted_integral(bounds: list[float], amounts: Sequence[float], now: float, rate: float, total: float) -> float:
