@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -143,7 +143,9 @@ def test_given_old_raw_rows_when_pruned_then_they_become_hourly_averages():
     assert UsageSample.objects.filter(resolution="raw").count() == 1
 
 
-def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_capacity():
+def _time_aware_history() -> tuple[LocalQueue, datetime, FairSharingPolicy]:
+    """A TimeAware LocalQueue that held 8 of its ClusterQueue's 10 CPU for the first 3 of the
+    last 10 hours (a 10 h window, decay long enough to ignore): the LocalQueue, now, the policy."""
     cq = make_cluster_queue(cpu="10", mode=AdmissionMode.TIME_AWARE)
     lq = make_local_queue("team-a", "main", cq)
     now = timezone.now()
@@ -156,6 +158,11 @@ def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_ca
     UsageSample.objects.create(
         sampled_at=start, kind="clusterQueue", object_id=cq.id, allocated={}, capacity={"cpu": 10000}
     )
+    return lq, now, policy
+
+
+def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_capacity():
+    lq, now, policy = _time_aware_history()
 
     usage.sample_usage(now=now, policy=policy)
 
@@ -166,18 +173,7 @@ def test_given_time_aware_scope_when_sampled_then_history_share_is_usage_over_ca
 
 @pytest.mark.parametrize("set_based", [True, False])
 def test_given_an_unchanged_history_share_when_sampled_again_then_its_row_is_not_rewritten(set_based):
-    cq = make_cluster_queue(cpu="10", mode=AdmissionMode.TIME_AWARE)
-    lq = make_local_queue("team-a", "main", cq)
-    now = timezone.now()
-    policy = FairSharingPolicy.from_mapping({"usageWindow": {"size": "10h"}, "usageHalfLifeTime": "1000d"})
-    start = now - timedelta(hours=10)
-    UsageSample.objects.create(sampled_at=start, kind="localQueue", object_id=lq.id, allocated={"cpu": 8000})
-    UsageSample.objects.create(
-        sampled_at=start + timedelta(hours=3), kind="localQueue", object_id=lq.id, allocated={"cpu": 0}
-    )
-    UsageSample.objects.create(
-        sampled_at=start, kind="clusterQueue", object_id=cq.id, allocated={}, capacity={"cpu": 10000}
-    )
+    lq, now, policy = _time_aware_history()
     usage.sample_usage(now=now, policy=policy, set_based=set_based)
     first = LocalQueue.objects.get(pk=lq.pk).historical_share
 
